@@ -1,0 +1,382 @@
+//! The cluster configuration (PROTOCOL.md's `CLUSTER`): nodes, partitions, cohorts, queues,
+//! accounts and policy, with every default of PROTOCOL.md's defaults table.
+//!
+//! These are plain data types that (de)serialize exactly as the wire format; unknown fields are
+//! refused so that a typo never passes silently. [`crate::Scheduler::new`] validates the
+//! references between them (a queue naming an unknown cohort, a node in an unknown partition, …).
+//!
+//! ```
+//! use gangway::ClusterConfig;
+//! let cluster: ClusterConfig = serde_json::from_str(r#"{
+//!     "nodes": [{"name": "n1", "cpus": 8, "memory_mib": 16000,
+//!                "gpus": {"model": "a100", "count": 4, "memory_mib": 81920}}]
+//! }"#).unwrap();
+//! assert_eq!(cluster.nodes[0].gpus.as_ref().unwrap().count, 4);
+//! assert_eq!(cluster.policy.time_limit.enforce, true);
+//! ```
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use crate::model::amount::Milli;
+
+/// The whole cluster configuration.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// The nodes. Names are unique.
+    pub nodes: Vec<NodeConfig>,
+    /// Named node sets. Default: one implicit partition `default` holding every node, no
+    /// maximum time, tier 0.
+    #[serde(default)]
+    pub partitions: Vec<PartitionConfig>,
+    /// Cohorts: groups of queues that lend each other unused quota, forming a tree.
+    #[serde(default)]
+    pub cohorts: Vec<CohortConfig>,
+    /// Queues with quotas. Default: none; a job with no queue is not quota-checked.
+    #[serde(default)]
+    pub queues: Vec<QueueConfig>,
+    /// The share tree for fair-share. Default: none.
+    #[serde(default)]
+    pub accounts: Vec<AccountConfig>,
+    /// Scheduling policy.
+    #[serde(default)]
+    pub policy: PolicyConfig,
+}
+
+/// One node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// Unique name.
+    pub name: String,
+    /// Cpus, fractions to thousandths allowed.
+    #[serde(default)]
+    pub cpus: Milli,
+    /// Memory in MiB.
+    #[serde(default)]
+    pub memory_mib: u64,
+    /// The node's GPUs. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<GpuConfig>,
+    /// Free-form labels (rack, block, …).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub labels: IndexMap<String, String>,
+    /// The partitions this node belongs to. Default (`None`): every partition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<Vec<String>>,
+}
+
+/// The GPU devices of a node: `count` devices of one model, indexed 0..count.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuConfig {
+    /// GPU model name, matched against jobs' `gpu_models` (e.g. `a100`).
+    pub model: String,
+    /// Number of devices.
+    pub count: u32,
+    /// Memory of one device in MiB.
+    #[serde(default)]
+    pub memory_mib: u64,
+    /// Device UUIDs in index order (as `nvidia-smi -L` prints them). Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uuids: Vec<String>,
+}
+
+/// A partition: a named set of nodes with a maximum time and a priority tier.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionConfig {
+    /// Unique name.
+    pub name: String,
+    /// Longest time limit a job may ask for. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time_ms: Option<u64>,
+    /// Jobs of a higher tier are considered before any job of a lower tier. Default 0.
+    #[serde(default)]
+    pub priority_tier: i32,
+    /// Jobs naming no partition go here. Default: the first partition listed.
+    #[serde(default)]
+    pub default: bool,
+}
+
+/// A cohort: queues in one cohort borrow each other's unused quota.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CohortConfig {
+    /// Unique name.
+    pub name: String,
+    /// The parent cohort. Default: none (a root).
+    #[serde(default)]
+    pub parent: Option<String>,
+}
+
+/// A queue (Kueue's ClusterQueue): quota per resource, a cohort, and preemption policy.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueConfig {
+    /// Unique name.
+    pub name: String,
+    /// The cohort it borrows from and lends to. Default: none.
+    #[serde(default)]
+    pub cohort: Option<String>,
+    /// Quota per resource key: `cpu`, `memory_mib`, `gpu` (any model), `gpu:MODEL`. A queue
+    /// limits only the resources it lists.
+    #[serde(default)]
+    pub quota: IndexMap<String, QuotaConfig>,
+    /// Which running jobs a pending job of this queue may preempt.
+    #[serde(default)]
+    pub preemption: QueuePreemptionConfig,
+    /// When true, a job of this queue that waits for quota blocks the queue's later jobs
+    /// (Kueue's StrictFIFO). Default false (BestEffortFIFO).
+    #[serde(default)]
+    pub strict_fifo: bool,
+}
+
+/// The quota of one resource in one queue.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuotaConfig {
+    /// Guaranteed amount.
+    pub nominal: Milli,
+    /// How much more than nominal the queue may borrow from its cohort. `null`: unlimited.
+    #[serde(default)]
+    pub borrowing_limit: Option<Milli>,
+    /// How much of its unused nominal the queue lends to its cohort. `null`: all of it.
+    #[serde(default)]
+    pub lending_limit: Option<Milli>,
+}
+
+/// A queue's preemption policy (Kueue's defaults: never, never).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueuePreemptionConfig {
+    /// Victims in the preemptor's own queue.
+    #[serde(default)]
+    pub within_queue: WithinQueue,
+    /// Victims in other queues of the cohort tree that use more than their nominal quota.
+    #[serde(default)]
+    pub reclaim_within_cohort: ReclaimWithinCohort,
+}
+
+/// Preemption of jobs in the preemptor's own queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WithinQueue {
+    /// Never.
+    #[default]
+    Never,
+    /// Jobs of lower base priority.
+    LowerPriority,
+    /// Jobs of lower priority, or of equal priority submitted later.
+    LowerOrNewerEqualPriority,
+}
+
+/// Reclaiming quota lent to other queues of the cohort.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReclaimWithinCohort {
+    /// Never.
+    #[default]
+    Never,
+    /// Borrowers' jobs of lower base priority.
+    LowerPriority,
+    /// Any borrower's job.
+    Any,
+}
+
+/// An account in the share tree.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountConfig {
+    /// Unique name.
+    pub name: String,
+    /// The parent account. Default: none (a child of the root).
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// Shares relative to its siblings. Default 1.
+    #[serde(default = "one")]
+    pub shares: u32,
+    /// Users of this account and their shares within it. A user not listed has shares 1.
+    #[serde(default)]
+    pub users: IndexMap<String, u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Scheduling policy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Backfill mode and depth.
+    #[serde(default)]
+    pub backfill: BackfillConfig,
+    /// Multifactor priority weights.
+    #[serde(default)]
+    pub priority: PriorityConfig,
+    /// Fair-share decay and algorithm.
+    #[serde(default)]
+    pub fairshare: FairshareConfig,
+    /// Preemption switch.
+    #[serde(default)]
+    pub preemption: PreemptionConfig,
+    /// Time-limit enforcement.
+    #[serde(default)]
+    pub time_limit: TimeLimitConfig,
+    /// How long ended jobs are remembered (ids stay taken, dependencies see their outcome).
+    /// Default 300000, as Slurm's MinJobAge.
+    #[serde(default = "default_min_job_age_ms")]
+    pub min_job_age_ms: u64,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            backfill: BackfillConfig::default(),
+            priority: PriorityConfig::default(),
+            fairshare: FairshareConfig::default(),
+            preemption: PreemptionConfig::default(),
+            time_limit: TimeLimitConfig::default(),
+            min_job_age_ms: default_min_job_age_ms(),
+        }
+    }
+}
+
+fn default_min_job_age_ms() -> u64 {
+    300_000
+}
+
+/// Backfill mode and depth.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackfillConfig {
+    /// `none`, `easy` (default) or `conservative`.
+    #[serde(default)]
+    pub mode: BackfillMode,
+    /// How many resource-blocked jobs get a reservation (≥ 1). Default: 1 for `easy`, all for
+    /// `conservative`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+}
+
+/// How blocked jobs are treated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackfillMode {
+    /// Strict order: the first resource-blocked job blocks everyone behind it.
+    None,
+    /// EASY backfill: one reservation, later jobs may start if they do not delay it.
+    #[default]
+    Easy,
+    /// Conservative backfill: every blocked job gets a reservation.
+    Conservative,
+}
+
+/// Multifactor priority.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriorityConfig {
+    /// Weights of the normalised factors. All default 0.
+    #[serde(default)]
+    pub weights: PriorityWeights,
+    /// Age at which the age factor reaches 1. Default 604800000 (7 days).
+    #[serde(default = "default_max_age_ms")]
+    pub max_age_ms: u64,
+}
+
+impl Default for PriorityConfig {
+    fn default() -> Self {
+        PriorityConfig { weights: PriorityWeights::default(), max_age_ms: default_max_age_ms() }
+    }
+}
+
+fn default_max_age_ms() -> u64 {
+    604_800_000
+}
+
+/// Weights of the multifactor priority terms.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriorityWeights {
+    /// Age weight.
+    #[serde(default)]
+    pub age: u32,
+    /// Fair-share weight.
+    #[serde(default)]
+    pub fairshare: u32,
+    /// Job-size weight.
+    #[serde(default)]
+    pub job_size: u32,
+    /// Partition weight.
+    #[serde(default)]
+    pub partition: u32,
+    /// QoS weight.
+    #[serde(default)]
+    pub qos: u32,
+}
+
+/// Fair-share settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FairshareConfig {
+    /// Usage half-life. Default 604800000 (7 days).
+    #[serde(default = "default_half_life_ms")]
+    pub half_life_ms: u64,
+    /// `fair_tree` (default) or `classic`.
+    #[serde(default)]
+    pub algorithm: FairshareAlgorithm,
+}
+
+impl Default for FairshareConfig {
+    fn default() -> Self {
+        FairshareConfig { half_life_ms: default_half_life_ms(), algorithm: FairshareAlgorithm::default() }
+    }
+}
+
+fn default_half_life_ms() -> u64 {
+    604_800_000
+}
+
+/// Which fair-share algorithm computes the factor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FairshareAlgorithm {
+    /// Slurm's Fair Tree.
+    #[default]
+    FairTree,
+    /// Slurm's classic algorithm.
+    Classic,
+}
+
+/// Preemption settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreemptionConfig {
+    /// Master switch. Default false.
+    #[serde(default)]
+    pub enabled: bool,
+    /// A job of a higher partition tier may preempt jobs of lower tiers. Default false.
+    #[serde(default)]
+    pub partition_tiers: bool,
+}
+
+/// Time-limit settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeLimitConfig {
+    /// Kill jobs at start + time limit. Default true.
+    #[serde(default = "yes")]
+    pub enforce: bool,
+}
+
+impl Default for TimeLimitConfig {
+    fn default() -> Self {
+        TimeLimitConfig { enforce: true }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
