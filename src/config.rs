@@ -288,7 +288,10 @@ pub struct PriorityConfig {
 
 impl Default for PriorityConfig {
     fn default() -> Self {
-        PriorityConfig { weights: PriorityWeights::default(), max_age_ms: default_max_age_ms() }
+        PriorityConfig {
+            weights: PriorityWeights::default(),
+            max_age_ms: default_max_age_ms(),
+        }
     }
 }
 
@@ -331,7 +334,10 @@ pub struct FairshareConfig {
 
 impl Default for FairshareConfig {
     fn default() -> Self {
-        FairshareConfig { half_life_ms: default_half_life_ms(), algorithm: FairshareAlgorithm::default() }
+        FairshareConfig {
+            half_life_ms: default_half_life_ms(),
+            algorithm: FairshareAlgorithm::default(),
+        }
     }
 }
 

@@ -1,0 +1,85 @@
+//! Backfill: the availability profile and the capacity views built on it.
+//!
+//! Reservations are pinned to specific nodes and devices. A job planned at time `T` is placed
+//! with [`FutureView`] (free over `[T, T + limit)`), visiting nodes busiest-now first so that
+//! resources free now stay usable for backfill. A job placed now uses [`NowView`]: free now minus
+//! whatever a reservation needs while the job would still run, so a candidate that ends by a
+//! reservation's start may use its resources (and is offered them first), and one that runs past
+//! it may use only what the reservation does not need — EASY's "extra" rule, per device.
+
+pub mod profile;
+
+use std::ops::ControlFlow;
+
+use crate::model::ids::NodeId;
+use crate::model::node::Node;
+use crate::model::resources::NodeAmounts;
+use crate::model::shape::TaskShape;
+use crate::placement::{Candidates, CapacityView, FreeIndex};
+pub use profile::Profile;
+
+/// Free capacity for a job starting now and running until `end`.
+pub struct NowView<'a> {
+    /// The pass's profile, once a reservation exists.
+    pub profile: Option<&'a Profile>,
+    /// Now.
+    pub now: u64,
+    /// Now + the job's time limit.
+    pub end: u64,
+}
+
+impl CapacityView for NowView<'_> {
+    fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
+        if !node.accepts_work() {
+            return None;
+        }
+        match self.profile {
+            Some(p) if p.is_reserved(id) => Some(p.free_over(id, node, self.now, self.end)),
+            _ => Some(node.free()),
+        }
+    }
+}
+
+/// Free capacity over a future window `[start, end)`.
+pub struct FutureView<'a> {
+    /// The pass's profile.
+    pub profile: &'a Profile,
+    /// Window start.
+    pub start: u64,
+    /// Window end.
+    pub end: u64,
+}
+
+impl CapacityView for FutureView<'_> {
+    fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
+        node.accepts_work()
+            .then(|| self.profile.free_over(id, node, self.start, self.end))
+    }
+}
+
+/// Candidates from the free index, with some nodes offered first.
+pub struct IndexCandidates<'a> {
+    /// The index.
+    pub index: &'a FreeIndex,
+    /// Offered before the rest (nodes with reservations, for jobs placed now).
+    pub preferred: &'a [NodeId],
+    /// Visit every node of an allowed model (planning ahead), not only those with room now.
+    pub all_levels: bool,
+}
+
+impl Candidates for IndexCandidates<'_> {
+    fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
+        for id in self.preferred {
+            if f(*id).is_break() {
+                return;
+            }
+        }
+        let _ = self.index.visit(shape, self.all_levels, &mut |id| {
+            if self.preferred.contains(&id) {
+                ControlFlow::Continue(())
+            } else {
+                f(id)
+            }
+        });
+    }
+}

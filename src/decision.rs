@@ -1,0 +1,203 @@
+//! Decisions: everything the scheduler tells the host (PROTOCOL.md's `DECISION`), and the
+//! `explain` report.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::EventError;
+
+/// One placement entry of a `start`: tasks of one group on one node, with device indices.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlacementEntry {
+    /// Task group index.
+    pub group: usize,
+    /// Node name.
+    pub node: String,
+    /// Tasks of the group on this node.
+    pub tasks: u32,
+    /// Device indices: whole devices once each; for fractional tasks one index per task.
+    pub gpus: Vec<u32>,
+}
+
+/// Why a job is killed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KillReason {
+    /// It reached start + time limit.
+    TimeLimit,
+    /// It was preempted and did not stop within its grace.
+    GraceExpired,
+    /// Its node went down and it cannot be requeued.
+    NodeDown,
+    /// Its node was removed and it cannot be requeued.
+    NodeRemoved,
+}
+
+/// Why a running job is requeued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequeueReason {
+    /// Its node went down.
+    NodeDown,
+    /// Its node was removed.
+    NodeRemoved,
+}
+
+/// Why a pending job is cancelled by the scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelReason {
+    /// A dependency can no longer be met.
+    DependencyNeverSatisfied,
+}
+
+/// What the host must do.
+///
+/// ```
+/// use gangway::{Decision, KillReason};
+/// let d = Decision::Kill { job: "a".into(), reason: KillReason::TimeLimit };
+/// assert_eq!(serde_json::to_string(&d).unwrap(), r#"{"type":"kill","job":"a","reason":"time_limit"}"#);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Decision {
+    /// Stop the job now; its resources are free.
+    Kill {
+        /// Job id.
+        job: String,
+        /// Why.
+        reason: KillReason,
+    },
+    /// A pending job ends without running.
+    Cancel {
+        /// Job id.
+        job: String,
+        /// Why.
+        reason: CancelReason,
+    },
+    /// The job lost its resources and is pending again.
+    Requeue {
+        /// Job id.
+        job: String,
+        /// Why.
+        reason: RequeueReason,
+    },
+    /// Ask the job to stop within `grace_ms`; its resources stay allocated until `stopped`.
+    Preempt {
+        /// The victim.
+        job: String,
+        /// The job it makes room for.
+        #[serde(rename = "for")]
+        for_job: String,
+        /// Time it has to stop.
+        grace_ms: u64,
+    },
+    /// Launch the job now on these resources.
+    Start {
+        /// Job id.
+        job: String,
+        /// Where: one entry per task group and node.
+        placement: Vec<PlacementEntry>,
+    },
+}
+
+impl Decision {
+    /// The job the decision is about.
+    pub fn job(&self) -> &str {
+        match self {
+            Decision::Kill { job, .. }
+            | Decision::Cancel { job, .. }
+            | Decision::Requeue { job, .. }
+            | Decision::Preempt { job, .. }
+            | Decision::Start { job, .. } => job,
+        }
+    }
+
+    /// Rank in a response: kill, cancel, requeue, preempt, start.
+    pub fn order_rank(&self) -> u8 {
+        match self {
+            Decision::Kill { .. } => 0,
+            Decision::Cancel { .. } => 1,
+            Decision::Requeue { .. } => 2,
+            Decision::Preempt { .. } => 3,
+            Decision::Start { .. } => 4,
+        }
+    }
+}
+
+/// A rejected event of a tick.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    /// Position of the event in the tick's list.
+    pub index: usize,
+    /// Why.
+    pub error: EventError,
+}
+
+/// The result of one tick.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TickOutcome {
+    /// Decisions in PROTOCOL.md's order: kill, cancel, requeue, preempt, start.
+    pub decisions: Vec<Decision>,
+    /// Events refused, each alone.
+    pub rejected: Vec<Rejection>,
+    /// When the host must tick again even if nothing happens.
+    pub next_wakeup_ms: Option<u64>,
+}
+
+/// Why a pending job is not running (PROTOCOL.md's reasons, first that applies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PendingReason {
+    /// Held by the host.
+    Held,
+    /// Not eligible before its begin time.
+    Begin,
+    /// Waiting for a dependency.
+    Dependency,
+    /// Victims were told to stop for it.
+    Preempting,
+    /// Its queue has no quota left for it.
+    Quota,
+    /// Has a backfill reservation.
+    Reserved,
+    /// Resources are free but reserved or earmarked for others, or a higher job blocks (mode none).
+    Priority,
+    /// Not enough resources free, and no reservation.
+    Resources,
+}
+
+/// One pending job in `explain`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingInfo {
+    /// Job id.
+    pub job: String,
+    /// 1-based position in the order the scheduler considers pending jobs.
+    pub position: usize,
+    /// Why it is not running.
+    pub reason: PendingReason,
+    /// When it is expected to start (jobs with a reservation), else null.
+    pub estimated_start_ms: Option<u64>,
+}
+
+/// One running job in `explain`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningInfo {
+    /// Job id.
+    pub job: String,
+    /// When it started.
+    pub started_ms: u64,
+    /// The nodes it runs on.
+    pub nodes: Vec<String>,
+    /// Whether it has been told to stop.
+    pub preempting: bool,
+}
+
+/// The answer to "why is my job not running, and when will it?".
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// Pending jobs in scheduling order.
+    pub pending: Vec<PendingInfo>,
+    /// Running jobs, by start time then id.
+    pub running: Vec<RunningInfo>,
+}

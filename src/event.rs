@@ -1,0 +1,111 @@
+//! Events: everything the host tells the scheduler (PROTOCOL.md's `EVENT`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::NodeConfig;
+use crate::model::job::{FinishOutcome, JobSpec};
+
+/// One input to [`crate::Scheduler::tick`]. Events of a tick apply in order; a bad one is rejected
+/// alone and changes nothing.
+///
+/// ```
+/// use gangway::Event;
+/// let e: Event = serde_json::from_str(r#"{"type": "finished", "job": "a", "outcome": "completed"}"#).unwrap();
+/// assert!(matches!(e, Event::Finished { .. }));
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Event {
+    /// A new pending job.
+    Submit {
+        /// The job.
+        job: JobSpec,
+    },
+    /// Pending: removed. Running: the host has stopped it.
+    Cancel {
+        /// Job id.
+        job: String,
+    },
+    /// A running job ended.
+    Finished {
+        /// Job id.
+        job: String,
+        /// How it ended.
+        outcome: FinishOutcome,
+    },
+    /// A job told to stop (preempted) has released its resources.
+    Stopped {
+        /// Job id.
+        job: String,
+    },
+    /// A new node.
+    NodeAdd {
+        /// The node.
+        node: NodeConfig,
+    },
+    /// A node leaves at once; its running jobs are requeued (or killed).
+    NodeRemove {
+        /// Node name.
+        node: String,
+    },
+    /// A node is lost; its running jobs are requeued (or killed).
+    NodeDown {
+        /// Node name.
+        node: String,
+    },
+    /// A node takes work again.
+    NodeUp {
+        /// Node name.
+        node: String,
+    },
+    /// A node takes no new work; running jobs go on.
+    NodeDrain {
+        /// Node name.
+        node: String,
+    },
+    /// Changes a job's base priority.
+    SetPriority {
+        /// Job id.
+        job: String,
+        /// New base priority.
+        priority: i32,
+    },
+    /// Holds a pending job: it keeps its place but is not started.
+    Hold {
+        /// Job id.
+        job: String,
+    },
+    /// Releases a held job.
+    Release {
+        /// Job id.
+        job: String,
+    },
+    /// Changes a job's time limit (pending or running).
+    SetTimeLimit {
+        /// Job id.
+        job: String,
+        /// New limit.
+        time_limit_ms: u64,
+    },
+}
+
+impl Event {
+    /// The job or node the event is about, for messages.
+    pub fn subject(&self) -> &str {
+        match self {
+            Event::Submit { job } => &job.id,
+            Event::NodeAdd { node } => &node.name,
+            Event::Cancel { job }
+            | Event::Finished { job, .. }
+            | Event::Stopped { job }
+            | Event::SetPriority { job, .. }
+            | Event::Hold { job }
+            | Event::Release { job }
+            | Event::SetTimeLimit { job, .. } => job,
+            Event::NodeRemove { node }
+            | Event::NodeDown { node }
+            | Event::NodeUp { node }
+            | Event::NodeDrain { node } => node,
+        }
+    }
+}

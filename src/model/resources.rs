@@ -1,0 +1,110 @@
+//! Fixed-size resource vectors: the amounts a node has, uses or has free, with no heap and no
+//! string keys, so the placement loops stay allocation-free.
+
+use serde::{Deserialize, Serialize};
+
+/// Most GPU devices one node may have.
+pub const MAX_DEVICES: usize = 16;
+
+/// One device's capacity in thousandths: a whole device is 1000.
+pub const DEVICE_MILLI: u16 = 1000;
+
+/// Amounts on one node: cpus (thousandths), memory (MiB) and each device's share (thousandths).
+///
+/// The same type holds a capacity, a usage or a free amount.
+///
+/// ```
+/// use gangway::model::resources::NodeAmounts;
+/// let cap = NodeAmounts::full(8_000, 16_000, 4);
+/// let mut used = NodeAmounts::default();
+/// used.cpu_milli = 2_000;
+/// used.devices[1] = 1000;
+/// let free = cap.minus(&used);
+/// assert_eq!(free.cpu_milli, 6_000);
+/// assert_eq!(free.whole_devices(4), 3);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeAmounts {
+    /// Cpus in thousandths.
+    pub cpu_milli: u64,
+    /// Memory in MiB.
+    pub memory_mib: u64,
+    /// Per device, thousandths of the device.
+    pub devices: [u16; MAX_DEVICES],
+}
+
+impl NodeAmounts {
+    /// A full node: `devices` whole devices.
+    pub fn full(cpu_milli: u64, memory_mib: u64, devices: usize) -> Self {
+        let mut amounts = NodeAmounts {
+            cpu_milli,
+            memory_mib,
+            devices: [0; MAX_DEVICES],
+        };
+        for d in amounts.devices.iter_mut().take(devices) {
+            *d = DEVICE_MILLI;
+        }
+        amounts
+    }
+
+    /// `self − other`, saturating at zero in every dimension.
+    pub fn minus(&self, other: &NodeAmounts) -> NodeAmounts {
+        let mut out = *self;
+        out.cpu_milli = self.cpu_milli.saturating_sub(other.cpu_milli);
+        out.memory_mib = self.memory_mib.saturating_sub(other.memory_mib);
+        for (o, d) in out.devices.iter_mut().zip(other.devices.iter()) {
+            *o = o.saturating_sub(*d);
+        }
+        out
+    }
+
+    /// Adds `other` in place.
+    pub fn add(&mut self, other: &NodeAmounts) {
+        self.cpu_milli += other.cpu_milli;
+        self.memory_mib += other.memory_mib;
+        for (o, d) in self.devices.iter_mut().zip(other.devices.iter()) {
+            *o = o.saturating_add(*d);
+        }
+    }
+
+    /// Subtracts `other` in place (saturating).
+    pub fn sub(&mut self, other: &NodeAmounts) {
+        *self = self.minus(other);
+    }
+
+    /// The per-dimension maximum of two amounts.
+    pub fn max(&self, other: &NodeAmounts) -> NodeAmounts {
+        let mut out = *self;
+        out.cpu_milli = self.cpu_milli.max(other.cpu_milli);
+        out.memory_mib = self.memory_mib.max(other.memory_mib);
+        for (o, d) in out.devices.iter_mut().zip(other.devices.iter()) {
+            *o = (*o).max(*d);
+        }
+        out
+    }
+
+    /// True when every dimension of `self` is at least `other`'s.
+    pub fn covers(&self, other: &NodeAmounts) -> bool {
+        self.cpu_milli >= other.cpu_milli
+            && self.memory_mib >= other.memory_mib
+            && self
+                .devices
+                .iter()
+                .zip(other.devices.iter())
+                .all(|(a, b)| a >= b)
+    }
+
+    /// True when nothing is counted.
+    pub fn is_zero(&self) -> bool {
+        self.cpu_milli == 0 && self.memory_mib == 0 && self.devices.iter().all(|d| *d == 0)
+    }
+
+    /// How many of the first `count` devices are entirely free (as a free amount: 1000).
+    pub fn whole_devices(&self, count: usize) -> u32 {
+        self.devices
+            .iter()
+            .take(count)
+            .filter(|d| **d == DEVICE_MILLI)
+            .count() as u32
+    }
+}

@@ -1,0 +1,68 @@
+//! Compiled task groups: what one task of a group needs, in the engine's own units.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::job::PlacementMode;
+
+/// The GPUs one task needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GpuNeed {
+    /// No GPU.
+    None,
+    /// This many whole devices.
+    Whole(u16),
+    /// A shareable fraction of one device, in thousandths (1..=999).
+    Fraction(u16),
+}
+
+/// A set of GPU models as a bitmask over interned model ids; empty means any model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ModelMask(pub u64);
+
+impl ModelMask {
+    /// Any model.
+    pub const ANY: ModelMask = ModelMask(0);
+
+    /// Whether model `index` is allowed.
+    pub fn allows(self, index: u32) -> bool {
+        self.0 == 0 || self.0 & (1u64 << index) != 0
+    }
+}
+
+/// One task group as the placement code sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskShape {
+    /// Cpus per task, thousandths.
+    pub cpu_milli: u64,
+    /// Memory per task, MiB.
+    pub memory_mib: u64,
+    /// GPUs per task.
+    pub gpu: GpuNeed,
+    /// Allowed GPU models.
+    pub models: ModelMask,
+    /// Tasks wanted.
+    pub count: u32,
+    /// Fewest tasks accepted.
+    pub min_count: u32,
+    /// Layout over nodes.
+    pub mode: PlacementMode,
+}
+
+impl TaskShape {
+    /// Whole devices one task needs (0 for fractions).
+    pub fn whole_gpus(&self) -> u32 {
+        match self.gpu {
+            GpuNeed::Whole(k) => u32::from(k),
+            _ => 0,
+        }
+    }
+
+    /// The same shape asking for exactly `count` tasks (used to plan elastic gangs at their
+    /// minimum).
+    pub fn with_count(mut self, count: u32) -> Self {
+        self.count = count;
+        self.min_count = count;
+        self
+    }
+}

@@ -1,0 +1,88 @@
+//! How many tasks of a shape fit in a free amount, and which devices they take.
+
+use crate::model::node::Node;
+use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
+use crate::model::shape::{GpuNeed, TaskShape};
+
+/// Tasks of `shape` that fit in `free` on `node` (at most `shape.count`).
+pub fn tasks_fitting(node: &Node, free: &NodeAmounts, shape: &TaskShape) -> u32 {
+    let mut fit = shape.count;
+    if shape.cpu_milli > 0 {
+        fit = fit.min(clamp(free.cpu_milli / shape.cpu_milli));
+    }
+    if shape.memory_mib > 0 {
+        fit = fit.min(clamp(free.memory_mib / shape.memory_mib));
+    }
+    match shape.gpu {
+        GpuNeed::None => fit,
+        need => {
+            let model_ok = node.gpu_model.is_some_and(|m| shape.models.allows(m.0));
+            if !model_ok {
+                return 0;
+            }
+            let devices = &free.devices[..node.gpu_count];
+            let gpu_fit = match need {
+                GpuNeed::Whole(k) => {
+                    devices.iter().filter(|d| **d == DEVICE_MILLI).count() as u32 / u32::from(k)
+                }
+                GpuNeed::Fraction(f) => devices.iter().map(|d| u32::from(*d / f)).sum(),
+                GpuNeed::None => fit,
+            };
+            fit.min(gpu_fit)
+        }
+    }
+}
+
+fn clamp(value: u64) -> u32 {
+    value.min(u64::from(u32::MAX)) as u32
+}
+
+/// Takes `tasks` tasks of `shape` out of `free`, returning what they use and the device indices
+/// (whole devices lowest index first; fractions best-fit on the fullest device that still has
+/// room, one index per task). The caller has checked that they fit.
+pub fn take_tasks(
+    node: &Node,
+    free: &mut NodeAmounts,
+    shape: &TaskShape,
+    tasks: u32,
+    gpus: &mut Vec<u32>,
+) -> NodeAmounts {
+    let mut used = NodeAmounts {
+        cpu_milli: shape.cpu_milli * u64::from(tasks),
+        memory_mib: shape.memory_mib * u64::from(tasks),
+        ..NodeAmounts::default()
+    };
+    match shape.gpu {
+        GpuNeed::None => {}
+        GpuNeed::Whole(k) => {
+            let mut wanted = tasks as usize * usize::from(k);
+            for (index, d) in free.devices[..node.gpu_count].iter().enumerate() {
+                if wanted == 0 {
+                    break;
+                }
+                if *d == DEVICE_MILLI {
+                    used.devices[index] = DEVICE_MILLI;
+                    gpus.push(index as u32);
+                    wanted -= 1;
+                }
+            }
+        }
+        GpuNeed::Fraction(f) => {
+            let mut room = *free;
+            for _ in 0..tasks {
+                let best = room.devices[..node.gpu_count]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| **d >= f)
+                    .min_by_key(|(index, d)| (**d, *index));
+                if let Some((index, _)) = best {
+                    room.devices[index] -= f;
+                    used.devices[index] += f;
+                    gpus.push(index as u32);
+                }
+            }
+        }
+    }
+    free.sub(&used);
+    used
+}

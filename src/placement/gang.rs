@@ -1,0 +1,255 @@
+//! All-or-nothing placement of a whole gang (every task group of a job) on a capacity view.
+//!
+//! The rule, per task group, visiting candidate nodes best fit first (fewest free GPUs that can
+//! hold a task, nodes without GPUs first for jobs that need none):
+//! - `strict_pack`: the first node that holds every task (or, for an elastic group, the node
+//!   holding the most tasks at or above `min_count`);
+//! - `pack`: the first node that holds every task; otherwise the nodes holding the most tasks,
+//!   largest first, until the group is placed (fewest nodes);
+//! - `strict_spread`: one task on each of the first nodes that hold one;
+//! - `spread`: one task per node on as many nodes as possible, then more tasks on the same nodes
+//!   in the same order.
+//!
+//! Groups are placed in order on what the earlier groups left. If any group cannot reach its
+//! `min_count` the whole gang is refused: nothing is ever partially held.
+
+use std::ops::ControlFlow;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::ids::NodeId;
+use crate::model::job::PlacementMode;
+use crate::model::node::Node;
+use crate::model::resources::NodeAmounts;
+use crate::model::shape::TaskShape;
+use crate::placement::fit::{take_tasks, tasks_fitting};
+
+/// Tasks of one group on one node, with the devices and amounts they use.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assignment {
+    /// Task group index.
+    pub group: usize,
+    /// The node.
+    pub node: NodeId,
+    /// Tasks placed there.
+    pub tasks: u32,
+    /// Device indices (one per whole device; one per task for fractions).
+    pub gpus: Vec<u32>,
+    /// What the tasks use on the node.
+    pub amounts: NodeAmounts,
+}
+
+/// The free capacity the placement may use on each node (now, or over a future window).
+pub trait CapacityView {
+    /// What `node` has free for the job being placed, or `None` when it cannot take it at all.
+    fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts>;
+}
+
+/// The order in which candidate nodes are offered for one task of a shape.
+pub trait Candidates {
+    /// Calls `f` on candidate nodes in preference order until it breaks.
+    fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>);
+}
+
+/// What a gang needs: its groups, exclusivity and partition filter.
+#[derive(Clone, Copy, Debug)]
+pub struct GangRequest<'a> {
+    /// Task groups in order.
+    pub shapes: &'a [TaskShape],
+    /// Whole nodes only.
+    pub exclusive: bool,
+    /// Only nodes of this partition (by bit).
+    pub partition: crate::model::ids::PartitionId,
+}
+
+/// Places a whole gang or nothing.
+///
+/// Returns the assignments, grouped by task group in order, or `None` when some group cannot
+/// reach its `min_count`.
+pub fn place_gang(
+    nodes: &[Option<Node>],
+    candidates: &dyn Candidates,
+    view: &dyn CapacityView,
+    request: GangRequest<'_>,
+) -> Option<Vec<Assignment>> {
+    let mut gang = GangBuilder {
+        nodes,
+        view,
+        request,
+        taken: Vec::new(),
+        out: Vec::new(),
+    };
+    for (group, shape) in request.shapes.iter().enumerate() {
+        gang.place_group(candidates, group, shape)?;
+    }
+    Some(gang.out)
+}
+
+struct GangBuilder<'a> {
+    nodes: &'a [Option<Node>],
+    view: &'a dyn CapacityView,
+    request: GangRequest<'a>,
+    /// What earlier groups of this gang took, per node.
+    taken: Vec<(NodeId, NodeAmounts)>,
+    out: Vec<Assignment>,
+}
+
+impl GangBuilder<'_> {
+    fn node(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id.index()).and_then(Option::as_ref)
+    }
+
+    /// What the gang can still use on `id`.
+    fn room(&self, id: NodeId) -> Option<NodeAmounts> {
+        let node = self.node(id)?;
+        if !node.partitions.contains(self.request.partition) {
+            return None;
+        }
+        let free = self.view.free(id, node)?;
+        let taken = self.taken.iter().find(|(n, _)| *n == id).map(|(_, t)| *t);
+        match taken {
+            Some(taken) => Some(free.minus(&taken)),
+            None if self.request.exclusive && free != node.capacity => None,
+            None => Some(free),
+        }
+    }
+
+    fn fit(&self, id: NodeId, shape: &TaskShape) -> u32 {
+        match (self.node(id), self.room(id)) {
+            (Some(node), Some(room)) => tasks_fitting(node, &room, shape),
+            _ => 0,
+        }
+    }
+
+    fn place_group(
+        &mut self,
+        candidates: &dyn Candidates,
+        group: usize,
+        shape: &TaskShape,
+    ) -> Option<()> {
+        let chosen = match shape.mode {
+            PlacementMode::StrictPack => self.choose_strict_pack(candidates, shape)?,
+            PlacementMode::Pack => self.choose_pack(candidates, shape)?,
+            PlacementMode::StrictSpread => self.choose_spread(candidates, shape, true)?,
+            PlacementMode::Spread => self.choose_spread(candidates, shape, false)?,
+        };
+        for (id, tasks) in chosen {
+            self.commit(group, shape, id, tasks);
+        }
+        Some(())
+    }
+
+    fn choose_strict_pack(
+        &self,
+        candidates: &dyn Candidates,
+        shape: &TaskShape,
+    ) -> Option<Vec<(NodeId, u32)>> {
+        let mut best: Option<(NodeId, u32)> = None;
+        candidates.visit(shape, &mut |id| {
+            let fit = self.fit(id, shape);
+            if fit >= shape.min_count && best.is_none_or(|(_, b)| fit > b) {
+                best = Some((id, fit));
+            }
+            if fit >= shape.count {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        best.map(|b| vec![b])
+    }
+
+    fn choose_pack(
+        &self,
+        candidates: &dyn Candidates,
+        shape: &TaskShape,
+    ) -> Option<Vec<(NodeId, u32)>> {
+        let mut fits: Vec<(NodeId, u32)> = Vec::new();
+        let mut single = None;
+        candidates.visit(shape, &mut |id| {
+            let fit = self.fit(id, shape);
+            if fit >= shape.count {
+                single = Some((id, fit));
+                return ControlFlow::Break(());
+            }
+            if fit > 0 {
+                fits.push((id, fit));
+            }
+            ControlFlow::Continue(())
+        });
+        if let Some(one) = single {
+            return Some(vec![one]);
+        }
+        // Largest first; the visit order breaks ties (stable sort).
+        fits.sort_by_key(|(_, fit)| std::cmp::Reverse(*fit));
+        take_until(fits, shape)
+    }
+
+    fn choose_spread(
+        &self,
+        candidates: &dyn Candidates,
+        shape: &TaskShape,
+        strict: bool,
+    ) -> Option<Vec<(NodeId, u32)>> {
+        let mut fits: Vec<(NodeId, u32)> = Vec::new();
+        candidates.visit(shape, &mut |id| {
+            let fit = self.fit(id, shape);
+            if fit > 0 {
+                fits.push((id, fit));
+            }
+            if strict && fits.len() as u32 >= shape.count {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        let mut chosen: Vec<(NodeId, u32)> = fits
+            .iter()
+            .take(shape.count as usize)
+            .map(|(id, _)| (*id, 1))
+            .collect();
+        let mut placed = chosen.len() as u32;
+        if !strict {
+            for ((_, tasks), (_, fit)) in chosen.iter_mut().zip(fits.iter()) {
+                let more = (fit - 1).min(shape.count - placed);
+                *tasks += more;
+                placed += more;
+            }
+        }
+        (placed >= shape.min_count && placed > 0).then_some(chosen)
+    }
+
+    fn commit(&mut self, group: usize, shape: &TaskShape, id: NodeId, tasks: u32) {
+        let (Some(node), Some(mut room)) = (self.node(id), self.room(id)) else {
+            return;
+        };
+        let mut gpus = Vec::new();
+        let amounts = take_tasks(node, &mut room, shape, tasks, &mut gpus);
+        match self.taken.iter_mut().find(|(n, _)| *n == id) {
+            Some((_, taken)) => taken.add(&amounts),
+            None => self.taken.push((id, amounts)),
+        }
+        self.out.push(Assignment {
+            group,
+            node: id,
+            tasks,
+            gpus,
+            amounts,
+        });
+    }
+}
+
+/// Takes nodes in order until `count` tasks are placed; `None` below `min_count`.
+fn take_until(fits: Vec<(NodeId, u32)>, shape: &TaskShape) -> Option<Vec<(NodeId, u32)>> {
+    let mut chosen = Vec::new();
+    let mut placed = 0;
+    for (id, fit) in fits {
+        if placed >= shape.count {
+            break;
+        }
+        let tasks = fit.min(shape.count - placed);
+        chosen.push((id, tasks));
+        placed += tasks;
+    }
+    (placed >= shape.min_count && placed > 0).then_some(chosen)
+}

@@ -1,0 +1,9 @@
+//! Gang placement on typed GPU devices: fit arithmetic, the free-capacity index and the
+//! all-or-nothing gang placer.
+
+pub mod fit;
+pub mod gang;
+pub mod index;
+
+pub use gang::{Assignment, Candidates, CapacityView, GangRequest, place_gang};
+pub use index::FreeIndex;

@@ -1,0 +1,240 @@
+//! The JSON-lines wire protocol (PROTOCOL.md): one request object per line in, exactly one
+//! response object per line out. [`Shim`] is the whole protocol as a pure line handler; the
+//! `gangway shim` command only moves lines between it and stdin/stdout.
+//!
+//! ```
+//! use gangway::protocol::Shim;
+//! let mut shim = Shim::default();
+//! let ok = shim.handle_line(r#"{"op":"configure","cluster":{"nodes":[{"name":"n1","cpus":4}]}}"#);
+//! assert_eq!(ok, r#"{"ok":true,"protocol":1}"#);
+//! let out = shim.handle_line(r#"{"op":"tick","at_ms":0,"events":[{"type":"submit","job":{"id":"a","time_limit_ms":1000,"groups":[{"count":2}]}}]}"#);
+//! assert!(out.contains(r#""type":"start","job":"a""#));
+//! let bad = shim.handle_line("not json");
+//! assert!(bad.starts_with(r#"{"ok":false,"error":{"kind":"parse""#));
+//! ```
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config::ClusterConfig;
+use crate::decision::{Decision, PendingInfo, Rejection, RunningInfo};
+use crate::error::{ErrorKind, EventError, TickError};
+use crate::event::Event;
+use crate::scheduler::{Scheduler, Snapshot};
+
+/// The protocol version `configure` answers with.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A request line.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+enum Request {
+    Configure { cluster: Value },
+    Tick { at_ms: u64, events: Vec<Value> },
+    Explain { at_ms: Option<u64> },
+    Snapshot {},
+    Restore { state: Value },
+}
+
+/// The error object of a refused request or a rejected event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WireError {
+    /// `parse`, `not_configured`, `invalid_config`, `time_went_backwards`, `invalid_state`, or
+    /// an event error kind.
+    pub kind: String,
+    /// What was wrong and where.
+    pub message: String,
+}
+
+#[derive(Serialize)]
+struct Refused {
+    ok: bool,
+    error: WireError,
+}
+
+#[derive(Serialize)]
+struct Configured {
+    ok: bool,
+    protocol: u32,
+}
+
+#[derive(Serialize)]
+struct Ticked {
+    ok: bool,
+    at_ms: u64,
+    decisions: Vec<Decision>,
+    rejected: Vec<Rejection>,
+    next_wakeup_ms: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct Explained {
+    ok: bool,
+    pending: Vec<PendingInfo>,
+    running: Vec<RunningInfo>,
+}
+
+#[derive(Serialize)]
+struct SnapshotTaken<'a> {
+    ok: bool,
+    state: &'a Snapshot,
+}
+
+#[derive(Serialize)]
+struct Done {
+    ok: bool,
+}
+
+/// The protocol state machine: not configured, then one scheduler.
+#[derive(Default)]
+pub struct Shim {
+    scheduler: Option<Scheduler>,
+}
+
+impl Shim {
+    /// A shim already configured with `scheduler` (`gangway shim --config FILE`).
+    pub fn with_scheduler(scheduler: Scheduler) -> Self {
+        Shim {
+            scheduler: Some(scheduler),
+        }
+    }
+
+    /// The scheduler, once configured.
+    pub fn scheduler(&self) -> Option<&Scheduler> {
+        self.scheduler.as_ref()
+    }
+
+    /// Handles one request line and returns exactly one response line (without newline).
+    pub fn handle_line(&mut self, line: &str) -> String {
+        let response = match self.handle(line) {
+            Ok(json) => json,
+            Err(error) => to_json(&Refused { ok: false, error }),
+        };
+        response
+    }
+
+    fn handle(&mut self, line: &str) -> Result<String, WireError> {
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| wire("parse", format!("the line is not JSON: {e}")))?;
+        let request: Request =
+            parse_value(value).map_err(|m| wire("parse", format!("not a known request: {m}")))?;
+        match request {
+            Request::Configure { cluster } => {
+                let config: ClusterConfig = parse_value(cluster)
+                    .map_err(|m| wire("invalid_config", format!("cluster.{m}")))?;
+                let scheduler = Scheduler::new(config)
+                    .map_err(|e| wire("invalid_config", format!("cluster.{e}")))?;
+                self.scheduler = Some(scheduler);
+                Ok(to_json(&Configured {
+                    ok: true,
+                    protocol: PROTOCOL_VERSION,
+                }))
+            }
+            Request::Tick { at_ms, events } => {
+                let scheduler = self.configured("tick")?;
+                let mut parsed = Vec::with_capacity(events.len());
+                let mut malformed = Vec::new();
+                for (index, raw) in events.into_iter().enumerate() {
+                    match parse_value::<Event>(raw) {
+                        Ok(event) => parsed.push((index, event)),
+                        Err(m) => malformed.push(Rejection {
+                            index,
+                            error: EventError::new(
+                                ErrorKind::Invalid,
+                                format!("events[{index}].{m}"),
+                            ),
+                        }),
+                    }
+                }
+                let indices: Vec<usize> = parsed.iter().map(|(i, _)| *i).collect();
+                let outcome = scheduler
+                    .tick(at_ms, parsed.into_iter().map(|(_, e)| e).collect())
+                    .map_err(|e| match e {
+                        TickError::TimeWentBackwards { .. } => {
+                            wire("time_went_backwards", e.to_string())
+                        }
+                    })?;
+                let mut rejected = malformed;
+                rejected.extend(outcome.rejected.into_iter().map(|mut r| {
+                    r.index = indices[r.index];
+                    r
+                }));
+                rejected.sort_by_key(|r| r.index);
+                Ok(to_json(&Ticked {
+                    ok: true,
+                    at_ms,
+                    decisions: outcome.decisions,
+                    rejected,
+                    next_wakeup_ms: outcome.next_wakeup_ms,
+                }))
+            }
+            Request::Explain { at_ms } => {
+                let scheduler = self.configured("explain")?;
+                if let (Some(at), Some(last)) = (at_ms, scheduler.last_tick())
+                    && at < last
+                {
+                    return Err(wire(
+                        "time_went_backwards",
+                        format!("explain at {at} ms is earlier than the last tick at {last} ms"),
+                    ));
+                }
+                let explanation = scheduler.explain();
+                Ok(to_json(&Explained {
+                    ok: true,
+                    pending: explanation.pending,
+                    running: explanation.running,
+                }))
+            }
+            Request::Snapshot {} => {
+                let scheduler = self.configured("snapshot")?;
+                Ok(to_json(&SnapshotTaken {
+                    ok: true,
+                    state: &scheduler.snapshot(),
+                }))
+            }
+            Request::Restore { state } => {
+                let snapshot: Snapshot =
+                    parse_value(state).map_err(|m| wire("invalid_state", format!("state.{m}")))?;
+                let scheduler =
+                    Scheduler::restore(snapshot).map_err(|m| wire("invalid_state", m))?;
+                self.scheduler = Some(scheduler);
+                Ok(to_json(&Done { ok: true }))
+            }
+        }
+    }
+
+    fn configured(&mut self, what: &str) -> Result<&mut Scheduler, WireError> {
+        self.scheduler.as_mut().ok_or_else(|| {
+            wire(
+                "not_configured",
+                format!("{what} before configure: send a configure request first"),
+            )
+        })
+    }
+}
+
+fn wire(kind: &str, message: String) -> WireError {
+    WireError {
+        kind: kind.to_string(),
+        message,
+    }
+}
+
+/// Deserializes a value, reporting the path of the first bad field (`nodes[1].gpus.count: …`).
+fn parse_value<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("{path}: {}", e.inner())
+        }
+    })
+}
+
+fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|e| {
+        format!(r#"{{"ok":false,"error":{{"kind":"internal","message":"cannot serialize: {e}"}}}}"#)
+    })
+}

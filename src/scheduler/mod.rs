@@ -1,0 +1,183 @@
+//! The `Scheduler`: `tick(now, events) -> decisions`, `next_wakeup`, `explain`, snapshots.
+
+mod enforce;
+mod order;
+mod pass;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ClusterConfig;
+use crate::decision::{Explanation, PendingInfo, Rejection, RunningInfo, TickOutcome};
+use crate::error::{ConfigError, TickError};
+use crate::event::Event;
+use crate::policy::{Multifactor, Policy};
+use crate::state::ClusterState;
+
+/// A deterministic, I/O-free scheduler. The host owns the clock and all I/O: it passes time and
+/// events in, and acts on the decisions that come out.
+///
+/// ```
+/// use gangway::{ClusterConfig, Decision, Event, JobSpec, Milli, Scheduler};
+/// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [
+///     {"name": "n1", "cpus": 8, "memory_mib": 16000, "gpus": {"model": "a100", "count": 4}}]}"#).unwrap();
+/// let mut scheduler = Scheduler::new(cluster).unwrap();
+/// let job = JobSpec::new("train", 3_600_000, 1).with_gpus(Milli::from_units(2));
+/// let out = scheduler.tick(0, vec![Event::Submit { job }]).unwrap();
+/// assert!(matches!(&out.decisions[0], Decision::Start { job, .. } if job == "train"));
+/// assert_eq!(out.next_wakeup_ms, Some(3_600_000)); // its time limit
+/// ```
+pub struct Scheduler {
+    state: ClusterState,
+    policy: Box<dyn Policy>,
+    last_tick_ms: Option<u64>,
+    report: Vec<PendingInfo>,
+    next_wakeup_ms: Option<u64>,
+}
+
+/// Everything a scheduler needs to continue exactly where it was (the policy object aside).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Snapshot {
+    state: ClusterState,
+    last_tick_ms: Option<u64>,
+    report: Vec<PendingInfo>,
+    next_wakeup_ms: Option<u64>,
+}
+
+impl Scheduler {
+    /// A scheduler for `config` with the built-in multifactor policy.
+    pub fn new(config: ClusterConfig) -> Result<Self, ConfigError> {
+        let policy = Multifactor {
+            weights: config.policy.priority.weights.clone(),
+        };
+        Self::with_policy(config, Box::new(policy))
+    }
+
+    /// A scheduler with a custom ordering policy.
+    pub fn with_policy(
+        config: ClusterConfig,
+        policy: Box<dyn Policy>,
+    ) -> Result<Self, ConfigError> {
+        Ok(Scheduler {
+            state: ClusterState::from_config(config)?,
+            policy,
+            last_tick_ms: None,
+            report: Vec::new(),
+            next_wakeup_ms: None,
+        })
+    }
+
+    /// Applies `events` in order at `now_ms`, runs one scheduling pass, and returns the
+    /// decisions (kill, cancel, requeue, preempt, start), the rejected events and the next
+    /// wake-up. A tick earlier than the previous one is refused as a whole.
+    pub fn tick(&mut self, now_ms: u64, events: Vec<Event>) -> Result<TickOutcome, TickError> {
+        if let Some(previous_ms) = self.last_tick_ms
+            && now_ms < previous_ms
+        {
+            return Err(TickError::TimeWentBackwards {
+                previous_ms,
+                requested_ms: now_ms,
+            });
+        }
+        self.last_tick_ms = Some(now_ms);
+        self.state.now_ms = now_ms;
+        let mut decisions = Vec::new();
+        let mut rejected = Vec::new();
+        for (index, event) in events.into_iter().enumerate() {
+            if let Err(error) = self.state.apply_event(event, now_ms, &mut decisions) {
+                rejected.push(Rejection { index, error });
+            }
+        }
+        self.enforce_limits(now_ms, &mut decisions);
+        self.state.forget_old_jobs(now_ms);
+        self.run_pass(now_ms, &mut decisions);
+        decisions.sort_by_key(|d| d.order_rank());
+        self.next_wakeup_ms = self.compute_next_wakeup(now_ms);
+        Ok(TickOutcome {
+            decisions,
+            rejected,
+            next_wakeup_ms: self.next_wakeup_ms,
+        })
+    }
+
+    /// When the host must tick again even if nothing happens: the next time limit, grace
+    /// deadline or begin time. `None`: only events matter.
+    pub fn next_wakeup(&self) -> Option<u64> {
+        self.next_wakeup_ms
+    }
+
+    /// Why each pending job waits and when it should start, and where running jobs run, as of
+    /// the last tick. Changes nothing.
+    pub fn explain(&self) -> Explanation {
+        let mut running: Vec<RunningInfo> = self
+            .state
+            .running
+            .iter()
+            .filter_map(|&id| {
+                let job = self.state.job(id)?;
+                let run = job.running()?;
+                let mut nodes: Vec<String> = Vec::new();
+                for a in &run.assignments {
+                    let name = self.state.node_name(a.node).to_string();
+                    if !nodes.contains(&name) {
+                        nodes.push(name);
+                    }
+                }
+                Some(RunningInfo {
+                    job: job.spec.id.clone(),
+                    started_ms: run.start_ms,
+                    nodes,
+                    preempting: run.preemption.is_some(),
+                })
+            })
+            .collect();
+        running.sort_by(|a, b| {
+            a.started_ms
+                .cmp(&b.started_ms)
+                .then_with(|| a.job.cmp(&b.job))
+        });
+        Explanation {
+            pending: self.report.clone(),
+            running,
+        }
+    }
+
+    /// The time of the last tick.
+    pub fn last_tick(&self) -> Option<u64> {
+        self.last_tick_ms
+    }
+
+    /// The cluster state (read-only).
+    pub fn state(&self) -> &ClusterState {
+        &self.state
+    }
+
+    /// A snapshot of the whole state.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            state: self.state.clone(),
+            last_tick_ms: self.last_tick_ms,
+            report: self.report.clone(),
+            next_wakeup_ms: self.next_wakeup_ms,
+        }
+    }
+
+    /// Restores a snapshot with the built-in policy; the scheduler continues with exactly the
+    /// decisions the original would have made. A snapshot whose allocations do not add up is
+    /// refused.
+    pub fn restore(snapshot: Snapshot) -> Result<Self, String> {
+        let mut state = snapshot.state;
+        state.rebuild_index();
+        state.check_consistency()?;
+        let policy = Multifactor {
+            weights: state.config.policy.priority.weights.clone(),
+        };
+        Ok(Scheduler {
+            state,
+            policy: Box::new(policy),
+            last_tick_ms: snapshot.last_tick_ms,
+            report: snapshot.report,
+            next_wakeup_ms: snapshot.next_wakeup_ms,
+        })
+    }
+}

@@ -1,0 +1,85 @@
+//! Step 3 of a pass: order pending jobs by partition tier, effective priority, submit time,
+//! arrival.
+
+use std::cmp::Reverse;
+
+use super::Scheduler;
+use crate::model::ids::JobId;
+use crate::model::shape::GpuNeed;
+use crate::policy::PriorityFactors;
+use crate::state::Job;
+
+/// The sort key of a pending job.
+type OrderKey = (Reverse<i32>, Reverse<i64>, u64, u64);
+
+impl Scheduler {
+    /// Pending jobs in the order the pass considers them.
+    pub(super) fn ordered_pending(&self, now_ms: u64) -> Vec<JobId> {
+        let totals = ClusterTotals::of(self);
+        let max_age = self.state.config.policy.priority.max_age_ms.max(1) as f64;
+        let mut keyed: Vec<(OrderKey, JobId)> = self
+            .state
+            .pending
+            .iter()
+            .filter_map(|&id| {
+                let job = self.state.job(id)?;
+                let eligible = job.submit_ms.max(job.spec.begin_ms.unwrap_or(0));
+                let factors = PriorityFactors {
+                    age: (now_ms.saturating_sub(eligible) as f64 / max_age).min(1.0),
+                    job_size: totals.size_factor(job),
+                    ..PriorityFactors::default()
+                };
+                let tier = self.state.partitions[job.partition.index()].priority_tier;
+                let priority = self.policy.priority(&job.spec, &factors);
+                Some((
+                    (Reverse(tier), Reverse(priority), job.submit_ms, job.arrival),
+                    id,
+                ))
+            })
+            .collect();
+        keyed.sort_unstable_by_key(|(key, _)| *key);
+        keyed.into_iter().map(|(_, id)| id).collect()
+    }
+}
+
+/// Cluster-wide totals for the job-size factor.
+struct ClusterTotals {
+    gpu_milli: u64,
+    cpu_milli: u64,
+}
+
+impl ClusterTotals {
+    fn of(scheduler: &Scheduler) -> Self {
+        let mut totals = ClusterTotals {
+            gpu_milli: 0,
+            cpu_milli: 0,
+        };
+        for node in scheduler.state.nodes.iter().flatten() {
+            totals.gpu_milli += node.gpu_count as u64 * 1000;
+            totals.cpu_milli += node.capacity.cpu_milli;
+        }
+        totals
+    }
+
+    /// The job's share of the cluster's GPUs (or cpus, for a job without GPUs), capped at 1.
+    fn size_factor(&self, job: &Job) -> f64 {
+        let (mut gpus, mut cpus) = (0u64, 0u64);
+        for s in &job.shapes {
+            let per_task = match s.gpu {
+                GpuNeed::None => 0,
+                GpuNeed::Whole(k) => u64::from(k) * 1000,
+                GpuNeed::Fraction(f) => u64::from(f),
+            };
+            gpus += per_task * u64::from(s.count);
+            cpus += s.cpu_milli * u64::from(s.count);
+        }
+        let share = if gpus > 0 && self.gpu_milli > 0 {
+            gpus as f64 / self.gpu_milli as f64
+        } else if self.cpu_milli > 0 {
+            cpus as f64 / self.cpu_milli as f64
+        } else {
+            0.0
+        };
+        share.min(1.0)
+    }
+}

@@ -1,0 +1,226 @@
+//! Steps 4–8 of a pass: walk the pending jobs once, start what fits, reserve for blocked jobs
+//! within the backfill depth, and record each pending job's reason and estimated start.
+
+use super::Scheduler;
+use crate::backfill::{FutureView, IndexCandidates, NowView, Profile};
+use crate::config::BackfillMode;
+use crate::decision::{Decision, PendingInfo, PendingReason, PlacementEntry};
+use crate::model::ids::{JobId, NodeId};
+use crate::model::shape::TaskShape;
+use crate::placement::{Assignment, GangRequest, place_gang};
+use crate::state::ClusterState;
+
+/// Per-pass bookkeeping.
+struct Pass {
+    now: u64,
+    depth: usize,
+    reservations: usize,
+    /// Mode `none`: a resource-blocked job stops every later job.
+    blocked: bool,
+    profile: Option<Profile>,
+    reserved_nodes: Vec<NodeId>,
+}
+
+impl Scheduler {
+    pub(super) fn run_pass(&mut self, now: u64, decisions: &mut Vec<Decision>) {
+        let order = self.ordered_pending(now);
+        let mut pass = Pass {
+            now,
+            depth: self.state.backfill_depth(),
+            reservations: 0,
+            blocked: false,
+            profile: None,
+            reserved_nodes: Vec::new(),
+        };
+        let none_mode = self.state.config.policy.backfill.mode == BackfillMode::None;
+        let mut report = Vec::with_capacity(order.len());
+        for (position, id) in order.into_iter().enumerate() {
+            let (reason, estimated) = self.consider(id, &mut pass, none_mode, decisions);
+            if let Some(reason) = reason {
+                report.push(PendingInfo {
+                    job: self.state.job_name(id).to_string(),
+                    position: position + 1,
+                    reason,
+                    estimated_start_ms: estimated,
+                });
+            }
+        }
+        self.report = report;
+    }
+
+    /// Decides one pending job: started (`None`), or its reason and estimated start.
+    fn consider(
+        &mut self,
+        id: JobId,
+        pass: &mut Pass,
+        none_mode: bool,
+        decisions: &mut Vec<Decision>,
+    ) -> (Option<PendingReason>, Option<u64>) {
+        let Some(job) = self.state.job(id) else {
+            return (None, None);
+        };
+        if job.held {
+            return (Some(PendingReason::Held), None);
+        }
+        if job.spec.begin_ms.is_some_and(|b| b > pass.now) {
+            return (Some(PendingReason::Begin), None);
+        }
+        if !job.waiting_on.is_empty() {
+            return (Some(PendingReason::Dependency), None);
+        }
+        if pass.blocked {
+            return (Some(self.blocked_reason(id, pass)), None);
+        }
+        let end = pass.now.saturating_add(job.spec.time_limit_ms);
+        let placed = {
+            let view = NowView {
+                profile: pass.profile.as_ref(),
+                now: pass.now,
+                end,
+            };
+            let candidates = IndexCandidates {
+                index: &self.state.index,
+                preferred: &pass.reserved_nodes,
+                all_levels: false,
+            };
+            place_gang(
+                &self.state.nodes,
+                &candidates,
+                &view,
+                request(&self.state, id),
+            )
+        };
+        if let Some(assignments) = placed {
+            self.start(id, assignments, end, pass, decisions);
+            return (None, None);
+        }
+        if pass.reservations < pass.depth {
+            pass.reservations += 1;
+            return match self.reserve(id, pass) {
+                Some(start) => (Some(PendingReason::Reserved), Some(start)),
+                None => (Some(PendingReason::Resources), None),
+            };
+        }
+        if none_mode {
+            pass.blocked = true;
+            return (Some(PendingReason::Resources), None);
+        }
+        (Some(self.blocked_reason(id, pass)), None)
+    }
+
+    /// `priority` when the job would fit on what is free now but reservations or a blocked
+    /// head hold it back; `resources` otherwise.
+    fn blocked_reason(&self, id: JobId, _pass: &Pass) -> PendingReason {
+        let view = NowView {
+            profile: None,
+            now: 0,
+            end: 0,
+        };
+        let candidates = IndexCandidates {
+            index: &self.state.index,
+            preferred: &[],
+            all_levels: false,
+        };
+        match place_gang(
+            &self.state.nodes,
+            &candidates,
+            &view,
+            request(&self.state, id),
+        ) {
+            Some(_) => PendingReason::Priority,
+            None => PendingReason::Resources,
+        }
+    }
+
+    /// Plans the job at the earliest release time where its whole gang (at `min_count`) fits,
+    /// and pins that reservation in the profile.
+    fn reserve(&mut self, id: JobId, pass: &mut Pass) -> Option<u64> {
+        let job = self.state.job(id)?;
+        let limit = job.spec.time_limit_ms;
+        let minimal: Vec<TaskShape> = job
+            .shapes
+            .iter()
+            .map(|s| s.with_count(s.min_count))
+            .collect();
+        let gang = GangRequest {
+            shapes: &minimal,
+            exclusive: job.spec.exclusive,
+            partition: job.partition,
+        };
+        let profile = pass
+            .profile
+            .get_or_insert_with(|| Profile::build(&self.state, pass.now));
+        let candidates = IndexCandidates {
+            index: &self.state.index,
+            preferred: &[],
+            all_levels: true,
+        };
+        let (start, assignments) = profile.release_times().find_map(|start| {
+            let view = FutureView {
+                profile,
+                start,
+                end: start.saturating_add(limit),
+            };
+            place_gang(&self.state.nodes, &candidates, &view, gang).map(|a| (start, a))
+        })?;
+        let charges = crate::state::charges(&assignments, job.spec.exclusive, |n| {
+            self.state
+                .node(n)
+                .map(|node| node.capacity)
+                .unwrap_or_default()
+        });
+        for (node, amounts) in charges {
+            profile.reserve(node, amounts, start, start.saturating_add(limit));
+            if !pass.reserved_nodes.contains(&node) {
+                pass.reserved_nodes.push(node);
+            }
+        }
+        pass.reserved_nodes.sort_unstable();
+        Some(start)
+    }
+
+    fn start(
+        &mut self,
+        id: JobId,
+        assignments: Vec<Assignment>,
+        end: u64,
+        pass: &mut Pass,
+        decisions: &mut Vec<Decision>,
+    ) {
+        let placement = assignments
+            .iter()
+            .map(|a| PlacementEntry {
+                group: a.group,
+                node: self.state.node_name(a.node).to_string(),
+                tasks: a.tasks,
+                gpus: a.gpus.clone(),
+            })
+            .collect();
+        decisions.push(Decision::Start {
+            job: self.state.job_name(id).to_string(),
+            placement,
+        });
+        self.state.start_job(id, assignments, pass.now);
+        if let Some(profile) = pass.profile.as_mut() {
+            for (node, amounts) in self.state.node_charges(id) {
+                profile.add_running(node, amounts, end);
+            }
+        }
+    }
+}
+
+/// The gang request of a pending job.
+fn request(state: &ClusterState, id: JobId) -> GangRequest<'_> {
+    match state.job(id) {
+        Some(job) => GangRequest {
+            shapes: &job.shapes,
+            exclusive: job.spec.exclusive,
+            partition: job.partition,
+        },
+        None => GangRequest {
+            shapes: &[],
+            exclusive: false,
+            partition: crate::model::ids::PartitionId(0),
+        },
+    }
+}

@@ -1,0 +1,295 @@
+//! Building a `ClusterState` from a `ClusterConfig`, validating every reference.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use super::ClusterState;
+use crate::config::{BackfillMode, ClusterConfig, NodeConfig};
+use crate::error::ConfigError;
+use crate::model::ids::{ModelId, NodeId, PartitionId};
+use crate::model::node::{Node, NodeState, PartitionSet};
+use crate::model::resources::{MAX_DEVICES, NodeAmounts};
+use crate::placement::FreeIndex;
+
+/// Most partitions a cluster may have.
+pub const MAX_PARTITIONS: usize = 64;
+/// Most GPU models a cluster may have.
+pub const MAX_MODELS: usize = 64;
+
+/// A partition as the scheduler uses it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Partition {
+    /// Name.
+    pub name: String,
+    /// Longest time limit allowed.
+    pub max_time_ms: Option<u64>,
+    /// Higher tiers are considered first.
+    pub priority_tier: i32,
+}
+
+impl ClusterState {
+    /// Builds the state, refusing an invalid configuration with the offending field named.
+    pub fn from_config(config: ClusterConfig) -> Result<Self, ConfigError> {
+        let (partitions, default_partition) = build_partitions(&config)?;
+        check_names("cohorts", config.cohorts.iter().map(|c| c.name.as_str()))?;
+        let cohorts: BTreeSet<&str> = config.cohorts.iter().map(|c| c.name.as_str()).collect();
+        for (i, cohort) in config.cohorts.iter().enumerate() {
+            if let Some(parent) = &cohort.parent
+                && !cohorts.contains(parent.as_str())
+            {
+                return Err(ConfigError::new(
+                    format!("cohorts[{i}].parent"),
+                    format!("unknown cohort \"{parent}\""),
+                ));
+            }
+        }
+        check_names("queues", config.queues.iter().map(|q| q.name.as_str()))?;
+        for (i, queue) in config.queues.iter().enumerate() {
+            if let Some(cohort) = &queue.cohort
+                && !cohorts.contains(cohort.as_str())
+            {
+                return Err(ConfigError::new(
+                    format!("queues[{i}].cohort"),
+                    format!("unknown cohort \"{cohort}\""),
+                ));
+            }
+            for key in queue.quota.keys() {
+                let valid = matches!(key.as_str(), "cpu" | "memory_mib" | "gpu")
+                    || key.strip_prefix("gpu:").is_some_and(|m| !m.is_empty());
+                if !valid {
+                    return Err(ConfigError::new(
+                        format!("queues[{i}].quota.{key}"),
+                        "unknown resource; use cpu, memory_mib, gpu or gpu:MODEL",
+                    ));
+                }
+            }
+        }
+        check_names("accounts", config.accounts.iter().map(|a| a.name.as_str()))?;
+        let accounts: BTreeSet<&str> = config.accounts.iter().map(|a| a.name.as_str()).collect();
+        for (i, account) in config.accounts.iter().enumerate() {
+            if let Some(parent) = &account.parent
+                && !accounts.contains(parent.as_str())
+            {
+                return Err(ConfigError::new(
+                    format!("accounts[{i}].parent"),
+                    format!("unknown account \"{parent}\""),
+                ));
+            }
+        }
+        if config.policy.backfill.depth == Some(0) {
+            return Err(ConfigError::new(
+                "policy.backfill.depth",
+                "must be at least 1",
+            ));
+        }
+        if config.policy.fairshare.half_life_ms == 0 {
+            return Err(ConfigError::new(
+                "policy.fairshare.half_life_ms",
+                "must be positive",
+            ));
+        }
+
+        let mut state = ClusterState {
+            config: ClusterConfig::default(),
+            models: Vec::new(),
+            partitions,
+            default_partition,
+            nodes: Vec::new(),
+            node_names: BTreeMap::new(),
+            jobs: Vec::new(),
+            free_slots: Vec::new(),
+            job_names: BTreeMap::new(),
+            pending: BTreeSet::new(),
+            running: BTreeSet::new(),
+            ended: VecDeque::new(),
+            dependents: BTreeMap::new(),
+            next_arrival: 0,
+            now_ms: 0,
+            index: FreeIndex::default(),
+        };
+        for (i, node) in config.nodes.iter().enumerate() {
+            if state.node_names.contains_key(&node.name) {
+                return Err(ConfigError::new(
+                    format!("nodes[{i}].name"),
+                    format!("duplicate node name \"{}\"", node.name),
+                ));
+            }
+            let built = state.node_from_config(node).map_err(|(field, message)| {
+                ConfigError::new(format!("nodes[{i}].{field}"), message)
+            })?;
+            state.insert_node(built);
+        }
+        state.config = config;
+        state.rebuild_index();
+        Ok(state)
+    }
+
+    /// The backfill depth in effect: reservations for at most this many blocked jobs.
+    pub fn backfill_depth(&self) -> usize {
+        let backfill = &self.config.policy.backfill;
+        match (backfill.mode, backfill.depth) {
+            (BackfillMode::None, _) => 0,
+            (_, Some(depth)) => depth as usize,
+            (BackfillMode::Easy, None) => 1,
+            (BackfillMode::Conservative, None) => usize::MAX,
+        }
+    }
+
+    /// Interns a GPU model name.
+    pub(crate) fn intern_model(&mut self, name: &str) -> Result<ModelId, String> {
+        if let Some(i) = self.models.iter().position(|m| m == name) {
+            return Ok(ModelId(i as u32));
+        }
+        if self.models.len() >= MAX_MODELS {
+            return Err(format!("more than {MAX_MODELS} GPU models"));
+        }
+        self.models.push(name.to_string());
+        Ok(ModelId(self.models.len() as u32 - 1))
+    }
+
+    /// Turns a node entry into a `Node`; errors are (field, message).
+    pub(crate) fn node_from_config(&mut self, cfg: &NodeConfig) -> Result<Node, (String, String)> {
+        if cfg.name.is_empty() {
+            return Err(("name".into(), "must not be empty".into()));
+        }
+        let mut partitions = PartitionSet::default();
+        match &cfg.partitions {
+            None => {
+                for p in 0..self.partitions.len() {
+                    partitions.insert(PartitionId(p as u32));
+                }
+            }
+            Some(names) => {
+                for (j, name) in names.iter().enumerate() {
+                    let p = self.partition_id(name).ok_or_else(|| {
+                        (
+                            format!("partitions[{j}]"),
+                            format!("unknown partition \"{name}\""),
+                        )
+                    })?;
+                    partitions.insert(p);
+                }
+            }
+        }
+        let (gpu_count, gpu_model, gpu_memory_mib, gpu_uuids) = match &cfg.gpus {
+            None => (0, None, 0, Vec::new()),
+            Some(g) => {
+                if g.count as usize > MAX_DEVICES {
+                    return Err((
+                        "gpus.count".into(),
+                        format!("{} devices; at most {MAX_DEVICES} per node", g.count),
+                    ));
+                }
+                if g.model.is_empty() {
+                    return Err(("gpus.model".into(), "must not be empty".into()));
+                }
+                if !g.uuids.is_empty() && g.uuids.len() != g.count as usize {
+                    return Err((
+                        "gpus.uuids".into(),
+                        format!("{} uuids for {} devices", g.uuids.len(), g.count),
+                    ));
+                }
+                let model = self
+                    .intern_model(&g.model)
+                    .map_err(|m| ("gpus.model".into(), m))?;
+                (g.count as usize, Some(model), g.memory_mib, g.uuids.clone())
+            }
+        };
+        Ok(Node {
+            name: cfg.name.clone(),
+            capacity: NodeAmounts::full(cfg.cpus.milli(), cfg.memory_mib, gpu_count),
+            gpu_count,
+            gpu_model,
+            gpu_memory_mib,
+            gpu_uuids,
+            labels: cfg.labels.clone(),
+            partitions,
+            state: NodeState::Up,
+            used: NodeAmounts::default(),
+            running_jobs: 0,
+        })
+    }
+
+    /// Adds a built node, returning its id.
+    pub(crate) fn insert_node(&mut self, node: Node) -> NodeId {
+        let id = NodeId(self.nodes.len() as u32);
+        self.node_names.insert(node.name.clone(), id);
+        self.nodes.push(Some(node));
+        id
+    }
+
+    /// A partition's id by name.
+    pub fn partition_id(&self, name: &str) -> Option<PartitionId> {
+        self.partitions
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| PartitionId(i as u32))
+    }
+}
+
+fn check_names<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> Result<(), ConfigError> {
+    let mut seen = BTreeSet::new();
+    for (i, name) in names.enumerate() {
+        if name.is_empty() {
+            return Err(ConfigError::new(
+                format!("{what}[{i}].name"),
+                "must not be empty",
+            ));
+        }
+        if !seen.insert(name) {
+            return Err(ConfigError::new(
+                format!("{what}[{i}].name"),
+                format!("duplicate name \"{name}\""),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn build_partitions(config: &ClusterConfig) -> Result<(Vec<Partition>, PartitionId), ConfigError> {
+    if config.partitions.is_empty() {
+        let implicit = Partition {
+            name: "default".into(),
+            max_time_ms: None,
+            priority_tier: 0,
+        };
+        return Ok((vec![implicit], PartitionId(0)));
+    }
+    check_names(
+        "partitions",
+        config.partitions.iter().map(|p| p.name.as_str()),
+    )?;
+    if config.partitions.len() > MAX_PARTITIONS {
+        return Err(ConfigError::new(
+            "partitions",
+            format!("at most {MAX_PARTITIONS} partitions"),
+        ));
+    }
+    let defaults: Vec<usize> = config
+        .partitions
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.default)
+        .map(|(i, _)| i)
+        .collect();
+    if defaults.len() > 1 {
+        return Err(ConfigError::new(
+            format!("partitions[{}].default", defaults[1]),
+            "only one partition may be the default",
+        ));
+    }
+    let partitions = config
+        .partitions
+        .iter()
+        .map(|p| Partition {
+            name: p.name.clone(),
+            max_time_ms: p.max_time_ms,
+            priority_tier: p.priority_tier,
+        })
+        .collect();
+    Ok((
+        partitions,
+        PartitionId(defaults.first().copied().unwrap_or(0) as u32),
+    ))
+}

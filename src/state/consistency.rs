@@ -1,0 +1,79 @@
+//! A full recount of node usage from the running jobs: the core of the invariant oracle and the
+//! check a restored snapshot must pass.
+
+use super::ClusterState;
+use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
+
+impl ClusterState {
+    /// Recounts every node's usage from the running jobs and compares it with the books; checks
+    /// capacity, device exclusivity and that nothing runs on a down or missing node.
+    pub fn check_consistency(&self) -> Result<(), String> {
+        let mut counted = vec![NodeAmounts::default(); self.nodes.len()];
+        let mut jobs_on = vec![0u32; self.nodes.len()];
+        for &id in &self.running {
+            let job = self
+                .job(id)
+                .ok_or_else(|| format!("running job slot {} is empty", id.0))?;
+            let run = job.running().ok_or_else(|| {
+                format!("job {} is in the running set but not running", job.spec.id)
+            })?;
+            for (g, shape) in job.shapes.iter().enumerate() {
+                let placed: u32 = run
+                    .assignments
+                    .iter()
+                    .filter(|a| a.group == g)
+                    .map(|a| a.tasks)
+                    .sum();
+                if placed < shape.min_count || placed > shape.count {
+                    return Err(format!(
+                        "job {} group {g}: {placed} tasks placed, wants {}..={}",
+                        job.spec.id, shape.min_count, shape.count
+                    ));
+                }
+            }
+            for (node_id, amounts) in self.node_charges(id) {
+                let node = self
+                    .node(node_id)
+                    .ok_or_else(|| format!("job {} runs on a removed node", job.spec.id))?;
+                if node.state == crate::model::node::NodeState::Down {
+                    return Err(format!(
+                        "job {} runs on down node {}",
+                        job.spec.id, node.name
+                    ));
+                }
+                counted[node_id.index()].add(&amounts);
+                jobs_on[node_id.index()] += 1;
+            }
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            let Some(node) = node else { continue };
+            if counted[i] != node.used || jobs_on[i] != node.running_jobs {
+                return Err(format!(
+                    "node {}: books say {:?} used by {} jobs, running jobs add up to {:?} by {}",
+                    node.name, node.used, node.running_jobs, counted[i], jobs_on[i]
+                ));
+            }
+            if !node.capacity.covers(&node.used) {
+                return Err(format!(
+                    "node {} is over capacity: {:?}",
+                    node.name, node.used
+                ));
+            }
+            if node.used.devices.iter().any(|d| *d > DEVICE_MILLI) {
+                return Err(format!("node {}: a device is shared beyond 1", node.name));
+            }
+        }
+        for &id in &self.pending {
+            if !matches!(
+                self.job(id).map(|j| &j.state),
+                Some(super::JobState::Pending)
+            ) {
+                return Err(format!(
+                    "job slot {} is in the pending set but not pending",
+                    id.0
+                ));
+            }
+        }
+        Ok(())
+    }
+}

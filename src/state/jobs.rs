@@ -1,0 +1,192 @@
+//! Job transitions: start, release, requeue, end, dependency resolution and forgetting.
+
+use super::{ClusterState, JobState, RunningJob};
+use crate::decision::{CancelReason, Decision};
+use crate::model::ids::{JobId, NodeId};
+use crate::model::job::Outcome;
+use crate::model::resources::NodeAmounts;
+use crate::placement::Assignment;
+
+impl ClusterState {
+    /// What a job holds on each node: the sum of its assignments there, or the whole node for an
+    /// exclusive job.
+    pub fn node_charges(&self, id: JobId) -> Vec<(NodeId, NodeAmounts)> {
+        let Some(job) = self.job(id) else {
+            return Vec::new();
+        };
+        let Some(running) = job.running() else {
+            return Vec::new();
+        };
+        charges(&running.assignments, job.spec.exclusive, |n| {
+            self.node(n).map(|node| node.capacity).unwrap_or_default()
+        })
+    }
+
+    /// Starts a pending job on `assignments` (already validated by the caller).
+    pub(crate) fn start_job(&mut self, id: JobId, assignments: Vec<Assignment>, now_ms: u64) {
+        let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
+            return;
+        };
+        job.state = JobState::Running(RunningJob {
+            start_ms: now_ms,
+            assignments,
+            preemption: None,
+        });
+        self.pending.remove(&id);
+        self.running.insert(id);
+        for (node_id, amounts) in self.node_charges(id) {
+            if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {
+                node.used.add(&amounts);
+                node.running_jobs += 1;
+            }
+            self.index.refresh(&self.nodes, node_id);
+        }
+    }
+
+    /// Frees what a running job holds (its state is left to the caller).
+    fn release(&mut self, id: JobId) {
+        for (node_id, amounts) in self.node_charges(id) {
+            if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {
+                node.used.sub(&amounts);
+                node.running_jobs = node.running_jobs.saturating_sub(1);
+            }
+            self.index.refresh(&self.nodes, node_id);
+        }
+        self.running.remove(&id);
+    }
+
+    /// A running job loses its resources and is pending again, keeping its submit time and
+    /// arrival order.
+    pub(crate) fn requeue_job(&mut self, id: JobId) {
+        self.release(id);
+        if let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) {
+            job.state = JobState::Pending;
+            self.pending.insert(id);
+        }
+    }
+
+    /// Ends a pending or running job, then resolves the jobs that depend on it; dependents whose
+    /// dependency can never be met are cancelled (decisions pushed), down the chain.
+    pub(crate) fn end_job(
+        &mut self,
+        id: JobId,
+        outcome: Outcome,
+        now_ms: u64,
+        decisions: &mut Vec<Decision>,
+    ) {
+        let mut queue = vec![(id, outcome)];
+        while let Some((id, outcome)) = queue.pop() {
+            if self.running.contains(&id) {
+                self.release(id);
+            }
+            self.pending.remove(&id);
+            let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
+                continue;
+            };
+            job.state = JobState::Ended {
+                at_ms: now_ms,
+                outcome,
+            };
+            self.ended.push_back(id);
+            for dependent in self.dependents.remove(&id).unwrap_or_default() {
+                if self.resolve_dependency(dependent, id, outcome) {
+                    decisions.push(Decision::Cancel {
+                        job: self.job_name(dependent).to_string(),
+                        reason: CancelReason::DependencyNeverSatisfied,
+                    });
+                    queue.push((dependent, Outcome::CancelledPending));
+                }
+            }
+        }
+    }
+
+    /// Applies `target`'s outcome to `dependent`'s waiting list; true when the dependent can
+    /// never run and must be cancelled.
+    fn resolve_dependency(&mut self, dependent: JobId, target: JobId, outcome: Outcome) -> bool {
+        let Some(job) = self
+            .jobs
+            .get_mut(dependent.index())
+            .and_then(Option::as_mut)
+        else {
+            return false;
+        };
+        if job.state != JobState::Pending {
+            return false;
+        }
+        let mut never = false;
+        job.waiting_on.retain(|(t, kind)| {
+            if *t != target {
+                return true;
+            }
+            never |= !outcome.satisfies(*kind);
+            false
+        });
+        never
+    }
+
+    /// Resolves a new job's dependencies on jobs that have already ended; true when it must be
+    /// cancelled at once.
+    pub(crate) fn resolve_ended_dependencies(&mut self, id: JobId) -> bool {
+        let Some(job) = self.job(id) else {
+            return false;
+        };
+        let ended: Vec<(JobId, Outcome)> = job
+            .waiting_on
+            .iter()
+            .filter_map(|(t, _)| match self.job(*t).map(|j| &j.state) {
+                Some(JobState::Ended { outcome, .. }) => Some((*t, *outcome)),
+                _ => None,
+            })
+            .collect();
+        let mut never = false;
+        for (target, outcome) in ended {
+            if let Some(list) = self.dependents.get_mut(&target) {
+                list.retain(|d| *d != id);
+            }
+            never |= self.resolve_dependency(id, target, outcome);
+        }
+        never
+    }
+
+    /// Forgets ended jobs older than `min_job_age_ms`: their ids become unknown again.
+    pub(crate) fn forget_old_jobs(&mut self, now_ms: u64) {
+        let min_age = self.config.policy.min_job_age_ms;
+        while let Some(&id) = self.ended.front() {
+            let ended_at = match self.job(id).map(|j| &j.state) {
+                Some(JobState::Ended { at_ms, .. }) => *at_ms,
+                _ => 0,
+            };
+            if ended_at.saturating_add(min_age) > now_ms {
+                break;
+            }
+            self.ended.pop_front();
+            if let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::take) {
+                self.job_names.remove(&job.spec.id);
+                self.dependents.remove(&id);
+                self.free_slots.push(id);
+            }
+        }
+    }
+}
+
+/// Per-node charges of a set of assignments: summed per node in first-seen order, or the whole
+/// node (from `capacity`) when exclusive.
+pub(crate) fn charges(
+    assignments: &[Assignment],
+    exclusive: bool,
+    capacity: impl Fn(NodeId) -> NodeAmounts,
+) -> Vec<(NodeId, NodeAmounts)> {
+    let mut out: Vec<(NodeId, NodeAmounts)> = Vec::new();
+    for a in assignments {
+        match out.iter_mut().find(|(n, _)| *n == a.node) {
+            Some((_, total)) => total.add(&a.amounts),
+            None => out.push((a.node, a.amounts)),
+        }
+    }
+    if exclusive {
+        for (node, total) in &mut out {
+            *total = capacity(*node);
+        }
+    }
+    out
+}

@@ -1,0 +1,163 @@
+//! `ClusterState`: the only truth. Nodes, partitions, jobs and their allocations; every change
+//! goes through applying an event or a decision, and each change keeps the free-capacity index in
+//! step.
+
+mod build;
+mod consistency;
+mod jobs;
+mod lifecycle;
+mod nodes;
+mod submit;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ClusterConfig;
+use crate::model::ids::{JobId, NodeId, PartitionId};
+use crate::model::job::{DependencyKind, JobSpec, Outcome};
+use crate::model::node::Node;
+use crate::model::shape::TaskShape;
+use crate::placement::{Assignment, FreeIndex};
+
+pub use build::Partition;
+pub(crate) use jobs::charges;
+
+/// The whole scheduler state: configuration, nodes, jobs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ClusterState {
+    /// The configuration it was built from (nodes as configured; run-time node changes live in
+    /// `nodes`).
+    pub config: ClusterConfig,
+    /// Interned GPU model names; a model's id is its position.
+    pub models: Vec<String>,
+    /// Partitions by id.
+    pub partitions: Vec<Partition>,
+    /// Where jobs naming no partition go.
+    pub default_partition: PartitionId,
+    /// Nodes by id; `None` once removed.
+    pub nodes: Vec<Option<Node>>,
+    /// Node names to ids.
+    pub node_names: BTreeMap<String, NodeId>,
+    /// Jobs by id; `None` for free slots.
+    pub jobs: Vec<Option<Job>>,
+    /// Free job slots, reused last-freed first.
+    pub free_slots: Vec<JobId>,
+    /// Job names to ids (pending, running and remembered ended jobs).
+    pub job_names: BTreeMap<String, JobId>,
+    /// Pending jobs.
+    pub pending: BTreeSet<JobId>,
+    /// Running jobs (including those being preempted).
+    pub running: BTreeSet<JobId>,
+    /// Ended jobs in the order they ended, forgotten after `min_job_age_ms`.
+    pub ended: VecDeque<JobId>,
+    /// For each job, the pending jobs that wait for it to end.
+    pub dependents: BTreeMap<JobId, Vec<JobId>>,
+    /// Arrival counter: ties of equal priority and submit time break by it.
+    pub next_arrival: u64,
+    /// The time of the last tick.
+    pub now_ms: u64,
+    /// Free capacity index (derived; rebuilt on restore).
+    #[serde(skip)]
+    pub index: FreeIndex,
+}
+
+/// A job the scheduler tracks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// As submitted.
+    pub spec: JobSpec,
+    /// Arrival order.
+    pub arrival: u64,
+    /// Submit time (the tick's time when the spec gives none).
+    pub submit_ms: u64,
+    /// Its partition.
+    pub partition: PartitionId,
+    /// Compiled task groups.
+    pub shapes: Vec<TaskShape>,
+    /// Held by the host.
+    pub held: bool,
+    /// Dependencies not yet satisfied.
+    pub waiting_on: Vec<(JobId, DependencyKind)>,
+    /// Pending, running or ended.
+    pub state: JobState,
+}
+
+/// Where a job is in its life.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum JobState {
+    /// Waiting to start.
+    Pending,
+    /// Holding resources.
+    Running(RunningJob),
+    /// Ended; remembered for dependencies and duplicate ids.
+    Ended {
+        /// When.
+        at_ms: u64,
+        /// How.
+        outcome: Outcome,
+    },
+}
+
+/// A running job's allocation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunningJob {
+    /// Start time.
+    pub start_ms: u64,
+    /// Where it runs.
+    pub assignments: Vec<Assignment>,
+    /// Set once it has been told to stop.
+    pub preemption: Option<Preemption>,
+}
+
+/// A running job asked to stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preemption {
+    /// The job it makes room for.
+    pub for_job: JobId,
+    /// When its grace runs out.
+    pub deadline_ms: u64,
+}
+
+impl Job {
+    /// The running allocation, if running.
+    pub fn running(&self) -> Option<&RunningJob> {
+        match &self.state {
+            JobState::Running(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// When a running job reaches its time limit.
+    pub fn limit_end_ms(&self) -> Option<u64> {
+        self.running()
+            .map(|r| r.start_ms.saturating_add(self.spec.time_limit_ms))
+    }
+}
+
+impl ClusterState {
+    /// The job in slot `id`.
+    pub fn job(&self, id: JobId) -> Option<&Job> {
+        self.jobs.get(id.index()).and_then(Option::as_ref)
+    }
+
+    /// The node in slot `id`.
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id.index()).and_then(Option::as_ref)
+    }
+
+    /// A job's external id.
+    pub fn job_name(&self, id: JobId) -> &str {
+        self.job(id).map_or("", |j| j.spec.id.as_str())
+    }
+
+    /// A node's name.
+    pub fn node_name(&self, id: NodeId) -> &str {
+        self.node(id).map_or("", |n| n.name.as_str())
+    }
+
+    /// Rebuilds derived indexes (after a restore).
+    pub fn rebuild_index(&mut self) {
+        self.index = FreeIndex::build(&self.nodes, self.models.len());
+    }
+}

@@ -1,0 +1,139 @@
+//! Node events: add, remove, down, up, drain. Jobs on a lost node are requeued, or killed when
+//! they cannot be.
+
+use super::ClusterState;
+use crate::config::NodeConfig;
+use crate::decision::{Decision, KillReason, RequeueReason};
+use crate::error::{ErrorKind, EventError};
+use crate::model::ids::{JobId, NodeId};
+use crate::model::job::Outcome;
+use crate::model::node::NodeState;
+
+impl ClusterState {
+    pub(crate) fn add_node(&mut self, cfg: NodeConfig) -> Result<(), EventError> {
+        if self.node_names.contains_key(&cfg.name) {
+            return Err(EventError::new(
+                ErrorKind::Invalid,
+                format!("node_add {}: a node with this name exists", cfg.name),
+            ));
+        }
+        let models_before = self.models.len();
+        let node = self.node_from_config(&cfg).map_err(|(field, message)| {
+            self.models.truncate(models_before);
+            let kind = if field.starts_with("partitions") {
+                ErrorKind::UnknownPartition
+            } else {
+                ErrorKind::Invalid
+            };
+            EventError::new(kind, format!("node_add {}: {field}: {message}", cfg.name))
+        })?;
+        let id = self.insert_node(node);
+        if self.models.len() != models_before {
+            self.rebuild_index();
+        } else {
+            self.index.refresh(&self.nodes, id);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn remove_node(
+        &mut self,
+        name: &str,
+        now_ms: u64,
+        decisions: &mut Vec<Decision>,
+    ) -> Result<(), EventError> {
+        let id = self.node_id(name, "node_remove")?;
+        self.evict_jobs(
+            id,
+            now_ms,
+            decisions,
+            RequeueReason::NodeRemoved,
+            KillReason::NodeRemoved,
+        );
+        self.nodes[id.index()] = None;
+        self.node_names.remove(name);
+        self.index.refresh(&self.nodes, id);
+        Ok(())
+    }
+
+    pub(crate) fn node_down(
+        &mut self,
+        name: &str,
+        now_ms: u64,
+        decisions: &mut Vec<Decision>,
+    ) -> Result<(), EventError> {
+        let id = self.node_id(name, "node_down")?;
+        self.evict_jobs(
+            id,
+            now_ms,
+            decisions,
+            RequeueReason::NodeDown,
+            KillReason::NodeDown,
+        );
+        if let Some(node) = self.nodes[id.index()].as_mut() {
+            node.state = NodeState::Down;
+        }
+        self.index.refresh(&self.nodes, id);
+        Ok(())
+    }
+
+    pub(crate) fn set_node_state(
+        &mut self,
+        name: &str,
+        what: &str,
+        state: NodeState,
+    ) -> Result<(), EventError> {
+        let id = self.node_id(name, what)?;
+        if let Some(node) = self.nodes[id.index()].as_mut() {
+            node.state = state;
+        }
+        self.index.refresh(&self.nodes, id);
+        Ok(())
+    }
+
+    fn node_id(&self, name: &str, what: &str) -> Result<NodeId, EventError> {
+        self.node_names.get(name).copied().ok_or_else(|| {
+            EventError::new(
+                ErrorKind::UnknownNode,
+                format!("{what}: no node \"{name}\""),
+            )
+        })
+    }
+
+    /// Requeues (or kills) every running job with a task on `node`.
+    fn evict_jobs(
+        &mut self,
+        node: NodeId,
+        now_ms: u64,
+        decisions: &mut Vec<Decision>,
+        requeue_reason: RequeueReason,
+        kill_reason: KillReason,
+    ) {
+        let victims: Vec<JobId> = self
+            .running
+            .iter()
+            .copied()
+            .filter(|j| {
+                self.job(*j)
+                    .and_then(|job| job.running())
+                    .is_some_and(|r| r.assignments.iter().any(|a| a.node == node))
+            })
+            .collect();
+        for id in victims {
+            let name = self.job_name(id).to_string();
+            if self.job(id).is_some_and(|j| j.spec.requeue) {
+                decisions.push(Decision::Requeue {
+                    job: name,
+                    reason: requeue_reason,
+                });
+                self.requeue_job(id);
+            } else {
+                decisions.push(Decision::Kill {
+                    job: name,
+                    reason: kill_reason,
+                });
+                self.end_job(id, Outcome::Killed, now_ms, decisions);
+            }
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! Validating and compiling a submitted job. A bad submission is refused with a typed error
+//! before anything changes.
+
+use std::ops::ControlFlow;
+
+use super::{ClusterState, Job, JobState};
+use crate::error::{ErrorKind, EventError};
+use crate::model::ids::{JobId, NodeId, PartitionId};
+use crate::model::job::{JobSpec, PlacementMode, TaskGroup};
+use crate::model::node::Node;
+use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
+use crate::model::shape::{GpuNeed, ModelMask, TaskShape};
+use crate::placement::{Candidates, CapacityView, GangRequest, place_gang};
+
+fn invalid(message: String) -> EventError {
+    EventError::new(ErrorKind::Invalid, message)
+}
+
+impl ClusterState {
+    /// Checks a submission and compiles it into a pending `Job` (not yet inserted).
+    pub(crate) fn compile_job(&self, spec: JobSpec, now_ms: u64) -> Result<Job, EventError> {
+        let id = &spec.id;
+        if id.is_empty() {
+            return Err(invalid("submit: job id must not be empty".into()));
+        }
+        if self.job_names.contains_key(id) {
+            return Err(EventError::new(
+                ErrorKind::DuplicateJob,
+                format!("submit {id}: a job with this id is still tracked"),
+            ));
+        }
+        if spec.time_limit_ms == 0 {
+            return Err(invalid(format!(
+                "submit {id}: time_limit_ms must be positive"
+            )));
+        }
+        if spec.groups.is_empty() {
+            return Err(invalid(format!("submit {id}: groups must not be empty")));
+        }
+        let partition = match &spec.partition {
+            None => self.default_partition,
+            Some(name) => self.partition_id(name).ok_or_else(|| {
+                EventError::new(
+                    ErrorKind::UnknownPartition,
+                    format!("submit {id}: unknown partition \"{name}\""),
+                )
+            })?,
+        };
+        let part = &self.partitions[partition.index()];
+        if let Some(max) = part.max_time_ms
+            && spec.time_limit_ms > max
+        {
+            return Err(invalid(format!(
+                "submit {id}: time_limit_ms {} exceeds partition {}'s max_time_ms {max}",
+                spec.time_limit_ms, part.name
+            )));
+        }
+        if let Some(queue) = &spec.queue
+            && !self.config.queues.iter().any(|q| &q.name == queue)
+        {
+            return Err(EventError::new(
+                ErrorKind::UnknownQueue,
+                format!("submit {id}: unknown queue \"{queue}\""),
+            ));
+        }
+        if let Some(account) = &spec.account
+            && !self.config.accounts.is_empty()
+            && !self.config.accounts.iter().any(|a| &a.name == account)
+        {
+            return Err(EventError::new(
+                ErrorKind::UnknownAccount,
+                format!("submit {id}: unknown account \"{account}\""),
+            ));
+        }
+        let mut shapes = Vec::with_capacity(spec.groups.len());
+        for (g, group) in spec.groups.iter().enumerate() {
+            shapes.push(self.compile_group(id, g, group)?);
+        }
+        let mut waiting_on = Vec::with_capacity(spec.after.len());
+        for dep in &spec.after {
+            if &dep.job == id {
+                return Err(invalid(format!(
+                    "submit {id}: a job cannot depend on itself"
+                )));
+            }
+            let target = self.job_names.get(&dep.job).ok_or_else(|| {
+                EventError::new(
+                    ErrorKind::UnknownJob,
+                    format!("submit {id}: dependency on unknown job \"{}\"", dep.job),
+                )
+            })?;
+            waiting_on.push((*target, dep.on));
+        }
+        self.check_satisfiable(id, partition, &shapes, spec.exclusive)?;
+        Ok(Job {
+            submit_ms: spec.submit_ms.unwrap_or(now_ms),
+            arrival: self.next_arrival,
+            partition,
+            shapes,
+            held: false,
+            waiting_on,
+            state: JobState::Pending,
+            spec,
+        })
+    }
+
+    fn compile_group(
+        &self,
+        id: &str,
+        g: usize,
+        group: &TaskGroup,
+    ) -> Result<TaskShape, EventError> {
+        let at = format!("submit {id}: groups[{g}]");
+        if group.count == 0 {
+            return Err(invalid(format!("{at}.count must be at least 1")));
+        }
+        let min_count = group.min_tasks();
+        if min_count == 0 || min_count > group.count {
+            return Err(invalid(format!(
+                "{at}.min_count {min_count} must be between 1 and count {}",
+                group.count
+            )));
+        }
+        let gpus = group.gpus.milli();
+        let gpu = if gpus == 0 {
+            GpuNeed::None
+        } else if gpus < u64::from(DEVICE_MILLI) {
+            GpuNeed::Fraction(gpus as u16)
+        } else if gpus % u64::from(DEVICE_MILLI) == 0 && gpus / 1000 <= 16 {
+            GpuNeed::Whole((gpus / 1000) as u16)
+        } else if gpus % u64::from(DEVICE_MILLI) == 0 {
+            return Err(EventError::new(
+                ErrorKind::Unsatisfiable,
+                format!(
+                    "{at}: one task asks for {} GPUs; no node has more than 16",
+                    group.gpus
+                ),
+            ));
+        } else {
+            return Err(invalid(format!(
+                "{at}.gpus {} must be a whole number, or a fraction below 1",
+                group.gpus
+            )));
+        };
+        let mut models = ModelMask::ANY;
+        if let Some(names) = &group.gpu_models {
+            if names.is_empty() {
+                return Err(invalid(format!(
+                    "{at}.gpu_models must not be empty when given"
+                )));
+            }
+            for name in names {
+                match self.models.iter().position(|m| m == name) {
+                    Some(i) => models.0 |= 1u64 << i,
+                    None => {
+                        return Err(EventError::new(
+                            ErrorKind::Unsatisfiable,
+                            format!("{at}: no node has GPU model \"{name}\""),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(TaskShape {
+            cpu_milli: group.cpus.milli(),
+            memory_mib: group.memory_mib,
+            gpu,
+            models,
+            count: group.count,
+            min_count,
+            mode: group.placement,
+        })
+    }
+
+    /// Refuses a gang that could not fit the partition's nodes even if they were all empty and
+    /// up, checked at `min_count`.
+    fn check_satisfiable(
+        &self,
+        id: &str,
+        partition: PartitionId,
+        shapes: &[TaskShape],
+        exclusive: bool,
+    ) -> Result<(), EventError> {
+        let minimal: Vec<TaskShape> = shapes.iter().map(|s| s.with_count(s.min_count)).collect();
+        let request = GangRequest {
+            shapes: &minimal,
+            exclusive,
+            partition,
+        };
+        let everything = EmptyCluster { nodes: &self.nodes };
+        if place_gang(&self.nodes, &everything, &everything, request).is_some() {
+            return Ok(());
+        }
+        let part = &self.partitions[partition.index()];
+        let members: Vec<&Node> = self
+            .nodes
+            .iter()
+            .flatten()
+            .filter(|n| n.partitions.contains(partition))
+            .collect();
+        for (g, shape) in minimal.iter().enumerate() {
+            let one = shape.with_count(1);
+            let hosts = members
+                .iter()
+                .filter(|n| crate::placement::fit::tasks_fitting(n, &n.capacity, &one) > 0)
+                .count();
+            let at = format!("submit {id}: groups[{g}]");
+            let message = if hosts == 0 {
+                format!(
+                    "{at}: one task ({}) fits no node of partition {}",
+                    describe_task(shape),
+                    part.name
+                )
+            } else if shape.mode == PlacementMode::StrictSpread && (hosts as u32) < shape.count {
+                format!(
+                    "{at}: {} tasks with strict_spread but the partition {} has {hosts} nodes that can hold one",
+                    shape.count, part.name
+                )
+            } else {
+                continue;
+            };
+            return Err(EventError::new(ErrorKind::Unsatisfiable, message));
+        }
+        Err(EventError::new(
+            ErrorKind::Unsatisfiable,
+            format!(
+                "submit {id}: the gang does not fit partition {} even with every node empty",
+                part.name
+            ),
+        ))
+    }
+
+    /// Inserts a compiled job as pending, returning its slot.
+    pub(crate) fn insert_job(&mut self, job: Job) -> JobId {
+        let name = job.spec.id.clone();
+        let waiting: Vec<JobId> = job.waiting_on.iter().map(|(t, _)| *t).collect();
+        let id = match self.free_slots.pop() {
+            Some(slot) => {
+                self.jobs[slot.index()] = Some(job);
+                slot
+            }
+            None => {
+                self.jobs.push(Some(job));
+                JobId(self.jobs.len() as u32 - 1)
+            }
+        };
+        self.next_arrival += 1;
+        self.job_names.insert(name, id);
+        self.pending.insert(id);
+        for target in waiting {
+            self.dependents.entry(target).or_default().push(id);
+        }
+        id
+    }
+}
+
+fn describe_task(shape: &TaskShape) -> String {
+    let gpus = match shape.gpu {
+        GpuNeed::None => String::new(),
+        GpuNeed::Whole(k) => format!(", {k} GPUs"),
+        GpuNeed::Fraction(f) => format!(", {f}/1000 of a GPU"),
+    };
+    format!(
+        "{} cpus, {} MiB{gpus}",
+        crate::Milli::from_milli(shape.cpu_milli),
+        shape.memory_mib
+    )
+}
+
+/// Every node of the cluster as if empty and up: for the "can this ever fit" check.
+struct EmptyCluster<'a> {
+    nodes: &'a [Option<Node>],
+}
+
+impl CapacityView for EmptyCluster<'_> {
+    fn free(&self, _id: NodeId, node: &Node) -> Option<NodeAmounts> {
+        Some(node.capacity)
+    }
+}
+
+impl Candidates for EmptyCluster<'_> {
+    fn visit(&self, _shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
+        for (i, node) in self.nodes.iter().enumerate() {
+            if node.is_some() && f(NodeId(i as u32)).is_break() {
+                return;
+            }
+        }
+    }
+}
