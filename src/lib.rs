@@ -20,3 +20,5 @@ pub mod scheduler;
 
 pub use scheduler::{Scheduler, Snapshot};
 pub mod protocol;
+#[cfg(feature = "testkit")]
+pub mod testkit;

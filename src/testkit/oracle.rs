@@ -1,0 +1,74 @@
+//! The invariant oracle: after any tick, no device is double-booked, no node exceeds capacity,
+//! every running gang is fully placed, nothing runs on a down node, every decision refers to a
+//! known job and every `start` matches the books.
+
+use crate::decision::{Decision, TickOutcome};
+use crate::error::TickError;
+use crate::event::Event;
+use crate::scheduler::Scheduler;
+use crate::state::JobState;
+
+/// Checks every invariant after a tick that produced `outcome`.
+///
+/// ```
+/// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+/// use gangway::testkit::check_tick;
+/// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+/// let mut s = Scheduler::new(cluster).unwrap();
+/// let out = s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 1000, 2) }]).unwrap();
+/// check_tick(&s, &out).unwrap();
+/// ```
+pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), String> {
+    let state = scheduler.state();
+    state.check_consistency()?;
+    let ranks: Vec<u8> = outcome.decisions.iter().map(Decision::order_rank).collect();
+    if ranks.windows(2).any(|w| w[0] > w[1]) {
+        return Err(format!("decisions out of order: {:?}", outcome.decisions));
+    }
+    for decision in &outcome.decisions {
+        let name = decision.job();
+        let id = state
+            .job_names
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("decision {decision:?} names unknown job {name}"))?;
+        let job = state.job(id).ok_or_else(|| format!("job {name} has no slot"))?;
+        if let Decision::Start { placement, .. } = decision {
+            let run = match &job.state {
+                JobState::Running(run) => run,
+                // A job started and ended (e.g. killed) in one tick cannot happen; a start must
+                // leave the job running.
+                other => return Err(format!("started job {name} is {other:?}")),
+            };
+            if run.assignments.len() != placement.len() {
+                return Err(format!("start of {name}: placement differs from the books"));
+            }
+            for (entry, a) in placement.iter().zip(&run.assignments) {
+                let node = state.node(a.node).ok_or_else(|| format!("{name} on a missing node"))?;
+                if entry.node != node.name || entry.tasks != a.tasks || entry.gpus != a.gpus {
+                    return Err(format!("start of {name}: entry {entry:?} differs from the books"));
+                }
+                if let Some(bad) = entry.gpus.iter().find(|g| **g as usize >= node.gpu_count) {
+                    return Err(format!("start of {name}: GPU {bad} does not exist on {}", node.name));
+                }
+                if !node.accepts_work() {
+                    return Err(format!("start of {name} on {} which is not up", node.name));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Ticks and runs the oracle; panics with the violated invariant (for tests).
+pub fn checked_tick(
+    scheduler: &mut Scheduler,
+    now_ms: u64,
+    events: Vec<Event>,
+) -> Result<TickOutcome, TickError> {
+    let outcome = scheduler.tick(now_ms, events)?;
+    if let Err(violation) = check_tick(scheduler, &outcome) {
+        panic!("invariant violated after tick at {now_ms} ms: {violation}");
+    }
+    Ok(outcome)
+}
