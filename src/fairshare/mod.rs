@@ -1,0 +1,351 @@
+//! Hierarchical fair-share: the share tree of accounts and users, the decaying usage ledger, the
+//! fair-share factor (Slurm's Fair Tree or classic algorithm) and the `sshare`-like report.
+//!
+//! This module is pure bookkeeping with time passed in: it never reads a clock. The scheduler
+//! creates one [`FairShare`] from the CLUSTER's `accounts` and `policy.fairshare`, resolves each
+//! job to an association with [`FairShare::association`], charges running jobs with
+//! [`FairShare::charge`], and once per pass reads every factor from
+//! [`FairShare::compute_factors`].
+//!
+//! - **Tree.** The configured accounts hang below an implicit root (an account naming no parent
+//!   is a child of the root). An association is a (account, user) leaf; users and sub-accounts of
+//!   one account are siblings. A user not listed under its account gets shares 1 there when first
+//!   used; a job naming no account is charged to the account `default`, created at root level
+//!   with shares 1 when first used (so it takes part in normalisation only from then on), unless
+//!   the configuration lists an account of that name.
+//! - **Ledger.** A charge adds to the association and to every ancestor account. Usage decays as
+//!   `U ← U·2^(−Δt/half_life)`, exactly and lazily: each node stores its usage with the time of
+//!   its last update and is decayed only when charged (O(depth) per charge) or read (reads do
+//!   not modify it). A half-life of 0 disables decay. An optional [`ResetPeriod`] forgets usage
+//!   outright at period boundaries.
+//! - **Factors.** See [`FairShare::compute_factors`].
+
+mod classic;
+mod factors;
+mod fair_tree;
+mod ledger;
+mod report;
+mod tree;
+
+use serde::{Deserialize, Serialize};
+
+pub use factors::FactorTable;
+pub use ledger::ResetPeriod;
+pub use report::{ShareRow, format_table};
+
+use crate::config::{AccountConfig, FairshareAlgorithm, FairshareConfig};
+use factors::Evaluation;
+use ledger::Decay;
+use tree::ShareTree;
+
+/// An association (an account and a user in it), as handed out by [`FairShare::association`].
+///
+/// Ids are dense, in creation order from 0, and stay valid for the life of the [`FairShare`]
+/// that made them, so a host may index its own tables with [`AssocId::index`].
+///
+/// ```
+/// use gangway::config::{AccountConfig, FairshareConfig};
+/// use gangway::fairshare::FairShare;
+/// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
+/// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+/// let first = fs.association(Some("a"), "u1").unwrap();
+/// let second = fs.association(Some("a"), "u2").unwrap();
+/// assert_eq!((first.index(), second.index()), (0, 1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct AssocId(u32);
+
+impl AssocId {
+    /// The id's position, from 0 in creation order.
+    ///
+    /// ```
+    /// # use gangway::config::{AccountConfig, FairshareConfig};
+    /// # use gangway::fairshare::FairShare;
+    /// # let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
+    /// # let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+    /// assert_eq!(fs.association(Some("a"), "u").unwrap().index(), 0);
+    /// ```
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The id at `index`. More than `u32::MAX` associations cannot be told apart; a tree that
+    /// large does not fit in memory anyway.
+    pub(crate) fn from_index(index: usize) -> Self {
+        AssocId(u32::try_from(index).unwrap_or(u32::MAX))
+    }
+}
+
+/// The fair-share engine: the share tree, its usage ledger and the configured algorithm.
+///
+/// The whole state (de)serializes, so a restored engine continues exactly where it was.
+///
+/// ```
+/// use gangway::config::{AccountConfig, FairshareConfig};
+/// use gangway::fairshare::FairShare;
+///
+/// let accounts = [
+///     AccountConfig { name: "teama".into(), shares: 1, ..Default::default() },
+///     AccountConfig { name: "teamb".into(), shares: 1, ..Default::default() },
+/// ];
+/// let week = 604_800_000;
+/// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+/// let a = fs.association(Some("teama"), "alice").unwrap();
+/// let b = fs.association(Some("teamb"), "bob").unwrap();
+///
+/// // 16 GPUs for 70 s, charged when the job ends.
+/// fs.charge(a, 16.0 * 70.0, 70_000).unwrap();
+/// // A week later half of it is remembered.
+/// assert!((fs.usage(a, 70_000 + week).unwrap() - 560.0).abs() < 1e-9);
+///
+/// // Fair Tree: the idle team ranks first (1.0), the busy one last (1/2).
+/// let factors = fs.compute_factors(71_000);
+/// assert_eq!(factors.get(b), Some(1.0));
+/// assert_eq!(factors.get(a), Some(0.5));
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FairShare {
+    tree: ShareTree,
+    decay: Decay,
+    algorithm: FairshareAlgorithm,
+}
+
+impl FairShare {
+    /// Builds the engine from the CLUSTER's `accounts` and `policy.fairshare`, with no usage and
+    /// no reset period. Errors name the offending field: a duplicate or empty name, an unknown
+    /// parent, a cycle of parents, or zero shares (`accounts[2].parent: unknown account "x"`).
+    ///
+    /// ```
+    /// use gangway::config::{AccountConfig, FairshareConfig};
+    /// use gangway::fairshare::FairShare;
+    /// let accounts = [AccountConfig {
+    ///     name: "a".into(), parent: Some("nope".into()), shares: 1, ..Default::default()
+    /// }];
+    /// let err = FairShare::new(&accounts, &FairshareConfig::default()).unwrap_err();
+    /// assert_eq!(err, r#"accounts[0].parent: unknown account "nope""#);
+    /// ```
+    pub fn new(accounts: &[AccountConfig], config: &FairshareConfig) -> Result<Self, String> {
+        Ok(FairShare {
+            tree: ShareTree::new(accounts)?,
+            decay: Decay {
+                half_life_ms: config.half_life_ms,
+                reset: ResetPeriod::None,
+            },
+            algorithm: config.algorithm,
+        })
+    }
+
+    /// The same engine, forgetting usage at the boundaries of `reset` (Slurm's
+    /// `PriorityUsageResetPeriod`).
+    ///
+    /// ```
+    /// use gangway::config::{AccountConfig, FairshareConfig};
+    /// use gangway::fairshare::{FairShare, ResetPeriod};
+    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
+    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default())
+    ///     .unwrap()
+    ///     .with_reset_period(ResetPeriod::Daily);
+    /// let u = fs.association(Some("a"), "u").unwrap();
+    /// fs.charge(u, 5.0, 1_000).unwrap();
+    /// assert_eq!(fs.usage(u, 86_400_000), Some(0.0));
+    /// ```
+    pub fn with_reset_period(mut self, reset: ResetPeriod) -> Self {
+        self.decay.reset = reset;
+        self
+    }
+
+    /// The algorithm [`FairShare::compute_factors`] uses.
+    ///
+    /// ```
+    /// use gangway::config::{FairshareAlgorithm, FairshareConfig};
+    /// use gangway::fairshare::FairShare;
+    /// let fs = FairShare::new(&[], &FairshareConfig::default()).unwrap();
+    /// assert_eq!(fs.algorithm(), FairshareAlgorithm::FairTree);
+    /// ```
+    pub fn algorithm(&self) -> FairshareAlgorithm {
+        self.algorithm
+    }
+
+    /// The association of `user` under `account`, created on first use: a user not listed under
+    /// the account gets shares 1 there. `None` means the account `default`, created at root
+    /// level with shares 1 on first use unless configured. Errors for an unknown account.
+    ///
+    /// ```
+    /// use gangway::config::{AccountConfig, FairshareConfig};
+    /// use gangway::fairshare::FairShare;
+    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
+    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+    /// let u = fs.association(Some("a"), "u").unwrap();
+    /// assert_eq!(fs.association(Some("a"), "u"), Ok(u));
+    /// assert_eq!(fs.association(Some("b"), "u"), Err(r#"unknown account "b""#.to_owned()));
+    /// assert!(fs.association(None, "u").is_ok());
+    /// ```
+    pub fn association(&mut self, account: Option<&str>, user: &str) -> Result<AssocId, String> {
+        self.tree.association(account, user)
+    }
+
+    /// The association of `user` under `account` (`None`: the `default` account) if it exists,
+    /// without creating anything.
+    ///
+    /// ```
+    /// use gangway::config::{AccountConfig, FairshareConfig};
+    /// use gangway::fairshare::FairShare;
+    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
+    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+    /// assert_eq!(fs.find_association(Some("a"), "u"), None);
+    /// let u = fs.association(Some("a"), "u").unwrap();
+    /// assert_eq!(fs.find_association(Some("a"), "u"), Some(u));
+    /// ```
+    pub fn find_association(&self, account: Option<&str>, user: &str) -> Option<AssocId> {
+        self.tree.find_association(account, user)
+    }
+
+    /// How many associations exist (the `n` of Fair Tree's `rank / n`).
+    ///
+    /// ```
+    /// use gangway::config::{AccountConfig, FairshareConfig};
+    /// use gangway::fairshare::FairShare;
+    /// let accounts = [AccountConfig {
+    ///     name: "a".into(), shares: 1, users: [("u".to_owned(), 2)].into_iter().collect(),
+    ///     ..Default::default()
+    /// }];
+    /// let fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+    /// assert_eq!(fs.association_count(), 1);
+    /// ```
+    pub fn association_count(&self) -> usize {
+        self.tree.assoc_count()
+    }
+
+    /// Adds `amount` (billing-weighted resource-seconds) at `now_ms` to the association and to
+    /// every ancestor account, decaying each of them to `now_ms` first. A time before a node's
+    /// last update counts as that update's time. Errors for an id this engine did not hand out
+    /// and for an amount that is negative or not finite; nothing changes then.
+    ///
+    /// ```
+    /// use gangway::config::{AccountConfig, FairshareConfig};
+    /// use gangway::fairshare::FairShare;
+    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
+    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+    /// let u = fs.association(Some("a"), "u").unwrap();
+    /// fs.charge(u, 8.0, 0).unwrap();
+    /// assert_eq!(fs.account_usage("a", 0), Some(8.0));
+    /// assert!(fs.charge(u, -1.0, 0).is_err());
+    /// ```
+    pub fn charge(&mut self, assoc: AssocId, amount: f64, now_ms: u64) -> Result<(), String> {
+        if !amount.is_finite() || amount < 0.0 {
+            return Err(format!(
+                "usage charge {amount}: must be a finite non-negative number"
+            ));
+        }
+        let mut at = self.tree.assoc_node(assoc);
+        if at.is_none() {
+            return Err(format!("unknown association {}", assoc.index()));
+        }
+        while let Some(id) = at {
+            let node = &mut self.tree.nodes[id];
+            self.decay.add(&mut node.usage, amount, now_ms);
+            at = node.parent;
+        }
+        Ok(())
+    }
+
+    /// The association's usage decayed to `now_ms` (nothing is modified).
+    ///
+    /// ```
+    /// use gangway::config::{AccountConfig, FairshareConfig};
+    /// use gangway::fairshare::FairShare;
+    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
+    /// let config = FairshareConfig { half_life_ms: 1_000, ..Default::default() };
+    /// let mut fs = FairShare::new(&accounts, &config).unwrap();
+    /// let u = fs.association(Some("a"), "u").unwrap();
+    /// fs.charge(u, 8.0, 0).unwrap();
+    /// assert_eq!(fs.usage(u, 3_000), Some(1.0));
+    /// ```
+    pub fn usage(&self, assoc: AssocId, now_ms: u64) -> Option<f64> {
+        let id = self.tree.assoc_node(assoc)?;
+        Some(self.decay.read(&self.tree.nodes[id].usage, now_ms))
+    }
+
+    /// The account's usage (its own associations' and its sub-accounts') decayed to `now_ms`.
+    ///
+    /// ```
+    /// use gangway::config::{AccountConfig, FairshareConfig};
+    /// use gangway::fairshare::FairShare;
+    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
+    /// let fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+    /// assert_eq!(fs.account_usage("a", 0), Some(0.0));
+    /// assert_eq!(fs.account_usage("b", 0), None);
+    /// ```
+    pub fn account_usage(&self, account: &str, now_ms: u64) -> Option<f64> {
+        let id = self.tree.account(account)?;
+        Some(self.decay.read(&self.tree.nodes[id].usage, now_ms))
+    }
+
+    /// The fair-share factor of every association at `now_ms`, in `0..=1`, computed once in
+    /// O(n log n) for n tree nodes, by the configured algorithm:
+    ///
+    /// - **Fair Tree** (Slurm's default): each node's level fair-share `LF = S / U` (`S` its raw
+    ///   shares over its siblings', `U` its usage over its siblings', ∞ without usage); the
+    ///   associations are ranked by a depth-first traversal visiting siblings in descending `LF`,
+    ///   and the factor is `rank / n`: 1.0 for the first, `1/n` for the last, ties as Slurm
+    ///   documents them.
+    /// - **Classic**: `F = 2^(−U_E / S)`, with `S` the share of the whole machine and `U_E`
+    ///   Slurm's effective usage; with no usage at all, every factor is 1.
+    ///
+    /// ```
+    /// use gangway::config::{AccountConfig, FairshareAlgorithm, FairshareConfig};
+    /// use gangway::fairshare::FairShare;
+    /// let accounts = [
+    ///     AccountConfig { name: "big".into(), shares: 3, ..Default::default() },
+    ///     AccountConfig { name: "small".into(), shares: 1, ..Default::default() },
+    /// ];
+    /// let config = FairshareConfig { algorithm: FairshareAlgorithm::Classic, ..Default::default() };
+    /// let mut fs = FairShare::new(&accounts, &config).unwrap();
+    /// let big = fs.association(Some("big"), "u").unwrap();
+    /// let small = fs.association(Some("small"), "v").unwrap();
+    /// fs.charge(big, 75.0, 0).unwrap();
+    /// fs.charge(small, 25.0, 0).unwrap();
+    /// // Both used exactly their share: F = 2^(−1) for each.
+    /// let factors = fs.compute_factors(0);
+    /// assert!((factors.get(big).unwrap() - 0.5).abs() < 1e-12);
+    /// assert!((factors.get(small).unwrap() - 0.5).abs() < 1e-12);
+    /// ```
+    pub fn compute_factors(&self, now_ms: u64) -> FactorTable {
+        FactorTable::new(self.evaluate(now_ms).factors)
+    }
+
+    /// The `sshare`-like report at `now_ms`: one [`ShareRow`] per account and association, in
+    /// tree order. [`format_table`] renders it as text.
+    ///
+    /// ```
+    /// use gangway::config::{AccountConfig, FairshareConfig};
+    /// use gangway::fairshare::FairShare;
+    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
+    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+    /// fs.association(Some("a"), "u").unwrap();
+    /// let rows = fs.report(0);
+    /// assert_eq!(rows.len(), 2);
+    /// assert_eq!(rows[1].fairshare, Some(1.0));
+    /// ```
+    pub fn report(&self, now_ms: u64) -> Vec<ShareRow> {
+        report::rows(&self.tree, &self.evaluate(now_ms))
+    }
+
+    /// Every node's numbers at `now_ms` under the configured algorithm.
+    fn evaluate(&self, now_ms: u64) -> Evaluation {
+        let usage = self
+            .tree
+            .nodes
+            .iter()
+            .map(|n| self.decay.read(&n.usage, now_ms))
+            .collect();
+        match self.algorithm {
+            FairshareAlgorithm::FairTree => fair_tree::evaluate(&self.tree, usage),
+            FairshareAlgorithm::Classic => classic::evaluate(&self.tree, usage),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
