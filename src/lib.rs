@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod model;
+pub mod quota;
 
 pub use config::ClusterConfig;
 pub use model::amount::Milli;
