@@ -109,6 +109,18 @@ pub struct CohortConfig {
     /// The parent cohort. Default: none (a root).
     #[serde(default)]
     pub parent: Option<String>,
+    /// The cohort's own quota pool per resource key (Kueue's Cohort API): `nominal` is lent to
+    /// the queues and cohorts below it, `borrowing_limit` and `lending_limit` bound what the
+    /// whole subtree takes from and gives to the parent cohort. Default: none.
+    ///
+    /// ```
+    /// use gangway::config::CohortConfig;
+    /// let c: CohortConfig = serde_json::from_str(
+    ///     r#"{"name": "org", "quota": {"gpu": {"nominal": 8}}}"#).unwrap();
+    /// assert_eq!(c.quota["gpu"].nominal, gangway::Milli::from_units(8));
+    /// ```
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub quota: IndexMap<String, QuotaConfig>,
 }
 
 /// A queue (Kueue's ClusterQueue): quota per resource, a cohort, and preemption policy.
@@ -124,6 +136,17 @@ pub struct QueueConfig {
     /// limits only the resources it lists.
     #[serde(default)]
     pub quota: IndexMap<String, QuotaConfig>,
+    /// The most one user may hold in this queue per resource key, counting the user's running
+    /// jobs (Slurm's MaxTRESPerUser). Default: no cap.
+    ///
+    /// ```
+    /// use gangway::config::QueueConfig;
+    /// let q: QueueConfig = serde_json::from_str(
+    ///     r#"{"name": "team-a", "max_per_user": {"gpu": 8}}"#).unwrap();
+    /// assert_eq!(q.max_per_user["gpu"], gangway::Milli::from_units(8));
+    /// ```
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub max_per_user: IndexMap<String, Milli>,
     /// Which running jobs a pending job of this queue may preempt.
     #[serde(default)]
     pub preemption: QueuePreemptionConfig,

@@ -1,0 +1,145 @@
+//! Interning of resource keys (`cpu`, `memory_mib`, `gpu`, `gpu:MODEL`) into [`KeyId`]s.
+
+use super::vector::{KeyId, MAX_KEYS, QuotaVec};
+
+/// The resource keys of one tree, in [`KeyId`] order: `cpu`, `memory_mib`, `gpu`, then one
+/// `gpu:MODEL` key per model in first-seen order.
+#[derive(Clone, Debug)]
+pub(crate) struct ResourceKeys {
+    names: Vec<String>,
+}
+
+impl ResourceKeys {
+    /// The three keys every tree has.
+    pub(crate) fn new() -> Self {
+        ResourceKeys {
+            names: vec!["cpu".into(), "memory_mib".into(), "gpu".into()],
+        }
+    }
+
+    /// The number of interned keys.
+    pub(crate) fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The name of `key`.
+    pub(crate) fn name(&self, key: KeyId) -> &str {
+        self.names.get(key.index()).map_or("", String::as_str)
+    }
+
+    /// The id of an interned key name.
+    pub(crate) fn get(&self, name: &str) -> Option<KeyId> {
+        let index = self.names.iter().position(|n| n == name)?;
+        KeyId::from_index(index)
+    }
+
+    /// The id of the `gpu:MODEL` key for `model`, without building the key string.
+    fn model(&self, model: &str) -> Option<KeyId> {
+        let index = self
+            .names
+            .iter()
+            .position(|n| n.strip_prefix("gpu:") == Some(model))?;
+        KeyId::from_index(index)
+    }
+
+    /// Interns `name` after checking it is a valid key; `field` names the configuration field
+    /// in error messages.
+    pub(crate) fn intern(&mut self, name: &str, field: &str) -> Result<KeyId, String> {
+        let valid = matches!(name, "cpu" | "memory_mib" | "gpu")
+            || name
+                .strip_prefix("gpu:")
+                .is_some_and(|model| !model.is_empty());
+        if !valid {
+            return Err(format!(
+                "{field}: unknown resource key \"{name}\" (expected cpu, memory_mib, gpu or \
+                 gpu:MODEL)"
+            ));
+        }
+        if let Some(key) = self.get(name) {
+            return Ok(key);
+        }
+        let key = KeyId::from_index(self.names.len()).ok_or_else(|| {
+            format!(
+                "{field}: too many resource keys at \"{name}\" (at most {MAX_KEYS}: cpu, \
+                 memory_mib, gpu and {} GPU models)",
+                MAX_KEYS - 3
+            )
+        })?;
+        self.names.push(name.to_owned());
+        Ok(key)
+    }
+
+    /// A job's demand: `cpu_milli` millicpus, `memory_mib` MiB and GPUs per model in
+    /// thousandths. GPUs count toward `gpu` and toward `gpu:MODEL` where that key exists.
+    pub(crate) fn demand(
+        &self,
+        cpu_milli: u64,
+        memory_mib: u64,
+        gpus_by_model: &[(&str, u64)],
+    ) -> QuotaVec {
+        let mut v = QuotaVec::ZERO;
+        v[KeyId::CPU] = cpu_milli;
+        v[KeyId::MEMORY_MIB] = memory_mib.saturating_mul(1000);
+        for &(model, milli) in gpus_by_model {
+            v[KeyId::GPU] = v[KeyId::GPU].saturating_add(milli);
+            if let Some(key) = self.model(model) {
+                v[key] = v[key].saturating_add(milli);
+            }
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intern_accepts_the_four_key_forms_and_dedups() {
+        let mut keys = ResourceKeys::new();
+        assert_eq!(keys.intern("cpu", "f"), Ok(KeyId::CPU));
+        assert_eq!(keys.intern("gpu", "f"), Ok(KeyId::GPU));
+        let a100 = keys.intern("gpu:a100", "f").unwrap();
+        assert_eq!(keys.intern("gpu:a100", "f"), Ok(a100));
+        assert_eq!(keys.len(), 4);
+        assert_eq!(keys.name(a100), "gpu:a100");
+    }
+
+    #[test]
+    fn intern_refuses_unknown_and_empty_model_keys() {
+        let mut keys = ResourceKeys::new();
+        let err = keys.intern("disk", "queues[0].quota").unwrap_err();
+        assert!(
+            err.starts_with("queues[0].quota: unknown resource key \"disk\""),
+            "{err}"
+        );
+        assert!(keys.intern("gpu:", "f").is_err());
+        assert!(keys.intern("memory", "f").is_err());
+    }
+
+    #[test]
+    fn intern_refuses_more_than_max_keys() {
+        let mut keys = ResourceKeys::new();
+        for i in 0..MAX_KEYS - 3 {
+            keys.intern(&format!("gpu:m{i}"), "f").unwrap();
+        }
+        let err = keys
+            .intern("gpu:one-too-many", "cohorts[1].quota")
+            .unwrap_err();
+        assert!(
+            err.starts_with("cohorts[1].quota: too many resource keys"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn demand_counts_gpus_toward_gpu_and_their_model() {
+        let mut keys = ResourceKeys::new();
+        let a100 = keys.intern("gpu:a100", "f").unwrap();
+        let d = keys.demand(1500, 2, &[("a100", 2000), ("h100", 1000)]);
+        assert_eq!(d[KeyId::CPU], 1500);
+        assert_eq!(d[KeyId::MEMORY_MIB], 2000);
+        assert_eq!(d[KeyId::GPU], 3000);
+        assert_eq!(d[a100], 2000);
+    }
+}

@@ -1,0 +1,58 @@
+//! Kueue-style quotas in cohort trees: nominal quota, borrowing and lending limits, and
+//! per-user caps, as pure accounting.
+//!
+//! Queues (Kueue's ClusterQueues) hold a quota per resource key: `cpu`, `memory_mib`, `gpu`
+//! (GPUs of any model) and `gpu:MODEL` (one model, Kueue's resource flavors). A queue limits
+//! only the keys it lists. Queues belong to cohorts, and cohorts to parent cohorts, forming
+//! trees; a cohort may hold a nominal pool of its own (Kueue's Cohort API). Within a tree,
+//! unused quota is lent: a node keeps `nominal − lending_limit` to itself (all of it lendable
+//! without a lending limit), and may use at most `nominal + borrowing_limit`.
+//!
+//! [`QuotaTree`] interns the keys into fixed-size [`QuotaVec`]s (amounts in thousandths of a
+//! unit, memory in thousandths of a MiB), answers whether a job's demand fits its queue, and
+//! keeps usage as jobs start and end. Preemption victim selection is the caller's: the tree
+//! offers the queries it needs ([`QuotaTree::is_borrowing`], [`QuotaTree::above_nominal_in`],
+//! [`QuotaTree::within_nominal`]) and cheap tentative removal of usage.
+//!
+//! ```
+//! use gangway::config::{CohortConfig, QueueConfig, QuotaConfig};
+//! use gangway::quota::{Fit, QuotaTree};
+//! use gangway::Milli;
+//!
+//! // Two teams with 16 guaranteed GPUs each, who may borrow 8 of each other's idle ones.
+//! let gpus = || [("gpu".to_string(), QuotaConfig {
+//!     nominal: Milli::from_units(16),
+//!     borrowing_limit: Some(Milli::from_units(8)),
+//!     lending_limit: None,
+//! })].into_iter().collect();
+//! let cohorts = [CohortConfig { name: "shared".into(), ..Default::default() }];
+//! let queues = [
+//!     QueueConfig { name: "team-a".into(), cohort: Some("shared".into()), quota: gpus(),
+//!                   ..Default::default() },
+//!     QueueConfig { name: "team-b".into(), cohort: Some("shared".into()), quota: gpus(),
+//!                   ..Default::default() },
+//! ];
+//! let mut tree = QuotaTree::new(&cohorts, &queues, &["a100".to_string()]).unwrap();
+//! let a = tree.queue_id("team-a").unwrap();
+//! let job = tree.demand(32_000, 256_000, &[("a100", 24_000)]);
+//! assert_eq!(tree.fit(a, &job), Fit::Borrowing);
+//! tree.add_usage(a, &job);
+//! let more = tree.demand(0, 0, &[("a100", 1000)]);
+//! assert!(!tree.fits(a, &more)); // 16 + 8 is team-a's limit
+//! let b = tree.queue_id("team-b").unwrap();
+//! assert!(!tree.fits(b, &tree.demand(0, 0, &[("a100", 9000)]))); // 8 of its 16 are lent
+//! assert!(tree.within_nominal(b, &tree.demand(0, 0, &[("a100", 9000)]))); // so it may reclaim
+//! tree.check_invariants().unwrap();
+//! ```
+
+mod build;
+mod invariants;
+mod keys;
+mod tree;
+mod vector;
+
+#[cfg(test)]
+mod tests;
+
+pub use tree::{Fit, QueueId, QuotaTree};
+pub use vector::{KeyId, MAX_KEYS, QuotaVec};

@@ -1,0 +1,653 @@
+//! The quota tree: queues under cohorts, with usage accounting and Kueue's fit rules.
+
+use indexmap::IndexSet;
+
+use super::keys::ResourceKeys;
+use super::vector::{KeyId, KeyMask, QuotaVec};
+
+/// "No limit" in a borrowing-limit vector.
+pub(crate) const UNLIMITED: u64 = u64::MAX;
+
+/// A queue of a [`QuotaTree`]: its index in the `queues` slice the tree was built from.
+///
+/// ```
+/// use gangway::config::QueueConfig;
+/// use gangway::quota::QuotaTree;
+/// let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+/// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+/// assert_eq!(tree.queue_id("a").unwrap().index(), 0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct QueueId(pub(crate) u32);
+
+impl QueueId {
+    /// The queue's position in the configuration's queue list.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// assert_eq!(tree.queue_id("a").map(|q| q.index()), Some(0));
+    /// ```
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// How a demand fits a queue's quota, as returned by [`QuotaTree::fit`].
+///
+/// ```
+/// use gangway::quota::Fit;
+/// assert!(Fit::Borrowing.fits());
+/// assert!(!Fit::NoFit.fits());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// Fits, and the queue stays within its nominal quota on every resource it lists.
+    WithinNominal,
+    /// Fits, by borrowing unused quota from its cohort tree.
+    Borrowing,
+    /// Does not fit now.
+    NoFit,
+}
+
+impl Fit {
+    /// True for [`Fit::WithinNominal`] and [`Fit::Borrowing`].
+    ///
+    /// ```
+    /// assert!(gangway::quota::Fit::WithinNominal.fits());
+    /// ```
+    pub fn fits(self) -> bool {
+        self != Fit::NoFit
+    }
+}
+
+/// One queue or cohort: its limits and its usage (Kueue's resource node).
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    /// The parent cohort's node index.
+    pub(crate) parent: Option<u32>,
+    /// The keys this node limits: listed by it or by a node below it.
+    pub(crate) limits: KeyMask,
+    /// Its own nominal quota.
+    pub(crate) nominal: QuotaVec,
+    /// Its own nominal plus what its children lend it (Kueue's SubtreeQuota).
+    pub(crate) subtree: QuotaVec,
+    /// The part of `subtree` never lent to the parent: `subtree − lending_limit` (0 without a
+    /// lending limit); for a root, all of `subtree`.
+    pub(crate) guaranteed: QuotaVec,
+    /// The most it may use above `subtree`; [`UNLIMITED`] where none.
+    pub(crate) borrowing_limit: QuotaVec,
+    /// For a queue, its jobs' usage; for a cohort, its children's usage above their guaranteed
+    /// parts.
+    pub(crate) usage: QuotaVec,
+}
+
+impl Node {
+    /// How much of `key` this node can still take, given what its parent offers it.
+    fn available_with(&self, key: KeyId, from_parent: u64) -> u64 {
+        let guaranteed = self.guaranteed[key];
+        let usage = self.usage[key];
+        let local = guaranteed.saturating_sub(usage);
+        if self.parent.is_none() {
+            return local;
+        }
+        let mut from_parent = from_parent;
+        let borrowing_limit = self.borrowing_limit[key];
+        if borrowing_limit != UNLIMITED {
+            let lendable = self.subtree[key].saturating_sub(guaranteed);
+            let used_in_parent = usage.saturating_sub(guaranteed);
+            let cap = lendable
+                .saturating_add(borrowing_limit)
+                .saturating_sub(used_in_parent);
+            from_parent = from_parent.min(cap);
+        }
+        local.saturating_add(from_parent)
+    }
+
+    /// How much of `key` this node could take with no usage anywhere.
+    fn potential_with(&self, key: KeyId, from_parent: u64) -> u64 {
+        if self.parent.is_none() {
+            return self.subtree[key];
+        }
+        let mut potential = self.guaranteed[key].saturating_add(from_parent);
+        let borrowing_limit = self.borrowing_limit[key];
+        if borrowing_limit != UNLIMITED {
+            potential = potential.min(self.subtree[key].saturating_add(borrowing_limit));
+        }
+        potential
+    }
+
+    /// True when the usage of `key` is above this node's own subtree quota.
+    fn above_nominal(&self, key: KeyId) -> bool {
+        self.limits.contains(key) && self.usage[key] > self.subtree[key]
+    }
+}
+
+/// Per-queue data that only queues have.
+#[derive(Clone, Debug)]
+pub(crate) struct QueueInfo {
+    /// The queue's node and its ancestors, bottom-up: `paths[start..end]`.
+    pub(crate) path: (u32, u32),
+    /// `max_per_user` caps, for the keys in `user_capped`.
+    pub(crate) user_cap: QuotaVec,
+    /// The keys with a per-user cap.
+    pub(crate) user_capped: KeyMask,
+}
+
+/// Quota accounting for queues in cohort trees, with Kueue's fit rules.
+///
+/// Every queue and cohort is a node with a nominal quota per resource key it lists. A node's
+/// *guaranteed* part (`nominal − lending_limit`, or nothing without a lending limit) is never
+/// lent; the rest goes into its parent cohort's pool. A queue's usage fills its guaranteed part
+/// first; only usage above it bubbles up to the cohort, and on up the tree. A demand fits when,
+/// for every resource the queue lists, the queue's unused guaranteed part plus what the cohort
+/// tree can still lend it (capped by `borrowing_limit` above nominal at every level) covers it.
+/// Resources a queue does not list are not limited for it.
+///
+/// The tree holds usage only; callers keep each running job's demand vector (from
+/// [`QuotaTree::demand`]) and hand it back to [`QuotaTree::remove_usage`] when the job ends.
+/// `fits`, `add_usage` and `remove_usage` cost O(tree depth × keys) and never allocate.
+///
+/// **Tentative checks** (preemption search): remove the candidate victims' demands with
+/// `remove_usage`, ask `fits`, then `add_usage` them back. The state depends only on each
+/// queue's usage, so this restores it exactly, in any order.
+///
+/// **Reconfiguration**: build a new tree with [`QuotaTree::new`], recompute each running job's
+/// demand with the new tree's [`QuotaTree::demand`] (key ids may change) and `add_usage` it.
+/// `add_usage` never refuses, so jobs keep running even when now over quota;
+/// [`QuotaTree::check_limits`] then reports the excess until they end.
+///
+/// ```
+/// use gangway::config::{CohortConfig, QueueConfig, QuotaConfig};
+/// use gangway::quota::{Fit, QuotaTree};
+/// use gangway::Milli;
+///
+/// let cpu = |nominal| {
+///     [("cpu".to_string(), QuotaConfig {
+///         nominal: Milli::from_units(nominal),
+///         borrowing_limit: None,
+///         lending_limit: None,
+///     })].into_iter().collect()
+/// };
+/// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
+/// let queues = [
+///     QueueConfig { name: "a".into(), cohort: Some("co".into()), quota: cpu(4),
+///                   ..Default::default() },
+///     QueueConfig { name: "b".into(), cohort: Some("co".into()), quota: cpu(2),
+///                   ..Default::default() },
+/// ];
+/// let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+/// let b = tree.queue_id("b").unwrap();
+/// let five_cpus = tree.demand(5000, 0, &[]);
+/// assert_eq!(tree.fit(b, &five_cpus), Fit::Borrowing); // 2 own + 3 of a's 4 idle cpus
+/// tree.add_usage(b, &five_cpus);
+/// assert!(tree.is_borrowing(b));
+/// let a = tree.queue_id("a").unwrap();
+/// assert!(!tree.fits(a, &tree.demand(2000, 0, &[]))); // only 1 cpu left in the cohort
+/// tree.remove_usage(b, &five_cpus);
+/// assert_eq!(tree.fit(a, &tree.demand(2000, 0, &[])), Fit::WithinNominal);
+/// tree.check_invariants().unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct QuotaTree {
+    pub(crate) keys: ResourceKeys,
+    pub(crate) queue_names: IndexSet<String>,
+    pub(crate) cohort_names: IndexSet<String>,
+    /// Queues at `0..queue_names.len()`, then cohorts in configuration order.
+    pub(crate) nodes: Vec<Node>,
+    /// One entry per queue.
+    pub(crate) queues: Vec<QueueInfo>,
+    /// The queues' bottom-up paths, concatenated.
+    pub(crate) paths: Vec<u32>,
+}
+
+impl QuotaTree {
+    /// The queue named `name`.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// assert!(tree.queue_id("a").is_some());
+    /// assert!(tree.queue_id("z").is_none());
+    /// ```
+    pub fn queue_id(&self, name: &str) -> Option<QueueId> {
+        let index = self.queue_names.get_index_of(name)?;
+        u32::try_from(index).ok().map(QueueId)
+    }
+
+    /// The name of queue `q`.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// let q = tree.queue_id("a").unwrap();
+    /// assert_eq!(tree.queue_name(q), "a");
+    /// ```
+    pub fn queue_name(&self, q: QueueId) -> &str {
+        self.queue_names
+            .get_index(q.index())
+            .map_or("", String::as_str)
+    }
+
+    /// The number of queues.
+    ///
+    /// ```
+    /// let tree = gangway::quota::QuotaTree::new(&[], &[], &[]).unwrap();
+    /// assert_eq!(tree.queue_count(), 0);
+    /// ```
+    pub fn queue_count(&self) -> usize {
+        self.queue_names.len()
+    }
+
+    /// The id of resource key `name` (`cpu`, `memory_mib`, `gpu` or an interned `gpu:MODEL`).
+    ///
+    /// ```
+    /// use gangway::quota::{KeyId, QuotaTree};
+    /// let tree = QuotaTree::new(&[], &[], &["a100".to_string()]).unwrap();
+    /// assert_eq!(tree.key("gpu"), Some(KeyId::GPU));
+    /// assert!(tree.key("gpu:a100").is_some());
+    /// assert_eq!(tree.key("gpu:h100"), None);
+    /// ```
+    pub fn key(&self, name: &str) -> Option<KeyId> {
+        self.keys.get(name)
+    }
+
+    /// The name of resource key `key`.
+    ///
+    /// ```
+    /// use gangway::quota::{KeyId, QuotaTree};
+    /// let tree = QuotaTree::new(&[], &[], &[]).unwrap();
+    /// assert_eq!(tree.key_name(KeyId::MEMORY_MIB), "memory_mib");
+    /// ```
+    pub fn key_name(&self, key: KeyId) -> &str {
+        self.keys.name(key)
+    }
+
+    /// The interned keys, in id order.
+    ///
+    /// ```
+    /// let tree = gangway::quota::QuotaTree::new(&[], &[], &[]).unwrap();
+    /// let names: Vec<&str> = tree.keys().map(|k| tree.key_name(k)).collect();
+    /// assert_eq!(names, ["cpu", "memory_mib", "gpu"]);
+    /// ```
+    pub fn keys(&self) -> impl Iterator<Item = KeyId> + '_ {
+        (0..self.keys.len()).filter_map(KeyId::from_index)
+    }
+
+    /// A job's demand as a vector of this tree: `cpu_milli` millicpus, `memory_mib` MiB, and
+    /// GPUs per model in thousandths. GPUs count toward `gpu` and toward `gpu:MODEL` where this
+    /// tree has that key.
+    ///
+    /// ```
+    /// use gangway::quota::{KeyId, QuotaTree};
+    /// let tree = QuotaTree::new(&[], &[], &["a100".to_string()]).unwrap();
+    /// let d = tree.demand(2000, 512, &[("a100", 4000)]);
+    /// assert_eq!(d[KeyId::CPU], 2000);
+    /// assert_eq!(d[KeyId::MEMORY_MIB], 512_000);
+    /// assert_eq!(d[KeyId::GPU], 4000);
+    /// assert_eq!(d[tree.key("gpu:a100").unwrap()], 4000);
+    /// ```
+    pub fn demand(
+        &self,
+        cpu_milli: u64,
+        memory_mib: u64,
+        gpus_by_model: &[(&str, u64)],
+    ) -> QuotaVec {
+        self.keys.demand(cpu_milli, memory_mib, gpus_by_model)
+    }
+
+    /// The node and ancestors of queue `q`, bottom-up.
+    fn path(&self, q: QueueId) -> &[u32] {
+        let (start, end) = self.queues[q.index()].path;
+        &self.paths[start as usize..end as usize]
+    }
+
+    /// How much of `key` queue `q` can still take: its unused guaranteed part plus what the
+    /// cohort tree can lend it. `u64::MAX` for a key the queue does not list.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// use gangway::quota::{KeyId, QuotaTree};
+    /// let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// assert_eq!(tree.available(tree.queue_id("a").unwrap(), KeyId::CPU), u64::MAX);
+    /// ```
+    pub fn available(&self, q: QueueId, key: KeyId) -> u64 {
+        if !self.nodes[q.index()].limits.contains(key) {
+            return u64::MAX;
+        }
+        let mut from_parent = 0;
+        for &n in self.path(q).iter().rev() {
+            from_parent = self.nodes[n as usize].available_with(key, from_parent);
+        }
+        from_parent
+    }
+
+    /// True when `demand` fits queue `q` now, within nominal or by borrowing.
+    ///
+    /// ```
+    /// # use gangway::config::{QueueConfig, QuotaConfig};
+    /// # use gangway::quota::QuotaTree;
+    /// # use gangway::Milli;
+    /// let quota = [("gpu".to_string(), QuotaConfig { nominal: Milli::from_units(2),
+    ///     ..Default::default() })].into_iter().collect();
+    /// let queues = [QueueConfig { name: "a".into(), quota, ..Default::default() }];
+    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// let a = tree.queue_id("a").unwrap();
+    /// assert!(tree.fits(a, &tree.demand(0, 0, &[("a100", 2000)])));
+    /// assert!(!tree.fits(a, &tree.demand(0, 0, &[("a100", 3000)])));
+    /// ```
+    pub fn fits(&self, q: QueueId, demand: &QuotaVec) -> bool {
+        self.nodes[q.index()]
+            .limits
+            .iter()
+            .all(|key| demand[key] == 0 || demand[key] <= self.available(q, key))
+    }
+
+    /// Whether `demand` fits queue `q` now, and whether it needs to borrow for that.
+    ///
+    /// ```
+    /// # use gangway::config::{QueueConfig, QuotaConfig};
+    /// use gangway::quota::{Fit, QuotaTree};
+    /// # use gangway::Milli;
+    /// let quota = [("cpu".to_string(), QuotaConfig { nominal: Milli::from_units(1),
+    ///     ..Default::default() })].into_iter().collect();
+    /// let queues = [QueueConfig { name: "a".into(), quota, ..Default::default() }];
+    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// let a = tree.queue_id("a").unwrap();
+    /// assert_eq!(tree.fit(a, &tree.demand(1000, 0, &[])), Fit::WithinNominal);
+    /// assert_eq!(tree.fit(a, &tree.demand(1500, 0, &[])), Fit::NoFit);
+    /// ```
+    pub fn fit(&self, q: QueueId, demand: &QuotaVec) -> Fit {
+        if !self.fits(q, demand) {
+            Fit::NoFit
+        } else if self.within_nominal(q, demand) {
+            Fit::WithinNominal
+        } else {
+            Fit::Borrowing
+        }
+    }
+
+    /// True when queue `q`'s usage plus `demand` stays within its nominal quota on every
+    /// resource it lists (whether or not the cohort could supply it). Preemption that reclaims
+    /// quota from other queues is allowed only while this holds.
+    ///
+    /// ```
+    /// # use gangway::config::{QueueConfig, QuotaConfig};
+    /// # use gangway::quota::QuotaTree;
+    /// # use gangway::Milli;
+    /// let quota = [("cpu".to_string(), QuotaConfig { nominal: Milli::from_units(1),
+    ///     ..Default::default() })].into_iter().collect();
+    /// let queues = [QueueConfig { name: "a".into(), quota, ..Default::default() }];
+    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// let a = tree.queue_id("a").unwrap();
+    /// assert!(tree.within_nominal(a, &tree.demand(1000, 0, &[])));
+    /// assert!(!tree.within_nominal(a, &tree.demand(1001, 0, &[])));
+    /// ```
+    pub fn within_nominal(&self, q: QueueId, demand: &QuotaVec) -> bool {
+        let node = &self.nodes[q.index()];
+        node.limits
+            .iter()
+            .all(|key| node.usage[key].saturating_add(demand[key]) <= node.subtree[key])
+    }
+
+    /// True when `demand` would fit queue `q` if nothing at all were running anywhere (Kueue's
+    /// potential available quota). A demand for which this is false can never be admitted,
+    /// whatever is preempted.
+    ///
+    /// ```
+    /// # use gangway::config::{CohortConfig, QueueConfig, QuotaConfig};
+    /// # use gangway::quota::QuotaTree;
+    /// # use gangway::Milli;
+    /// let quota = |n| [("gpu".to_string(), QuotaConfig { nominal: Milli::from_units(n),
+    ///     ..Default::default() })].into_iter().collect();
+    /// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
+    /// let queues = [
+    ///     QueueConfig { name: "a".into(), cohort: Some("co".into()), quota: quota(2),
+    ///                   ..Default::default() },
+    ///     QueueConfig { name: "b".into(), cohort: Some("co".into()), quota: quota(3),
+    ///                   ..Default::default() },
+    /// ];
+    /// let tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+    /// let a = tree.queue_id("a").unwrap();
+    /// assert!(tree.could_ever_fit(a, &tree.demand(0, 0, &[("x", 5000)])));
+    /// assert!(!tree.could_ever_fit(a, &tree.demand(0, 0, &[("x", 6000)])));
+    /// ```
+    pub fn could_ever_fit(&self, q: QueueId, demand: &QuotaVec) -> bool {
+        self.nodes[q.index()].limits.iter().all(|key| {
+            let mut from_parent = 0;
+            for &n in self.path(q).iter().rev() {
+                from_parent = self.nodes[n as usize].potential_with(key, from_parent);
+            }
+            demand[key] <= from_parent
+        })
+    }
+
+    /// Charges `demand` to queue `q`: usage above the queue's guaranteed part bubbles up its
+    /// cohorts. Never refuses (check [`QuotaTree::fits`] first where it matters).
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// use gangway::quota::{KeyId, QuotaTree};
+    /// let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// let a = tree.queue_id("a").unwrap();
+    /// tree.add_usage(a, &tree.demand(1000, 0, &[]));
+    /// assert_eq!(tree.usage(a)[KeyId::CPU], 1000);
+    /// ```
+    pub fn add_usage(&mut self, q: QueueId, demand: &QuotaVec) {
+        let mut delta = *demand;
+        let mut n = q.index();
+        loop {
+            let node = &mut self.nodes[n];
+            let mut up = QuotaVec::ZERO;
+            for (i, &d) in delta.as_slice().iter().enumerate() {
+                let Some(key) = KeyId::from_index(i).filter(|_| d != 0) else {
+                    continue;
+                };
+                let local = node.guaranteed[key].saturating_sub(node.usage[key]);
+                node.usage[key] = node.usage[key].saturating_add(d);
+                if node.limits.contains(key) {
+                    up[key] = d.saturating_sub(local);
+                }
+            }
+            match node.parent {
+                Some(parent) if !up.is_zero() => {
+                    delta = up;
+                    n = parent as usize;
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Releases `demand` from queue `q`, and from its cohorts the part that had bubbled up.
+    /// `demand` must be one that was added to `q` (amounts stop at zero otherwise).
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// use gangway::quota::QuotaTree;
+    /// let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// let a = tree.queue_id("a").unwrap();
+    /// let d = tree.demand(1000, 64, &[]);
+    /// tree.add_usage(a, &d);
+    /// tree.remove_usage(a, &d);
+    /// assert!(tree.usage(a).is_zero());
+    /// ```
+    pub fn remove_usage(&mut self, q: QueueId, demand: &QuotaVec) {
+        let mut delta = *demand;
+        let mut n = q.index();
+        loop {
+            let node = &mut self.nodes[n];
+            let mut up = QuotaVec::ZERO;
+            for (i, &d) in delta.as_slice().iter().enumerate() {
+                let Some(key) = KeyId::from_index(i).filter(|_| d != 0) else {
+                    continue;
+                };
+                let stored_in_parent = node.usage[key].saturating_sub(node.guaranteed[key]);
+                node.usage[key] = node.usage[key].saturating_sub(d);
+                if node.limits.contains(key) {
+                    up[key] = d.min(stored_in_parent);
+                }
+            }
+            match node.parent {
+                Some(parent) if !up.is_zero() => {
+                    delta = up;
+                    n = parent as usize;
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// The usage charged to queue `q`, on every key (listed or not).
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// assert!(tree.usage(tree.queue_id("a").unwrap()).is_zero());
+    /// ```
+    pub fn usage(&self, q: QueueId) -> &QuotaVec {
+        &self.nodes[q.index()].usage
+    }
+
+    /// Queue `q`'s nominal quota (zero on the keys it does not list).
+    ///
+    /// ```
+    /// # use gangway::config::{QueueConfig, QuotaConfig};
+    /// use gangway::quota::{KeyId, QuotaTree};
+    /// # use gangway::Milli;
+    /// let quota = [("gpu".to_string(), QuotaConfig { nominal: Milli::from_units(8),
+    ///     ..Default::default() })].into_iter().collect();
+    /// let queues = [QueueConfig { name: "a".into(), quota, ..Default::default() }];
+    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// assert_eq!(tree.nominal(tree.queue_id("a").unwrap())[KeyId::GPU], 8000);
+    /// ```
+    pub fn nominal(&self, q: QueueId) -> &QuotaVec {
+        &self.nodes[q.index()].nominal
+    }
+
+    /// True when queue `q` lists (and so limits) resource `key`.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// use gangway::quota::{KeyId, QuotaTree};
+    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// assert!(!tree.limits(tree.queue_id("a").unwrap(), KeyId::CPU));
+    /// ```
+    pub fn limits(&self, q: QueueId, key: KeyId) -> bool {
+        self.nodes[q.index()].limits.contains(key)
+    }
+
+    /// The usage of cohort `name` on every key: its children's usage above their guaranteed
+    /// parts. `None` for an unknown cohort.
+    ///
+    /// ```
+    /// # use gangway::config::CohortConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
+    /// let tree = QuotaTree::new(&cohorts, &[], &[]).unwrap();
+    /// assert!(tree.cohort_usage("co").unwrap().is_zero());
+    /// assert!(tree.cohort_usage("nope").is_none());
+    /// ```
+    pub fn cohort_usage(&self, name: &str) -> Option<&QuotaVec> {
+        let index = self.cohort_names.get_index_of(name)?;
+        Some(&self.nodes[self.queue_names.len() + index].usage)
+    }
+
+    /// True when queue `q` uses more than its nominal quota of `key` (only for keys it lists).
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// use gangway::quota::{KeyId, QuotaTree};
+    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// assert!(!tree.above_nominal(tree.queue_id("a").unwrap(), KeyId::GPU));
+    /// ```
+    pub fn above_nominal(&self, q: QueueId, key: KeyId) -> bool {
+        self.nodes[q.index()].above_nominal(key)
+    }
+
+    /// True when queue `q` uses more than its nominal quota on some resource it lists, i.e. it
+    /// is borrowing from its cohort.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// assert!(!tree.is_borrowing(tree.queue_id("a").unwrap()));
+    /// ```
+    pub fn is_borrowing(&self, q: QueueId) -> bool {
+        let node = &self.nodes[q.index()];
+        node.limits.iter().any(|key| node.above_nominal(key))
+    }
+
+    /// True when queue `q` is above its nominal quota on some resource that `demand` asks for
+    /// (Kueue's reclaim candidates: queues borrowing what the preemptor needs).
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// let a = tree.queue_id("a").unwrap();
+    /// assert!(!tree.above_nominal_in(a, &tree.demand(1000, 0, &[])));
+    /// ```
+    pub fn above_nominal_in(&self, q: QueueId, demand: &QuotaVec) -> bool {
+        let node = &self.nodes[q.index()];
+        node.limits
+            .iter()
+            .any(|key| demand[key] != 0 && node.above_nominal(key))
+    }
+
+    /// True when queue `q` caps what one user may hold (`max_per_user`).
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
+    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// assert!(!tree.has_user_caps(tree.queue_id("a").unwrap()));
+    /// ```
+    pub fn has_user_caps(&self, q: QueueId) -> bool {
+        self.queues[q.index()].user_capped != KeyMask::EMPTY
+    }
+
+    /// True when a user who holds `held` in queue `q` (the sum of the demands of the user's
+    /// running jobs there, kept by the caller per queue and user) may take `demand` more
+    /// without passing the queue's `max_per_user` caps. Keys the demand does not ask for are
+    /// not checked, so a user already over a lowered cap may still start jobs that need none
+    /// of it.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// use gangway::quota::{QuotaTree, QuotaVec};
+    /// # use gangway::Milli;
+    /// let queues = [QueueConfig { name: "a".into(),
+    ///     max_per_user: [("gpu".to_string(), Milli::from_units(8))].into_iter().collect(),
+    ///     ..Default::default() }];
+    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    /// let a = tree.queue_id("a").unwrap();
+    /// let held = tree.demand(0, 0, &[("a100", 6000)]);
+    /// assert!(tree.fits_user(a, &held, &tree.demand(0, 0, &[("a100", 2000)])));
+    /// assert!(!tree.fits_user(a, &held, &tree.demand(0, 0, &[("a100", 3000)])));
+    /// assert!(tree.fits_user(a, &QuotaVec::ZERO, &tree.demand(64_000, 0, &[])));
+    /// ```
+    pub fn fits_user(&self, q: QueueId, held: &QuotaVec, demand: &QuotaVec) -> bool {
+        let info = &self.queues[q.index()];
+        info.user_capped.iter().all(|key| {
+            demand[key] == 0 || held[key].saturating_add(demand[key]) <= info.user_cap[key]
+        })
+    }
+}

@@ -1,0 +1,196 @@
+//! Fixed-size quota vectors indexed by interned resource keys.
+
+use std::ops::{Index, IndexMut};
+
+/// The most distinct resource keys one [`crate::quota::QuotaTree`] can hold: `cpu`,
+/// `memory_mib`, `gpu` and up to 13 `gpu:MODEL` keys.
+///
+/// ```
+/// assert_eq!(gangway::quota::MAX_KEYS, 16);
+/// ```
+pub const MAX_KEYS: usize = 16;
+
+/// An interned resource key: an index into every [`QuotaVec`] of one
+/// [`crate::quota::QuotaTree`]. Look keys up with [`crate::quota::QuotaTree::key`].
+///
+/// ```
+/// use gangway::quota::KeyId;
+/// assert_eq!(KeyId::CPU.index(), 0);
+/// assert_eq!(KeyId::MEMORY_MIB.index(), 1);
+/// assert_eq!(KeyId::GPU.index(), 2);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct KeyId(u8);
+
+impl KeyId {
+    /// The `cpu` key (always present).
+    pub const CPU: KeyId = KeyId(0);
+    /// The `memory_mib` key (always present).
+    pub const MEMORY_MIB: KeyId = KeyId(1);
+    /// The `gpu` key, GPUs of any model (always present).
+    pub const GPU: KeyId = KeyId(2);
+
+    /// The position of this key in a [`QuotaVec`].
+    ///
+    /// ```
+    /// assert_eq!(gangway::quota::KeyId::GPU.index(), 2);
+    /// ```
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The key at position `index`; `None` at or beyond [`MAX_KEYS`].
+    ///
+    /// ```
+    /// use gangway::quota::KeyId;
+    /// assert_eq!(KeyId::from_index(0), Some(KeyId::CPU));
+    /// assert_eq!(KeyId::from_index(16), None);
+    /// ```
+    pub const fn from_index(index: usize) -> Option<KeyId> {
+        if index < MAX_KEYS {
+            Some(KeyId(index as u8))
+        } else {
+            None
+        }
+    }
+}
+
+/// Amounts per resource key, in thousandths of the key's unit: millicpus for `cpu`,
+/// thousandths of a MiB for `memory_mib` (so `16000` MiB is `16_000_000`), thousandths of a GPU
+/// for `gpu` and `gpu:MODEL`. This is the unit of [`crate::Milli::milli`], so quota
+/// configuration values drop in unchanged.
+///
+/// A plain `Copy` array: adding, subtracting and comparing never allocate. Arithmetic saturates
+/// rather than overflows.
+///
+/// ```
+/// use gangway::quota::{KeyId, QuotaVec};
+/// let mut a = QuotaVec::ZERO;
+/// a[KeyId::CPU] = 2000;
+/// let mut b = a;
+/// b.add(&a);
+/// assert_eq!(b[KeyId::CPU], 4000);
+/// b.sub(&a);
+/// assert_eq!(b, a);
+/// assert!(!a.is_zero());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct QuotaVec([u64; MAX_KEYS]);
+
+impl QuotaVec {
+    /// All zero.
+    pub const ZERO: QuotaVec = QuotaVec([0; MAX_KEYS]);
+
+    /// Every amount set to `value`.
+    ///
+    /// ```
+    /// use gangway::quota::{KeyId, QuotaVec};
+    /// assert_eq!(QuotaVec::filled(7)[KeyId::GPU], 7);
+    /// ```
+    pub const fn filled(value: u64) -> QuotaVec {
+        QuotaVec([value; MAX_KEYS])
+    }
+
+    /// True when every amount is zero.
+    ///
+    /// ```
+    /// assert!(gangway::quota::QuotaVec::ZERO.is_zero());
+    /// ```
+    pub fn is_zero(&self) -> bool {
+        self.0.iter().all(|&v| v == 0)
+    }
+
+    /// Adds `other` amount by amount (saturating).
+    ///
+    /// ```
+    /// use gangway::quota::{KeyId, QuotaVec};
+    /// let mut a = QuotaVec::ZERO;
+    /// a[KeyId::GPU] = 1000;
+    /// a.add(&a.clone());
+    /// assert_eq!(a[KeyId::GPU], 2000);
+    /// ```
+    pub fn add(&mut self, other: &QuotaVec) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a = a.saturating_add(*b);
+        }
+    }
+
+    /// Subtracts `other` amount by amount, stopping at zero.
+    ///
+    /// ```
+    /// use gangway::quota::{KeyId, QuotaVec};
+    /// let mut a = QuotaVec::ZERO;
+    /// a[KeyId::CPU] = 1000;
+    /// let mut b = QuotaVec::ZERO;
+    /// b[KeyId::CPU] = 3000;
+    /// a.sub(&b);
+    /// assert!(a.is_zero());
+    /// ```
+    pub fn sub(&mut self, other: &QuotaVec) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a = a.saturating_sub(*b);
+        }
+    }
+
+    /// The amounts in key order (all [`MAX_KEYS`] of them; keys a tree does not use are zero).
+    ///
+    /// ```
+    /// assert_eq!(gangway::quota::QuotaVec::ZERO.as_slice().len(), gangway::quota::MAX_KEYS);
+    /// ```
+    pub fn as_slice(&self) -> &[u64] {
+        &self.0
+    }
+}
+
+impl Default for QuotaVec {
+    fn default() -> Self {
+        QuotaVec::ZERO
+    }
+}
+
+impl Index<KeyId> for QuotaVec {
+    type Output = u64;
+
+    fn index(&self, key: KeyId) -> &u64 {
+        &self.0[key.index()]
+    }
+}
+
+impl IndexMut<KeyId> for QuotaVec {
+    fn index_mut(&mut self, key: KeyId) -> &mut u64 {
+        &mut self.0[key.index()]
+    }
+}
+
+/// A set of keys as a bit mask (bit `i` for the key at index `i`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct KeyMask(u32);
+
+impl KeyMask {
+    pub(crate) const EMPTY: KeyMask = KeyMask(0);
+
+    pub(crate) fn insert(&mut self, key: KeyId) {
+        self.0 |= 1 << key.index();
+    }
+
+    pub(crate) fn contains(self, key: KeyId) -> bool {
+        self.0 & (1 << key.index()) != 0
+    }
+
+    pub(crate) fn union(self, other: KeyMask) -> KeyMask {
+        KeyMask(self.0 | other.0)
+    }
+
+    /// The keys in the set, in index order.
+    pub(crate) fn iter(self) -> impl Iterator<Item = KeyId> {
+        let mut bits = self.0;
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let index = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            Some(KeyId(index))
+        })
+    }
+}
