@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod model;
+pub mod nvml;
 
 pub use config::ClusterConfig;
 pub use model::amount::Milli;
