@@ -81,6 +81,18 @@ pub struct GpuConfig {
     /// Device UUIDs in index order (as `nvidia-smi -L` prints them). Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uuids: Vec<String>,
+    /// PCI bus ids in index order, as the driver formats them (`00000000:18:00.0`).
+    /// Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pci_bus_ids: Vec<String>,
+    /// Groups of device indices joined by NVLink, directly or through NVSwitches: each island
+    /// lists two or more sorted indices, islands ordered by their first index. A device in no
+    /// island has no NVLink peer. Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvlink_islands: Vec<Vec<u32>>,
+    /// The MIG devices of devices in MIG mode, by device index then slice. Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig: Vec<MigDeviceConfig>,
 }
 
 /// A partition: a named set of nodes with a maximum time and a priority tier.
@@ -408,4 +420,30 @@ impl Default for TimeLimitConfig {
 
 fn yes() -> bool {
     true
+}
+
+/// A MIG device: one slice of a GPU in MIG mode.
+///
+/// ```
+/// use gangway::config::MigDeviceConfig;
+/// let mig: MigDeviceConfig =
+///     serde_json::from_str(r#"{"gpu": 0, "slice": 3, "profile": "1g.10gb"}"#).unwrap();
+/// assert_eq!((mig.gpu, mig.slice, mig.profile.as_str()), (0, 3, "1g.10gb"));
+/// assert!(mig.uuid.is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MigDeviceConfig {
+    /// Index of the GPU it is carved from.
+    pub gpu: u32,
+    /// Its index under that GPU (`N` in `nvidia-smi -L`'s `MIG 1g.10gb Device N`).
+    pub slice: u32,
+    /// MIG profile name, e.g. `1g.10gb`.
+    pub profile: String,
+    /// UUID (`MIG-…`), the form `CUDA_VISIBLE_DEVICES` takes for a MIG device. Default: none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uuid: String,
+    /// Memory in MiB. Default 0 (unknown).
+    #[serde(default)]
+    pub memory_mib: u64,
 }
