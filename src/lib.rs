@@ -2,6 +2,8 @@
 
 pub mod config;
 pub mod model;
+#[cfg(feature = "sim")]
+pub mod sim;
 
 pub use config::ClusterConfig;
 pub use model::amount::Milli;
