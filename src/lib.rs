@@ -16,6 +16,8 @@ pub mod scheduler;
 pub mod state;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+#[cfg(feature = "sim")]
+pub mod sim;
 
 pub use config::ClusterConfig;
 pub use decision::{Decision, KillReason, PendingReason, PlacementEntry, TickOutcome};

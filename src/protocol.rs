@@ -107,11 +107,10 @@ impl Shim {
 
     /// Handles one request line and returns exactly one response line (without newline).
     pub fn handle_line(&mut self, line: &str) -> String {
-        let response = match self.handle(line) {
+        match self.handle(line) {
             Ok(json) => json,
             Err(error) => to_json(&Refused { ok: false, error }),
-        };
-        response
+        }
     }
 
     fn handle(&mut self, line: &str) -> Result<String, WireError> {

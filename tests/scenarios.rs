@@ -34,7 +34,9 @@ fn scenario_files() -> Vec<PathBuf> {
 
 fn ids(values: &Value) -> BTreeSet<String> {
     values.as_array().map_or_else(BTreeSet::new, |a| {
-        a.iter().filter_map(|v| v.as_str().map(String::from)).collect()
+        a.iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect()
     })
 }
 
@@ -96,7 +98,10 @@ fn run(path: &Path) -> Result<(), String> {
                 if let Some(want) = e.get(*key)
                     && ids(want) != *set
                 {
-                    return Err(format!("tick {at}: {key} {set:?}, expected {:?}", ids(want)));
+                    return Err(format!(
+                        "tick {at}: {key} {set:?}, expected {:?}",
+                        ids(want)
+                    ));
                 }
             }
             if let Some(list) = e.get("not_started") {
@@ -125,7 +130,9 @@ fn run(path: &Path) -> Result<(), String> {
             }
         }
         if let Some(extra) = rejected.difference(&expected_rejections).next() {
-            return Err(format!("tick {at}: unexpected rejection of event #{extra}: {reply}"));
+            return Err(format!(
+                "tick {at}: unexpected rejection of event #{extra}: {reply}"
+            ));
         }
         if !estimates.is_empty() {
             let line = json!({"op": "explain", "at_ms": at}).to_string();
@@ -165,7 +172,12 @@ fn every_shared_scenario_not_in_the_skip_list_passes() {
             failures.push(format!("{name}: {e}"));
         }
     }
-    assert!(failures.is_empty(), "{} of {ran} scenarios failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} scenarios failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -175,9 +187,15 @@ fn skip_list_names_only_existing_scenarios_that_still_fail() {
         .map(|f| f.file_stem().unwrap().to_string_lossy().to_string())
         .collect();
     for (skip, issue) in SKIP {
-        assert!(names.contains(*skip), "skip list names missing scenario {skip}");
+        assert!(
+            names.contains(*skip),
+            "skip list names missing scenario {skip}"
+        );
         let path = scenario_dir().join(format!("{skip}.json"));
-        assert!(run(&path).is_err(), "{skip} passes now: remove it from the skip list ({issue})");
+        assert!(
+            run(&path).is_err(),
+            "{skip} passes now: remove it from the skip list ({issue})"
+        );
     }
 }
 

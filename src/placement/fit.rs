@@ -7,11 +7,11 @@ use crate::model::shape::{GpuNeed, TaskShape};
 /// Tasks of `shape` that fit in `free` on `node` (at most `shape.count`).
 pub fn tasks_fitting(node: &Node, free: &NodeAmounts, shape: &TaskShape) -> u32 {
     let mut fit = shape.count;
-    if shape.cpu_milli > 0 {
-        fit = fit.min(clamp(free.cpu_milli / shape.cpu_milli));
+    if let Some(by_cpu) = free.cpu_milli.checked_div(shape.cpu_milli) {
+        fit = fit.min(clamp(by_cpu));
     }
-    if shape.memory_mib > 0 {
-        fit = fit.min(clamp(free.memory_mib / shape.memory_mib));
+    if let Some(by_memory) = free.memory_mib.checked_div(shape.memory_mib) {
+        fit = fit.min(clamp(by_memory));
     }
     match shape.gpu {
         GpuNeed::None => fit,

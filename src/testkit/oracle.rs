@@ -32,7 +32,9 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
             .get(name)
             .copied()
             .ok_or_else(|| format!("decision {decision:?} names unknown job {name}"))?;
-        let job = state.job(id).ok_or_else(|| format!("job {name} has no slot"))?;
+        let job = state
+            .job(id)
+            .ok_or_else(|| format!("job {name} has no slot"))?;
         if let Decision::Start { placement, .. } = decision {
             let run = match &job.state {
                 JobState::Running(run) => run,
@@ -44,12 +46,19 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
                 return Err(format!("start of {name}: placement differs from the books"));
             }
             for (entry, a) in placement.iter().zip(&run.assignments) {
-                let node = state.node(a.node).ok_or_else(|| format!("{name} on a missing node"))?;
+                let node = state
+                    .node(a.node)
+                    .ok_or_else(|| format!("{name} on a missing node"))?;
                 if entry.node != node.name || entry.tasks != a.tasks || entry.gpus != a.gpus {
-                    return Err(format!("start of {name}: entry {entry:?} differs from the books"));
+                    return Err(format!(
+                        "start of {name}: entry {entry:?} differs from the books"
+                    ));
                 }
                 if let Some(bad) = entry.gpus.iter().find(|g| **g as usize >= node.gpu_count) {
-                    return Err(format!("start of {name}: GPU {bad} does not exist on {}", node.name));
+                    return Err(format!(
+                        "start of {name}: GPU {bad} does not exist on {}",
+                        node.name
+                    ));
                 }
                 if !node.accepts_work() {
                     return Err(format!("start of {name} on {} which is not up", node.name));
