@@ -13,11 +13,11 @@ pub mod policy;
 pub mod protocol;
 pub mod quota;
 pub mod scheduler;
+#[cfg(feature = "sim")]
+pub mod sim;
 pub mod state;
 #[cfg(feature = "testkit")]
 pub mod testkit;
-#[cfg(feature = "sim")]
-pub mod sim;
 
 pub use config::ClusterConfig;
 pub use decision::{Decision, KillReason, PendingReason, PlacementEntry, TickOutcome};

@@ -181,3 +181,14 @@ impl Scheduler {
         })
     }
 }
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("last_tick_ms", &self.last_tick_ms)
+            .field("nodes", &self.state.node_names.len())
+            .field("pending", &self.state.pending.len())
+            .field("running", &self.state.running.len())
+            .finish_non_exhaustive()
+    }
+}

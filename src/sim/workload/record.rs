@@ -219,7 +219,7 @@ impl Workload {
         } else {
             vec![CohortConfig {
                 name: QUOTA_COHORT.to_string(),
-                parent: None,
+                ..CohortConfig::default()
             }]
         };
         ClusterConfig {
@@ -237,7 +237,7 @@ fn node_config(node: &TraceNode) -> NodeConfig {
         model: node.gpu_model.clone().unwrap_or_else(|| "gpu".to_string()),
         count: node.gpus,
         memory_mib: node.gpu_memory_mib,
-        uuids: Vec::new(),
+        ..GpuConfig::default()
     });
     NodeConfig {
         name: node.name.clone(),
