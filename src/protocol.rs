@@ -135,7 +135,7 @@ impl Shim {
                 let mut parsed = Vec::with_capacity(events.len());
                 let mut malformed = Vec::new();
                 for (index, raw) in events.into_iter().enumerate() {
-                    match parse_value::<Event>(raw) {
+                    match parse_event(raw) {
                         Ok(event) => parsed.push((index, event)),
                         Err(m) => malformed.push(Rejection {
                             index,
@@ -229,6 +229,29 @@ fn parse_value<T: DeserializeOwned>(value: Value) -> Result<T, String> {
         } else {
             format!("{path}: {}", e.inner())
         }
+    })
+}
+
+/// Parses one event. Serde loses the field path inside a tagged enum, so when a `submit` or
+/// `node_add` fails, its payload is parsed again on its own to name the bad field
+/// (`job.groups[0].cpus: -1 is negative`).
+fn parse_event(raw: Value) -> Result<Event, String> {
+    let payload = match raw.get("type").and_then(Value::as_str) {
+        Some("submit") => raw.get("job").cloned().map(|v| ("job", v)),
+        Some("node_add") => raw.get("node").cloned().map(|v| ("node", v)),
+        _ => None,
+    };
+    parse_value::<Event>(raw).map_err(|whole| {
+        let detail = match payload {
+            Some(("job", v)) => parse_value::<crate::model::job::JobSpec>(v)
+                .err()
+                .map(|d| ("job", d)),
+            Some((key, v)) => parse_value::<crate::config::NodeConfig>(v)
+                .err()
+                .map(|d| (key, d)),
+            None => None,
+        };
+        detail.map_or(whole, |(key, detail)| format!("{key}.{detail}"))
     })
 }
 
