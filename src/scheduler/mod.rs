@@ -81,6 +81,7 @@ impl Scheduler {
         }
         self.last_tick_ms = Some(now_ms);
         self.state.now_ms = now_ms;
+        self.state.forget_old_jobs(now_ms);
         let mut decisions = Vec::new();
         let mut rejected = Vec::new();
         for (index, event) in events.into_iter().enumerate() {
@@ -89,7 +90,6 @@ impl Scheduler {
             }
         }
         self.enforce_limits(now_ms, &mut decisions);
-        self.state.forget_old_jobs(now_ms);
         self.run_pass(now_ms, &mut decisions);
         decisions.sort_by_key(|d| d.order_rank());
         self.next_wakeup_ms = self.compute_next_wakeup(now_ms);
