@@ -239,6 +239,27 @@ impl GangBuilder<'_> {
     }
 }
 
+/// Whether a given set of assignments (a plan made earlier) still fits `view` as it is: every
+/// node in the request's partition and taking work, with room for what the assignments use there
+/// (the whole node for an exclusive gang).
+pub fn assignments_fit(
+    nodes: &[Option<Node>],
+    view: &dyn CapacityView,
+    request: GangRequest<'_>,
+    assignments: &[Assignment],
+) -> bool {
+    let node = |id: NodeId| nodes.get(id.index()).and_then(Option::as_ref);
+    let per_node = crate::state::charges(assignments, request.exclusive, |id| {
+        node(id).map(|n| n.capacity).unwrap_or_default()
+    });
+    per_node.iter().all(|(id, amounts)| {
+        node(*id).is_some_and(|n| {
+            n.partitions.contains(request.partition)
+                && view.free(*id, n).is_some_and(|free| free.covers(amounts))
+        })
+    })
+}
+
 /// Takes nodes in order until `count` tasks are placed; `None` below `min_count`.
 fn take_until(fits: Vec<(NodeId, u32)>, shape: &TaskShape) -> Option<Vec<(NodeId, u32)>> {
     let mut chosen = Vec::new();

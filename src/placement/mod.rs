@@ -5,5 +5,5 @@ pub mod fit;
 pub mod gang;
 pub mod index;
 
-pub use gang::{Assignment, Candidates, CapacityView, GangRequest, place_gang};
+pub use gang::{Assignment, Candidates, CapacityView, GangRequest, assignments_fit, place_gang};
 pub use index::FreeIndex;

@@ -4,12 +4,16 @@ mod enforce;
 mod order;
 mod pass;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::config::ClusterConfig;
 use crate::decision::{Explanation, PendingInfo, Rejection, RunningInfo, TickOutcome};
 use crate::error::{ConfigError, TickError};
 use crate::event::Event;
+use crate::model::ids::JobId;
+use crate::placement::Assignment;
 use crate::policy::{Multifactor, Policy};
 use crate::state::ClusterState;
 
@@ -32,6 +36,17 @@ pub struct Scheduler {
     last_tick_ms: Option<u64>,
     report: Vec<PendingInfo>,
     next_wakeup_ms: Option<u64>,
+    plans: BTreeMap<JobId, Plan>,
+}
+
+/// A reservation made by the last pass: when, and on exactly which resources. The next pass
+/// keeps it when it still fits, so plans are realised as made and later jobs' plans stay valid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Planned start.
+    pub start_ms: u64,
+    /// Planned resources.
+    pub assignments: Vec<Assignment>,
 }
 
 /// Everything a scheduler needs to continue exactly where it was (the policy object aside).
@@ -42,6 +57,7 @@ pub struct Snapshot {
     last_tick_ms: Option<u64>,
     report: Vec<PendingInfo>,
     next_wakeup_ms: Option<u64>,
+    plans: BTreeMap<JobId, Plan>,
 }
 
 impl Scheduler {
@@ -64,6 +80,7 @@ impl Scheduler {
             last_tick_ms: None,
             report: Vec::new(),
             next_wakeup_ms: None,
+            plans: BTreeMap::new(),
         })
     }
 
@@ -159,6 +176,7 @@ impl Scheduler {
             last_tick_ms: self.last_tick_ms,
             report: self.report.clone(),
             next_wakeup_ms: self.next_wakeup_ms,
+            plans: self.plans.clone(),
         }
     }
 
@@ -178,6 +196,7 @@ impl Scheduler {
             last_tick_ms: snapshot.last_tick_ms,
             report: snapshot.report,
             next_wakeup_ms: snapshot.next_wakeup_ms,
+            plans: snapshot.plans,
         })
     }
 }

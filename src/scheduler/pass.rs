@@ -1,13 +1,15 @@
 //! Steps 4–8 of a pass: walk the pending jobs once, start what fits, reserve for blocked jobs
 //! within the backfill depth, and record each pending job's reason and estimated start.
 
-use super::Scheduler;
+use std::collections::BTreeMap;
+
+use super::{Plan, Scheduler};
 use crate::backfill::{FutureView, IndexCandidates, NowView, Profile};
 use crate::config::BackfillMode;
 use crate::decision::{Decision, PendingInfo, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::shape::TaskShape;
-use crate::placement::{Assignment, GangRequest, place_gang};
+use crate::placement::{Assignment, GangRequest, assignments_fit, place_gang};
 use crate::state::ClusterState;
 
 /// Per-pass bookkeeping.
@@ -19,6 +21,8 @@ struct Pass {
     blocked: bool,
     profile: Option<Profile>,
     reserved_nodes: Vec<NodeId>,
+    /// Reservations made in this pass (the next pass's plans).
+    plans: BTreeMap<JobId, Plan>,
 }
 
 impl Scheduler {
@@ -31,6 +35,7 @@ impl Scheduler {
             blocked: false,
             profile: None,
             reserved_nodes: Vec::new(),
+            plans: BTreeMap::new(),
         };
         let none_mode = self.state.config.policy.backfill.mode == BackfillMode::None;
         let mut report = Vec::with_capacity(order.len());
@@ -46,6 +51,7 @@ impl Scheduler {
             }
         }
         self.report = report;
+        self.plans = pass.plans;
     }
 
     /// Decides one pending job: started (`None`), or its reason and estimated start.
@@ -83,12 +89,16 @@ impl Scheduler {
                 preferred: &pass.reserved_nodes,
                 all_levels: false,
             };
-            place_gang(
-                &self.state.nodes,
-                &candidates,
-                &view,
-                request(&self.state, id),
-            )
+            let gang = request(&self.state, id);
+            match self.plans.get(&id) {
+                Some(plan)
+                    if plan.start_ms <= pass.now
+                        && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments) =>
+                {
+                    Some(plan.assignments.clone())
+                }
+                _ => place_gang(&self.state.nodes, &candidates, &view, gang),
+            }
         };
         if let Some(assignments) = placed {
             self.start(id, assignments, end, pass, decisions);
@@ -155,13 +165,28 @@ impl Scheduler {
             preferred: &[],
             all_levels: true,
         };
-        let (start, assignments) = profile.release_times().find_map(|start| {
+        let previous = self.plans.get(&id).filter(|plan| plan.start_ms > pass.now);
+        let mut times: Vec<u64> = profile.release_times().collect();
+        if let Some(plan) = previous
+            && let Err(at) = times.binary_search(&plan.start_ms)
+        {
+            times.insert(at, plan.start_ms);
+        }
+        let (start, assignments) = times.into_iter().find_map(|start| {
             let view = FutureView {
                 profile,
                 start,
                 end: start.saturating_add(limit),
             };
-            place_gang(&self.state.nodes, &candidates, &view, gang).map(|a| (start, a))
+            match previous {
+                Some(plan)
+                    if plan.start_ms == start
+                        && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments) =>
+                {
+                    Some((start, plan.assignments.clone()))
+                }
+                _ => place_gang(&self.state.nodes, &candidates, &view, gang).map(|a| (start, a)),
+            }
         })?;
         let charges = crate::state::charges(&assignments, job.spec.exclusive, |n| {
             self.state
@@ -176,6 +201,13 @@ impl Scheduler {
             }
         }
         pass.reserved_nodes.sort_unstable();
+        pass.plans.insert(
+            id,
+            Plan {
+                start_ms: start,
+                assignments,
+            },
+        );
         Some(start)
     }
 
