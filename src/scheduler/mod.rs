@@ -3,6 +3,8 @@
 mod enforce;
 mod order;
 mod pass;
+mod preempt;
+mod quota;
 
 use serde::{Deserialize, Serialize};
 
@@ -168,6 +170,7 @@ impl Scheduler {
     pub fn restore(snapshot: Snapshot) -> Result<Self, String> {
         let mut state = snapshot.state;
         state.rebuild_index();
+        state.rebuild_quota().map_err(|e| e.to_string())?;
         state.check_consistency()?;
         let policy = Multifactor {
             weights: state.config.policy.priority.weights.clone(),
