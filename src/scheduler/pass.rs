@@ -79,7 +79,8 @@ impl Scheduler {
             self.state.release_earmark(id);
             return (Some(reason), None);
         }
-        if pass.blocked {
+        // A preemptor's earmark is its own: a head blocked ahead of it could not use it.
+        if pass.blocked && !self.state.earmarks.contains_key(&id) {
             return (Some(self.blocked_reason(id, pass)), None);
         }
         let queue = self.state.job_queue(id);
@@ -109,6 +110,9 @@ impl Scheduler {
             return (Some(PendingReason::Preempting), None);
         }
         self.state.release_earmark(id);
+        if pass.blocked {
+            return (Some(self.blocked_reason(id, pass)), None);
+        }
         if self.try_preempt(id, pass, end, decisions) {
             return (Some(PendingReason::Preempting), None);
         }
