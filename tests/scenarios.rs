@@ -10,13 +10,7 @@ use gangway::testkit::check_tick;
 use serde_json::{Value, json};
 
 /// Scenarios whose behaviour belongs to an open issue, each naming it. Nothing else is skipped.
-const SKIP: &[(&str, &str)] = &[
-    ("fairshare_recent_usage_ranks_lower", "issue 4: fair-share"),
-    ("lending_limit_blocks", "issue 5: quotas"),
-    ("preempt_lowest_priority_victim", "issue 5: preemption"),
-    ("preempt_minimal_set", "issue 5: preemption"),
-    ("reclaim_from_borrower", "issue 5: quotas and preemption"),
-];
+const SKIP: &[(&str, &str)] = &[("fairshare_recent_usage_ranks_lower", "issue 4: fair-share")];
 
 fn scenario_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/scenarios")

@@ -9,6 +9,7 @@
 
 pub mod profile;
 
+use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use crate::model::ids::NodeId;
@@ -18,7 +19,9 @@ use crate::model::shape::TaskShape;
 use crate::placement::{Candidates, CapacityView, FreeIndex};
 pub use profile::Profile;
 
-/// Free capacity for a job starting now and running until `end`.
+/// Free capacity for a job starting now and running until `end`, less what is earmarked for
+/// preemptors other than the job, plus what `released` names (the resources of preemption
+/// victims being tried).
 pub struct NowView<'a> {
     /// The pass's profile, once a reservation exists.
     pub profile: Option<&'a Profile>,
@@ -26,6 +29,10 @@ pub struct NowView<'a> {
     pub now: u64,
     /// Now + the job's time limit.
     pub end: u64,
+    /// Resources earmarked for other jobs, per node.
+    pub held: &'a BTreeMap<NodeId, NodeAmounts>,
+    /// Resources counted as free although still in use (tentative victims), per node.
+    pub released: &'a BTreeMap<NodeId, NodeAmounts>,
 }
 
 impl CapacityView for NowView<'_> {
@@ -33,10 +40,18 @@ impl CapacityView for NowView<'_> {
         if !node.accepts_work() {
             return None;
         }
-        match self.profile {
-            Some(p) if p.is_reserved(id) => Some(p.free_over(id, node, self.now, self.end)),
-            _ => Some(node.free()),
+        let mut free = match self.profile {
+            Some(p) if p.is_reserved(id) => p.free_over(id, node, self.now, self.end),
+            _ => node.free(),
+        };
+        if let Some(released) = self.released.get(&id) {
+            free.add(released);
+            free = node.capacity.minus(&node.capacity.minus(&free));
         }
+        if let Some(held) = self.held.get(&id) {
+            free.sub(held);
+        }
+        Some(free)
     }
 }
 

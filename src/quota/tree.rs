@@ -611,6 +611,27 @@ impl QuotaTree {
             .any(|key| demand[key] != 0 && node.above_nominal(key))
     }
 
+    /// True when two queues are in the same cohort tree (a queue without a cohort is alone
+    /// in its own): only then may one reclaim quota from the other.
+    ///
+    /// ```
+    /// use gangway::config::{CohortConfig, QueueConfig};
+    /// use gangway::quota::QuotaTree;
+    /// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
+    /// let queues = [
+    ///     QueueConfig { name: "a".into(), cohort: Some("co".into()), ..Default::default() },
+    ///     QueueConfig { name: "b".into(), cohort: Some("co".into()), ..Default::default() },
+    ///     QueueConfig { name: "c".into(), ..Default::default() },
+    /// ];
+    /// let tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+    /// let id = |n| tree.queue_id(n).unwrap();
+    /// assert!(tree.same_tree(id("a"), id("b")));
+    /// assert!(!tree.same_tree(id("a"), id("c")));
+    /// ```
+    pub fn same_tree(&self, a: QueueId, b: QueueId) -> bool {
+        self.path(a).last() == self.path(b).last()
+    }
+
     /// True when queue `q` caps what one user may hold (`max_per_user`).
     ///
     /// ```

@@ -3,6 +3,8 @@
 mod enforce;
 mod order;
 mod pass;
+mod preempt;
+mod quota;
 
 use std::collections::BTreeMap;
 
@@ -186,6 +188,7 @@ impl Scheduler {
     pub fn restore(snapshot: Snapshot) -> Result<Self, String> {
         let mut state = snapshot.state;
         state.rebuild_index();
+        state.rebuild_quota().map_err(|e| e.to_string())?;
         state.check_consistency()?;
         let policy = Multifactor {
             weights: state.config.policy.priority.weights.clone(),

@@ -8,19 +8,23 @@ use crate::backfill::{FutureView, IndexCandidates, NowView, Profile};
 use crate::config::BackfillMode;
 use crate::decision::{Decision, PendingInfo, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
+use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::{Assignment, GangRequest, assignments_fit, place_gang};
+use crate::quota::QueueId;
 use crate::state::ClusterState;
 
 /// Per-pass bookkeeping.
-struct Pass {
-    now: u64,
+pub(super) struct Pass {
+    pub(super) now: u64,
     depth: usize,
     reservations: usize,
     /// Mode `none`: a resource-blocked job stops every later job.
     blocked: bool,
-    profile: Option<Profile>,
-    reserved_nodes: Vec<NodeId>,
+    pub(super) profile: Option<Profile>,
+    pub(super) reserved_nodes: Vec<NodeId>,
+    /// Strict-FIFO queues whose head waits for quota: their later jobs wait too.
+    blocked_queues: Vec<QueueId>,
     /// Reservations made in this pass (the next pass's plans).
     plans: BTreeMap<JobId, Plan>,
 }
@@ -35,6 +39,7 @@ impl Scheduler {
             blocked: false,
             profile: None,
             reserved_nodes: Vec::new(),
+            blocked_queues: Vec::new(),
             plans: BTreeMap::new(),
         };
         let none_mode = self.state.config.policy.backfill.mode == BackfillMode::None;
@@ -65,44 +70,63 @@ impl Scheduler {
         let Some(job) = self.state.job(id) else {
             return (None, None);
         };
-        if job.held {
-            return (Some(PendingReason::Held), None);
+        let skipped = if job.held {
+            Some(PendingReason::Held)
+        } else if job.spec.begin_ms.is_some_and(|b| b > pass.now) {
+            Some(PendingReason::Begin)
+        } else if !job.waiting_on.is_empty() {
+            Some(PendingReason::Dependency)
+        } else {
+            None
+        };
+        if let Some(reason) = skipped {
+            self.state.release_earmark(id);
+            return (Some(reason), None);
         }
-        if job.spec.begin_ms.is_some_and(|b| b > pass.now) {
-            return (Some(PendingReason::Begin), None);
+        // A preemptor's earmark is its own: a head blocked ahead of it could not use it.
+        if pass.blocked && !self.state.earmarks.contains_key(&id) {
+            return (Some(self.blocked_reason(id, pass)), None);
         }
-        if !job.waiting_on.is_empty() {
-            return (Some(PendingReason::Dependency), None);
+        let queue = self.state.job_queue(id);
+        if queue.is_some_and(|q| pass.blocked_queues.contains(&q)) {
+            return (Some(PendingReason::Quota), None);
         }
+        let end = pass.now.saturating_add(job.spec.time_limit_ms);
+        let held = self.state.earmark_holds(Some(id));
+        let placed = self.place_now(id, pass, end, &held, &BTreeMap::new());
+        let quota_ok = match &placed {
+            Some(assignments) => {
+                let demand = self.assignments_demand(id, assignments);
+                self.quota_fits(id, &[], &demand)
+            }
+            None => self.quota_fits_unplaced(id),
+        };
+        if let Some(assignments) = placed.filter(|_| quota_ok) {
+            self.start(id, assignments, end, pass, decisions);
+            return (None, None);
+        }
+        if self
+            .state
+            .earmarks
+            .get(&id)
+            .is_some_and(|e| !e.victims.is_empty())
+        {
+            return (Some(PendingReason::Preempting), None);
+        }
+        self.state.release_earmark(id);
         if pass.blocked {
             return (Some(self.blocked_reason(id, pass)), None);
         }
-        let end = pass.now.saturating_add(job.spec.time_limit_ms);
-        let placed = {
-            let view = NowView {
-                profile: pass.profile.as_ref(),
-                now: pass.now,
-                end,
-            };
-            let candidates = IndexCandidates {
-                index: &self.state.index,
-                preferred: &pass.reserved_nodes,
-                all_levels: false,
-            };
-            let gang = request(&self.state, id);
-            match self.plans.get(&id) {
-                Some(plan)
-                    if plan.start_ms <= pass.now
-                        && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments) =>
-                {
-                    Some(plan.assignments.clone())
-                }
-                _ => place_gang(&self.state.nodes, &candidates, &view, gang),
+        if self.try_preempt(id, pass, end, decisions) {
+            return (Some(PendingReason::Preempting), None);
+        }
+        if !quota_ok {
+            if let Some(q) = queue
+                && self.state.config.queues[q.index()].strict_fifo
+            {
+                pass.blocked_queues.push(q);
             }
-        };
-        if let Some(assignments) = placed {
-            self.start(id, assignments, end, pass, decisions);
-            return (None, None);
+            return (Some(PendingReason::Quota), None);
         }
         if pass.reservations < pass.depth {
             pass.reservations += 1;
@@ -118,13 +142,50 @@ impl Scheduler {
         (Some(self.blocked_reason(id, pass)), None)
     }
 
+    /// Places the whole gang now: on what is free and not needed by reservations nor `held`
+    /// for preemptors, counting `released` (tentative victims) as free.
+    pub(super) fn place_now(
+        &self,
+        id: JobId,
+        pass: &Pass,
+        end: u64,
+        held: &BTreeMap<NodeId, NodeAmounts>,
+        released: &BTreeMap<NodeId, NodeAmounts>,
+    ) -> Option<Vec<Assignment>> {
+        let view = NowView {
+            profile: pass.profile.as_ref(),
+            now: pass.now,
+            end,
+            held,
+            released,
+        };
+        let candidates = IndexCandidates {
+            index: &self.state.index,
+            preferred: &pass.reserved_nodes,
+            all_levels: !released.is_empty(),
+        };
+        let gang = request(&self.state, id);
+        match self.plans.get(&id) {
+            Some(plan)
+                if plan.start_ms <= pass.now
+                    && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments) =>
+            {
+                Some(plan.assignments.clone())
+            }
+            _ => place_gang(&self.state.nodes, &candidates, &view, gang),
+        }
+    }
+
     /// `priority` when the job would fit on what is free now but reservations or a blocked
     /// head hold it back; `resources` otherwise.
     fn blocked_reason(&self, id: JobId, _pass: &Pass) -> PendingReason {
+        let none = BTreeMap::new();
         let view = NowView {
             profile: None,
             now: 0,
             end: 0,
+            held: &none,
+            released: &none,
         };
         let candidates = IndexCandidates {
             index: &self.state.index,
@@ -242,7 +303,7 @@ impl Scheduler {
 }
 
 /// The gang request of a pending job.
-fn request(state: &ClusterState, id: JobId) -> GangRequest<'_> {
+pub(super) fn request(state: &ClusterState, id: JobId) -> GangRequest<'_> {
     match state.job(id) {
         Some(job) => GangRequest {
             shapes: &job.shapes,

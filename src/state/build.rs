@@ -106,7 +106,9 @@ impl ClusterState {
             dependents: BTreeMap::new(),
             next_arrival: 0,
             now_ms: 0,
+            earmarks: BTreeMap::new(),
             index: FreeIndex::default(),
+            quota: super::QuotaBook::default(),
         };
         for (i, node) in config.nodes.iter().enumerate() {
             if state.node_names.contains_key(&node.name) {
@@ -122,6 +124,7 @@ impl ClusterState {
         }
         state.config = config;
         state.rebuild_index();
+        state.rebuild_quota()?;
         Ok(state)
     }
 

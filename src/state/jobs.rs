@@ -41,17 +41,22 @@ impl ClusterState {
             }
             self.index.refresh(&self.nodes, node_id);
         }
+        self.release_earmark(id);
+        self.charge_quota(id);
     }
 
     /// Frees what a running job holds (its state is left to the caller).
+    /// Quota charges and earmarks follow in the same step.
     fn release(&mut self, id: JobId) {
-        for (node_id, amounts) in self.node_charges(id) {
+        let charges = self.node_charges(id);
+        for (node_id, amounts) in &charges {
             if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {
-                node.used.sub(&amounts);
+                node.used.sub(amounts);
                 node.running_jobs = node.running_jobs.saturating_sub(1);
             }
-            self.index.refresh(&self.nodes, node_id);
+            self.index.refresh(&self.nodes, *node_id);
         }
+        self.uncharge_quota(id, charges);
         self.running.remove(&id);
     }
 
@@ -78,6 +83,9 @@ impl ClusterState {
         while let Some((id, outcome)) = queue.pop() {
             if self.running.contains(&id) {
                 self.release(id);
+            }
+            if self.earmarks.contains_key(&id) {
+                self.release_earmark(id);
             }
             self.pending.remove(&id);
             let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {

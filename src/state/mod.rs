@@ -7,6 +7,7 @@ mod consistency;
 mod jobs;
 mod lifecycle;
 mod nodes;
+mod quota;
 mod submit;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -22,6 +23,7 @@ use crate::placement::{Assignment, FreeIndex};
 
 pub use build::Partition;
 pub(crate) use jobs::charges;
+pub use quota::{Earmark, QuotaBook};
 
 /// The whole scheduler state: configuration, nodes, jobs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -57,9 +59,15 @@ pub struct ClusterState {
     pub next_arrival: u64,
     /// The time of the last tick.
     pub now_ms: u64,
+    /// Resources held for preemptors until they start, by preemptor.
+    #[serde(default)]
+    pub earmarks: BTreeMap<JobId, Earmark>,
     /// Free capacity index (derived; rebuilt on restore).
     #[serde(skip)]
     pub index: FreeIndex,
+    /// Quota usage (derived; rebuilt on restore with [`ClusterState::rebuild_quota`]).
+    #[serde(skip)]
+    pub quota: QuotaBook,
 }
 
 /// A job the scheduler tracks.

@@ -1,6 +1,7 @@
 //! The invariant oracle: after any tick, no device is double-booked, no node exceeds capacity,
 //! every running gang is fully placed, nothing runs on a down node, every decision refers to a
-//! known job and every `start` matches the books.
+//! known job and every `start` matches the books; quota usage adds up and stays within limits,
+//! and earmarked resources are used only by their preemptor.
 
 use crate::decision::{Decision, TickOutcome};
 use crate::error::TickError;
@@ -21,6 +22,7 @@ use crate::state::JobState;
 pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), String> {
     let state = scheduler.state();
     state.check_consistency()?;
+    state.check_quota()?;
     let ranks: Vec<u8> = outcome.decisions.iter().map(Decision::order_rank).collect();
     if ranks.windows(2).any(|w| w[0] > w[1]) {
         return Err(format!("decisions out of order: {:?}", outcome.decisions));

@@ -1,0 +1,87 @@
+//! Step 4 of a pass: does a job's demand fit its queue's quota (and its user's cap), counting
+//! the quota its own earmark holds and that of tentative victims as free.
+
+use super::Scheduler;
+use crate::model::ids::JobId;
+use crate::placement::Assignment;
+use crate::quota::QuotaVec;
+
+impl Scheduler {
+    /// The quota demand of a job placed on `assignments`.
+    pub(super) fn assignments_demand(&self, id: JobId, assignments: &[Assignment]) -> QuotaVec {
+        let exclusive = self.state.job(id).is_some_and(|j| j.spec.exclusive);
+        let charges = crate::state::charges(assignments, exclusive, |n| {
+            self.state
+                .node(n)
+                .map(|node| node.capacity)
+                .unwrap_or_default()
+        });
+        self.state.charges_demand(&charges)
+    }
+
+    /// True when `demand` fits the job's queue and its user's cap once `victims` (running jobs)
+    /// and the job's own earmark no longer count. Jobs without a queue always fit. With
+    /// victims in other queues (reclaiming), the job must also stay within its nominal quota.
+    pub(super) fn quota_fits(&mut self, id: JobId, victims: &[JobId], demand: &QuotaVec) -> bool {
+        let Some(q) = self.state.job_queue(id) else {
+            return true;
+        };
+        let mut freed = self.state.earmarked_quota(id);
+        freed.extend(
+            victims
+                .iter()
+                .filter_map(|v| self.state.quota.charged.get(v).copied()),
+        );
+        let reclaiming = freed.iter().any(|(vq, _)| *vq != q);
+        let user = self.state.job(id).and_then(|j| j.spec.user.clone());
+        let mut held = self.state.user_held(q, user.as_deref());
+        for v in victims {
+            if let Some((vq, d)) = self.state.quota.charged.get(v)
+                && *vq == q
+                && self.state.job(*v).and_then(|j| j.spec.user.as_deref()) == user.as_deref()
+            {
+                held.sub(d);
+            }
+        }
+        let Some(tree) = self.state.quota.tree.as_mut() else {
+            return true;
+        };
+        for (vq, d) in &freed {
+            tree.remove_usage(*vq, d);
+        }
+        let fits = tree.fits(q, demand)
+            && tree.fits_user(q, &held, demand)
+            && (!reclaiming || tree.within_nominal(q, demand));
+        for (vq, d) in &freed {
+            tree.add_usage(*vq, d);
+        }
+        fits
+    }
+
+    /// Quota check for a job not placed yet: it fits when it would with all its GPUs on some
+    /// model it accepts.
+    pub(super) fn quota_fits_unplaced(&mut self, id: JobId) -> bool {
+        if self.state.job_queue(id).is_none() {
+            return true;
+        }
+        let models: Vec<String> = match self.state.job(id) {
+            Some(job) => self
+                .state
+                .models
+                .iter()
+                .enumerate()
+                .filter(|(m, _)| job.shapes.iter().all(|s| s.models.allows(*m as u32)))
+                .map(|(_, name)| name.clone())
+                .collect(),
+            None => return true,
+        };
+        if models.is_empty() {
+            let demand = self.state.shape_demand(id, None);
+            return self.quota_fits(id, &[], &demand);
+        }
+        models.iter().any(|model| {
+            let demand = self.state.shape_demand(id, Some(model));
+            self.quota_fits(id, &[], &demand)
+        })
+    }
+}

@@ -1,0 +1,299 @@
+//! Quota usage and preemption earmarks, kept in step with every start and release.
+//!
+//! A running job with a `queue` is charged in the [`QuotaTree`] for what it holds: cpus, memory
+//! and GPUs per model of the devices it was placed on (an exclusive job for its whole nodes).
+//! The charge is made in [`ClusterState::start_job`] and undone in the one release path every
+//! stop, end and requeue goes through, so no path can forget it.
+//!
+//! An [`Earmark`] holds resources for a preemptor until it starts: the node resources of its
+//! planned placement (other jobs see them as taken) and the quota its stopped victims freed (it
+//! stays charged to the victims' queues until the preemptor starts or the earmark is
+//! released). The tree itself is derived state: it is rebuilt from the running jobs and the
+//! earmarks on restore.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::ClusterState;
+use crate::error::ConfigError;
+use crate::model::ids::{JobId, NodeId};
+use crate::model::resources::NodeAmounts;
+use crate::model::shape::GpuNeed;
+use crate::quota::{QueueId, QuotaTree, QuotaVec};
+
+/// The quota tree and what each running job is charged in it (derived; rebuilt on restore).
+#[derive(Clone, Debug, Default)]
+pub struct QuotaBook {
+    /// `None` when the configuration has no queues.
+    pub tree: Option<QuotaTree>,
+    /// Each charged running job's queue and demand.
+    pub charged: BTreeMap<JobId, (QueueId, QuotaVec)>,
+}
+
+/// Resources held for a preemptor while its victims stop.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Earmark {
+    /// Victims still running.
+    pub victims: Vec<JobId>,
+    /// The preemptor's planned charges per node: no other job may use them.
+    pub planned: Vec<(NodeId, NodeAmounts)>,
+    /// Stopped victims' queues and charges: their quota stays used until the earmark goes.
+    pub freed: Vec<(String, Vec<(NodeId, NodeAmounts)>)>,
+}
+
+impl ClusterState {
+    /// Builds the quota tree from the configuration and charges the running jobs and the
+    /// earmarks' freed quota.
+    pub fn rebuild_quota(&mut self) -> Result<(), ConfigError> {
+        self.quota = QuotaBook::default();
+        if self.config.queues.is_empty() {
+            return Ok(());
+        }
+        let tree = QuotaTree::new(&self.config.cohorts, &self.config.queues, &self.models)
+            .map_err(|e| match e.split_once(": ") {
+                Some((field, message)) => ConfigError::new(field, message),
+                None => ConfigError::new("queues", e),
+            })?;
+        self.quota.tree = Some(tree);
+        let running: Vec<JobId> = self.running.iter().copied().collect();
+        for id in running {
+            self.charge_quota(id);
+        }
+        let freed: Vec<(String, Vec<(NodeId, NodeAmounts)>)> = self
+            .earmarks
+            .values()
+            .flat_map(|e| e.freed.iter().cloned())
+            .collect();
+        for (queue, charges) in freed {
+            if let Some((q, demand)) = self.queue_demand(&queue, &charges)
+                && let Some(tree) = self.quota.tree.as_mut()
+            {
+                tree.add_usage(q, &demand);
+            }
+        }
+        Ok(())
+    }
+
+    /// The quota queue of a job, when it names one and quotas exist.
+    pub fn job_queue(&self, id: JobId) -> Option<QueueId> {
+        let name = self.job(id)?.spec.queue.as_deref()?;
+        self.quota.tree.as_ref()?.queue_id(name)
+    }
+
+    /// The quota demand of per-node charges: cpus, memory and GPUs per model of the nodes.
+    pub fn charges_demand(&self, charges: &[(NodeId, NodeAmounts)]) -> QuotaVec {
+        let Some(tree) = self.quota.tree.as_ref() else {
+            return QuotaVec::ZERO;
+        };
+        let mut cpu = 0u64;
+        let mut memory = 0u64;
+        let mut gpus: Vec<(&str, u64)> = Vec::new();
+        for (node, amounts) in charges {
+            cpu = cpu.saturating_add(amounts.cpu_milli);
+            memory = memory.saturating_add(amounts.memory_mib);
+            let milli: u64 = amounts.devices.iter().map(|d| u64::from(*d)).sum();
+            let model = self
+                .node(*node)
+                .and_then(|n| n.gpu_model)
+                .and_then(|m| self.models.get(m.index()));
+            if let Some(model) = model.filter(|_| milli > 0) {
+                gpus.push((model.as_str(), milli));
+            }
+        }
+        tree.demand(cpu, memory, &gpus)
+    }
+
+    /// The demand of a pending job if all its GPUs were of `model` (before it is placed).
+    pub fn shape_demand(&self, id: JobId, model: Option<&str>) -> QuotaVec {
+        let (Some(tree), Some(job)) = (self.quota.tree.as_ref(), self.job(id)) else {
+            return QuotaVec::ZERO;
+        };
+        let (mut cpu, mut memory, mut gpu) = (0u64, 0u64, 0u64);
+        for shape in &job.shapes {
+            let count = u64::from(shape.count);
+            cpu = cpu.saturating_add(shape.cpu_milli.saturating_mul(count));
+            memory = memory.saturating_add(shape.memory_mib.saturating_mul(count));
+            let per_task = match shape.gpu {
+                GpuNeed::None => 0,
+                GpuNeed::Whole(k) => u64::from(k) * 1000,
+                GpuNeed::Fraction(f) => u64::from(f),
+            };
+            gpu = gpu.saturating_add(per_task.saturating_mul(count));
+        }
+        match model {
+            Some(model) if gpu > 0 => tree.demand(cpu, memory, &[(model, gpu)]),
+            _ => tree.demand(cpu, memory, &[("", gpu)]),
+        }
+    }
+
+    /// What `user` holds in queue `q` now (for `max_per_user`).
+    pub fn user_held(&self, q: QueueId, user: Option<&str>) -> QuotaVec {
+        let mut held = QuotaVec::ZERO;
+        for (id, (queue, demand)) in &self.quota.charged {
+            if *queue == q && self.job(*id).and_then(|j| j.spec.user.as_deref()) == user {
+                held.add(demand);
+            }
+        }
+        held
+    }
+
+    /// Charges a job that just started (no-op for jobs without a queue).
+    pub(super) fn charge_quota(&mut self, id: JobId) {
+        let Some(q) = self.job_queue(id) else { return };
+        let demand = self.charges_demand(&self.node_charges(id));
+        if let Some(tree) = self.quota.tree.as_mut() {
+            tree.add_usage(q, &demand);
+            self.quota.charged.insert(id, (q, demand));
+        }
+    }
+
+    /// Undoes a job's charge as it releases its resources. A victim of a preemptor that still
+    /// waits hands its quota and node charges to the earmark instead.
+    pub(super) fn uncharge_quota(&mut self, id: JobId, node_charges: Vec<(NodeId, NodeAmounts)>) {
+        let charged = self.quota.charged.remove(&id);
+        let for_job = self
+            .job(id)
+            .and_then(|j| j.running())
+            .and_then(|r| r.preemption)
+            .map(|p| p.for_job);
+        if let Some(earmark) = for_job.and_then(|p| self.earmarks.get_mut(&p)) {
+            earmark.victims.retain(|v| *v != id);
+            if charged.is_some()
+                && let Some(queue) = self.jobs[id.index()]
+                    .as_ref()
+                    .and_then(|j| j.spec.queue.clone())
+            {
+                earmark.freed.push((queue, node_charges));
+                return;
+            }
+        }
+        if let (Some((q, demand)), Some(tree)) = (charged, self.quota.tree.as_mut()) {
+            tree.remove_usage(q, &demand);
+        }
+    }
+
+    /// The quota held by `preemptor`'s earmark, per victim queue.
+    pub fn earmarked_quota(&self, preemptor: JobId) -> Vec<(QueueId, QuotaVec)> {
+        self.earmarks.get(&preemptor).map_or_else(Vec::new, |e| {
+            e.freed
+                .iter()
+                .filter_map(|(queue, charges)| self.queue_demand(queue, charges))
+                .collect()
+        })
+    }
+
+    /// Drops `preemptor`'s earmark, returning the quota it held to the tree. Victims still
+    /// running keep stopping; their release is then an ordinary one.
+    pub fn release_earmark(&mut self, preemptor: JobId) {
+        let quota = self.earmarked_quota(preemptor);
+        if let Some(tree) = self.quota.tree.as_mut() {
+            for (q, demand) in &quota {
+                tree.remove_usage(*q, demand);
+            }
+        }
+        self.earmarks.remove(&preemptor);
+    }
+
+    /// Node resources earmarked for preemptors other than `except`: each earmark's planned
+    /// charges less what its victims still hold on the same node (that part is already used).
+    pub fn earmark_holds(&self, except: Option<JobId>) -> BTreeMap<NodeId, NodeAmounts> {
+        let mut holds: BTreeMap<NodeId, NodeAmounts> = BTreeMap::new();
+        for (preemptor, earmark) in &self.earmarks {
+            if Some(*preemptor) == except {
+                continue;
+            }
+            for (node, planned) in &earmark.planned {
+                let mut victims = NodeAmounts::default();
+                for victim in &earmark.victims {
+                    for (n, amounts) in self.node_charges(*victim) {
+                        if n == *node {
+                            victims.add(&amounts);
+                        }
+                    }
+                }
+                holds
+                    .entry(*node)
+                    .or_default()
+                    .add(&planned.minus(&victims));
+            }
+        }
+        holds
+    }
+
+    fn queue_demand(
+        &self,
+        queue: &str,
+        charges: &[(NodeId, NodeAmounts)],
+    ) -> Option<(QueueId, QuotaVec)> {
+        let q = self.quota.tree.as_ref()?.queue_id(queue)?;
+        Some((q, self.charges_demand(charges)))
+    }
+}
+
+impl ClusterState {
+    /// The quota and earmark invariants: the tree's own ([`QuotaTree::check_invariants`]),
+    /// every queue's usage equal to its running jobs' and earmarks' charges recounted, every
+    /// earmark naming a pending preemptor and victims being preempted for it, and every node
+    /// still having free what earmarks hold on it (nobody else used it).
+    pub fn check_quota(&self) -> Result<(), String> {
+        if let Some(tree) = self.quota.tree.as_ref() {
+            tree.check_invariants()?;
+            let mut expected = vec![QuotaVec::ZERO; tree.queue_count()];
+            for &id in &self.running {
+                if let Some(q) = self.job_queue(id) {
+                    expected[q.index()].add(&self.charges_demand(&self.node_charges(id)));
+                }
+            }
+            for preemptor in self.earmarks.keys() {
+                for (q, demand) in self.earmarked_quota(*preemptor) {
+                    expected[q.index()].add(&demand);
+                }
+            }
+            for (i, want) in expected.iter().enumerate() {
+                let Some(q) = tree.queue_id(&self.config.queues[i].name) else {
+                    continue;
+                };
+                if tree.usage(q) != want {
+                    return Err(format!(
+                        "queue {}: tree usage {:?}, running jobs and earmarks add up to {want:?}",
+                        tree.queue_name(q),
+                        tree.usage(q)
+                    ));
+                }
+            }
+        }
+        for (preemptor, earmark) in &self.earmarks {
+            let name = self.job_name(*preemptor);
+            if !self.pending.contains(preemptor) {
+                return Err(format!("earmark for {name}, which is not pending"));
+            }
+            for victim in &earmark.victims {
+                let for_job = self
+                    .job(*victim)
+                    .and_then(|j| j.running())
+                    .and_then(|r| r.preemption)
+                    .map(|p| p.for_job);
+                if for_job != Some(*preemptor) {
+                    return Err(format!(
+                        "earmark for {name}: victim {} is not being preempted for it",
+                        self.job_name(*victim)
+                    ));
+                }
+            }
+        }
+        for (node, held) in self.earmark_holds(None) {
+            if let Some(n) = self.node(node)
+                && !n.free().covers(&held)
+            {
+                return Err(format!(
+                    "node {}: earmarked {held:?} but only {:?} is free",
+                    n.name,
+                    n.free()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
