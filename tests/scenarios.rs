@@ -11,7 +11,6 @@ use serde_json::{Value, json};
 
 /// Scenarios whose behaviour belongs to an open issue, each naming it. Nothing else is skipped.
 const SKIP: &[(&str, &str)] = &[
-    ("fairshare_recent_usage_ranks_lower", "issue 4: fair-share"),
     ("lending_limit_blocks", "issue 5: quotas"),
     ("preempt_lowest_priority_victim", "issue 5: preemption"),
     ("preempt_minimal_set", "issue 5: preemption"),

@@ -89,6 +89,7 @@ impl ClusterState {
                 "must be positive",
             ));
         }
+        let fairshare = super::usage::build_fairshare(&config)?;
 
         let mut state = ClusterState {
             config: ClusterConfig::default(),
@@ -106,6 +107,7 @@ impl ClusterState {
             dependents: BTreeMap::new(),
             next_arrival: 0,
             now_ms: 0,
+            fairshare,
             index: FreeIndex::default(),
         };
         for (i, node) in config.nodes.iter().enumerate() {
