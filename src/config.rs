@@ -365,6 +365,22 @@ pub struct FairshareConfig {
     /// `fair_tree` (default) or `classic`.
     #[serde(default)]
     pub algorithm: FairshareAlgorithm,
+    /// What one second of a running job costs its account, per unit of each resource it holds
+    /// (Slurm's `TRESBillingWeights`): `cpu` (per cpu), `memory_gib` (per GiB), `gpu` (per
+    /// device, fractions pro rata) and `gpu:MODEL` (per device of that model, in place of `gpu`).
+    /// A resource not listed costs nothing. Default `{"gpu": 1.0}`: usage is GPU-seconds. An
+    /// exclusive job is billed for the whole nodes it holds.
+    ///
+    /// ```
+    /// use gangway::config::FairshareConfig;
+    /// let default = FairshareConfig::default();
+    /// assert_eq!(default.billing_weights["gpu"], 1.0);
+    /// let c: FairshareConfig = serde_json::from_str(
+    ///     r#"{"billing_weights": {"cpu": 0.5, "gpu:a100": 2.0}}"#).unwrap();
+    /// assert_eq!(c.billing_weights.get("gpu"), None); // listed keys only
+    /// ```
+    #[serde(default = "default_billing_weights")]
+    pub billing_weights: IndexMap<String, f64>,
 }
 
 impl Default for FairshareConfig {
@@ -372,12 +388,17 @@ impl Default for FairshareConfig {
         FairshareConfig {
             half_life_ms: default_half_life_ms(),
             algorithm: FairshareAlgorithm::default(),
+            billing_weights: default_billing_weights(),
         }
     }
 }
 
 fn default_half_life_ms() -> u64 {
     604_800_000
+}
+
+fn default_billing_weights() -> IndexMap<String, f64> {
+    IndexMap::from([("gpu".to_owned(), 1.0)])
 }
 
 /// Which fair-share algorithm computes the factor.

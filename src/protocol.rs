@@ -12,6 +12,26 @@
 //! let bad = shim.handle_line("not json");
 //! assert!(bad.starts_with(r#"{"ok":false,"error":{"kind":"parse""#));
 //! ```
+//!
+//! Beyond PROTOCOL.md, `explain` takes an optional `"detail": true`, which adds `"shares"` (the
+//! `sshare`-like report, [`Scheduler::share_report`]) and `"priorities"` (the `sprio`-like
+//! breakdown, [`Scheduler::priorities`]) to the response; without it the response is exactly
+//! PROTOCOL.md's.
+//!
+//! ```
+//! use gangway::protocol::Shim;
+//! let mut shim = Shim::default();
+//! shim.handle_line(r#"{"op":"configure","cluster":{"nodes":[{"name":"n1","cpus":1}],
+//!     "accounts":[{"name":"ml"}],"policy":{"priority":{"weights":{"fairshare":100}}}}}"#);
+//! shim.handle_line(r#"{"op":"tick","at_ms":0,"events":[
+//!     {"type":"submit","job":{"id":"a","account":"ml","time_limit_ms":1000,"groups":[{"count":1}]}},
+//!     {"type":"submit","job":{"id":"b","account":"ml","time_limit_ms":1000,"groups":[{"count":1}]}}]}"#);
+//! let plain = shim.handle_line(r#"{"op":"explain"}"#);
+//! assert!(!plain.contains("shares") && !plain.contains("priorities"));
+//! let detailed = shim.handle_line(r#"{"op":"explain","detail":true}"#);
+//! assert!(detailed.contains(r#""shares":[{"account":"ml","user":null"#), "{detailed}");
+//! assert!(detailed.contains(r#""priorities":[{"job":"b","base":0,"factors":{"age":0.0,"fairshare":1.0"#), "{detailed}");
+//! ```
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -21,7 +41,8 @@ use crate::config::ClusterConfig;
 use crate::decision::{Decision, PendingInfo, Rejection, RunningInfo};
 use crate::error::{ErrorKind, EventError, TickError};
 use crate::event::Event;
-use crate::scheduler::{Scheduler, Snapshot};
+use crate::fairshare::ShareRow;
+use crate::scheduler::{JobPriority, Scheduler, Snapshot};
 
 /// The protocol version `configure` answers with.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -30,11 +51,22 @@ pub const PROTOCOL_VERSION: u32 = 1;
 #[derive(Debug, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 enum Request {
-    Configure { cluster: Value },
-    Tick { at_ms: u64, events: Vec<Value> },
-    Explain { at_ms: Option<u64> },
+    Configure {
+        cluster: Value,
+    },
+    Tick {
+        at_ms: u64,
+        events: Vec<Value>,
+    },
+    Explain {
+        at_ms: Option<u64>,
+        #[serde(default)]
+        detail: bool,
+    },
     Snapshot {},
-    Restore { state: Value },
+    Restore {
+        state: Value,
+    },
 }
 
 /// The error object of a refused request or a rejected event.
@@ -73,6 +105,12 @@ struct Explained {
     ok: bool,
     pending: Vec<PendingInfo>,
     running: Vec<RunningInfo>,
+    /// With `"detail": true`: the `sshare`-like fair-share report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shares: Option<Vec<ShareRow>>,
+    /// With `"detail": true`: the `sprio`-like priority breakdown of pending jobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priorities: Option<Vec<JobPriority>>,
 }
 
 #[derive(Serialize)]
@@ -168,7 +206,7 @@ impl Shim {
                     next_wakeup_ms: outcome.next_wakeup_ms,
                 }))
             }
-            Request::Explain { at_ms } => {
+            Request::Explain { at_ms, detail } => {
                 let scheduler = self.configured("explain")?;
                 if let (Some(at), Some(last)) = (at_ms, scheduler.last_tick())
                     && at < last
@@ -183,6 +221,8 @@ impl Shim {
                     ok: true,
                     pending: explanation.pending,
                     running: explanation.running,
+                    shares: detail.then(|| scheduler.share_report()),
+                    priorities: detail.then(|| scheduler.priorities()),
                 }))
             }
             Request::Snapshot {} => {

@@ -10,7 +10,7 @@ use gangway::testkit::check_tick;
 use serde_json::{Value, json};
 
 /// Scenarios whose behaviour belongs to an open issue, each naming it. Nothing else is skipped.
-const SKIP: &[(&str, &str)] = &[("fairshare_recent_usage_ranks_lower", "issue 4: fair-share")];
+const SKIP: &[(&str, &str)] = &[];
 
 fn scenario_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/scenarios")

@@ -206,6 +206,7 @@ mod tests {
         let config = FairshareConfig {
             half_life_ms: 0,
             algorithm,
+            ..Default::default()
         };
         let mut fs = FairShare::new(&accounts, &config).unwrap();
         let carol = fs.association(Some("sub"), "carol").unwrap();

@@ -21,6 +21,7 @@ fn engine(accounts: &[AccountConfig], algorithm: FairshareAlgorithm) -> FairShar
         &FairshareConfig {
             half_life_ms: WEEK_MS,
             algorithm,
+            ..Default::default()
         },
     )
     .unwrap()

@@ -5,6 +5,7 @@ mod order;
 mod pass;
 mod preempt;
 mod quota;
+mod reports;
 
 use std::collections::BTreeMap;
 
@@ -18,6 +19,8 @@ use crate::model::ids::JobId;
 use crate::placement::Assignment;
 use crate::policy::{Multifactor, Policy};
 use crate::state::ClusterState;
+
+pub use reports::JobPriority;
 
 /// A deterministic, I/O-free scheduler. The host owns the clock and all I/O: it passes time and
 /// events in, and acts on the decisions that come out.
@@ -89,6 +92,9 @@ impl Scheduler {
     /// Applies `events` in order at `now_ms`, runs one scheduling pass, and returns the
     /// decisions (kill, cancel, requeue, preempt, start), the rejected events and the next
     /// wake-up. A tick earlier than the previous one is refused as a whole.
+    ///
+    /// With accounts configured, every running job is first charged its billing-weighted
+    /// resource-seconds since the last tick, so a job ending at this tick pays up to `now_ms`.
     pub fn tick(&mut self, now_ms: u64, events: Vec<Event>) -> Result<TickOutcome, TickError> {
         if let Some(previous_ms) = self.last_tick_ms
             && now_ms < previous_ms
@@ -98,6 +104,7 @@ impl Scheduler {
                 requested_ms: now_ms,
             });
         }
+        self.state.charge_running(now_ms);
         self.last_tick_ms = Some(now_ms);
         self.state.now_ms = now_ms;
         self.state.forget_old_jobs(now_ms);

@@ -1,5 +1,6 @@
 //! Step 3 of a pass: order pending jobs by partition tier, effective priority, submit time,
-//! arrival.
+//! arrival. A job's fair-share factor is its association's in the factor table computed once
+//! per pass (0 without configured accounts).
 
 use std::cmp::Reverse;
 
@@ -12,12 +13,33 @@ use crate::state::Job;
 /// The sort key of a pending job.
 type OrderKey = (Reverse<i32>, Reverse<i64>, u64, u64);
 
+/// A pending job with the factors and the priority that place it in the order.
+pub(super) struct Scored {
+    pub(super) id: JobId,
+    pub(super) factors: PriorityFactors,
+    pub(super) priority: i64,
+}
+
 impl Scheduler {
     /// Pending jobs in the order the pass considers them.
     pub(super) fn ordered_pending(&self, now_ms: u64) -> Vec<JobId> {
+        self.scored_pending(now_ms)
+            .into_iter()
+            .map(|s| s.id)
+            .collect()
+    }
+
+    /// Pending jobs in the order the pass considers them, with their factors and priority at
+    /// `now_ms`. The fair-share factors are computed once for all jobs.
+    pub(super) fn scored_pending(&self, now_ms: u64) -> Vec<Scored> {
         let totals = ClusterTotals::of(self);
         let max_age = self.state.config.policy.priority.max_age_ms.max(1) as f64;
-        let mut keyed: Vec<(OrderKey, JobId)> = self
+        let shares = self
+            .state
+            .fairshare
+            .as_ref()
+            .map(|fs| fs.compute_factors(now_ms));
+        let mut keyed: Vec<(OrderKey, Scored)> = self
             .state
             .pending
             .iter()
@@ -26,6 +48,10 @@ impl Scheduler {
                 let eligible = job.submit_ms.max(job.spec.begin_ms.unwrap_or(0));
                 let factors = PriorityFactors {
                     age: (now_ms.saturating_sub(eligible) as f64 / max_age).min(1.0),
+                    fairshare: job
+                        .assoc
+                        .and_then(|a| shares.as_ref()?.get(a))
+                        .unwrap_or(0.0),
                     job_size: totals.size_factor(job),
                     ..PriorityFactors::default()
                 };
@@ -33,12 +59,16 @@ impl Scheduler {
                 let priority = self.policy.priority(&job.spec, &factors);
                 Some((
                     (Reverse(tier), Reverse(priority), job.submit_ms, job.arrival),
-                    id,
+                    Scored {
+                        id,
+                        factors,
+                        priority,
+                    },
                 ))
             })
             .collect();
         keyed.sort_unstable_by_key(|(key, _)| *key);
-        keyed.into_iter().map(|(_, id)| id).collect()
+        keyed.into_iter().map(|(_, scored)| scored).collect()
     }
 }
 

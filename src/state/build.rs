@@ -89,6 +89,7 @@ impl ClusterState {
                 "must be positive",
             ));
         }
+        let fairshare = super::usage::build_fairshare(&config)?;
 
         let mut state = ClusterState {
             config: ClusterConfig::default(),
@@ -107,6 +108,7 @@ impl ClusterState {
             next_arrival: 0,
             now_ms: 0,
             earmarks: BTreeMap::new(),
+            fairshare,
             index: FreeIndex::default(),
             quota: super::QuotaBook::default(),
         };

@@ -6,7 +6,8 @@ use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 
 impl ClusterState {
     /// Recounts every node's usage from the running jobs and compares it with the books; checks
-    /// capacity, device exclusivity and that nothing runs on a down or missing node.
+    /// capacity, device exclusivity and that nothing runs on a down or missing node, and that
+    /// every job's fair-share association exists.
     pub fn check_consistency(&self) -> Result<(), String> {
         let mut counted = vec![NodeAmounts::default(); self.nodes.len()];
         let mut jobs_on = vec![0u32; self.nodes.len()];
@@ -74,6 +75,6 @@ impl ClusterState {
                 ));
             }
         }
-        Ok(())
+        self.check_associations()
     }
 }

@@ -18,7 +18,8 @@ impl ClusterState {
     ) -> Result<(), EventError> {
         match event {
             Event::Submit { job } => {
-                let job = self.compile_job(job, now_ms)?;
+                let mut job = self.compile_job(job, now_ms)?;
+                job.assoc = self.associate(&job.spec)?;
                 let id = self.insert_job(job);
                 if self.resolve_ended_dependencies(id) {
                     decisions.push(Decision::Cancel {

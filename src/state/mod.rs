@@ -9,12 +9,14 @@ mod lifecycle;
 mod nodes;
 mod quota;
 mod submit;
+mod usage;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::ClusterConfig;
+use crate::fairshare::{AssocId, FairShare};
 use crate::model::ids::{JobId, NodeId, PartitionId};
 use crate::model::job::{DependencyKind, JobSpec, Outcome};
 use crate::model::node::Node;
@@ -24,6 +26,7 @@ use crate::placement::{Assignment, FreeIndex};
 pub use build::Partition;
 pub(crate) use jobs::charges;
 pub use quota::{Earmark, QuotaBook};
+pub use usage::NO_USER;
 
 /// The whole scheduler state: configuration, nodes, jobs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -57,11 +60,14 @@ pub struct ClusterState {
     pub dependents: BTreeMap<JobId, Vec<JobId>>,
     /// Arrival counter: ties of equal priority and submit time break by it.
     pub next_arrival: u64,
-    /// The time of the last tick.
+    /// The time of the last tick. Every running job's usage is charged up to it.
     pub now_ms: u64,
     /// Resources held for preemptors until they start, by preemptor.
     #[serde(default)]
     pub earmarks: BTreeMap<JobId, Earmark>,
+    /// The fair-share engine with its usage ledger; `None` without configured accounts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairshare: Option<FairShare>,
     /// Free capacity index (derived; rebuilt on restore).
     #[serde(skip)]
     pub index: FreeIndex,
@@ -89,6 +95,9 @@ pub struct Job {
     pub waiting_on: Vec<(JobId, DependencyKind)>,
     /// Pending, running or ended.
     pub state: JobState,
+    /// The fair-share association it is charged to; `None` without configured accounts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assoc: Option<AssocId>,
 }
 
 /// Where a job is in its life.

@@ -100,6 +100,7 @@ impl ClusterState {
             held: false,
             waiting_on,
             state: JobState::Pending,
+            assoc: None,
             spec,
         })
     }

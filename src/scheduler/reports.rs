@@ -1,0 +1,92 @@
+//! The `sshare`- and `sprio`-like reports: fair-share by account and user, and each pending
+//! job's priority broken down by factor. Both describe the state after the last tick.
+
+use serde::Serialize;
+
+use super::Scheduler;
+use crate::fairshare::ShareRow;
+use crate::policy::PriorityFactors;
+
+/// One pending job's priority, term by term, as `sprio -l` shows it.
+///
+/// `weighted` holds each factor times its configured weight (`policy.priority.weights`);
+/// `priority` is what the policy made of them: `base + floor(Σ weighted)` for the built-in
+/// multifactor policy.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobPriority {
+    /// Job id.
+    pub job: String,
+    /// The job's base priority.
+    pub base: i32,
+    /// The normalised factors, each in 0..=1.
+    pub factors: PriorityFactors,
+    /// Each factor times its weight.
+    pub weighted: PriorityFactors,
+    /// The effective priority the pass orders by (within a partition tier).
+    pub priority: i64,
+}
+
+impl Scheduler {
+    /// The `sshare`-like fair-share report as of the last tick: one row per account and
+    /// association in tree order; empty without configured accounts.
+    ///
+    /// ```
+    /// use gangway::{ClusterConfig, Event, JobSpec, Milli, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{
+    ///     "nodes": [{"name": "n1", "cpus": 8, "memory_mib": 16000, "gpus": {"model": "a100", "count": 4}}],
+    ///     "accounts": [{"name": "ml", "shares": 1}]}"#).unwrap();
+    /// let mut scheduler = Scheduler::new(cluster).unwrap();
+    /// let mut job = JobSpec::new("a", 3_600_000, 1).with_gpus(Milli::from_units(2));
+    /// job.account = Some("ml".into());
+    /// job.user = Some("alice".into());
+    /// scheduler.tick(0, vec![Event::Submit { job }]).unwrap();
+    /// scheduler.tick(10_000, vec![]).unwrap();
+    /// let rows = scheduler.share_report();
+    /// assert_eq!(rows[1].user.as_deref(), Some("alice"));
+    /// assert_eq!(rows[1].raw_usage, 20.0); // 2 GPUs for 10 s
+    /// ```
+    pub fn share_report(&self) -> Vec<ShareRow> {
+        self.state
+            .fairshare
+            .as_ref()
+            .map(|fs| fs.report(self.state.now_ms))
+            .unwrap_or_default()
+    }
+
+    /// The `sprio`-like breakdown of every pending job's priority as of the last tick, in the
+    /// order the pass considers them.
+    ///
+    /// ```
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{
+    ///     "nodes": [{"name": "n1", "cpus": 1, "memory_mib": 1000}],
+    ///     "policy": {"priority": {"weights": {"age": 1000}, "max_age_ms": 100000}}}"#).unwrap();
+    /// let mut scheduler = Scheduler::new(cluster).unwrap();
+    /// let blocker = JobSpec::new("blocker", 600_000, 1);
+    /// scheduler.tick(0, vec![Event::Submit { job: blocker }]).unwrap();
+    /// let b = JobSpec::new("b", 600_000, 1).with_priority(7);
+    /// scheduler.tick(0, vec![Event::Submit { job: b }]).unwrap();
+    /// scheduler.tick(25_000, vec![]).unwrap();
+    /// let rows = scheduler.priorities();
+    /// assert_eq!(rows[0].job, "b");
+    /// assert_eq!(rows[0].factors.age, 0.25);
+    /// assert_eq!(rows[0].weighted.age, 250.0);
+    /// assert_eq!(rows[0].priority, 257);
+    /// ```
+    pub fn priorities(&self) -> Vec<JobPriority> {
+        let w = &self.state.config.policy.priority.weights;
+        self.scored_pending(self.state.now_ms)
+            .into_iter()
+            .map(|s| {
+                let f = s.factors;
+                JobPriority {
+                    job: self.state.job_name(s.id).to_owned(),
+                    base: self.state.job(s.id).map_or(0, |j| j.spec.priority),
+                    factors: f,
+                    weighted: f.weighted(w),
+                    priority: s.priority,
+                }
+            })
+            .collect()
+    }
+}

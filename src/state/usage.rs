@@ -1,0 +1,202 @@
+//! Fair-share bookkeeping in the state: building the engine from the configuration, resolving
+//! each submitted job's association, and charging running jobs' billing-weighted
+//! resource-seconds to the usage ledger.
+//!
+//! Charging happens at the start of every tick, before its events apply: each running job is
+//! charged for `[max(start, last tick), this tick)`. So every running job has always been
+//! charged up to the last tick (`ClusterState::now_ms`), a job that ends at a tick (finished,
+//! cancelled, killed, requeued, stopped) is charged up to that tick's time, and a job started at
+//! a tick is charged from then on. A snapshot carries the ledger and the last tick's time, so a
+//! restored scheduler charges exactly as the original would.
+
+use indexmap::IndexMap;
+
+use super::ClusterState;
+use crate::config::ClusterConfig;
+use crate::error::{ConfigError, ErrorKind, EventError};
+use crate::fairshare::{AssocId, FairShare};
+use crate::model::ids::NodeId;
+use crate::model::job::JobSpec;
+use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
+
+/// The user name a job naming no user is charged as.
+pub const NO_USER: &str = "";
+
+impl ClusterState {
+    /// The association a submitted job is charged to, created on first use; `None` without
+    /// configured accounts. A job naming no account is charged to the account `default`, and
+    /// one naming no user as the user [`NO_USER`] of its account.
+    pub(crate) fn associate(&mut self, spec: &JobSpec) -> Result<Option<AssocId>, EventError> {
+        let Some(fairshare) = self.fairshare.as_mut() else {
+            return Ok(None);
+        };
+        let user = spec.user.as_deref().unwrap_or(NO_USER);
+        fairshare
+            .association(spec.account.as_deref(), user)
+            .map(Some)
+            .map_err(|m| {
+                EventError::new(
+                    ErrorKind::UnknownAccount,
+                    format!("submit {}: {m}", spec.id),
+                )
+            })
+    }
+
+    /// Charges every running job for the time from the later of its start and the last tick up
+    /// to `now_ms` (see the module documentation). Does nothing without configured accounts.
+    pub(crate) fn charge_running(&mut self, now_ms: u64) {
+        let Some(mut fairshare) = self.fairshare.take() else {
+            return;
+        };
+        let billing = Billing::new(&self.config.policy.fairshare.billing_weights, &self.models);
+        for &id in &self.running {
+            let Some(job) = self.job(id) else { continue };
+            let (Some(assoc), Some(run)) = (job.assoc, job.running()) else {
+                continue;
+            };
+            let from = run.start_ms.max(self.now_ms);
+            let seconds = now_ms.saturating_sub(from) as f64 / 1000.0;
+            if seconds == 0.0 {
+                continue;
+            }
+            let rate = billing.rate(&self.node_charges(id), |n| {
+                self.node(n).and_then(|n| n.gpu_model).map(|m| m.index())
+            });
+            // Rates are finite and non-negative (weights are validated) and the association
+            // came from this engine, so the charge cannot be refused.
+            let _ = fairshare.charge(assoc, rate * seconds, now_ms);
+        }
+        self.fairshare = Some(fairshare);
+    }
+
+    /// Checks that every job has an association of the engine, or none without one.
+    pub(super) fn check_associations(&self) -> Result<(), String> {
+        let count = self.fairshare.as_ref().map(FairShare::association_count);
+        for job in self.jobs.iter().flatten() {
+            match (job.assoc, count) {
+                (None, None) => {}
+                (Some(assoc), Some(n)) if assoc.index() < n => {}
+                (None, Some(_)) => {
+                    return Err(format!("job {}: no fair-share association", job.spec.id));
+                }
+                (Some(assoc), _) => {
+                    return Err(format!(
+                        "job {}: unknown fair-share association {}",
+                        job.spec.id,
+                        assoc.index()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds the fair-share engine when accounts are configured, after checking the billing
+/// weights; errors name the offending field.
+pub(super) fn build_fairshare(config: &ClusterConfig) -> Result<Option<FairShare>, ConfigError> {
+    for (key, weight) in &config.policy.fairshare.billing_weights {
+        let field = format!("policy.fairshare.billing_weights.{key}");
+        let known = matches!(key.as_str(), "cpu" | "memory_gib" | "gpu")
+            || key.strip_prefix("gpu:").is_some_and(|m| !m.is_empty());
+        if !known {
+            return Err(ConfigError::new(
+                field,
+                "unknown resource; use cpu, memory_gib, gpu or gpu:MODEL",
+            ));
+        }
+        if !weight.is_finite() || *weight < 0.0 {
+            return Err(ConfigError::new(
+                field,
+                format!("weight {weight} must be a finite non-negative number"),
+            ));
+        }
+    }
+    if config.accounts.is_empty() {
+        return Ok(None);
+    }
+    FairShare::new(&config.accounts, &config.policy.fairshare)
+        .map(Some)
+        .map_err(|m| match m.split_once(": ") {
+            Some((field, message)) => ConfigError::new(field, message),
+            None => ConfigError::new("accounts", m),
+        })
+}
+
+/// Billing rates per second: per cpu, per GiB of memory, per device of each GPU model.
+struct Billing {
+    cpu: f64,
+    memory_gib: f64,
+    gpu: f64,
+    gpu_by_model: Vec<f64>,
+}
+
+impl Billing {
+    fn new(weights: &IndexMap<String, f64>, models: &[String]) -> Self {
+        let weight = |key: &str| weights.get(key).copied();
+        let gpu = weight("gpu").unwrap_or(0.0);
+        Billing {
+            cpu: weight("cpu").unwrap_or(0.0),
+            memory_gib: weight("memory_gib").unwrap_or(0.0),
+            gpu,
+            gpu_by_model: models
+                .iter()
+                .map(|m| weight(&format!("gpu:{m}")).unwrap_or(gpu))
+                .collect(),
+        }
+    }
+
+    /// What holding `charges` costs per second; `model_of` gives each node's GPU model id.
+    fn rate(
+        &self,
+        charges: &[(NodeId, NodeAmounts)],
+        model_of: impl Fn(NodeId) -> Option<usize>,
+    ) -> f64 {
+        charges
+            .iter()
+            .map(|(node, amounts)| {
+                let device_milli: u64 = amounts.devices.iter().map(|&d| u64::from(d)).sum();
+                let gpu = model_of(*node)
+                    .and_then(|m| self.gpu_by_model.get(m).copied())
+                    .unwrap_or(self.gpu);
+                amounts.cpu_milli as f64 / 1000.0 * self.cpu
+                    + amounts.memory_mib as f64 / 1024.0 * self.memory_gib
+                    + device_milli as f64 / f64::from(DEVICE_MILLI) * gpu
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_weight_replaces_the_generic_gpu_weight() {
+        let weights = IndexMap::from([
+            ("cpu".to_owned(), 0.5),
+            ("memory_gib".to_owned(), 0.25),
+            ("gpu".to_owned(), 1.0),
+            ("gpu:h100".to_owned(), 3.0),
+        ]);
+        let billing = Billing::new(&weights, &["a100".to_owned(), "h100".to_owned()]);
+        let mut held = NodeAmounts::full(4_000, 2_048, 2);
+        held.devices[2] = 500;
+        // 4 cpus × 0.5 + 2 GiB × 0.25 + 2.5 devices × weight of the node's model.
+        let on = |model| billing.rate(&[(NodeId(0), held)], move |_| model);
+        assert_eq!(on(Some(0)), 2.0 + 0.5 + 2.5);
+        assert_eq!(on(Some(1)), 2.0 + 0.5 + 7.5);
+        assert_eq!(on(None), 2.0 + 0.5 + 2.5);
+    }
+
+    #[test]
+    fn bad_billing_weights_are_refused_by_field() {
+        let mut config = ClusterConfig::default();
+        config.policy.fairshare.billing_weights = IndexMap::from([("gpus".to_owned(), 1.0)]);
+        let err = build_fairshare(&config).unwrap_err();
+        assert_eq!(err.field, "policy.fairshare.billing_weights.gpus");
+        config.policy.fairshare.billing_weights = IndexMap::from([("cpu".to_owned(), -1.0)]);
+        let err = build_fairshare(&config).unwrap_err();
+        assert!(err.message.contains("non-negative"), "{}", err.message);
+    }
+}
