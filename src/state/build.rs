@@ -208,6 +208,7 @@ impl ClusterState {
             state: NodeState::Up,
             used: NodeAmounts::default(),
             running_jobs: 0,
+            down_gpus: 0,
         })
     }
 
