@@ -31,6 +31,8 @@ pub enum KillReason {
     NodeDown,
     /// Its node was removed and it cannot be requeued.
     NodeRemoved,
+    /// A GPU it uses went down and it cannot be requeued.
+    GpuDown,
 }
 
 /// Why a running job is requeued.
@@ -41,6 +43,8 @@ pub enum RequeueReason {
     NodeDown,
     /// Its node was removed.
     NodeRemoved,
+    /// A GPU it uses went down.
+    GpuDown,
 }
 
 /// Why a pending job is cancelled by the scheduler.

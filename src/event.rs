@@ -63,6 +63,21 @@ pub enum Event {
         /// Node name.
         node: String,
     },
+    /// One GPU device is lost: it takes no new work, and the jobs using it are requeued (or
+    /// killed).
+    GpuDown {
+        /// Node name.
+        node: String,
+        /// Device index.
+        gpu: u32,
+    },
+    /// A GPU device that was down takes work again.
+    GpuUp {
+        /// Node name.
+        node: String,
+        /// Device index.
+        gpu: u32,
+    },
     /// Changes a job's base priority.
     SetPriority {
         /// Job id.
@@ -105,7 +120,9 @@ impl Event {
             Event::NodeRemove { node }
             | Event::NodeDown { node }
             | Event::NodeUp { node }
-            | Event::NodeDrain { node } => node,
+            | Event::NodeDrain { node }
+            | Event::GpuDown { node, .. }
+            | Event::GpuUp { node, .. } => node,
         }
     }
 }

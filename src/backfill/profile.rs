@@ -89,9 +89,10 @@ impl Profile {
         self.releases.range(self.now + 1..).copied()
     }
 
-    /// What `node` has free during the whole of `[start, end)`: capacity minus the highest
-    /// usage at any instant of the window, per dimension. At `start == now` running jobs count
-    /// as they hold resources now, even one past its limit.
+    /// What `node` has free during the whole of `[start, end)`: its available capacity (down
+    /// devices have nothing free) minus the highest usage at any instant of the window, per
+    /// dimension. At `start == now` running jobs count as they hold resources now, even one past
+    /// its limit.
     pub fn free_over(&self, id: NodeId, node: &Node, start: u64, end: u64) -> NodeAmounts {
         let reserved = self.reserved.get(&id).map_or(&[][..], Vec::as_slice);
         let mut peak = self.usage_at(id, node, reserved, start);
@@ -100,7 +101,7 @@ impl Profile {
                 peak = peak.max(&self.usage_at(id, node, reserved, booking.start));
             }
         }
-        node.capacity.minus(&peak)
+        node.available().minus(&peak)
     }
 
     fn usage_at(&self, id: NodeId, node: &Node, reserved: &[Booking], at: u64) -> NodeAmounts {

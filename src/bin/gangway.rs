@@ -1,5 +1,8 @@
-//! The `gangway` command: `shim` (the JSON-lines protocol on stdin/stdout) and `validate`
-//! (check a CLUSTER file).
+//! The `gangway` command: `shim` (the JSON-lines protocol on stdin/stdout), `validate` (check a
+//! CLUSTER file) and `inventory` (the local node's GPUs as a CLUSTER node entry).
+
+#[path = "gangway/inventory.rs"]
+mod inventory;
 
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
@@ -33,11 +36,41 @@ enum Command {
         /// The CLUSTER JSON file.
         file: PathBuf,
     },
+    /// Print this machine's node entry for a CLUSTER file, from the NVIDIA driver (feature
+    /// `nvml`). Exits 2 when NVML is not available, 1 on other failures.
+    Inventory {
+        /// Read the devices from a recorded probe fixture instead of the driver (then --name,
+        /// --cpus and --memory-mib are required).
+        #[arg(long)]
+        fixture: Option<PathBuf>,
+        /// Node name (default: the host name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Cpus (default: the logical cpus of this machine).
+        #[arg(long)]
+        cpus: Option<u32>,
+        /// Memory in MiB (default: this machine's total memory).
+        #[arg(long)]
+        memory_mib: Option<u64>,
+    },
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Shim { config } => shim(config),
+        Command::Inventory {
+            fixture,
+            name,
+            cpus,
+            memory_mib,
+        } => inventory::run(
+            fixture.as_deref(),
+            inventory::HostOverrides {
+                name,
+                cpus,
+                memory_mib,
+            },
+        ),
         Command::Validate { file } => match load_config(&file) {
             Ok(_) => {
                 println!("{}: valid", file.display());

@@ -4,7 +4,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::ids::{ModelId, PartitionId};
-use crate::model::resources::NodeAmounts;
+use crate::model::resources::{MAX_DEVICES, NodeAmounts};
 
 /// Whether a node takes work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,12 +60,54 @@ pub struct Node {
     pub used: NodeAmounts,
     /// Number of running jobs on it.
     pub running_jobs: u32,
+    /// Devices that are down (`gpu_down`), as a bitmask by index: they take no new work.
+    #[serde(default)]
+    pub down_gpus: u32,
 }
 
 impl Node {
-    /// What is free now.
+    /// What new work may use at most: the capacity without the devices that are down.
+    ///
+    /// ```
+    /// use gangway::model::node::{Node, NodeState, PartitionSet};
+    /// use gangway::model::resources::NodeAmounts;
+    /// let mut node = Node { name: "n1".into(), capacity: NodeAmounts::full(8_000, 64_000, 4),
+    ///     gpu_count: 4, gpu_model: None, gpu_memory_mib: 0, gpu_uuids: vec![],
+    ///     labels: Default::default(), partitions: PartitionSet::default(), state: NodeState::Up,
+    ///     used: NodeAmounts::default(), running_jobs: 0, down_gpus: 0 };
+    /// node.set_gpu_down(2, true);
+    /// assert_eq!(node.available().devices[..4], [1000, 1000, 0, 1000]);
+    /// assert_eq!(node.free_whole_gpus(), 3);
+    /// ```
+    pub fn available(&self) -> NodeAmounts {
+        let mut amounts = self.capacity;
+        for (index, device) in amounts.devices.iter_mut().enumerate() {
+            if self.gpu_is_down(index) {
+                *device = 0;
+            }
+        }
+        amounts
+    }
+
+    /// What is free now: [`Node::available`] less what running jobs use.
     pub fn free(&self) -> NodeAmounts {
-        self.capacity.minus(&self.used)
+        self.available().minus(&self.used)
+    }
+
+    /// Whether device `index` is down.
+    pub fn gpu_is_down(&self, index: usize) -> bool {
+        index < MAX_DEVICES && self.down_gpus & (1u32 << index) != 0
+    }
+
+    /// Marks device `index` down or up (indices from [`MAX_DEVICES`] on are ignored).
+    pub fn set_gpu_down(&mut self, index: usize, down: bool) {
+        if index < MAX_DEVICES {
+            if down {
+                self.down_gpus |= 1u32 << index;
+            } else {
+                self.down_gpus &= !(1u32 << index);
+            }
+        }
     }
 
     /// Whether new work may land here.

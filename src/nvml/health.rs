@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::probe::{DeviceHealth, GpuProbe, ProbeError};
+use crate::event::Event;
 
 /// XID errors an application causes (graphics engine exception, GPU memory page fault, GPU
 /// stopped processing, preemptive cleanup, video processor exception): the GPU stays healthy, as
@@ -51,6 +52,24 @@ pub enum HealthEvent {
         /// Device index.
         gpu: u32,
     },
+}
+
+/// The engine's event for a health change (the reason, which the engine does not take, is
+/// dropped: log it first).
+///
+/// ```
+/// use gangway::Event;
+/// use gangway::nvml::HealthEvent;
+/// let down = HealthEvent::GpuDown { node: "n1".into(), gpu: 3, reason: "xid 79".into() };
+/// assert_eq!(Event::from(down), Event::GpuDown { node: "n1".into(), gpu: 3 });
+/// ```
+impl From<HealthEvent> for Event {
+    fn from(event: HealthEvent) -> Event {
+        match event {
+            HealthEvent::GpuDown { node, gpu, .. } => Event::GpuDown { node, gpu },
+            HealthEvent::GpuUp { node, gpu } => Event::GpuUp { node, gpu },
+        }
+    }
 }
 
 /// What the previous polls learnt: which GPUs are known, which are down and why, and each GPU's

@@ -213,6 +213,7 @@ impl ClusterState {
             state: NodeState::Up,
             used: NodeAmounts::default(),
             running_jobs: 0,
+            down_gpus: 0,
         })
     }
 

@@ -6,8 +6,8 @@ use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 
 impl ClusterState {
     /// Recounts every node's usage from the running jobs and compares it with the books; checks
-    /// capacity, device exclusivity and that nothing runs on a down or missing node, and that
-    /// every job's fair-share association exists.
+    /// capacity, device exclusivity, that nothing runs on a down or missing node or a down GPU,
+    /// and that every job's fair-share association exists.
     pub fn check_consistency(&self) -> Result<(), String> {
         let mut counted = vec![NodeAmounts::default(); self.nodes.len()];
         let mut jobs_on = vec![0u32; self.nodes.len()];
@@ -39,6 +39,14 @@ impl ClusterState {
                 if node.state == crate::model::node::NodeState::Down {
                     return Err(format!(
                         "job {} runs on down node {}",
+                        job.spec.id, node.name
+                    ));
+                }
+                if let Some(gpu) = (0..node.gpu_count).find(|&g| {
+                    node.gpu_is_down(g) && amounts.devices.get(g).is_some_and(|d| *d > 0)
+                }) {
+                    return Err(format!(
+                        "job {} uses down gpu {gpu} of node {}",
                         job.spec.id, node.name
                     ));
                 }

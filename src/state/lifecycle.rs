@@ -73,6 +73,8 @@ impl ClusterState {
             Event::NodeDrain { node } => {
                 self.set_node_state(&node, "node_drain", crate::model::node::NodeState::Draining)
             }
+            Event::GpuDown { node, gpu } => self.gpu_down(&node, gpu, now_ms, decisions),
+            Event::GpuUp { node, gpu } => self.gpu_up(&node, gpu),
             Event::SetPriority { job, priority } => {
                 let id = self.live_job(&job, "set_priority")?;
                 self.job_mut(id).spec.priority = priority;

@@ -1,5 +1,5 @@
-//! Node events: add, remove, down, up, drain. Jobs on a lost node are requeued, or killed when
-//! they cannot be.
+//! Node events: add, remove, down, up, drain, and a single GPU going down or up. Jobs on a lost
+//! node or GPU are requeued, or killed when they cannot be.
 
 use super::ClusterState;
 use crate::config::NodeConfig;
@@ -45,6 +45,7 @@ impl ClusterState {
         let id = self.node_id(name, "node_remove")?;
         self.evict_jobs(
             id,
+            None,
             now_ms,
             decisions,
             RequeueReason::NodeRemoved,
@@ -65,6 +66,7 @@ impl ClusterState {
         let id = self.node_id(name, "node_down")?;
         self.evict_jobs(
             id,
+            None,
             now_ms,
             decisions,
             RequeueReason::NodeDown,
@@ -91,6 +93,51 @@ impl ClusterState {
         Ok(())
     }
 
+    pub(crate) fn gpu_down(
+        &mut self,
+        name: &str,
+        gpu: u32,
+        now_ms: u64,
+        decisions: &mut Vec<Decision>,
+    ) -> Result<(), EventError> {
+        let (id, index) = self.gpu_id(name, gpu, "gpu_down")?;
+        self.evict_jobs(
+            id,
+            Some(index),
+            now_ms,
+            decisions,
+            RequeueReason::GpuDown,
+            KillReason::GpuDown,
+        );
+        if let Some(node) = self.nodes[id.index()].as_mut() {
+            node.set_gpu_down(index, true);
+        }
+        self.index.refresh(&self.nodes, id);
+        Ok(())
+    }
+
+    pub(crate) fn gpu_up(&mut self, name: &str, gpu: u32) -> Result<(), EventError> {
+        let (id, index) = self.gpu_id(name, gpu, "gpu_up")?;
+        if let Some(node) = self.nodes[id.index()].as_mut() {
+            node.set_gpu_down(index, false);
+        }
+        self.index.refresh(&self.nodes, id);
+        Ok(())
+    }
+
+    /// The node and device index a GPU event names, checked.
+    fn gpu_id(&self, name: &str, gpu: u32, what: &str) -> Result<(NodeId, usize), EventError> {
+        let id = self.node_id(name, what)?;
+        let count = self.node(id).map_or(0, |n| n.gpu_count);
+        match usize::try_from(gpu) {
+            Ok(index) if index < count => Ok((id, index)),
+            _ => Err(EventError::new(
+                ErrorKind::Invalid,
+                format!("{what} {name}: gpu {gpu} does not exist (the node has {count} GPUs)"),
+            )),
+        }
+    }
+
     fn node_id(&self, name: &str, what: &str) -> Result<NodeId, EventError> {
         self.node_names.get(name).copied().ok_or_else(|| {
             EventError::new(
@@ -100,10 +147,12 @@ impl ClusterState {
         })
     }
 
-    /// Requeues (or kills) every running job with a task on `node`.
+    /// Requeues (or kills) every running job with a task on `node` (with `gpu`: every job that
+    /// uses that device of `node`, an exclusive job on the node included).
     fn evict_jobs(
         &mut self,
         node: NodeId,
+        gpu: Option<usize>,
         now_ms: u64,
         decisions: &mut Vec<Decision>,
         requeue_reason: RequeueReason,
@@ -114,9 +163,9 @@ impl ClusterState {
             .iter()
             .copied()
             .filter(|j| {
-                self.job(*j)
-                    .and_then(|job| job.running())
-                    .is_some_and(|r| r.assignments.iter().any(|a| a.node == node))
+                self.node_charges(*j).iter().any(|(n, amounts)| {
+                    *n == node && gpu.is_none_or(|g| amounts.devices.get(g).is_some_and(|d| *d > 0))
+                })
             })
             .collect();
         for id in victims {
