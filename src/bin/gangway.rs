@@ -1,11 +1,14 @@
-//! The `gangway` command: `shim` (the JSON-lines protocol on stdin/stdout), `validate` (check a
-//! CLUSTER file) and `inventory` (the local node's GPUs as a CLUSTER node entry).
+//! The `gangway` command: `simulate` (replay a workload under several policies), `shim` (the
+//! JSON-lines protocol on stdin/stdout), `validate` (check a CLUSTER file) and `inventory` (the
+//! local node's GPUs as a CLUSTER node entry).
 
 #[path = "gangway/inventory.rs"]
 mod inventory;
+#[path = "gangway/simulate.rs"]
+mod simulate;
 
 use std::io::{self, BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +28,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Replay a workload (the built-in GPU-ML one, or a trace) and compare policies.
+    Simulate(simulate::SimulateArgs),
     /// Serve PROTOCOL.md's JSON-lines protocol on stdin/stdout.
     Shim {
         /// Configure from this CLUSTER file instead of a first `configure` request.
@@ -57,6 +62,13 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::Simulate(args) => match simulate::simulate(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("{message}");
+                ExitCode::from(1)
+            }
+        },
         Command::Shim { config } => shim(config),
         Command::Inventory {
             fixture,
@@ -84,19 +96,24 @@ fn main() -> ExitCode {
     }
 }
 
-fn load_config(path: &PathBuf) -> Result<Scheduler, String> {
+fn load_config(path: &Path) -> Result<Scheduler, String> {
+    let config = read_config(path)?;
+    Scheduler::new(config).map_err(|e| format!("{}: invalid_config: {e}", path.display()))
+}
+
+/// Reads a CLUSTER file; the error names the file and the field that is wrong.
+fn read_config(path: &Path) -> Result<ClusterConfig, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut de = serde_json::Deserializer::from_str(&text);
-    let config: ClusterConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
         format!(
             "{}: invalid_config: {}: {}",
             path.display(),
             e.path(),
             e.inner()
         )
-    })?;
-    Scheduler::new(config).map_err(|e| format!("{}: invalid_config: {e}", path.display()))
+    })
 }
 
 fn shim(config: Option<PathBuf>) -> ExitCode {

@@ -1,10 +1,27 @@
-//! Simulation support (feature `sim`): workload readers for real traces and seeded workload
-//! generators.
+//! Simulation (feature `sim`): a discrete-event simulator that drives [`crate::Scheduler`] on
+//! virtual time, workload readers for real traces and seeded generators, metrics, the policy
+//! presets `gangway simulate` compares, and its reports and plot.
 //!
 //! ```
 //! use gangway::sim::workload::gpu_ml::GpuMlParams;
+//! use gangway::sim::{metrics::Metrics, prepare, Overrun, PolicyPreset, SimOptions, Simulator};
 //! let workload = GpuMlParams { jobs: 10, ..GpuMlParams::default() }.generate().unwrap();
-//! assert_eq!(workload.jobs.len(), 10);
+//! let (cluster, jobs) = prepare(&workload, None, PolicyPreset::Easy, Overrun::Allow);
+//! let result = Simulator::new(cluster, jobs, SimOptions::default()).unwrap().run(|_| Ok(())).unwrap();
+//! let metrics = Metrics::of(&result);
+//! assert_eq!(metrics.jobs.completed, 10);
 //! ```
 
+mod convert;
+mod engine;
+pub mod metrics;
+pub mod plot;
+mod preset;
+pub mod report;
+mod result;
 pub mod workload;
+
+pub use convert::SimJob;
+pub use engine::{SimError, SimOptions, Simulator, TickView};
+pub use preset::{Overrun, PolicyPreset, prepare};
+pub use result::{Execution, ExecutionEnd, JobRecord, JobStatus, Sample, SimResult};

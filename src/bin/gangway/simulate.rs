@@ -1,0 +1,294 @@
+//! `gangway simulate`: replay a workload under one or several policies and compare them.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gangway::ClusterConfig;
+use gangway::sim::metrics::Metrics;
+use gangway::sim::plot::{PlotRun, write_plot};
+use gangway::sim::report::{PolicyRun, Report, comparison_table, write_schedule};
+use gangway::sim::workload::gpu_ml::GpuMlParams;
+use gangway::sim::workload::{Workload, alibaba, swf};
+use gangway::sim::{Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// The options of `gangway simulate`.
+#[derive(clap::Args)]
+pub struct SimulateArgs {
+    /// A trace to replay: SWF (`.swf`, `.swf.gz`), or an Alibaba 2023 pod list (`.csv`) with
+    /// its node list in the same directory. Default: the built-in GPU-ML workload.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// A CLUSTER JSON file replacing the workload's own machine.
+    #[arg(long)]
+    cluster: Option<PathBuf>,
+    /// Simulate only this policy. Default: compare fcfs, easy, conservative and full.
+    #[arg(long, value_parser = parse_policy)]
+    policy: Option<PolicyPreset>,
+    /// Only jobs START .. START+COUNT-1 of the workload (in submit order), on an empty cluster.
+    /// A START past the last job is an error (unless the workload has no jobs at all).
+    #[arg(long, value_name = "START:COUNT", value_parser = parse_window)]
+    window: Option<(usize, usize)>,
+    /// Seed of the built-in workload.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Jobs that run past their time limit: `allow` (run their recorded time) or `kill`.
+    #[arg(long, default_value = "allow", value_parser = parse_overrun)]
+    overrun: Overrun,
+    /// Seconds a preempted job takes to checkpoint and stop (at most its grace).
+    #[arg(long, default_value_t = 30)]
+    checkpoint_delay: u64,
+    /// Write the schedule as CSV (one file per policy, `NAME.POLICY.csv`, when comparing).
+    #[arg(long, value_name = "FILE.csv")]
+    schedule_out: Option<PathBuf>,
+    /// Write every metric as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    report: Option<PathBuf>,
+    /// Plot utilization and queue length over time and the share per account as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Number of jobs of the built-in workload (for quick runs and tests).
+    #[arg(long, hide = true)]
+    jobs: Option<usize>,
+}
+
+fn parse_policy(text: &str) -> Result<PolicyPreset, String> {
+    text.parse()
+}
+
+fn parse_overrun(text: &str) -> Result<Overrun, String> {
+    match text {
+        "allow" => Ok(Overrun::Allow),
+        "kill" => Ok(Overrun::Kill),
+        _ => Err(format!("expected allow or kill, got {text:?}")),
+    }
+}
+
+fn parse_window(text: &str) -> Result<(usize, usize), String> {
+    let (start, count) = text
+        .split_once(':')
+        .ok_or_else(|| format!("expected START:COUNT, got {text:?}"))?;
+    let number = |part: &str, what: &str| {
+        part.parse::<usize>()
+            .map_err(|_| format!("{what} {part:?} is not a non-negative integer"))
+    };
+    Ok((number(start, "START")?, number(count, "COUNT")?))
+}
+
+/// Runs the command; the error is the message to print.
+pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
+    let (name, mut workload) = load_workload(args)?;
+    if let Some((start, count)) = args.window {
+        let total = workload.jobs.len();
+        if start >= total && total > 0 {
+            return Err(format!(
+                "--window {start}:{count}: the workload has only {total} jobs"
+            ));
+        }
+        workload.jobs = workload.jobs.split_off(start.min(total));
+        workload.jobs.truncate(count);
+    }
+    let cluster = args
+        .cluster
+        .as_deref()
+        .map(super::read_config)
+        .transpose()?;
+    let policies = match args.policy {
+        Some(policy) => vec![policy],
+        None => PolicyPreset::ALL.to_vec(),
+    };
+    let nodes = cluster
+        .as_ref()
+        .map_or(workload.nodes.len(), |c| c.nodes.len());
+    println!("{}", describe(&name, &workload, nodes));
+    let options = SimOptions {
+        checkpoint_delay_ms: args.checkpoint_delay.saturating_mul(1000),
+    };
+    let mut runs = Vec::new();
+    for &policy in &policies {
+        let started = Instant::now();
+        let result = run_one(&workload, cluster.as_ref(), policy, args.overrun, &options)?;
+        eprintln!(
+            "{}: simulated {} jobs in {:.2} s",
+            policy.name(),
+            result.jobs.len(),
+            started.elapsed().as_secs_f64()
+        );
+        let metrics = Metrics::of(&result);
+        runs.push((policy, result, metrics));
+    }
+    let table_runs: Vec<PolicyRun> = runs
+        .iter()
+        .map(|(policy, _, metrics)| PolicyRun {
+            policy: *policy,
+            overrun: args.overrun,
+            metrics: metrics.clone(),
+        })
+        .collect();
+    print!("{}", comparison_table(&table_runs));
+    if let Some(path) = &args.schedule_out {
+        for (policy, result, _) in &runs {
+            let path = if runs.len() > 1 {
+                with_policy(path, policy.name())
+            } else {
+                path.clone()
+            };
+            write_file(&path, |file| write_schedule(result, file))?;
+        }
+    }
+    if let Some(path) = &args.report {
+        let report = Report {
+            workload: name.clone(),
+            nodes,
+            jobs: workload.jobs.len(),
+            skipped: workload
+                .skipped
+                .iter()
+                .map(|(reason, count)| (reason.name().to_string(), count))
+                .collect(),
+            runs: table_runs,
+        };
+        write_file(path, |file| {
+            serde_json::to_writer_pretty(&mut *file, &report).map_err(std::io::Error::other)?;
+            std::io::Write::write_all(file, b"\n")
+        })?;
+    }
+    if let Some(path) = &args.plot {
+        let plot_runs: Vec<PlotRun<'_>> = runs
+            .iter()
+            .map(|(policy, result, metrics)| PlotRun {
+                name: policy.name(),
+                result,
+                metrics,
+            })
+            .collect();
+        write_plot(path, &plot_runs)?;
+    }
+    Ok(())
+}
+
+fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
+    let Some(path) = &args.trace else {
+        let params = GpuMlParams {
+            seed: args.seed,
+            jobs: args.jobs.unwrap_or(GpuMlParams::default().jobs),
+            ..GpuMlParams::default()
+        };
+        let workload = params.generate().map_err(|e| e.to_string())?;
+        return Ok((format!("gpu-ml (seed {})", args.seed), workload));
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let workload = if file_name.ends_with(".swf") || file_name.ends_with(".swf.gz") {
+        swf::from_path(path, None).map_err(|e| format!("{}: {e}", path.display()))?
+    } else if file_name.ends_with(".csv") {
+        let nodes = alibaba_node_list(path)?;
+        alibaba::from_paths(&nodes, path).map_err(|e| e.to_string())?
+    } else {
+        return Err(format!(
+            "{}: unknown trace format: expected .swf, .swf.gz or an Alibaba pod list .csv",
+            path.display()
+        ));
+    };
+    Ok((file_name, workload))
+}
+
+/// The node list beside an Alibaba pod list: `openb_node_list_all_node.csv` (every node, as
+/// the pod lists include cpu-only pods), else `openb_node_list_gpu_node.csv`.
+fn alibaba_node_list(pods: &Path) -> Result<PathBuf, String> {
+    let directory = pods.parent().unwrap_or(Path::new("."));
+    [
+        "openb_node_list_all_node.csv",
+        "openb_node_list_gpu_node.csv",
+    ]
+    .iter()
+    .map(|name| directory.join(name))
+    .find(|path| path.is_file())
+    .ok_or_else(|| {
+        format!(
+            "{}: no node list (openb_node_list_all_node.csv or openb_node_list_gpu_node.csv) in {}",
+            pods.display(),
+            directory.display()
+        )
+    })
+}
+
+fn describe(name: &str, workload: &Workload, nodes: usize) -> String {
+    let gpus: u64 = workload.nodes.iter().map(|n| u64::from(n.gpus)).sum();
+    let mut text = format!(
+        "workload {name}: {} jobs on {nodes} nodes",
+        workload.jobs.len()
+    );
+    if gpus > 0 {
+        text.push_str(&format!(" ({gpus} GPUs)"));
+    }
+    let skipped = workload.skipped.total();
+    if skipped > 0 {
+        let reasons: Vec<String> = workload
+            .skipped
+            .iter()
+            .map(|(reason, count)| format!("{count} {}", reason.name()))
+            .collect();
+        text.push_str(&format!("; skipped {skipped}: {}", reasons.join(", ")));
+    }
+    text
+}
+
+fn run_one(
+    workload: &Workload,
+    cluster: Option<&ClusterConfig>,
+    policy: PolicyPreset,
+    overrun: Overrun,
+    options: &SimOptions,
+) -> Result<SimResult, String> {
+    let (cluster, jobs) = prepare(workload, cluster, policy, overrun);
+    let total = jobs.len() as u64;
+    let simulator = Simulator::new(cluster, jobs, options.clone()).map_err(|e| e.to_string())?;
+    let progress = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+    if let Ok(style) =
+        ProgressStyle::with_template("{prefix:>12} [{bar:40}] {pos}/{len} jobs ended, {eta} left")
+    {
+        progress.set_style(style.progress_chars("=> "));
+    }
+    progress.set_prefix(policy.name());
+    let started = Instant::now();
+    let mut shown = false;
+    let result = simulator.run(|view| {
+        if !shown && started.elapsed() > Duration::from_secs(1) {
+            progress.set_draw_target(ProgressDrawTarget::stderr());
+            shown = true;
+        }
+        if shown {
+            progress.set_position(view.ended as u64);
+        }
+        Ok(())
+    });
+    progress.finish_and_clear();
+    result.map_err(|e| e.to_string())
+}
+
+fn with_policy(path: &Path, policy: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{policy}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{policy}"),
+    };
+    path.with_file_name(name)
+}
+
+fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let file = std::fs::File::create(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    write(&mut out)
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

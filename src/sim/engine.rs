@@ -1,0 +1,452 @@
+//! The discrete-event loop: drives [`Scheduler::tick`] on virtual time.
+//!
+//! Events are job arrivals (at their submit times), completions (a `start` plus the job's
+//! actual run time) and acknowledgements of preemptions (a `preempt` plus the checkpoint delay,
+//! never past the grace). The simulator ticks only when one of them is due or at the
+//! scheduler's `next_wakeup`, and applies every event due at one instant in one tick. A
+//! preempted job keeps the work done up to the `preempt` (it saved a checkpoint) and runs only
+//! the rest when it starts again; a requeued job (its node was lost) starts over from its last
+//! checkpoint. No wall clock is read: the same input gives the same result.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+
+use crate::config::ClusterConfig;
+use crate::decision::{Decision, PlacementEntry, TickOutcome};
+use crate::error::{ConfigError, TickError};
+use crate::event::Event;
+use crate::model::job::FinishOutcome;
+use crate::scheduler::Scheduler;
+use crate::sim::convert::SimJob;
+use crate::sim::result::{Execution, ExecutionEnd, JobRecord, JobStatus, Sample, SimResult};
+
+/// Settings of the simulated hosts.
+///
+/// ```
+/// assert_eq!(gangway::sim::SimOptions::default().checkpoint_delay_ms, 30_000);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimOptions {
+    /// How long a preempted job takes to save its checkpoint and stop; capped at the job's
+    /// grace. Default 30,000 (the default grace).
+    pub checkpoint_delay_ms: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            checkpoint_delay_ms: 30_000,
+        }
+    }
+}
+
+/// Why a simulation could not run to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The cluster configuration is invalid.
+    #[error("invalid cluster: {0}")]
+    Config(#[from] ConfigError),
+    /// Two jobs share an id.
+    #[error("job id {0:?} appears twice in the workload")]
+    DuplicateJob(String),
+    /// The scheduler refused a tick or an event the simulator sent (a bug in either).
+    #[error("at {time_ms} ms: {message}")]
+    Tick {
+        /// Virtual time.
+        time_ms: u64,
+        /// What went wrong.
+        message: String,
+    },
+    /// The per-tick observer stopped the run.
+    #[error("at {time_ms} ms: observer: {message}")]
+    Observer {
+        /// Virtual time.
+        time_ms: u64,
+        /// The observer's message.
+        message: String,
+    },
+}
+
+/// What an observer sees after every tick.
+#[derive(Debug)]
+pub struct TickView<'a> {
+    /// The tick's time.
+    pub now_ms: u64,
+    /// The scheduler after the tick.
+    pub scheduler: &'a Scheduler,
+    /// The tick's outcome.
+    pub outcome: &'a TickOutcome,
+    /// Jobs that have ended (or were refused) so far.
+    pub ended: usize,
+    /// Jobs of the workload.
+    pub total: usize,
+}
+
+/// Something due at an instant; ordered by time, then by when it was scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Due {
+    Submit(usize),
+    /// Completion of the job's execution of this generation.
+    Finish(usize, u32),
+    /// Acknowledgement of the preemption of the job's execution of this generation.
+    Stop(usize, u32),
+}
+
+#[derive(Default)]
+struct Live {
+    /// Bumped at every start and end of an execution; stale completions are ignored.
+    generation: u32,
+    /// The open execution: start, tasks, GPUs, cpus, nodes.
+    open: Option<Execution>,
+    /// Work saved so far, in ms.
+    done_ms: u64,
+    /// When the open execution was told to stop.
+    preempted_at: Option<u64>,
+}
+
+/// A discrete-event simulation of one workload on one cluster.
+///
+/// ```
+/// use gangway::sim::{SimJob, SimOptions, Simulator};
+/// use gangway::{ClusterConfig, JobSpec};
+/// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+/// let job = |id: &str, submit| {
+///     let mut spec = JobSpec::new(id, 100, 1);
+///     spec.submit_ms = Some(submit);
+///     SimJob { spec, run_ms: 60 }
+/// };
+/// let sim = Simulator::new(cluster, vec![job("a", 0), job("b", 10)], SimOptions::default()).unwrap();
+/// let result = sim.run(|_| Ok(())).unwrap();
+/// assert_eq!(result.jobs[1].first_start_ms, Some(60));
+/// assert_eq!(result.jobs[1].end_ms, Some(120));
+/// ```
+pub struct Simulator {
+    scheduler: Scheduler,
+    jobs: Vec<SimJob>,
+    options: SimOptions,
+    names: HashMap<String, usize>,
+    due: BinaryHeap<Reverse<(u64, u64, Due)>>,
+    sequence: u64,
+    live: Vec<Live>,
+    result: SimResult,
+    busy_gpus_milli: u64,
+    busy_cpus_milli: u64,
+    ended: usize,
+}
+
+impl std::fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulator")
+            .field("jobs", &self.jobs.len())
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Simulator {
+    /// A simulation of `jobs` (each submitted at its `spec.submit_ms`, 0 when unset) on
+    /// `cluster`.
+    pub fn new(
+        cluster: ClusterConfig,
+        jobs: Vec<SimJob>,
+        options: SimOptions,
+    ) -> Result<Self, SimError> {
+        let mut result = SimResult {
+            capacity_gpus_milli: cluster
+                .nodes
+                .iter()
+                .filter_map(|n| n.gpus.as_ref())
+                .map(|g| u64::from(g.count) * 1000)
+                .sum(),
+            capacity_cpus_milli: cluster.nodes.iter().map(|n| n.cpus.milli()).sum(),
+            targets: targets(&cluster),
+            account_roots: account_roots(&cluster),
+            ..SimResult::default()
+        };
+        let scheduler = Scheduler::new(cluster)?;
+        let mut names = HashMap::with_capacity(jobs.len());
+        let mut due = BinaryHeap::with_capacity(jobs.len());
+        for (index, job) in jobs.iter().enumerate() {
+            if names.insert(job.spec.id.clone(), index).is_some() {
+                return Err(SimError::DuplicateJob(job.spec.id.clone()));
+            }
+            let submit_ms = job.spec.submit_ms.unwrap_or(0);
+            due.push(Reverse((submit_ms, index as u64, Due::Submit(index))));
+            result.jobs.push(JobRecord {
+                id: job.spec.id.clone(),
+                account: job.spec.account.clone().unwrap_or_default(),
+                submit_ms,
+                first_start_ms: None,
+                last_start_ms: None,
+                end_ms: None,
+                status: JobStatus::NeverStarted,
+            });
+        }
+        let live = jobs.iter().map(|_| Live::default()).collect();
+        Ok(Simulator {
+            scheduler,
+            sequence: jobs.len() as u64,
+            jobs,
+            options,
+            names,
+            due,
+            live,
+            result,
+            busy_gpus_milli: 0,
+            busy_cpus_milli: 0,
+            ended: 0,
+        })
+    }
+
+    /// Runs until nothing is due and the scheduler asks for no wake-up, calling `observer`
+    /// after every tick (an error from it stops the run: pass
+    /// `|v| gangway::testkit::check_tick(v.scheduler, v.outcome)` to check every invariant).
+    pub fn run(
+        mut self,
+        mut observer: impl FnMut(&TickView<'_>) -> Result<(), String>,
+    ) -> Result<SimResult, SimError> {
+        let mut last_tick: Option<u64> = None;
+        loop {
+            let next_due = self.due.peek().map(|Reverse((time, _, _))| *time);
+            let wakeup = self
+                .scheduler
+                .next_wakeup()
+                .filter(|&w| last_tick.is_none_or(|last| w > last));
+            let now_ms = match (next_due, wakeup) {
+                (None, None) => break,
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) | (None, Some(a)) => a,
+            };
+            let (events, sent) = self.take_due(now_ms);
+            if events.is_empty() && wakeup != Some(now_ms) {
+                continue;
+            }
+            let outcome = self
+                .scheduler
+                .tick(now_ms, events)
+                .map_err(|e: TickError| SimError::Tick {
+                    time_ms: now_ms,
+                    message: e.to_string(),
+                })?;
+            last_tick = Some(now_ms);
+            self.result.ticks += 1;
+            for rejection in &outcome.rejected {
+                self.reject(now_ms, sent[rejection.index], &rejection.error.to_string())?;
+            }
+            for decision in &outcome.decisions {
+                self.apply(now_ms, decision);
+            }
+            self.result.samples.push(Sample {
+                time_ms: now_ms,
+                busy_gpus_milli: self.busy_gpus_milli,
+                busy_cpus_milli: self.busy_cpus_milli,
+                pending: self.scheduler.state().pending.len(),
+            });
+            let view = TickView {
+                now_ms,
+                scheduler: &self.scheduler,
+                outcome: &outcome,
+                ended: self.ended,
+                total: self.jobs.len(),
+            };
+            observer(&view).map_err(|message| SimError::Observer {
+                time_ms: now_ms,
+                message,
+            })?;
+        }
+        Ok(self.result)
+    }
+
+    /// Pops everything due at `now_ms` and turns it into events, closing the executions that
+    /// end; stale completions are dropped.
+    fn take_due(&mut self, now_ms: u64) -> (Vec<Event>, Vec<Due>) {
+        let mut events = Vec::new();
+        let mut sent = Vec::new();
+        while let Some(Reverse((time, _, due))) = self.due.peek().copied()
+            && time == now_ms
+        {
+            self.due.pop();
+            let event = match due {
+                Due::Submit(index) => Event::Submit {
+                    job: self.jobs[index].spec.clone(),
+                },
+                Due::Finish(index, generation) => {
+                    if self.live[index].generation != generation {
+                        continue;
+                    }
+                    self.close(index, now_ms, ExecutionEnd::Completed);
+                    self.end(index, now_ms, JobStatus::Completed);
+                    Event::Finished {
+                        job: self.jobs[index].spec.id.clone(),
+                        outcome: FinishOutcome::Completed,
+                    }
+                }
+                Due::Stop(index, generation) => {
+                    if self.live[index].generation != generation {
+                        continue;
+                    }
+                    self.close(index, now_ms, ExecutionEnd::Preempted);
+                    if !self.jobs[index].spec.requeue {
+                        self.end(index, now_ms, JobStatus::Killed);
+                    }
+                    Event::Stopped {
+                        job: self.jobs[index].spec.id.clone(),
+                    }
+                }
+            };
+            events.push(event);
+            sent.push(due);
+        }
+        (events, sent)
+    }
+
+    fn reject(&mut self, now_ms: u64, due: Due, message: &str) -> Result<(), SimError> {
+        match due {
+            Due::Submit(index) => {
+                self.result.jobs[index].status = JobStatus::Rejected;
+                self.result.rejections.push(message.to_string());
+                self.ended += 1;
+                Ok(())
+            }
+            Due::Finish(..) | Due::Stop(..) => Err(SimError::Tick {
+                time_ms: now_ms,
+                message: message.to_string(),
+            }),
+        }
+    }
+
+    fn apply(&mut self, now_ms: u64, decision: &Decision) {
+        let Some(&index) = self.names.get(decision.job()) else {
+            return;
+        };
+        match decision {
+            Decision::Start { placement, .. } => self.start(index, now_ms, placement),
+            Decision::Kill { .. } => {
+                self.close(index, now_ms, ExecutionEnd::Killed);
+                self.end(index, now_ms, JobStatus::Killed);
+            }
+            Decision::Cancel { .. } => self.end(index, now_ms, JobStatus::Cancelled),
+            Decision::Requeue { .. } => self.close(index, now_ms, ExecutionEnd::Requeued),
+            Decision::Preempt { grace_ms, .. } => {
+                self.result.preemptions += 1;
+                let live = &mut self.live[index];
+                live.preempted_at = Some(now_ms);
+                let at = now_ms + self.options.checkpoint_delay_ms.min(*grace_ms);
+                let due = Due::Stop(index, live.generation);
+                self.schedule(at, due);
+            }
+        }
+    }
+
+    fn start(&mut self, index: usize, now_ms: u64, placement: &[PlacementEntry]) {
+        let group = &self.jobs[index].spec.groups;
+        let mut tasks = 0;
+        let (mut gpus_milli, mut cpus_milli) = (0u64, 0u64);
+        let mut nodes: Vec<&str> = Vec::new();
+        for entry in placement {
+            tasks += entry.tasks;
+            if let Some(g) = group.get(entry.group) {
+                gpus_milli += u64::from(entry.tasks) * g.gpus.milli();
+                cpus_milli += u64::from(entry.tasks) * g.cpus.milli();
+            }
+            if !nodes.contains(&entry.node.as_str()) {
+                nodes.push(&entry.node);
+            }
+        }
+        self.busy_gpus_milli += gpus_milli;
+        self.busy_cpus_milli += cpus_milli;
+        let live = &mut self.live[index];
+        live.generation += 1;
+        live.preempted_at = None;
+        live.open = Some(Execution {
+            job: index,
+            start_ms: now_ms,
+            end_ms: now_ms,
+            tasks,
+            gpus_milli,
+            cpus_milli,
+            nodes: nodes.len() as u32,
+            lost_ms: 0,
+            end: ExecutionEnd::Completed,
+        });
+        let remaining = self.jobs[index].run_ms.saturating_sub(live.done_ms).max(1);
+        let due = Due::Finish(index, live.generation);
+        let record = &mut self.result.jobs[index];
+        record.first_start_ms.get_or_insert(now_ms);
+        record.last_start_ms = Some(now_ms);
+        self.schedule(now_ms + remaining, due);
+    }
+
+    /// Ends the open execution, if any, at `now_ms`.
+    fn close(&mut self, index: usize, now_ms: u64, end: ExecutionEnd) {
+        let live = &mut self.live[index];
+        let Some(mut execution) = live.open.take() else {
+            return;
+        };
+        live.generation += 1;
+        execution.end_ms = now_ms;
+        execution.end = end;
+        match end {
+            ExecutionEnd::Preempted => {
+                let saved_at = live.preempted_at.unwrap_or(now_ms);
+                live.done_ms += saved_at - execution.start_ms;
+                execution.lost_ms = now_ms - saved_at;
+            }
+            ExecutionEnd::Requeued => execution.lost_ms = now_ms - execution.start_ms,
+            ExecutionEnd::Completed | ExecutionEnd::Killed => {}
+        }
+        live.preempted_at = None;
+        self.busy_gpus_milli -= execution.gpus_milli;
+        self.busy_cpus_milli -= execution.cpus_milli;
+        self.result.executions.push(execution);
+    }
+
+    fn end(&mut self, index: usize, now_ms: u64, status: JobStatus) {
+        let record = &mut self.result.jobs[index];
+        record.end_ms = Some(now_ms);
+        record.status = status;
+        self.ended += 1;
+    }
+
+    fn schedule(&mut self, at_ms: u64, due: Due) {
+        self.due.push(Reverse((at_ms, self.sequence, due)));
+        self.sequence += 1;
+    }
+}
+
+fn targets(cluster: &ClusterConfig) -> Vec<(String, f64)> {
+    let top: Vec<_> = cluster
+        .accounts
+        .iter()
+        .filter(|a| a.parent.is_none())
+        .collect();
+    let total: f64 = top.iter().map(|a| f64::from(a.shares)).sum();
+    if total <= 0.0 {
+        return Vec::new();
+    }
+    top.iter()
+        .map(|a| (a.name.clone(), f64::from(a.shares) / total))
+        .collect()
+}
+
+fn account_roots(cluster: &ClusterConfig) -> BTreeMap<String, String> {
+    let parents: BTreeMap<&str, &str> = cluster
+        .accounts
+        .iter()
+        .filter_map(|a| Some((a.name.as_str(), a.parent.as_deref()?)))
+        .collect();
+    parents
+        .keys()
+        .map(|&name| {
+            let mut root = name;
+            // A valid share tree has no cycles; the bound guards a broken one.
+            for _ in 0..parents.len() {
+                match parents.get(root) {
+                    Some(parent) => root = parent,
+                    None => break,
+                }
+            }
+            (name.to_string(), root.to_string())
+        })
+        .collect()
+}

@@ -1,0 +1,210 @@
+//! `gangway simulate` as a newcomer runs it: the built binary on the built-in workload (shrunk
+//! with the hidden `--jobs` to keep debug runs fast) and on every trace of ../shared/traces.
+#![cfg(feature = "cli")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces");
+
+fn gangway(args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(args)
+        .output()
+        .expect("run gangway");
+    assert!(
+        output.status.success(),
+        "gangway {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli_simulate");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn default_run_prints_the_policy_table() {
+    let text = stdout(&gangway(&["simulate", "--jobs", "200"]));
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "workload gpu-ml (seed 1): 200 jobs on 64 nodes (512 GPUs)"
+    );
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["fcfs", "easy", "conservative", "full"]);
+    for label in [
+        "jobs started",
+        "wait p95",
+        "bounded slowdown",
+        "GPU utilization",
+        "makespan",
+        "preemptions",
+        "GPU-hours lost",
+        "Jain's index",
+        "share vision (40%)",
+    ] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no row {label:?} in\n{text}"));
+        assert_eq!(row[label.len()..].split_whitespace().count(), 4, "{row}");
+    }
+    let started = text
+        .lines()
+        .find(|l| l.starts_with("jobs started"))
+        .unwrap();
+    assert!(started.split_whitespace().skip(2).all(|n| n == "200"));
+}
+
+#[test]
+fn one_policy_writes_schedule_report_and_plot() {
+    let (csv, json, svg) = (
+        scratch("easy.csv"),
+        scratch("easy.json"),
+        scratch("easy.svg"),
+    );
+    let args = [
+        "simulate",
+        "--jobs",
+        "100",
+        "--policy",
+        "easy",
+        "--seed",
+        "7",
+        "--schedule-out",
+        csv.to_str().unwrap(),
+        "--report",
+        json.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ];
+    let text = stdout(&gangway(&args));
+    assert_eq!(text.lines().nth(1).unwrap().trim(), "easy");
+    let schedule = std::fs::read_to_string(&csv).unwrap();
+    let mut rows = schedule.lines();
+    assert_eq!(
+        rows.next().unwrap(),
+        "job,account,submit_ms,start_ms,end_ms,tasks,gpus,nodes"
+    );
+    assert_eq!(rows.count(), 100);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["jobs"], 100);
+    assert_eq!(report["runs"][0]["policy"], "easy");
+    assert_eq!(report["runs"][0]["metrics"]["jobs"]["completed"], 100);
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.starts_with("<svg") && plot.contains("pending jobs"));
+    // Same seed, same schedule.
+    gangway(&args);
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), schedule);
+}
+
+#[test]
+fn window_takes_count_jobs_from_start() {
+    let trace = format!("{TRACES}/lublin_256.swf");
+    let csv = scratch("window.csv");
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--trace",
+        &trace,
+        "--window",
+        "100:50",
+        "--policy",
+        "fcfs",
+        "--schedule-out",
+        csv.to_str().unwrap(),
+    ]));
+    assert!(
+        text.starts_with("workload lublin_256.swf: 50 jobs on 256 nodes"),
+        "{text}"
+    );
+    let schedule = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(schedule.lines().count(), 51);
+    // SWF job numbers start at 1 and the file is in submit order: jobs 101..=150.
+    let mut ids: Vec<u64> = schedule
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (101..=150).collect::<Vec<_>>());
+}
+
+#[test]
+fn every_shared_trace_replays() {
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(TRACES)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(".swf"))
+        .collect();
+    let alibaba = Path::new(TRACES).join("alibaba-gpu-2023");
+    traces.extend(
+        std::fs::read_dir(&alibaba)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().contains("pod_list")),
+    );
+    traces.sort();
+    assert_eq!(traces.len(), 10, "{traces:?}");
+    // Each run reads its whole trace (HPC2N: 202,871 jobs), so they run side by side.
+    std::thread::scope(|scope| {
+        for trace in &traces {
+            scope.spawn(move || replays(trace));
+        }
+    });
+}
+
+fn replays(trace: &Path) {
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--window",
+        "0:500",
+        "--policy",
+        "easy",
+    ]));
+    if text.contains(": 0 jobs on") {
+        // A pod list without times (multigpu50) has nothing to replay: every pod is reported
+        // as skipped.
+        assert!(
+            text.contains("missing_times"),
+            "{}: {text}",
+            trace.display()
+        );
+        return;
+    }
+    let started = text
+        .lines()
+        .find(|l| l.starts_with("jobs started"))
+        .unwrap_or_else(|| panic!("{}: {text}", trace.display()));
+    let started: u64 = started.split_whitespace().last().unwrap().parse().unwrap();
+    assert!(
+        started > 400,
+        "{}: only {started} started\n{text}",
+        trace.display()
+    );
+}
+
+#[test]
+fn bad_options_fail_with_a_message() {
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(["simulate", "--trace", "no/such.swf"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no/such.swf"));
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(["simulate", "--window", "5"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stderr).contains("START:COUNT"));
+}

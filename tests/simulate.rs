@@ -1,0 +1,152 @@
+//! The simulator on tiny workloads with exact times; the invariant oracle runs after every tick.
+#![cfg(all(feature = "sim", feature = "testkit"))]
+
+use gangway::sim::workload::gpu_ml::GpuMlParams;
+use gangway::sim::{
+    ExecutionEnd, JobStatus, Overrun, PolicyPreset, SimJob, SimOptions, SimResult, Simulator,
+    prepare,
+};
+use gangway::testkit::check_tick;
+use gangway::{ClusterConfig, JobSpec};
+
+fn one_node(cpus: u32) -> ClusterConfig {
+    serde_json::from_str(&format!(
+        r#"{{"nodes": [{{"name": "n1", "cpus": {cpus}}}]}}"#
+    ))
+    .unwrap()
+}
+
+fn job(id: &str, submit_ms: u64, tasks: u32, limit_ms: u64, run_ms: u64) -> SimJob {
+    let mut spec = JobSpec::new(id, limit_ms, tasks);
+    spec.submit_ms = Some(submit_ms);
+    SimJob { spec, run_ms }
+}
+
+fn run(cluster: ClusterConfig, jobs: Vec<SimJob>) -> SimResult {
+    let simulator = Simulator::new(cluster, jobs, SimOptions::default()).unwrap();
+    simulator
+        .run(|view| check_tick(view.scheduler, view.outcome))
+        .unwrap()
+}
+
+fn times(result: &SimResult) -> Vec<(Option<u64>, Option<u64>)> {
+    result
+        .jobs
+        .iter()
+        .map(|j| (j.first_start_ms, j.end_ms))
+        .collect()
+}
+
+#[test]
+fn three_jobs_on_one_node_start_and_end_exactly() {
+    // 2 cpus. a (2 cpus, runs 100) at 0; b (2 cpus, runs 50) at 10 waits for a;
+    // c (1 cpu, runs 30) at 20 also waits: b is first in line and EASY keeps its reservation
+    // at 100 (c would end at 50 + its limit 200 > 100, so it cannot backfill).
+    let jobs = vec![
+        job("a", 0, 2, 200, 100),
+        job("b", 10, 2, 200, 50),
+        job("c", 20, 1, 200, 30),
+    ];
+    let result = run(one_node(2), jobs);
+    assert_eq!(
+        times(&result),
+        vec![
+            (Some(0), Some(100)),
+            (Some(100), Some(150)),
+            (Some(150), Some(180))
+        ]
+    );
+    assert!(result.jobs.iter().all(|j| j.status == JobStatus::Completed));
+    assert_eq!(result.executions.len(), 3);
+    // Ticks: submits at 0, 10, 20, completions at 100, 150, 180.
+    assert_eq!(result.ticks, 6);
+}
+
+#[test]
+fn a_short_job_backfills_into_the_hole() {
+    // 3 cpus. a takes 2 until 100; b (3 cpus) reserves 100; c (1 cpu, limit 60) fits in the
+    // free cpu and ends by its limit before the reservation: it backfills at 20.
+    let jobs = vec![
+        job("a", 0, 2, 200, 100),
+        job("b", 10, 3, 200, 50),
+        job("c", 20, 1, 60, 30),
+    ];
+    let result = run(one_node(3), jobs);
+    assert_eq!(
+        times(&result),
+        vec![
+            (Some(0), Some(100)),
+            (Some(100), Some(150)),
+            (Some(20), Some(50))
+        ]
+    );
+}
+
+#[test]
+fn overrun_allow_runs_the_recorded_time_and_kill_stops_at_the_limit() {
+    let jobs = || vec![job("a", 0, 1, 100, 150), job("b", 0, 1, 100, 80)];
+    let mut cluster = one_node(1);
+    Overrun::Allow.configure(&mut cluster);
+    let allowed = run(cluster, jobs());
+    assert_eq!(
+        times(&allowed),
+        vec![(Some(0), Some(150)), (Some(150), Some(230))]
+    );
+    let mut cluster = one_node(1);
+    Overrun::Kill.configure(&mut cluster);
+    let killed = run(cluster, jobs());
+    assert_eq!(
+        times(&killed),
+        vec![(Some(0), Some(100)), (Some(100), Some(180))]
+    );
+    assert_eq!(killed.jobs[0].status, JobStatus::Killed);
+    assert_eq!(killed.executions[0].end, ExecutionEnd::Killed);
+    assert_eq!(killed.jobs[1].status, JobStatus::Completed);
+}
+
+#[test]
+fn a_job_that_can_never_fit_is_rejected_and_the_rest_run() {
+    let jobs = vec![job("big", 0, 4, 100, 10), job("ok", 5, 1, 100, 10)];
+    let result = run(one_node(2), jobs);
+    assert_eq!(result.jobs[0].status, JobStatus::Rejected);
+    assert_eq!(result.rejections.len(), 1);
+    assert_eq!(times(&result)[1], (Some(5), Some(15)));
+}
+
+#[test]
+fn duplicate_job_ids_are_refused() {
+    let jobs = vec![job("a", 0, 1, 100, 10), job("a", 5, 1, 100, 10)];
+    let err = Simulator::new(one_node(1), jobs, SimOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("\"a\""));
+}
+
+#[test]
+fn every_preset_runs_the_gpu_ml_workload_deterministically_under_the_oracle() {
+    let workload = GpuMlParams {
+        jobs: 150,
+        ..GpuMlParams::default()
+    }
+    .generate()
+    .unwrap();
+    for preset in PolicyPreset::ALL {
+        let (cluster, jobs) = prepare(&workload, None, preset, Overrun::Allow);
+        let first = run(cluster.clone(), jobs.clone());
+        let second = run(cluster, jobs);
+        assert_eq!(first, second, "{preset:?} is not deterministic");
+        assert_eq!(
+            first
+                .jobs
+                .iter()
+                .filter(|j| j.status == JobStatus::Completed)
+                .count(),
+            150,
+            "{preset:?}"
+        );
+        // Completed jobs ran exactly their run time.
+        for (record, job) in first.jobs.iter().zip(&workload.jobs) {
+            let (start, end) = (record.last_start_ms.unwrap(), record.end_ms.unwrap());
+            assert_eq!(end - start, job.run_ms, "{preset:?} job {}", job.id);
+            assert!(start >= job.submit_ms);
+        }
+    }
+}
