@@ -20,6 +20,50 @@ use crate::model::shape::{GpuNeed, TaskShape};
 pub struct FreeIndex {
     classes: Vec<Vec<BTreeSet<NodeId>>>,
     slots: Vec<Option<(usize, usize)>>,
+    /// What each indexed node has free now (zero for nodes not taking work).
+    counted: Vec<FreeTotals>,
+    /// The sum of `counted`.
+    totals: FreeTotals,
+}
+
+/// Free amounts summed over nodes that take work: a quick necessary condition for a fit now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FreeTotals {
+    /// Cpus, thousandths.
+    pub cpu_milli: u64,
+    /// Memory, MiB.
+    pub memory_mib: u64,
+    /// Entirely free devices.
+    pub whole_gpus: u64,
+    /// Free device shares, thousandths.
+    pub gpu_milli: u64,
+}
+
+impl FreeTotals {
+    fn of(node: &Node) -> Self {
+        let free = node.free();
+        let devices = &free.devices[..node.gpu_count];
+        FreeTotals {
+            cpu_milli: free.cpu_milli,
+            memory_mib: free.memory_mib,
+            whole_gpus: u64::from(free.whole_devices(node.gpu_count)),
+            gpu_milli: devices.iter().map(|d| u64::from(*d)).sum(),
+        }
+    }
+
+    fn add(&mut self, other: &FreeTotals) {
+        self.cpu_milli += other.cpu_milli;
+        self.memory_mib += other.memory_mib;
+        self.whole_gpus += other.whole_gpus;
+        self.gpu_milli += other.gpu_milli;
+    }
+
+    fn sub(&mut self, other: &FreeTotals) {
+        self.cpu_milli -= other.cpu_milli;
+        self.memory_mib -= other.memory_mib;
+        self.whole_gpus -= other.whole_gpus;
+        self.gpu_milli -= other.gpu_milli;
+    }
 }
 
 impl FreeIndex {
@@ -28,6 +72,8 @@ impl FreeIndex {
         let mut index = FreeIndex {
             classes: vec![vec![BTreeSet::new(); MAX_DEVICES + 1]; model_count + 1],
             slots: Vec::new(),
+            counted: Vec::new(),
+            totals: FreeTotals::default(),
         };
         for i in 0..nodes.len() {
             index.refresh(nodes, NodeId(i as u32));
@@ -40,10 +86,13 @@ impl FreeIndex {
     pub fn refresh(&mut self, nodes: &[Option<Node>], id: NodeId) {
         if self.slots.len() < nodes.len() {
             self.slots.resize(nodes.len(), None);
+            self.counted.resize(nodes.len(), FreeTotals::default());
         }
         if let Some((class, level)) = self.slots[id.index()].take() {
             self.classes[class][level].remove(&id);
         }
+        let old = std::mem::take(&mut self.counted[id.index()]);
+        self.totals.sub(&old);
         let Some(node) = nodes.get(id.index()).and_then(Option::as_ref) else {
             return;
         };
@@ -58,7 +107,42 @@ impl FreeIndex {
         if let Some(bucket) = self.classes.get_mut(class).and_then(|c| c.get_mut(level)) {
             bucket.insert(id);
             self.slots[id.index()] = Some((class, level));
+            let counted = FreeTotals::of(node);
+            self.totals.add(&counted);
+            self.counted[id.index()] = counted;
         }
+    }
+
+    /// False when the gang's minimum cannot fit what is free now even summed over every node
+    /// that takes work: the placement can then be skipped without visiting a node.
+    ///
+    /// ```
+    /// use gangway::placement::FreeIndex;
+    /// let index = FreeIndex::default(); // no nodes
+    /// let job = gangway::JobSpec::new("a", 1000, 1);
+    /// let shape = gangway::model::shape::TaskShape {
+    ///     cpu_milli: 1000, memory_mib: 0, gpu: gangway::model::shape::GpuNeed::None,
+    ///     models: Default::default(), count: 1, min_count: 1, mode: job.groups[0].placement,
+    /// };
+    /// assert!(!index.could_hold(&[shape]));
+    /// ```
+    pub fn could_hold(&self, shapes: &[TaskShape]) -> bool {
+        let mut need = FreeTotals::default();
+        for shape in shapes {
+            let tasks = u64::from(shape.min_count);
+            need.cpu_milli += shape.cpu_milli * tasks;
+            need.memory_mib += shape.memory_mib * tasks;
+            match shape.gpu {
+                GpuNeed::None => {}
+                GpuNeed::Whole(k) => need.whole_gpus += u64::from(k) * tasks,
+                GpuNeed::Fraction(f) => need.gpu_milli += u64::from(f) * tasks,
+            }
+        }
+        let t = &self.totals;
+        need.cpu_milli <= t.cpu_milli
+            && need.memory_mib <= t.memory_mib
+            && need.whole_gpus <= t.whole_gpus
+            && need.gpu_milli + need.whole_gpus * 1000 <= t.gpu_milli
     }
 
     /// Visits candidate nodes for one task of `shape`, best fit first, until `f` breaks.

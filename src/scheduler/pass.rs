@@ -165,6 +165,9 @@ impl Scheduler {
             all_levels: !released.is_empty(),
         };
         let gang = request(&self.state, id);
+        if released.is_empty() && !self.state.index.could_hold(gang.shapes) {
+            return None;
+        }
         match self.plans.get(&id) {
             Some(plan)
                 if plan.start_ms <= pass.now
@@ -192,12 +195,11 @@ impl Scheduler {
             preferred: &[],
             all_levels: false,
         };
-        match place_gang(
-            &self.state.nodes,
-            &candidates,
-            &view,
-            request(&self.state, id),
-        ) {
+        let gang = request(&self.state, id);
+        if !self.state.index.could_hold(gang.shapes) {
+            return PendingReason::Resources;
+        }
+        match place_gang(&self.state.nodes, &candidates, &view, gang) {
             Some(_) => PendingReason::Priority,
             None => PendingReason::Resources,
         }
