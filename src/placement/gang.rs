@@ -197,7 +197,8 @@ impl GangBuilder<'_> {
             if fit > 0 {
                 fits.push((id, fit));
             }
-            if strict && fits.len() as u32 >= shape.count {
+            // One task on each of `count` nodes is the widest spread: no need to look further.
+            if fits.len() as u32 >= shape.count {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
