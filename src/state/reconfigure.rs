@@ -21,8 +21,10 @@
 //!   ([`crate::fairshare::FairShare::reconfigured`]); each job is associated again by its
 //!   account and user.
 
+use std::collections::BTreeMap;
+
 use super::ClusterState;
-use crate::config::ClusterConfig;
+use crate::config::{ClusterConfig, NodeConfig};
 use crate::error::ConfigError;
 use crate::model::ids::PartitionId;
 use crate::model::node::PartitionSet;
@@ -65,8 +67,10 @@ impl ClusterState {
 
     /// Sets each node's partitions under the new partition list.
     fn remap_memberships(&mut self, old: &ClusterState, config: &ClusterConfig) {
+        let entries: BTreeMap<&str, &NodeConfig> =
+            config.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
         for node in self.nodes.iter_mut().flatten() {
-            let entry = config.nodes.iter().find(|n| n.name == node.name);
+            let entry = entries.get(node.name.as_str());
             let mut set = PartitionSet::default();
             for (p, partition) in self.partitions.iter().enumerate() {
                 let member = match entry {
