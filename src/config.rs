@@ -1,5 +1,5 @@
 //! The cluster configuration (PROTOCOL.md's `CLUSTER`): nodes, partitions, cohorts, queues,
-//! accounts and policy, with every default of PROTOCOL.md's defaults table.
+//! accounts, QoS and policy, with every default of PROTOCOL.md's defaults table.
 //!
 //! These are plain data types that (de)serialize exactly as the wire format; unknown fields are
 //! refused so that a typo never passes silently. [`crate::Scheduler::new`] validates the
@@ -18,6 +18,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+use crate::fairshare::ResetPeriod;
 use crate::model::amount::Milli;
 
 /// The whole cluster configuration.
@@ -39,9 +40,28 @@ pub struct ClusterConfig {
     /// The share tree for fair-share. Default: none.
     #[serde(default)]
     pub accounts: Vec<AccountConfig>,
+    /// Qualities of service a job may name in its `qos` field (Slurm's QOS): each adds a
+    /// priority term and scales the job's charged usage. Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub qos: Vec<QosConfig>,
     /// Scheduling policy.
     #[serde(default)]
     pub policy: PolicyConfig,
+}
+
+impl ClusterConfig {
+    /// The QoS named `name`, if configured (a linear search: QoS lists are short).
+    ///
+    /// ```
+    /// use gangway::ClusterConfig;
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [],
+    ///     "qos": [{"name": "normal"}, {"name": "high", "priority": 10}]}"#).unwrap();
+    /// assert_eq!(cluster.qos("high").map(|q| q.priority), Some(10));
+    /// assert!(cluster.qos("low").is_none());
+    /// ```
+    pub fn qos(&self, name: &str) -> Option<&QosConfig> {
+        self.qos.iter().find(|q| q.name == name)
+    }
 }
 
 /// One node.
@@ -95,8 +115,8 @@ pub struct GpuConfig {
     pub mig: Vec<MigDeviceConfig>,
 }
 
-/// A partition: a named set of nodes with a maximum time and a priority tier.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// A partition: a named set of nodes with a maximum time, a priority tier and a job factor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PartitionConfig {
     /// Unique name.
@@ -110,6 +130,56 @@ pub struct PartitionConfig {
     /// Jobs naming no partition go here. Default: the first partition listed.
     #[serde(default)]
     pub default: bool,
+    /// Slurm's `PriorityJobFactor`: the partition factor of its jobs' priority is this over the
+    /// largest `priority_job_factor` of all partitions (0 when that is 0). Unlike
+    /// `priority_tier` it is one weighted term among the others. Default 1.
+    ///
+    /// ```
+    /// use gangway::config::PartitionConfig;
+    /// let p: PartitionConfig = serde_json::from_str(r#"{"name": "gpu"}"#).unwrap();
+    /// assert_eq!(p.priority_job_factor, 1);
+    /// ```
+    #[serde(default = "one")]
+    pub priority_job_factor: u32,
+}
+
+impl Default for PartitionConfig {
+    fn default() -> Self {
+        PartitionConfig {
+            name: String::new(),
+            max_time_ms: None,
+            priority_tier: 0,
+            default: false,
+            priority_job_factor: 1,
+        }
+    }
+}
+
+/// A quality of service (Slurm's QOS): a priority term and a usage multiplier for the jobs that
+/// name it.
+///
+/// ```
+/// use gangway::config::QosConfig;
+/// let q: QosConfig = serde_json::from_str(r#"{"name": "high", "priority": 100}"#).unwrap();
+/// assert_eq!((q.priority, q.usage_factor), (100, 1.0));
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QosConfig {
+    /// Unique name.
+    pub name: String,
+    /// The QoS factor of a job is this over the largest `priority` of all QoS (0 when that is
+    /// 0, and for a job naming no QoS). Default 0.
+    #[serde(default)]
+    pub priority: u32,
+    /// Multiplies the fair-share usage charged for the job's resources (Slurm's
+    /// `UsageFactor`): 0 makes it free, 2 charges double. Finite and ≥ 0. Default 1.
+    #[serde(default = "unit_factor")]
+    pub usage_factor: f64,
+}
+
+fn unit_factor() -> f64 {
+    1.0
 }
 
 /// A cohort: queues in one cohort borrow each other's unused quota.
@@ -381,6 +451,22 @@ pub struct FairshareConfig {
     /// ```
     #[serde(default = "default_billing_weights")]
     pub billing_weights: IndexMap<String, f64>,
+    /// When accumulated usage is forgotten outright, on top of the decay (Slurm's
+    /// `PriorityUsageResetPeriod`): `none` (default), `daily`, `weekly` or `monthly`; see
+    /// [`ResetPeriod`] for where the boundaries fall.
+    ///
+    /// ```
+    /// use gangway::config::FairshareConfig;
+    /// use gangway::fairshare::ResetPeriod;
+    /// let c: FairshareConfig = serde_json::from_str(r#"{"reset": "monthly"}"#).unwrap();
+    /// assert_eq!(c.reset, ResetPeriod::Monthly);
+    /// ```
+    #[serde(default, skip_serializing_if = "is_never")]
+    pub reset: ResetPeriod,
+}
+
+fn is_never(reset: &ResetPeriod) -> bool {
+    *reset == ResetPeriod::None
 }
 
 impl Default for FairshareConfig {
@@ -389,6 +475,7 @@ impl Default for FairshareConfig {
             half_life_ms: default_half_life_ms(),
             algorithm: FairshareAlgorithm::default(),
             billing_weights: default_billing_weights(),
+            reset: ResetPeriod::None,
         }
     }
 }

@@ -13,6 +13,22 @@
 //! assert!(bad.starts_with(r#"{"ok":false,"error":{"kind":"parse""#));
 //! ```
 //!
+//! `{"op":"reconfigure","cluster":CLUSTER}` replaces partitions, cohorts, queues, accounts, QoS
+//! and policy of a configured scheduler while keeping its nodes and jobs
+//! ([`Scheduler::reconfigure`]); it answers `{"ok":true}`, or `invalid_config` and changes
+//! nothing.
+//!
+//! ```
+//! use gangway::protocol::Shim;
+//! let mut shim = Shim::default();
+//! shim.handle_line(r#"{"op":"configure","cluster":{"nodes":[{"name":"n1","cpus":4}]}}"#);
+//! let ok = shim.handle_line(r#"{"op":"reconfigure","cluster":{"nodes":[],
+//!     "policy":{"priority":{"weights":{"age":10}}}}}"#);
+//! assert_eq!(ok, r#"{"ok":true}"#);
+//! let bad = shim.handle_line(r#"{"op":"reconfigure","cluster":{"nodes":[],"queues":[{"name":""}]}}"#);
+//! assert!(bad.starts_with(r#"{"ok":false,"error":{"kind":"invalid_config","message":"cluster.queues[0].name"#), "{bad}");
+//! ```
+//!
 //! Beyond PROTOCOL.md, `explain` takes an optional `"detail": true`, which adds `"shares"` (the
 //! `sshare`-like report, [`Scheduler::share_report`]) and `"priorities"` (the `sprio`-like
 //! breakdown, [`Scheduler::priorities`]) to the response; without it the response is exactly
@@ -52,6 +68,9 @@ pub const PROTOCOL_VERSION: u32 = 1;
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 enum Request {
     Configure {
+        cluster: Value,
+    },
+    Reconfigure {
         cluster: Value,
     },
     Tick {
@@ -167,6 +186,15 @@ impl Shim {
                     ok: true,
                     protocol: PROTOCOL_VERSION,
                 }))
+            }
+            Request::Reconfigure { cluster } => {
+                let scheduler = self.configured("reconfigure")?;
+                let config: ClusterConfig = parse_value(cluster)
+                    .map_err(|m| wire("invalid_config", format!("cluster.{m}")))?;
+                scheduler
+                    .reconfigure(config)
+                    .map_err(|e| wire("invalid_config", format!("cluster.{e}")))?;
+                Ok(to_json(&Done { ok: true }))
             }
             Request::Tick { at_ms, events } => {
                 let scheduler = self.configured("tick")?;

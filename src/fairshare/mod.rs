@@ -16,10 +16,11 @@
 //! - **Ledger.** A charge adds to the association and to every ancestor account. Usage decays as
 //!   `U ← U·2^(−Δt/half_life)`, exactly and lazily: each node stores its usage with the time of
 //!   its last update and is decayed only when charged (O(depth) per charge) or read (reads do
-//!   not modify it). A half-life of 0 disables decay. An optional [`ResetPeriod`] forgets usage
-//!   outright at period boundaries.
+//!   not modify it). A half-life of 0 disables decay. An optional [`ResetPeriod`]
+//!   (`policy.fairshare.reset`) forgets usage outright at period boundaries.
 //! - **Factors.** See [`FairShare::compute_factors`].
 
+mod carry;
 mod classic;
 mod factors;
 mod fair_tree;
@@ -112,8 +113,8 @@ pub struct FairShare {
 }
 
 impl FairShare {
-    /// Builds the engine from the CLUSTER's `accounts` and `policy.fairshare`, with no usage and
-    /// no reset period. Errors name the offending field: a duplicate or empty name, an unknown
+    /// Builds the engine from the CLUSTER's `accounts` and `policy.fairshare` (half-life,
+    /// algorithm and reset period), with no usage. Errors name the offending field: a duplicate or empty name, an unknown
     /// parent, a cycle of parents, or zero shares (`accounts[2].parent: unknown account "x"`).
     ///
     /// ```
@@ -130,29 +131,10 @@ impl FairShare {
             tree: ShareTree::new(accounts)?,
             decay: Decay {
                 half_life_ms: config.half_life_ms,
-                reset: ResetPeriod::None,
+                reset: config.reset,
             },
             algorithm: config.algorithm,
         })
-    }
-
-    /// The same engine, forgetting usage at the boundaries of `reset` (Slurm's
-    /// `PriorityUsageResetPeriod`).
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareConfig};
-    /// use gangway::fairshare::{FairShare, ResetPeriod};
-    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default())
-    ///     .unwrap()
-    ///     .with_reset_period(ResetPeriod::Daily);
-    /// let u = fs.association(Some("a"), "u").unwrap();
-    /// fs.charge(u, 5.0, 1_000).unwrap();
-    /// assert_eq!(fs.usage(u, 86_400_000), Some(0.0));
-    /// ```
-    pub fn with_reset_period(mut self, reset: ResetPeriod) -> Self {
-        self.decay.reset = reset;
-        self
     }
 
     /// The algorithm [`FairShare::compute_factors`] uses.

@@ -311,14 +311,17 @@ fn old_usage_weighs_less_than_recent_usage() {
 
 #[test]
 fn the_state_round_trips_through_json() {
-    let mut fs = engine(
+    let mut fs = FairShare::new(
         &[
             account("a", None, 2, &[("u", 3)]),
             account("b", Some("a"), 1, &[]),
         ],
-        FairshareAlgorithm::FairTree,
+        &FairshareConfig {
+            reset: ResetPeriod::Weekly,
+            ..Default::default()
+        },
     )
-    .with_reset_period(ResetPeriod::Weekly);
+    .unwrap();
     let u = fs.association(Some("a"), "u").unwrap();
     let v = fs.association(Some("b"), "v").unwrap();
     fs.association(None, "anon").unwrap();
@@ -352,4 +355,30 @@ fn many_accounts_and_users_are_ranked_without_ties_when_usage_differs() {
     factors.sort_by(f64::total_cmp);
     let expected: Vec<f64> = (1..=200).map(|r| f64::from(r) / 200.0).collect();
     assert_eq!(factors, expected);
+}
+
+#[test]
+fn reconfiguring_carries_decayed_usage_by_name_including_the_default_account() {
+    let mut fs = engine(&[account("a", None, 1, &[])], FairshareAlgorithm::FairTree);
+    let u = fs.association(Some("a"), "u").unwrap();
+    let anon = fs.association(None, "anon").unwrap();
+    fs.charge(u, 8.0, 0).unwrap();
+    fs.charge(anon, 2.0, 0).unwrap();
+    let config = FairshareConfig {
+        half_life_ms: WEEK_MS,
+        algorithm: FairshareAlgorithm::Classic,
+        ..Default::default()
+    };
+    // One half-life later, under a tree where "a" lists "u" with shares 5.
+    let next = fs
+        .reconfigured(&[account("a", None, 1, &[("u", 5)])], &config, WEEK_MS)
+        .unwrap();
+    assert_eq!(next.algorithm(), FairshareAlgorithm::Classic);
+    let u = next.find_association(Some("a"), "u").unwrap();
+    let anon = next.find_association(None, "anon").unwrap();
+    assert!(close(next.usage(u, WEEK_MS).unwrap(), 4.0));
+    assert!(close(next.usage(anon, WEEK_MS).unwrap(), 1.0));
+    assert!(close(next.account_usage("default", WEEK_MS).unwrap(), 1.0));
+    let rows = next.report(WEEK_MS);
+    assert_eq!(row(&rows, "a", Some("u")).raw_shares, 5);
 }

@@ -36,6 +36,10 @@ pub struct JobSpec {
     /// Base priority, higher first.
     #[serde(default)]
     pub priority: i32,
+    /// The quality of service, one of the CLUSTER's `qos` by name: it adds the QoS priority
+    /// term and scales the charged usage. None: no QoS (factor 0, usage factor 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qos: Option<String>,
     /// Submit time; None: the time of the tick that submits it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submit_ms: Option<u64>,
@@ -88,6 +92,7 @@ impl JobSpec {
             queue: None,
             partition: None,
             priority: 0,
+            qos: None,
             submit_ms: None,
             begin_ms: None,
             time_limit_ms,

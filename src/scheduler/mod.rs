@@ -38,6 +38,9 @@ pub use reports::JobPriority;
 pub struct Scheduler {
     state: ClusterState,
     policy: Box<dyn Policy>,
+    /// Whether `policy` is the built-in multifactor one, rebuilt from the weights on
+    /// reconfiguration.
+    builtin_policy: bool,
     last_tick_ms: Option<u64>,
     report: Vec<PendingInfo>,
     next_wakeup_ms: Option<u64>,
@@ -71,7 +74,9 @@ impl Scheduler {
         let policy = Multifactor {
             weights: config.policy.priority.weights.clone(),
         };
-        Self::with_policy(config, Box::new(policy))
+        let mut scheduler = Self::with_policy(config, Box::new(policy))?;
+        scheduler.builtin_policy = true;
+        Ok(scheduler)
     }
 
     /// A scheduler with a custom ordering policy.
@@ -82,6 +87,7 @@ impl Scheduler {
         Ok(Scheduler {
             state: ClusterState::from_config(config)?,
             policy,
+            builtin_policy: false,
             last_tick_ms: None,
             report: Vec::new(),
             next_wakeup_ms: None,
@@ -117,6 +123,7 @@ impl Scheduler {
         }
         self.enforce_limits(now_ms, &mut decisions);
         self.run_pass(now_ms, &mut decisions);
+        self.state.prune_over_quota();
         decisions.sort_by_key(|d| d.order_rank());
         self.next_wakeup_ms = self.compute_next_wakeup(now_ms);
         Ok(TickOutcome {
@@ -124,6 +131,61 @@ impl Scheduler {
             rejected,
             next_wakeup_ms: self.next_wakeup_ms,
         })
+    }
+
+    /// Replaces the partitions, cohorts, queues, accounts, QoS and policy with those of `config`
+    /// while keeping the nodes and every job (PROTOCOL.md's `reconfigure`). The change applies
+    /// from the next pass: nothing starts or stops now, running jobs keep running even if that
+    /// leaves a queue over its new quota, and pending jobs are ordered and admitted under the new
+    /// configuration at the next tick. The built-in policy takes the new priority weights (a
+    /// custom one is kept); the reservations of the last pass are dropped.
+    ///
+    /// - **Nodes.** The node table is kept as it is (capacity, state, allocations, nodes added
+    ///   or removed by events); the new `nodes` list only decides partition membership. A
+    ///   running node with an entry of its name joins the partitions that entry lists (all
+    ///   without a list); one without an entry stays in the new partitions named like one it
+    ///   was in. Entries naming no running node are ignored.
+    /// - **Jobs.** A configuration under which a pending or running job would lose its
+    ///   partition, queue, QoS or account, or a pending job would exceed its partition's
+    ///   `max_time_ms`, is refused naming the job; a refused configuration changes nothing.
+    ///   Jobs naming no partition move to the new default partition.
+    /// - **Quota.** The tree is rebuilt and charged with the running jobs; those left over the
+    ///   new limits are listed in [`ClusterState::over_quota`] until they end. Waiting
+    ///   preemptors lose their earmarks (their victims keep stopping) and compete again.
+    /// - **Fair-share.** Usage carries over by account and user name
+    ///   ([`crate::fairshare::FairShare::reconfigured`]).
+    ///
+    /// ```
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let mut config: ClusterConfig = serde_json::from_str(r#"{
+    ///     "nodes": [{"name": "n1", "cpus": 4}],
+    ///     "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}}}]}"#).unwrap();
+    /// let mut scheduler = Scheduler::new(config.clone()).unwrap();
+    /// let mut job = JobSpec::new("a", 60_000, 2);
+    /// job.queue = Some("q".into());
+    /// scheduler.tick(0, vec![Event::Submit { job }]).unwrap();
+    ///
+    /// // Shrink the quota below what "a" holds: it keeps running.
+    /// config.queues[0].quota.get_mut("cpu").unwrap().nominal = gangway::Milli::from_units(1);
+    /// scheduler.reconfigure(config.clone()).unwrap();
+    /// assert_eq!(scheduler.state().running.len(), 1);
+    ///
+    /// // A configuration without the queue "a" uses is refused, and changes nothing.
+    /// config.queues.clear();
+    /// let err = scheduler.reconfigure(config).unwrap_err();
+    /// assert_eq!(err.to_string(),
+    ///     r#"queues: job "a" names queue "q", which the new configuration lacks"#);
+    /// ```
+    pub fn reconfigure(&mut self, config: ClusterConfig) -> Result<(), ConfigError> {
+        let state = self.state.reconfigured(config)?;
+        if self.builtin_policy {
+            self.policy = Box::new(Multifactor {
+                weights: state.config.policy.priority.weights.clone(),
+            });
+        }
+        self.state = state;
+        self.plans.clear();
+        Ok(())
     }
 
     /// When the host must tick again even if nothing happens: the next time limit, grace
@@ -203,6 +265,7 @@ impl Scheduler {
         Ok(Scheduler {
             state,
             policy: Box::new(policy),
+            builtin_policy: true,
             last_tick_ms: snapshot.last_tick_ms,
             report: snapshot.report,
             next_wakeup_ms: snapshot.next_wakeup_ms,

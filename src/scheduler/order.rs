@@ -1,6 +1,8 @@
 //! Step 3 of a pass: order pending jobs by partition tier, effective priority, submit time,
 //! arrival. A job's fair-share factor is its association's in the factor table computed once
-//! per pass (0 without configured accounts).
+//! per pass (0 without configured accounts); its partition factor is the partition's
+//! `priority_job_factor` over the largest one, its QoS factor its QoS's `priority` over the
+//! largest one (0 without QoS), as Slurm normalises them.
 
 use std::cmp::Reverse;
 
@@ -33,6 +35,7 @@ impl Scheduler {
     /// `now_ms`. The fair-share factors are computed once for all jobs.
     pub(super) fn scored_pending(&self, now_ms: u64) -> Vec<Scored> {
         let totals = ClusterTotals::of(self);
+        let normal = Normalisers::of(self);
         let max_age = self.state.config.policy.priority.max_age_ms.max(1) as f64;
         let shares = self
             .state
@@ -53,7 +56,8 @@ impl Scheduler {
                         .and_then(|a| shares.as_ref()?.get(a))
                         .unwrap_or(0.0),
                     job_size: totals.size_factor(job),
-                    ..PriorityFactors::default()
+                    partition: normal.partition(self, job),
+                    qos: normal.qos(self, job),
                 };
                 let tier = self.state.partitions[job.partition.index()].priority_tier;
                 let priority = self.policy.priority(&job.spec, &factors);
@@ -70,6 +74,47 @@ impl Scheduler {
         keyed.sort_unstable_by_key(|(key, _)| *key);
         keyed.into_iter().map(|(_, scored)| scored).collect()
     }
+}
+
+/// The largest partition job factor and QoS priority, which normalise the partition and QoS
+/// factors to 0..=1 as Slurm does.
+struct Normalisers {
+    job_factor: f64,
+    qos_priority: f64,
+}
+
+impl Normalisers {
+    fn of(scheduler: &Scheduler) -> Self {
+        let state = &scheduler.state;
+        let job_factor = state.partitions.iter().map(|p| p.priority_job_factor);
+        let qos_priority = state.config.qos.iter().map(|q| q.priority);
+        Normalisers {
+            job_factor: f64::from(job_factor.max().unwrap_or(0)),
+            qos_priority: f64::from(qos_priority.max().unwrap_or(0)),
+        }
+    }
+
+    /// The partition's `priority_job_factor` over the largest one (0 when that is 0).
+    fn partition(&self, scheduler: &Scheduler, job: &Job) -> f64 {
+        let factor = scheduler.state.partitions[job.partition.index()].priority_job_factor;
+        ratio(f64::from(factor), self.job_factor)
+    }
+
+    /// The QoS priority over the largest one (0 without QoS or when that is 0).
+    fn qos(&self, scheduler: &Scheduler, job: &Job) -> f64 {
+        let priority = job
+            .spec
+            .qos
+            .as_deref()
+            .and_then(|name| scheduler.state.config.qos(name))
+            .map_or(0, |q| q.priority);
+        ratio(f64::from(priority), self.qos_priority)
+    }
+}
+
+/// `value / max`, 0 when `max` is 0.
+fn ratio(value: f64, max: f64) -> f64 {
+    if max > 0.0 { value / max } else { 0.0 }
 }
 
 /// Cluster-wide totals for the job-size factor.

@@ -26,6 +26,13 @@ pub struct Partition {
     pub max_time_ms: Option<u64>,
     /// Higher tiers are considered first.
     pub priority_tier: i32,
+    /// Slurm's `PriorityJobFactor`, normalised by the largest one into the partition factor.
+    #[serde(default = "one")]
+    pub priority_job_factor: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl ClusterState {
@@ -77,6 +84,15 @@ impl ClusterState {
                 ));
             }
         }
+        check_names("qos", config.qos.iter().map(|q| q.name.as_str()))?;
+        for (i, qos) in config.qos.iter().enumerate() {
+            if !qos.usage_factor.is_finite() || qos.usage_factor < 0.0 {
+                return Err(ConfigError::new(
+                    format!("qos[{i}].usage_factor"),
+                    format!("{} must be a finite non-negative number", qos.usage_factor),
+                ));
+            }
+        }
         if config.policy.backfill.depth == Some(0) {
             return Err(ConfigError::new(
                 "policy.backfill.depth",
@@ -108,6 +124,7 @@ impl ClusterState {
             next_arrival: 0,
             now_ms: 0,
             earmarks: BTreeMap::new(),
+            over_quota: BTreeSet::new(),
             fairshare,
             index: FreeIndex::default(),
             quota: super::QuotaBook::default(),
@@ -259,6 +276,7 @@ fn build_partitions(config: &ClusterConfig) -> Result<(Vec<Partition>, Partition
             name: "default".into(),
             max_time_ms: None,
             priority_tier: 0,
+            priority_job_factor: 1,
         };
         return Ok((vec![implicit], PartitionId(0)));
     }
@@ -292,6 +310,7 @@ fn build_partitions(config: &ClusterConfig) -> Result<(Vec<Partition>, Partition
             name: p.name.clone(),
             max_time_ms: p.max_time_ms,
             priority_tier: p.priority_tier,
+            priority_job_factor: p.priority_job_factor,
         })
         .collect();
     Ok((

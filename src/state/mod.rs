@@ -8,6 +8,7 @@ mod jobs;
 mod lifecycle;
 mod nodes;
 mod quota;
+mod reconfigure;
 mod submit;
 mod usage;
 
@@ -31,8 +32,8 @@ pub use usage::NO_USER;
 /// The whole scheduler state: configuration, nodes, jobs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ClusterState {
-    /// The configuration it was built from (nodes as configured; run-time node changes live in
-    /// `nodes`).
+    /// The configuration it was built from, or last reconfigured with (nodes as given there;
+    /// the node table with its run-time changes lives in `nodes`).
     pub config: ClusterConfig,
     /// Interned GPU model names; a model's id is its position.
     pub models: Vec<String>,
@@ -65,6 +66,11 @@ pub struct ClusterState {
     /// Resources held for preemptors until they start, by preemptor.
     #[serde(default)]
     pub earmarks: BTreeMap<JobId, Earmark>,
+    /// Running jobs that a reconfiguration left over their queues' new quota limits: their
+    /// usage stays charged (admission counts it) but the limit invariant ignores it until they
+    /// end. Empty unless a reconfiguration shrank quotas below running usage.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub over_quota: BTreeSet<JobId>,
     /// The fair-share engine with its usage ledger; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairshare: Option<FairShare>,

@@ -72,6 +72,11 @@ impl ClusterState {
                 format!("submit {id}: unknown account \"{account}\""),
             ));
         }
+        if let Some(qos) = &spec.qos
+            && self.config.qos(qos).is_none()
+        {
+            return Err(invalid(format!("submit {id}: unknown qos \"{qos}\"")));
+        }
         let mut shapes = Vec::with_capacity(spec.groups.len());
         for (g, group) in spec.groups.iter().enumerate() {
             shapes.push(self.compile_group(id, g, group)?);

@@ -2,6 +2,7 @@
 //! each submitted job's association, and charging running jobs' billing-weighted
 //! resource-seconds to the usage ledger.
 //!
+//! A job's charge is its billing rate times its QoS's `usage_factor` (Slurm's UsageFactor).
 //! Charging happens at the start of every tick, before its events apply: each running job is
 //! charged for `[max(start, last tick), this tick)`. So every running job has always been
 //! charged up to the last tick (`ClusterState::now_ms`), a job that ends at a tick (finished,
@@ -61,7 +62,7 @@ impl ClusterState {
             }
             let rate = billing.rate(&self.node_charges(id), |n| {
                 self.node(n).and_then(|n| n.gpu_model).map(|m| m.index())
-            });
+            }) * self.usage_factor(&job.spec);
             // Rates are finite and non-negative (weights are validated) and the association
             // came from this engine, so the charge cannot be refused.
             let _ = fairshare.charge(assoc, rate * seconds, now_ms);
@@ -69,12 +70,23 @@ impl ClusterState {
         self.fairshare = Some(fairshare);
     }
 
-    /// Checks that every job has an association of the engine, or none without one.
+    /// The QoS usage factor of a job: its QoS's `usage_factor`, 1 without QoS.
+    fn usage_factor(&self, spec: &JobSpec) -> f64 {
+        spec.qos
+            .as_deref()
+            .and_then(|name| self.config.qos(name))
+            .map_or(1.0, |q| q.usage_factor)
+    }
+
+    /// Checks that every job has an association of the engine, or none without one. An ended
+    /// job may have none: a reconfiguration drops those whose account is gone.
     pub(super) fn check_associations(&self) -> Result<(), String> {
         let count = self.fairshare.as_ref().map(FairShare::association_count);
         for job in self.jobs.iter().flatten() {
+            let ended = matches!(job.state, super::JobState::Ended { .. });
             match (job.assoc, count) {
                 (None, None) => {}
+                (None, Some(_)) if ended => {}
                 (Some(assoc), Some(n)) if assoc.index() < n => {}
                 (None, Some(_)) => {
                     return Err(format!("job {}: no fair-share association", job.spec.id));
