@@ -41,6 +41,9 @@ pub struct Earmark {
     pub planned: Vec<(NodeId, NodeAmounts)>,
     /// Stopped victims' queues and charges: their quota stays used until the earmark goes.
     pub freed: Vec<(String, Vec<(NodeId, NodeAmounts)>)>,
+    /// The preemptor reclaimed quota from other queues and must stay within its nominal quota.
+    #[serde(default)]
+    pub within_nominal: bool,
 }
 
 impl ClusterState {
@@ -182,6 +185,15 @@ impl ClusterState {
                 .filter_map(|(queue, charges)| self.queue_demand(queue, charges))
                 .collect()
         })
+    }
+
+    /// What each earmarked preemptor will be charged once it starts, by preemptor, with its
+    /// queue (preemptors without a queue are left out).
+    pub fn earmark_demands(&self) -> Vec<(JobId, QueueId, QuotaVec)> {
+        self.earmarks
+            .iter()
+            .filter_map(|(p, e)| Some((*p, self.job_queue(*p)?, self.charges_demand(&e.planned))))
+            .collect()
     }
 
     /// Drops `preemptor`'s earmark, returning the quota it held to the tree. Victims still
