@@ -2,9 +2,10 @@
 //! until the preemptor fits (quota and placement), then a reverse pass dropping every victim
 //! not needed — and earmark what they free for the preemptor.
 //!
-//! Who may be a victim of pending job `P` (never a non-preemptible job, one already told to
-//! stop, nor a job that `P` was itself preempted by earlier — no two jobs preempt each other in
-//! turn):
+//! Who may be a victim of pending job `P` — never a non-preemptible job, one already told to
+//! stop, one that started in this tick (it was ahead of `P` in the order), one of a higher
+//! partition tier, nor a job that `P` was itself preempted by earlier (no two jobs preempt each
+//! other in turn):
 //!
 //! - with `policy.preemption.partition_tiers`, any running job of a lower partition
 //!   `priority_tier`, in any queue or none (Slurm's `preempt/partition_prio`); this is the only
@@ -91,7 +92,6 @@ type VictimRank = (i32, bool, i32, Reverse<u64>, Reverse<JobId>);
 struct Choice {
     victims: Vec<JobId>,
     plan: Vec<Assignment>,
-    within_nominal: bool,
 }
 
 impl Scheduler {
@@ -150,7 +150,6 @@ impl Scheduler {
             }
         }
         Some(Choice {
-            within_nominal: chosen.iter().any(|(_, b)| *b == Basis::Reclaim),
             victims: chosen.into_iter().map(|(v, _)| v).collect(),
             plan,
         })
@@ -182,7 +181,9 @@ impl Scheduler {
             };
             if !victim.spec.preemptible
                 || run.preemption.is_some()
+                || run.start_ms == self.state.now_ms
                 || job.preempted_by.contains(&victim.arrival)
+                || tier(victim.partition) > own_tier
             {
                 continue;
             }
@@ -310,7 +311,6 @@ impl Scheduler {
                 victims: choice.victims,
                 planned,
                 freed: Vec::new(),
-                within_nominal: choice.within_nominal,
             },
         );
     }

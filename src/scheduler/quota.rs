@@ -21,13 +21,14 @@ impl Scheduler {
 
     /// True when `demand` fits the job's queue and its user's cap once `victims` (running jobs)
     /// and the job's own earmark no longer count. Jobs without a queue always fit. When
-    /// `reclaiming` (victims taken from other queues' borrowers), or when the job's earmark
-    /// was made so, the job must also stay within its nominal quota.
+    /// `reclaiming` (choosing victims among other queues' borrowers), the job must also stay
+    /// within its nominal quota; once they are chosen the earmark is its promise.
     ///
-    /// A job without an earmark must fit with every earmarked preemptor's demand charged too
-    /// (on top of its victims, which may still run): so nothing that starts while victims stop
-    /// can take the quota a preemptor was promised. A preemptor starting counts only what is
-    /// charged now: every job that started since its earmark was made counted its demand.
+    /// Any other job must fit with every earmarked preemptor's demand charged too (on top of
+    /// its victims, which may still run): so nothing that starts while victims stop can take
+    /// the quota a preemptor was promised. A preemptor whose victims have all stopped counts
+    /// only what is charged now: every job that started since its earmark was made counted its
+    /// demand. One starting elsewhere before they stop is any other job.
     pub(super) fn quota_fits(
         &mut self,
         id: JobId,
@@ -38,16 +39,14 @@ impl Scheduler {
         let Some(q) = self.state.job_queue(id) else {
             return true;
         };
-        let reclaiming = reclaiming
-            || self
+        let promised = match self.state.earmarks.get(&id) {
+            Some(earmark) if earmark.victims.is_empty() => Vec::new(),
+            _ => self
                 .state
-                .earmarks
-                .get(&id)
-                .is_some_and(|e| e.within_nominal);
-        let promised = if self.state.earmarks.contains_key(&id) {
-            Vec::new()
-        } else {
-            self.state.earmark_demands()
+                .earmark_demands()
+                .into_iter()
+                .filter(|(p, ..)| *p != id)
+                .collect(),
         };
         let mut freed = self.state.earmarked_quota(id);
         freed.extend(

@@ -41,9 +41,6 @@ pub struct Earmark {
     pub planned: Vec<(NodeId, NodeAmounts)>,
     /// Stopped victims' queues and charges: their quota stays used until the earmark goes.
     pub freed: Vec<(String, Vec<(NodeId, NodeAmounts)>)>,
-    /// The preemptor reclaimed quota from other queues and must stay within its nominal quota.
-    #[serde(default)]
-    pub within_nominal: bool,
 }
 
 impl ClusterState {
