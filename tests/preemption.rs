@@ -440,3 +440,26 @@ fn a_job_never_preempts_the_job_that_preempted_it() {
     assert!(out.decisions.is_empty(), "{:?}", out.decisions);
     assert_eq!(reason(&s, "b"), "quota");
 }
+
+#[test]
+fn a_borrowing_preemptor_retries_without_reclaim_only_victims() {
+    // q1 runs low1 (3); q2 borrows with b (5 of its 4); q3 lends 4. a (5, in q1) must borrow, so
+    // the borrower b, first in the order, is no victim for it: its own low1 is.
+    let mut s = scheduler(
+        json!([
+            queue("q1", 4, "lower_priority", "any"),
+            queue("q2", 4, "never", "never"),
+            queue("q3", 4, "never", "never")
+        ]),
+        json!([{"name": "co"}]),
+    );
+    let out = checked_tick(
+        &mut s,
+        0,
+        vec![submit("low1", "q1", 3, 0), submit("b", "q2", 5, 0)],
+    )
+    .unwrap();
+    assert_eq!(started(&out.decisions), ["low1", "b"]);
+    let out = checked_tick(&mut s, 1000, vec![submit("a", "q1", 5, 5)]).unwrap();
+    assert_eq!(preempted(&out.decisions), [("low1", "a")]);
+}
