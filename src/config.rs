@@ -262,6 +262,67 @@ pub struct QueuePreemptionConfig {
     /// Victims in other queues of the cohort tree that use more than their nominal quota.
     #[serde(default)]
     pub reclaim_within_cohort: ReclaimWithinCohort,
+    /// Victims in other queues of the cohort tree that use more than their nominal quota, taken
+    /// while the preemptor borrows (ends above its own nominal quota). Default: never.
+    #[serde(default, skip_serializing_if = "BorrowWithinCohort::is_never")]
+    pub borrow_within_cohort: BorrowWithinCohort,
+}
+
+/// Preemption while borrowing (Kueue's `borrowWithinCohort`): a job that needs to borrow may
+/// preempt borrowers' jobs of lower priority in other queues of its cohort tree, optionally only
+/// those at or below `max_priority_threshold`.
+///
+/// ```
+/// use gangway::config::{BorrowPolicy, QueuePreemptionConfig};
+/// let p: QueuePreemptionConfig = serde_json::from_str(r#"{"reclaim_within_cohort": "any",
+///     "borrow_within_cohort": {"policy": "lower_priority", "max_priority_threshold": 100}}"#)
+///     .unwrap();
+/// assert_eq!(p.borrow_within_cohort.policy, BorrowPolicy::LowerPriority);
+/// assert_eq!(p.borrow_within_cohort.max_priority_threshold, Some(100));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BorrowWithinCohort {
+    /// Whether to preempt while borrowing. Default never.
+    #[serde(default)]
+    pub policy: BorrowPolicy,
+    /// Only victims whose base priority is at most this. Default: no threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_priority_threshold: Option<i32>,
+}
+
+impl BorrowWithinCohort {
+    /// True when the policy is `never`.
+    pub fn is_never(&self) -> bool {
+        self.policy == BorrowPolicy::Never
+    }
+
+    /// Whether a job of base `priority` may preempt one of `victim` priority while borrowing.
+    ///
+    /// ```
+    /// use gangway::config::{BorrowPolicy, BorrowWithinCohort};
+    /// let b = BorrowWithinCohort { policy: BorrowPolicy::LowerPriority,
+    ///                              max_priority_threshold: Some(5) };
+    /// assert!(b.allows(10, 5));
+    /// assert!(!b.allows(10, 6)); // above the threshold
+    /// assert!(!b.allows(5, 5)); // not lower
+    /// ```
+    pub fn allows(&self, priority: i32, victim: i32) -> bool {
+        self.policy == BorrowPolicy::LowerPriority
+            && victim < priority
+            && self.max_priority_threshold.is_none_or(|t| victim <= t)
+    }
+}
+
+/// The policy of [`BorrowWithinCohort`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BorrowPolicy {
+    /// Never preempt while borrowing.
+    #[default]
+    Never,
+    /// Preempt borrowers' jobs of lower base priority.
+    LowerPriority,
 }
 
 /// Preemption of jobs in the preemptor's own queue.

@@ -324,3 +324,142 @@ fn jobs_without_a_queue_neither_preempt_nor_are_preempted() {
     assert!(out.decisions.is_empty(), "{:?}", out.decisions);
     assert_eq!(reason(&s, "p"), "reserved");
 }
+
+/// One 8-cpu node in partitions `low` (tier 0) and `high` (tier 1); no queues.
+fn tiers(enabled: bool) -> Scheduler {
+    let cluster: ClusterConfig = serde_json::from_value(json!({
+        "nodes": [{"name": "n1", "cpus": 8, "memory_mib": 8000}],
+        "partitions": [{"name": "low", "priority_tier": 0, "default": true},
+                       {"name": "high", "priority_tier": 1}],
+        "policy": {"preemption": {"enabled": true, "partition_tiers": enabled}}
+    }))
+    .unwrap();
+    Scheduler::new(cluster).unwrap()
+}
+
+fn loose(id: &str, partition: &str, cpus: u32, preemptible: bool) -> Event {
+    event(json!({"type": "submit", "job": {
+        "id": id, "partition": partition, "time_limit_ms": 3_600_000, "grace_ms": 5_000,
+        "preemptible": preemptible, "groups": [{"count": 1, "cpus": cpus}]}}))
+}
+
+#[test]
+fn partition_tiers_let_a_higher_tier_preempt_lower_tiers_without_queues() {
+    for (enabled, expect) in [(true, vec![("low1", "high")]), (false, vec![])] {
+        let mut s = tiers(enabled);
+        checked_tick(&mut s, 0, vec![loose("low1", "low", 8, true)]).unwrap();
+        let out = checked_tick(&mut s, 1000, vec![loose("high", "high", 8, true)]).unwrap();
+        assert_eq!(
+            preempted(&out.decisions),
+            expect,
+            "partition_tiers {enabled}"
+        );
+    }
+    // The same tier never preempts, and a non-preemptible job is never a victim.
+    let mut s = tiers(true);
+    checked_tick(&mut s, 0, vec![loose("fixed", "low", 4, false)]).unwrap();
+    checked_tick(&mut s, 0, vec![loose("low1", "low", 4, true)]).unwrap();
+    let out = checked_tick(&mut s, 1000, vec![loose("low2", "low", 4, true)]).unwrap();
+    assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+    let out = checked_tick(&mut s, 2000, vec![loose("high", "high", 8, true)]).unwrap();
+    assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+    let out = checked_tick(&mut s, 3000, vec![loose("high4", "high", 4, true)]).unwrap();
+    assert_eq!(preempted(&out.decisions), [("low1", "high4")]);
+    let stopped = event(json!({"type": "stopped", "job": "low1"}));
+    let out = checked_tick(&mut s, 4000, vec![stopped]).unwrap();
+    assert_eq!(started(&out.decisions), ["high4"]);
+}
+
+#[test]
+fn partition_tiers_reach_jobs_of_any_queue() {
+    let cluster: ClusterConfig = serde_json::from_value(json!({
+        "nodes": [{"name": "n1", "cpus": 8, "memory_mib": 8000}],
+        "partitions": [{"name": "low", "priority_tier": 0, "default": true},
+                       {"name": "high", "priority_tier": 1}],
+        "queues": [{"name": "q", "quota": {"cpu": {"nominal": 8}}}],
+        "policy": {"preemption": {"enabled": true, "partition_tiers": true}}
+    }))
+    .unwrap();
+    let mut s = Scheduler::new(cluster).unwrap();
+    checked_tick(&mut s, 0, vec![submit("queued", "q", 8, 100)]).unwrap();
+    let out = checked_tick(&mut s, 1000, vec![loose("high", "high", 8, true)]).unwrap();
+    assert_eq!(preempted(&out.decisions), [("queued", "high")]);
+}
+
+/// q1 and q2 (4 cpus nominal each); `b` (priority 0, 6 cpus) borrows 2 in q2; `a` (6 cpus,
+/// `priority`) in q1 would borrow 2 too, so reclaiming is not allowed for it.
+fn borrow(policy: Value, priority: i32) -> Vec<Decision> {
+    let mut q1 = queue("q1", 4, "never", "any");
+    q1["preemption"]["borrow_within_cohort"] = policy;
+    let mut s = scheduler(
+        json!([q1, queue("q2", 4, "never", "never")]),
+        json!([{"name": "co"}]),
+    );
+    let out = checked_tick(&mut s, 0, vec![submit("b", "q2", 6, 0)]).unwrap();
+    assert_eq!(started(&out.decisions), ["b"]);
+    let out = checked_tick(&mut s, 1000, vec![submit("a", "q1", 6, priority)]).unwrap();
+    if !out.decisions.is_empty() {
+        let stopped = event(json!({"type": "stopped", "job": "b"}));
+        let next = checked_tick(&mut s, 2000, vec![stopped]).unwrap();
+        assert_eq!(started(&next.decisions), ["a"], "a borrows once b stopped");
+    }
+    out.decisions
+}
+
+#[test]
+fn borrow_within_cohort_preempts_lower_priority_borrowers_while_borrowing() {
+    let lower = json!({"policy": "lower_priority"});
+    assert_eq!(preempted(&borrow(lower.clone(), 1)), [("b", "a")]);
+    assert!(borrow(lower, 0).is_empty(), "equal priority is not lower");
+    assert!(borrow(json!({"policy": "never"}), 10).is_empty());
+    let threshold = |t: i32| json!({"policy": "lower_priority", "max_priority_threshold": t});
+    assert_eq!(preempted(&borrow(threshold(0), 10)), [("b", "a")]);
+    assert!(
+        borrow(threshold(-1), 10).is_empty(),
+        "b is above the threshold"
+    );
+}
+
+#[test]
+fn a_job_never_preempts_the_job_that_preempted_it() {
+    let mut s = scheduler(
+        json!([queue("q", 4, "lower_priority", "never")]),
+        json!([{"name": "co"}]),
+    );
+    checked_tick(&mut s, 0, vec![submit("b", "q", 4, 0)]).unwrap();
+    let out = checked_tick(&mut s, 1000, vec![submit("a", "q", 4, 5)]).unwrap();
+    assert_eq!(preempted(&out.decisions), [("b", "a")]);
+    let stopped = event(json!({"type": "stopped", "job": "b"}));
+    assert_eq!(
+        started(&checked_tick(&mut s, 2000, vec![stopped]).unwrap().decisions),
+        ["a"]
+    );
+    // b (requeued) now outranks a, yet does not preempt it in turn.
+    let raise = event(json!({"type": "set_priority", "job": "b", "priority": 9}));
+    let out = checked_tick(&mut s, 3000, vec![raise]).unwrap();
+    assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+    assert_eq!(reason(&s, "b"), "quota");
+}
+
+#[test]
+fn a_borrowing_preemptor_retries_without_reclaim_only_victims() {
+    // q1 runs low1 (3); q2 borrows with b (5 of its 4); q3 lends 4. a (5, in q1) must borrow, so
+    // the borrower b, first in the order, is no victim for it: its own low1 is.
+    let mut s = scheduler(
+        json!([
+            queue("q1", 4, "lower_priority", "any"),
+            queue("q2", 4, "never", "never"),
+            queue("q3", 4, "never", "never")
+        ]),
+        json!([{"name": "co"}]),
+    );
+    let out = checked_tick(
+        &mut s,
+        0,
+        vec![submit("low1", "q1", 3, 0), submit("b", "q2", 5, 0)],
+    )
+    .unwrap();
+    assert_eq!(started(&out.decisions), ["low1", "b"]);
+    let out = checked_tick(&mut s, 1000, vec![submit("a", "q1", 5, 5)]).unwrap();
+    assert_eq!(preempted(&out.decisions), [("low1", "a")]);
+}

@@ -41,7 +41,7 @@ impl CapacityView for NowView<'_> {
             return None;
         }
         let mut free = match self.profile {
-            Some(p) if p.is_reserved(id) => p.free_over(id, node, self.now, self.end),
+            Some(p) if p.is_reserved(id) => p.free_over(id, node, self.now, self.end, false),
             _ => node.free(),
         };
         if let Some(released) = self.released.get(&id) {
@@ -68,7 +68,7 @@ pub struct FutureView<'a> {
 impl CapacityView for FutureView<'_> {
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
         node.accepts_work()
-            .then(|| self.profile.free_over(id, node, self.start, self.end))
+            .then(|| self.profile.free_over(id, node, self.start, self.end, true))
     }
 }
 

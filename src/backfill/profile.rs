@@ -1,6 +1,7 @@
 //! The availability profile: what each node will have free over any future window, from running
-//! jobs' ends (start + time limit, or the grace deadline of a job being preempted) and from the
-//! reservations made earlier in the same pass.
+//! jobs' ends (start + time limit, or the grace deadline of a job being preempted), from the
+//! earmarks of preemptors (which will hold their planned resources once their victims stop), and
+//! from the reservations made earlier in the same pass.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,6 +26,9 @@ pub struct Profile {
     running: BTreeMap<NodeId, Vec<Booking>>,
     /// Reservations per node.
     reserved: BTreeMap<NodeId, Vec<Booking>>,
+    /// Earmarked preemptors' future holdings per node: what is free now from now on, what their
+    /// victims hold from the victims' grace deadline on, until the preemptor's time limit.
+    earmarked: BTreeMap<NodeId, Vec<Booking>>,
     /// Times at which something is released: the only start times worth trying.
     releases: BTreeSet<u64>,
 }
@@ -47,6 +51,37 @@ impl Profile {
             for (node, amounts) in state.node_charges(id) {
                 profile.add_running(node, amounts, end);
             }
+        }
+        for (&preemptor, earmark) in &state.earmarks {
+            let Some(limit) = state.job(preemptor).map(|j| j.spec.time_limit_ms) else {
+                continue;
+            };
+            let mut stop = now;
+            let mut victims: BTreeMap<NodeId, NodeAmounts> = BTreeMap::new();
+            for &victim in &earmark.victims {
+                if let Some(p) = state.job(victim).and_then(|j| j.running()?.preemption) {
+                    stop = stop.max(p.deadline_ms);
+                }
+                for (node, amounts) in state.node_charges(victim) {
+                    victims.entry(node).or_default().add(&amounts);
+                }
+            }
+            let end = stop.saturating_add(limit);
+            for (node, planned) in &earmark.planned {
+                let held = victims.get(node).copied().unwrap_or_default();
+                let bookings = profile.earmarked.entry(*node).or_default();
+                bookings.push(Booking {
+                    start: now,
+                    end,
+                    amounts: planned.minus(&held),
+                });
+                bookings.push(Booking {
+                    start: stop,
+                    end,
+                    amounts: planned.minus(&planned.minus(&held)),
+                });
+            }
+            profile.releases.insert(end);
         }
         profile
     }
@@ -92,13 +127,34 @@ impl Profile {
     /// What `node` has free during the whole of `[start, end)`: its available capacity (down
     /// devices have nothing free) minus the highest usage at any instant of the window, per
     /// dimension. At `start == now` running jobs count as they hold resources now, even one past
-    /// its limit.
-    pub fn free_over(&self, id: NodeId, node: &Node, start: u64, end: u64) -> NodeAmounts {
+    /// its limit. Earmarks count only for a future window (`future`); a job placed now sees
+    /// them as the pass's `held` resources instead.
+    pub fn free_over(
+        &self,
+        id: NodeId,
+        node: &Node,
+        start: u64,
+        end: u64,
+        future: bool,
+    ) -> NodeAmounts {
         let reserved = self.reserved.get(&id).map_or(&[][..], Vec::as_slice);
-        let mut peak = self.usage_at(id, node, reserved, start);
-        for booking in reserved {
+        let earmarked = match self.earmarked.get(&id) {
+            Some(bookings) if future => bookings.as_slice(),
+            _ => &[][..],
+        };
+        let usage = |at: u64| {
+            let mut usage = self.usage_at(id, node, reserved, at);
+            for b in earmarked {
+                if b.start <= at && at < b.end {
+                    usage.add(&b.amounts);
+                }
+            }
+            usage
+        };
+        let mut peak = usage(start);
+        for booking in reserved.iter().chain(earmarked) {
             if booking.start > start && booking.start < end {
-                peak = peak.max(&self.usage_at(id, node, reserved, booking.start));
+                peak = peak.max(&usage(booking.start));
             }
         }
         node.available().minus(&peak)

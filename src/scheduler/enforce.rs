@@ -54,7 +54,8 @@ impl Scheduler {
                 consider(run.start_ms.saturating_add(job.spec.time_limit_ms));
             }
             if let Some(p) = run.preemption {
-                consider(p.deadline_ms);
+                // A grace of 0 given in this tick expires at the next millisecond.
+                consider(p.deadline_ms.max(now_ms.saturating_add(1)));
             }
         }
         for &id in &self.state.pending {

@@ -1,6 +1,66 @@
 //! Step 6 of a pass: pick preemption victims as Kueue does — ordered candidates, added greedily
 //! until the preemptor fits (quota and placement), then a reverse pass dropping every victim
 //! not needed — and earmark what they free for the preemptor.
+//!
+//! Who may be a victim of pending job `P` — never a non-preemptible job, one already told to
+//! stop, one that started in this tick (it was ahead of `P` in the order), one of a higher
+//! partition tier, nor a job that `P` was itself preempted by earlier (no two jobs preempt each
+//! other in turn):
+//!
+//! - with `policy.preemption.partition_tiers`, any running job of a lower partition
+//!   `priority_tier`, in any queue or none (Slurm's `preempt/partition_prio`); this is the only
+//!   way jobs without a queue preempt or are preempted;
+//! - in `P`'s own queue, as its `within_queue` policy says;
+//! - in another queue of `P`'s cohort tree that uses more than its nominal quota, as the
+//!   `reclaim_within_cohort` policy says, while `P` stays within its own nominal quota; or, with
+//!   `borrow_within_cohort`, jobs of lower priority (and at most its threshold) even while `P`
+//!   borrows.
+//!
+//! Candidates are ordered lower tier first, then jobs of queues above their nominal quota, then
+//! lower priority, then most recently started. A first search uses every candidate; when it
+//! fails, a second drops the reclaim-only ones so that `P` may borrow (Kueue's last attempt).
+//!
+//! # Worked example
+//!
+//! Two teams each have 16 guaranteed GPUs and may borrow 8 more. Team A borrows 8 of team
+//! B's idle GPUs; when team B needs them back, the borrowed job is told to checkpoint and stop
+//! within 60 s, and team B's job starts the moment it has.
+//!
+//! ```
+//! use gangway::{ClusterConfig, Decision, Event, Scheduler};
+//! use serde_json::json;
+//!
+//! let team = |name: &str| json!({"name": name, "cohort": "lab",
+//!     "quota": {"gpu": {"nominal": 16, "borrowing_limit": 8}},
+//!     "preemption": {"reclaim_within_cohort": "any"}});
+//! let cluster: ClusterConfig = serde_json::from_value(json!({
+//!     "nodes": (1..=4).map(|i| json!({"name": format!("n{i}"), "cpus": 64,
+//!         "memory_mib": 512000, "gpus": {"model": "h100", "count": 8}})).collect::<Vec<_>>(),
+//!     "cohorts": [{"name": "lab"}],
+//!     "queues": [team("team-a"), team("team-b")],
+//!     "policy": {"preemption": {"enabled": true}}})).unwrap();
+//! // A job of `nodes` whole 8-GPU nodes.
+//! let job = |id: &str, queue: &str, nodes: u32| -> Event { serde_json::from_value(json!({
+//!     "type": "submit", "job": {"id": id, "queue": queue, "time_limit_ms": 86_400_000,
+//!     "grace_ms": 60_000, "groups": [{"count": nodes, "gpus": 8}]}})).unwrap() };
+//! let mut s = Scheduler::new(cluster).unwrap();
+//!
+//! // Team A fills its 16 GPUs and borrows 8 of team B's idle ones.
+//! let out = s.tick(0, vec![job("a1", "team-a", 1), job("a2", "team-a", 1),
+//!                          job("a3", "team-a", 1)]).unwrap();
+//! assert_eq!(out.decisions.len(), 3); // all three start
+//!
+//! // Team B wants 16: 8 are idle, the other 8 are reclaimed from the borrower a3.
+//! let out = s.tick(1_000, vec![job("b1", "team-b", 2)]).unwrap();
+//! assert!(matches!(&out.decisions[..], [Decision::Preempt { job, for_job, grace_ms: 60_000 }]
+//!     if job == "a3" && for_job == "b1"));
+//! assert_eq!(out.next_wakeup_ms, Some(61_000)); // the grace deadline
+//!
+//! // a3 checkpoints and stops after 20 s: b1 starts in that very tick.
+//! let stopped: Event = serde_json::from_value(json!({"type": "stopped", "job": "a3"})).unwrap();
+//! let out = s.tick(21_000, vec![stopped]).unwrap();
+//! assert!(matches!(&out.decisions[..], [Decision::Start { job, .. }] if job == "b1"));
+//! ```
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -12,8 +72,27 @@ use crate::decision::Decision;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::placement::Assignment;
-use crate::quota::QueueId;
 use crate::state::{Earmark, JobState, Preemption};
+
+/// Why a running job may be a victim: it decides what the preemptor's quota must satisfy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Basis {
+    /// A lower partition tier, the preemptor's own queue, or borrowing within the cohort: the
+    /// preemptor may borrow.
+    Free,
+    /// Reclaiming from another queue's borrower: the preemptor must stay within its nominal.
+    Reclaim,
+}
+
+/// Best victims first: lower partition tier, queue above nominal, lower priority, most recently
+/// started (then the later job id).
+type VictimRank = (i32, bool, i32, Reverse<u64>, Reverse<JobId>);
+
+/// Victims chosen for a preemptor and where it will run once they have stopped.
+struct Choice {
+    victims: Vec<JobId>,
+    plan: Vec<Assignment>,
+}
 
 impl Scheduler {
     /// Tries to make room for pending job `id` by preempting; on success the `preempt`
@@ -28,21 +107,41 @@ impl Scheduler {
         if !self.state.config.policy.preemption.enabled {
             return false;
         }
-        let Some(q) = self.state.job_queue(id) else {
+        let candidates = self.victim_candidates(id);
+        let mut choice = self.minimal_victims(id, &candidates, pass, end);
+        if choice.is_none() && candidates.iter().any(|(_, b)| *b == Basis::Reclaim) {
+            let borrowing: Vec<(JobId, Basis)> = candidates
+                .into_iter()
+                .filter(|(_, b)| *b == Basis::Free)
+                .collect();
+            choice = self.minimal_victims(id, &borrowing, pass, end);
+        }
+        let Some(choice) = choice else {
             return false;
         };
-        let mut chosen: Vec<JobId> = Vec::new();
+        self.preempt(id, choice, decisions);
+        true
+    }
+
+    /// Greedily adds candidates until `id` fits, then walks the chosen set backwards dropping
+    /// every victim not needed.
+    fn minimal_victims(
+        &mut self,
+        id: JobId,
+        candidates: &[(JobId, Basis)],
+        pass: &Pass,
+        end: u64,
+    ) -> Option<Choice> {
+        let mut chosen: Vec<(JobId, Basis)> = Vec::new();
         let mut plan = None;
-        for candidate in self.victim_candidates(id, q) {
-            chosen.push(candidate);
+        for candidate in candidates {
+            chosen.push(*candidate);
             plan = self.fits_without(id, &chosen, pass, end);
             if plan.is_some() {
                 break;
             }
         }
-        let Some(mut plan) = plan else {
-            return false;
-        };
+        let mut plan = plan?;
         for i in (0..chosen.len().saturating_sub(1)).rev() {
             let dropped = chosen.remove(i);
             match self.fits_without(id, &chosen, pass, end) {
@@ -50,20 +149,29 @@ impl Scheduler {
                 None => chosen.insert(i, dropped),
             }
         }
-        self.preempt(id, chosen, &plan, decisions);
-        true
+        Some(Choice {
+            victims: chosen.into_iter().map(|(v, _)| v).collect(),
+            plan,
+        })
     }
 
-    /// Running jobs the queue's policy lets `id` preempt, best victims first: jobs of queues
-    /// above their nominal quota, then lower priority, then the most recently started.
-    fn victim_candidates(&self, id: JobId, q: QueueId) -> Vec<JobId> {
-        let (Some(job), Some(tree)) = (self.state.job(id), self.state.quota.tree.as_ref()) else {
+    /// Running jobs `id` may preempt and on what basis, best victims first: lower partition
+    /// tier (with `partition_tiers`), then jobs of queues above their nominal quota, then lower
+    /// priority, then the most recently started.
+    fn victim_candidates(&self, id: JobId) -> Vec<(JobId, Basis)> {
+        let Some(job) = self.state.job(id) else {
             return Vec::new();
         };
-        let policy = &self.state.config.queues[q.index()].preemption;
-        let priority = job.spec.priority;
-        let age = (job.submit_ms, job.arrival);
-        let mut candidates: Vec<(bool, i32, Reverse<u64>, Reverse<JobId>)> = Vec::new();
+        let tiers = self.state.config.policy.preemption.partition_tiers;
+        let tier = |partition: crate::model::ids::PartitionId| {
+            self.state
+                .partitions
+                .get(partition.index())
+                .map_or(0, |p| p.priority_tier)
+        };
+        let own_tier = tier(job.partition);
+        let tree = self.state.quota.tree.as_ref();
+        let mut candidates: Vec<(VictimRank, Basis)> = Vec::new();
         for &v in &self.state.running {
             let Some(victim) = self.state.job(v) else {
                 continue;
@@ -71,55 +179,88 @@ impl Scheduler {
             let Some(run) = victim.running() else {
                 continue;
             };
-            let Some(vq) = self.state.job_queue(v) else {
-                continue;
-            };
-            if !victim.spec.preemptible || run.preemption.is_some() {
+            if !victim.spec.preemptible
+                || run.preemption.is_some()
+                || run.start_ms == self.state.now_ms
+                || job.preempted_by.contains(&victim.arrival)
+                || tier(victim.partition) > own_tier
+            {
                 continue;
             }
-            let lower = victim.spec.priority < priority;
-            let allowed = if vq == q {
-                match policy.within_queue {
-                    WithinQueue::Never => false,
-                    WithinQueue::LowerPriority => lower,
-                    WithinQueue::LowerOrNewerEqualPriority => {
-                        lower
-                            || (victim.spec.priority == priority
-                                && (victim.submit_ms, victim.arrival) > age)
-                    }
-                }
-            } else if tree.same_tree(q, vq) && tree.is_borrowing(vq) {
-                match policy.reclaim_within_cohort {
-                    ReclaimWithinCohort::Never => false,
-                    ReclaimWithinCohort::LowerPriority => lower,
-                    ReclaimWithinCohort::Any => true,
-                }
-            } else {
-                false
+            let victim_tier = if tiers { tier(victim.partition) } else { 0 };
+            let vq = self.state.job_queue(v);
+            let borrowing = match (tree, vq) {
+                (Some(tree), Some(vq)) => tree.is_borrowing(vq),
+                _ => false,
             };
-            if allowed {
-                candidates.push((
-                    !tree.is_borrowing(vq),
+            let basis = if tiers && victim_tier < own_tier {
+                Some(Basis::Free)
+            } else {
+                self.queue_basis(id, v)
+            };
+            if let Some(basis) = basis {
+                let rank = (
+                    victim_tier,
+                    !borrowing,
                     victim.spec.priority,
                     Reverse(run.start_ms),
                     Reverse(v),
-                ));
+                );
+                candidates.push((rank, basis));
             }
         }
-        candidates.sort_unstable();
-        candidates.into_iter().map(|(.., Reverse(v))| v).collect()
+        candidates.sort_unstable_by_key(|(rank, _)| *rank);
+        candidates
+            .into_iter()
+            .map(|((.., Reverse(v)), basis)| (v, basis))
+            .collect()
+    }
+
+    /// What the preemptor's queue policy lets it do to running job `v` of a queue.
+    fn queue_basis(&self, id: JobId, v: JobId) -> Option<Basis> {
+        let (job, victim) = (self.state.job(id)?, self.state.job(v)?);
+        let (q, vq) = (self.state.job_queue(id)?, self.state.job_queue(v)?);
+        let tree = self.state.quota.tree.as_ref()?;
+        let policy = &self.state.config.queues[q.index()].preemption;
+        let (priority, other) = (job.spec.priority, victim.spec.priority);
+        if vq == q {
+            let allowed = match policy.within_queue {
+                WithinQueue::Never => false,
+                WithinQueue::LowerPriority => other < priority,
+                WithinQueue::LowerOrNewerEqualPriority => {
+                    other < priority
+                        || (other == priority
+                            && (victim.submit_ms, victim.arrival) > (job.submit_ms, job.arrival))
+                }
+            };
+            return allowed.then_some(Basis::Free);
+        }
+        if !tree.same_tree(q, vq) || !tree.is_borrowing(vq) {
+            return None;
+        }
+        if policy.borrow_within_cohort.allows(priority, other) {
+            return Some(Basis::Free);
+        }
+        let reclaim = match policy.reclaim_within_cohort {
+            ReclaimWithinCohort::Never => false,
+            ReclaimWithinCohort::LowerPriority => other < priority,
+            ReclaimWithinCohort::Any => true,
+        };
+        reclaim.then_some(Basis::Reclaim)
     }
 
     /// Where `id` would run, quota allowing, once `victims` have stopped.
     fn fits_without(
         &mut self,
         id: JobId,
-        victims: &[JobId],
+        chosen: &[(JobId, Basis)],
         pass: &Pass,
         end: u64,
     ) -> Option<Vec<Assignment>> {
+        let victims: Vec<JobId> = chosen.iter().map(|(v, _)| *v).collect();
+        let reclaiming = chosen.iter().any(|(_, b)| *b == Basis::Reclaim);
         let mut released: BTreeMap<NodeId, NodeAmounts> = BTreeMap::new();
-        for v in victims {
+        for v in &victims {
             for (node, amounts) in self.state.node_charges(*v) {
                 released.entry(node).or_default().add(&amounts);
             }
@@ -127,24 +268,23 @@ impl Scheduler {
         let held = self.state.earmark_holds(Some(id));
         let plan = self.place_now(id, pass, end, &held, &released)?;
         let demand = self.assignments_demand(id, &plan);
-        self.quota_fits(id, victims, &demand).then_some(plan)
+        self.quota_fits(id, &victims, reclaiming, &demand)
+            .then_some(plan)
     }
 
     /// Emits the `preempt` decisions, marks the victims and earmarks `plan` for `id`.
-    fn preempt(
-        &mut self,
-        id: JobId,
-        victims: Vec<JobId>,
-        plan: &[Assignment],
-        decisions: &mut Vec<Decision>,
-    ) {
+    fn preempt(&mut self, id: JobId, choice: Choice, decisions: &mut Vec<Decision>) {
         let now = self.state.now_ms;
         let preemptor = self.state.job_name(id).to_string();
-        for &v in &victims {
+        let arrival = self.state.job(id).map_or(0, |j| j.arrival);
+        for &v in &choice.victims {
             let Some(job) = self.state.jobs[v.index()].as_mut() else {
                 continue;
             };
             let grace_ms = job.spec.grace_ms;
+            if !job.preempted_by.contains(&arrival) {
+                job.preempted_by.push(arrival);
+            }
             let JobState::Running(run) = &mut job.state else {
                 continue;
             };
@@ -159,7 +299,7 @@ impl Scheduler {
             });
         }
         let exclusive = self.state.job(id).is_some_and(|j| j.spec.exclusive);
-        let planned = crate::state::charges(plan, exclusive, |n| {
+        let planned = crate::state::charges(&choice.plan, exclusive, |n| {
             self.state
                 .node(n)
                 .map(|node| node.capacity)
@@ -168,7 +308,7 @@ impl Scheduler {
         self.state.earmarks.insert(
             id,
             Earmark {
-                victims,
+                victims: choice.victims,
                 planned,
                 freed: Vec::new(),
             },

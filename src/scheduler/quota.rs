@@ -20,11 +20,33 @@ impl Scheduler {
     }
 
     /// True when `demand` fits the job's queue and its user's cap once `victims` (running jobs)
-    /// and the job's own earmark no longer count. Jobs without a queue always fit. With
-    /// victims in other queues (reclaiming), the job must also stay within its nominal quota.
-    pub(super) fn quota_fits(&mut self, id: JobId, victims: &[JobId], demand: &QuotaVec) -> bool {
+    /// and the job's own earmark no longer count. Jobs without a queue always fit. When
+    /// `reclaiming` (choosing victims among other queues' borrowers), the job must also stay
+    /// within its nominal quota; once they are chosen the earmark is its promise.
+    ///
+    /// Any other job must fit with every earmarked preemptor's demand charged too (on top of
+    /// its victims, which may still run): so nothing that starts while victims stop can take
+    /// the quota a preemptor was promised. A preemptor whose victims have all stopped counts
+    /// only what is charged now: every job that started since its earmark was made counted its
+    /// demand. One starting elsewhere before they stop is any other job.
+    pub(super) fn quota_fits(
+        &mut self,
+        id: JobId,
+        victims: &[JobId],
+        reclaiming: bool,
+        demand: &QuotaVec,
+    ) -> bool {
         let Some(q) = self.state.job_queue(id) else {
             return true;
+        };
+        let promised = match self.state.earmarks.get(&id) {
+            Some(earmark) if earmark.victims.is_empty() => Vec::new(),
+            _ => self
+                .state
+                .earmark_demands()
+                .into_iter()
+                .filter(|(p, ..)| *p != id)
+                .collect(),
         };
         let mut freed = self.state.earmarked_quota(id);
         freed.extend(
@@ -32,7 +54,6 @@ impl Scheduler {
                 .iter()
                 .filter_map(|v| self.state.quota.charged.get(v).copied()),
         );
-        let reclaiming = freed.iter().any(|(vq, _)| *vq != q);
         let user = self.state.job(id).and_then(|j| j.spec.user.clone());
         let mut held = self.state.user_held(q, user.as_deref());
         for v in victims {
@@ -43,17 +64,30 @@ impl Scheduler {
                 held.sub(d);
             }
         }
+        for (p, pq, d) in &promised {
+            if *pq == q
+                && self.state.job(*p).and_then(|j| j.spec.user.as_deref()) == user.as_deref()
+            {
+                held.add(d);
+            }
+        }
         let Some(tree) = self.state.quota.tree.as_mut() else {
             return true;
         };
+        for (_, pq, d) in &promised {
+            tree.add_usage(*pq, d);
+        }
         for (vq, d) in &freed {
             tree.remove_usage(*vq, d);
         }
         let fits = tree.fits(q, demand)
             && tree.fits_user(q, &held, demand)
             && (!reclaiming || tree.within_nominal(q, demand));
-        for (vq, d) in &freed {
+        for (vq, d) in freed.iter().rev() {
             tree.add_usage(*vq, d);
+        }
+        for (_, pq, d) in promised.iter().rev() {
+            tree.remove_usage(*pq, d);
         }
         fits
     }
@@ -77,11 +111,11 @@ impl Scheduler {
         };
         if models.is_empty() {
             let demand = self.state.shape_demand(id, None);
-            return self.quota_fits(id, &[], &demand);
+            return self.quota_fits(id, &[], false, &demand);
         }
         models.iter().any(|model| {
             let demand = self.state.shape_demand(id, Some(model));
-            self.quota_fits(id, &[], &demand)
+            self.quota_fits(id, &[], false, &demand)
         })
     }
 }

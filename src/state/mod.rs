@@ -104,6 +104,9 @@ pub struct Job {
     /// The fair-share association it is charged to; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assoc: Option<AssocId>,
+    /// The arrival numbers of the jobs that have preempted it: it never preempts them in turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preempted_by: Vec<u64>,
 }
 
 /// Where a job is in its life.

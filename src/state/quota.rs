@@ -194,6 +194,15 @@ impl ClusterState {
         })
     }
 
+    /// What each earmarked preemptor will be charged once it starts, by preemptor, with its
+    /// queue (preemptors without a queue are left out).
+    pub fn earmark_demands(&self) -> Vec<(JobId, QueueId, QuotaVec)> {
+        self.earmarks
+            .iter()
+            .filter_map(|(p, e)| Some((*p, self.job_queue(*p)?, self.charges_demand(&e.planned))))
+            .collect()
+    }
+
     /// Drops `preemptor`'s earmark, returning the quota it held to the tree. Victims still
     /// running keep stopping; their release is then an ordinary one.
     pub fn release_earmark(&mut self, preemptor: JobId) {

@@ -106,6 +106,7 @@ impl ClusterState {
             waiting_on,
             state: JobState::Pending,
             assoc: None,
+            preempted_by: Vec::new(),
             spec,
         })
     }
