@@ -39,6 +39,9 @@ pub struct ClusterConfig {
     /// The share tree for fair-share. Default: none.
     #[serde(default)]
     pub accounts: Vec<AccountConfig>,
+    /// Cluster-wide counted licenses (Slurm's `Licenses=`), name → total. Default: none.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub licenses: IndexMap<String, u32>,
     /// Scheduling policy.
     #[serde(default)]
     pub policy: PolicyConfig,

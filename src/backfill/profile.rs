@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::licenses::LicenseProfile;
 use crate::model::ids::NodeId;
 use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
@@ -27,6 +28,8 @@ pub struct Profile {
     reserved: BTreeMap<NodeId, Vec<Booking>>,
     /// Times at which something is released: the only start times worth trying.
     releases: BTreeSet<u64>,
+    /// Cluster-wide licenses over time (released at the same times as the jobs' nodes).
+    pub licenses: LicenseProfile,
 }
 
 impl Profile {
@@ -35,6 +38,7 @@ impl Profile {
     pub fn build(state: &ClusterState, now: u64) -> Self {
         let mut profile = Profile {
             now,
+            licenses: LicenseProfile::of(state, now),
             ..Profile::default()
         };
         for &id in &state.running {
@@ -47,6 +51,7 @@ impl Profile {
             for (node, amounts) in state.node_charges(id) {
                 profile.add_running(node, amounts, end);
             }
+            profile.licenses.add_running(&job.licenses, end);
         }
         profile
     }

@@ -109,6 +109,8 @@ impl ClusterState {
             now_ms: 0,
             earmarks: BTreeMap::new(),
             fairshare,
+            licenses: super::licenses::Licenses::new(config.licenses.clone()),
+            shape_mix: crate::placement::ShapeMix::default(),
             index: FreeIndex::default(),
             quota: super::QuotaBook::default(),
         };
