@@ -44,6 +44,9 @@ pub struct ClusterConfig {
     /// priority term and scales the job's charged usage. Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub qos: Vec<QosConfig>,
+    /// Cluster-wide counted licenses (Slurm's `Licenses=`), name → total. Default: none.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub licenses: IndexMap<String, u32>,
     /// Scheduling policy.
     #[serde(default)]
     pub policy: PolicyConfig,

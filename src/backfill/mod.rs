@@ -7,6 +7,7 @@
 //! reservation's start may use its resources (and is offered them first), and one that runs past
 //! it may use only what the reservation does not need — EASY's "extra" rule, per device.
 
+pub mod licenses;
 pub mod profile;
 
 use std::collections::BTreeMap;

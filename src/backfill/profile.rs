@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::licenses::LicenseProfile;
 use crate::model::ids::NodeId;
 use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
@@ -31,6 +32,8 @@ pub struct Profile {
     earmarked: BTreeMap<NodeId, Vec<Booking>>,
     /// Times at which something is released: the only start times worth trying.
     releases: BTreeSet<u64>,
+    /// Cluster-wide licenses over time (released at the same times as the jobs' nodes).
+    pub licenses: LicenseProfile,
 }
 
 impl Profile {
@@ -39,6 +42,7 @@ impl Profile {
     pub fn build(state: &ClusterState, now: u64) -> Self {
         let mut profile = Profile {
             now,
+            licenses: LicenseProfile::of(state, now),
             ..Profile::default()
         };
         for &id in &state.running {
@@ -51,6 +55,7 @@ impl Profile {
             for (node, amounts) in state.node_charges(id) {
                 profile.add_running(node, amounts, end);
             }
+            profile.licenses.add_running(&job.licenses, end);
         }
         for (&preemptor, earmark) in &state.earmarks {
             let Some(limit) = state.job(preemptor).map(|j| j.spec.time_limit_ms) else {

@@ -56,6 +56,9 @@ pub struct JobSpec {
     /// Dependencies on other jobs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<Dependency>,
+    /// Cluster-wide licenses held while it runs, name → count. Default: none.
+    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
+    pub licenses: indexmap::IndexMap<String, u32>,
     /// May be preempted. Default true.
     #[serde(default = "yes")]
     pub preemptible: bool,
@@ -99,10 +102,23 @@ impl JobSpec {
             exclusive: false,
             groups: vec![TaskGroup::new(count)],
             after: Vec::new(),
+            licenses: indexmap::IndexMap::new(),
             preemptible: true,
             requeue: true,
             grace_ms: default_grace_ms(),
         }
+    }
+
+    /// Asks for `count` of the cluster-wide license `name`, held while the job runs.
+    ///
+    /// ```
+    /// use gangway::JobSpec;
+    /// let job = JobSpec::new("a", 60_000, 1).with_license("matlab", 2);
+    /// assert_eq!(job.licenses["matlab"], 2);
+    /// ```
+    pub fn with_license(mut self, name: impl Into<String>, count: u32) -> Self {
+        self.licenses.insert(name.into(), count);
+        self
     }
 
     /// Sets the GPUs per task of every group.

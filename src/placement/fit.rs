@@ -3,6 +3,7 @@
 use crate::model::node::Node;
 use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 use crate::model::shape::{GpuNeed, TaskShape};
+use crate::placement::frag::ShapeMix;
 
 /// Tasks of `shape` that fit in `free` on `node` (at most `shape.count`).
 pub fn tasks_fitting(node: &Node, free: &NodeAmounts, shape: &TaskShape) -> u32 {
@@ -38,14 +39,16 @@ fn clamp(value: u64) -> u32 {
 }
 
 /// Takes `tasks` tasks of `shape` out of `free`, returning what they use and the device indices
-/// (whole devices lowest index first; fractions best-fit on the fullest device that still has
-/// room, one index per task). The caller has checked that they fit.
+/// (whole devices lowest index first; fractions, one index per task, on the device whose use
+/// raises the `mix`'s fragmentation least, ties to the fullest device that still has room, then
+/// the lowest index). The caller has checked that they fit.
 pub fn take_tasks(
     node: &Node,
     free: &mut NodeAmounts,
     shape: &TaskShape,
     tasks: u32,
     gpus: &mut Vec<u32>,
+    mix: &ShapeMix,
 ) -> NodeAmounts {
     let mut used = NodeAmounts {
         cpu_milli: shape.cpu_milli * u64::from(tasks),
@@ -70,12 +73,7 @@ pub fn take_tasks(
         GpuNeed::Fraction(f) => {
             let mut room = *free;
             for _ in 0..tasks {
-                let best = room.devices[..node.gpu_count]
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, d)| **d >= f)
-                    .min_by_key(|(index, d)| (**d, *index));
-                if let Some((index, _)) = best {
+                if let Some(index) = fraction_device(node, &room, f, mix) {
                     room.devices[index] -= f;
                     used.devices[index] += f;
                     gpus.push(index as u32);
@@ -85,4 +83,28 @@ pub fn take_tasks(
     }
     free.sub(&used);
     used
+}
+
+/// The device a task needing fraction `f` takes in `room`: least fragmentation after (with an
+/// empty mix, all equal), then fullest, then lowest index. Devices with the same free share are
+/// alike, so each free share is scored once.
+fn fraction_device(node: &Node, room: &NodeAmounts, f: u16, mix: &ShapeMix) -> Option<usize> {
+    let devices = &room.devices[..node.gpu_count];
+    let mut best: Option<(u64, u16, usize)> = None;
+    for (index, d) in devices.iter().enumerate() {
+        if *d < f || devices[..index].contains(d) {
+            continue;
+        }
+        let lost = if mix.is_empty() {
+            0
+        } else {
+            let mut after = *room;
+            after.devices[index] -= f;
+            mix.fragmentation(node, &after)
+        };
+        if best.is_none_or(|b| (lost, *d, index) < b) {
+            best = Some((lost, *d, index));
+        }
+    }
+    best.map(|(_, _, index)| index)
 }

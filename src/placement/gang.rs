@@ -2,10 +2,12 @@
 //!
 //! The rule, per task group, visiting candidate nodes best fit first (fewest free GPUs that can
 //! hold a task, nodes without GPUs first for jobs that need none):
-//! - `strict_pack`: the first node that holds every task (or, for an elastic group, the node
-//!   holding the most tasks at or above `min_count`);
-//! - `pack`: the first node that holds every task; otherwise the nodes holding the most tasks,
-//!   largest first, until the group is placed (fewest nodes);
+//! - `strict_pack`: of the nodes that hold every task, the one where they raise the request's
+//!   [`ShapeMix`] fragmentation least, ties to the first visited (with an empty mix: the first
+//!   such node); for an elastic group none of which fits whole, the node holding the most tasks
+//!   at or above `min_count`;
+//! - `pack`: as `strict_pack` when a node holds every task; otherwise the nodes holding the most
+//!   tasks, largest first, until the group is placed (fewest nodes);
 //! - `strict_spread`: one task on each of the first nodes that hold one;
 //! - `spread`: one task per node on as many nodes as possible, then more tasks on the same nodes
 //!   in the same order.
@@ -13,6 +15,7 @@
 //! Groups are placed in order on what the earlier groups left. If any group cannot reach its
 //! `min_count` the whole gang is refused: nothing is ever partially held.
 
+use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
@@ -23,6 +26,7 @@ use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::fit::{take_tasks, tasks_fitting};
+use crate::placement::frag::ShapeMix;
 
 /// Tasks of one group on one node, with the devices and amounts they use.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +64,8 @@ pub struct GangRequest<'a> {
     pub exclusive: bool,
     /// Only nodes of this partition (by bit).
     pub partition: crate::model::ids::PartitionId,
+    /// The task shapes fragmentation is measured against (empty: plain best fit).
+    pub mix: &'a ShapeMix,
 }
 
 /// Places a whole gang or nothing.
@@ -144,17 +150,16 @@ impl GangBuilder<'_> {
         candidates: &dyn Candidates,
         shape: &TaskShape,
     ) -> Option<Vec<(NodeId, u32)>> {
+        if let Some(whole) = self.least_fragmenting(candidates, shape) {
+            return Some(vec![whole]);
+        }
         let mut best: Option<(NodeId, u32)> = None;
         candidates.visit(shape, &mut |id| {
             let fit = self.fit(id, shape);
             if fit >= shape.min_count && best.is_none_or(|(_, b)| fit > b) {
                 best = Some((id, fit));
             }
-            if fit >= shape.count {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
+            ControlFlow::Continue(())
         });
         best.map(|b| vec![b])
     }
@@ -164,25 +169,66 @@ impl GangBuilder<'_> {
         candidates: &dyn Candidates,
         shape: &TaskShape,
     ) -> Option<Vec<(NodeId, u32)>> {
+        if let Some(whole) = self.least_fragmenting(candidates, shape) {
+            return Some(vec![whole]);
+        }
         let mut fits: Vec<(NodeId, u32)> = Vec::new();
-        let mut single = None;
         candidates.visit(shape, &mut |id| {
             let fit = self.fit(id, shape);
-            if fit >= shape.count {
-                single = Some((id, fit));
-                return ControlFlow::Break(());
-            }
             if fit > 0 {
                 fits.push((id, fit));
             }
             ControlFlow::Continue(())
         });
-        if let Some(one) = single {
-            return Some(vec![one]);
-        }
         // Largest first; the visit order breaks ties (stable sort).
         fits.sort_by_key(|(_, fit)| std::cmp::Reverse(*fit));
         take_until(fits, shape)
+    }
+
+    /// The node holding every task of the group where they raise fragmentation least (ties: the
+    /// first visited); nodes in the same state score alike and are scored once. A group needing
+    /// no GPU can only raise fragmentation, so a node where it raises none ends the search.
+    fn least_fragmenting(
+        &self,
+        candidates: &dyn Candidates,
+        shape: &TaskShape,
+    ) -> Option<(NodeId, u32)> {
+        let mix = self.request.mix;
+        let mut best: Option<((i64, u64), NodeId)> = None;
+        let mut scored: BTreeMap<StateKey, (i64, u64)> = BTreeMap::new();
+        candidates.visit(shape, &mut |id| {
+            let (Some(node), Some(room)) = (self.node(id), self.room(id)) else {
+                return ControlFlow::Continue(());
+            };
+            if tasks_fitting(node, &room, shape) < shape.count {
+                return ControlFlow::Continue(());
+            }
+            if mix.is_empty() {
+                best = Some(((0, 0), id));
+                return ControlFlow::Break(());
+            }
+            let key = StateKey::of(node, &room);
+            let score = *scored.entry(key).or_insert_with(|| {
+                let mut after = room;
+                take_tasks(node, &mut after, shape, shape.count, &mut Vec::new(), mix);
+                let delta =
+                    mix.fragmentation(node, &after) as i64 - mix.fragmentation(node, &room) as i64;
+                let left: u64 = after.devices[..node.gpu_count]
+                    .iter()
+                    .map(|d| u64::from(*d))
+                    .sum();
+                (delta, left)
+            });
+            if best.is_none_or(|(b, _)| score < b) {
+                best = Some((score, id));
+            }
+            if score == (0, 0) && shape.gpu == crate::model::shape::GpuNeed::None {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        best.map(|(_, id)| (id, shape.count))
     }
 
     fn choose_spread(
@@ -225,7 +271,7 @@ impl GangBuilder<'_> {
             return;
         };
         let mut gpus = Vec::new();
-        let amounts = take_tasks(node, &mut room, shape, tasks, &mut gpus);
+        let amounts = take_tasks(node, &mut room, shape, tasks, &mut gpus, self.request.mix);
         match self.taken.iter_mut().find(|(n, _)| *n == id) {
             Some((_, taken)) => taken.add(&amounts),
             None => self.taken.push((id, amounts)),
@@ -259,6 +305,27 @@ pub fn assignments_fit(
                 && view.free(*id, n).is_some_and(|free| free.covers(amounts))
         })
     })
+}
+
+/// What makes two nodes alike for a fragmentation score: their make and what is free.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct StateKey {
+    capacity: (u64, u64, [u16; crate::model::resources::MAX_DEVICES]),
+    model: Option<u32>,
+    gpu_count: usize,
+    free: (u64, u64, [u16; crate::model::resources::MAX_DEVICES]),
+}
+
+impl StateKey {
+    fn of(node: &Node, free: &NodeAmounts) -> Self {
+        let c = node.capacity;
+        StateKey {
+            capacity: (c.cpu_milli, c.memory_mib, c.devices),
+            model: node.gpu_model.map(|m| m.0),
+            gpu_count: node.gpu_count,
+            free: (free.cpu_milli, free.memory_mib, free.devices),
+        }
+    }
 }
 
 /// Takes nodes in order until `count` tasks are placed; `None` below `min_count`.

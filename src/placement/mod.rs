@@ -2,8 +2,10 @@
 //! all-or-nothing gang placer.
 
 pub mod fit;
+pub mod frag;
 pub mod gang;
 pub mod index;
 
+pub use frag::ShapeMix;
 pub use gang::{Assignment, Candidates, CapacityView, GangRequest, assignments_fit, place_gang};
 pub use index::FreeIndex;

@@ -164,6 +164,16 @@ impl Scheduler {
             preferred: &pass.reserved_nodes,
             all_levels: !released.is_empty(),
         };
+        let licensed = self
+            .state
+            .job(id)
+            .is_none_or(|job| match pass.profile.as_ref() {
+                Some(profile) => profile.licenses.covers(&job.licenses, pass.now, end),
+                None => self.state.licenses.covers(&job.licenses),
+            });
+        if !licensed {
+            return None;
+        }
         let gang = request(&self.state, id);
         if released.is_empty() && !self.state.index.could_hold(gang.shapes) {
             return None;
@@ -182,6 +192,13 @@ impl Scheduler {
     /// `priority` when the job would fit on what is free now but reservations or a blocked
     /// head hold it back; `resources` otherwise.
     fn blocked_reason(&self, id: JobId, _pass: &Pass) -> PendingReason {
+        if self
+            .state
+            .job(id)
+            .is_some_and(|job| !self.state.licenses.covers(&job.licenses))
+        {
+            return PendingReason::Resources;
+        }
         let none = BTreeMap::new();
         let view = NowView {
             profile: None,
@@ -210,6 +227,7 @@ impl Scheduler {
     fn reserve(&mut self, id: JobId, pass: &mut Pass) -> Option<u64> {
         let job = self.state.job(id)?;
         let limit = job.spec.time_limit_ms;
+        let licenses = job.licenses.clone();
         let minimal: Vec<TaskShape> = job
             .shapes
             .iter()
@@ -219,6 +237,7 @@ impl Scheduler {
             shapes: &minimal,
             exclusive: job.spec.exclusive,
             partition: job.partition,
+            mix: &self.state.shape_mix,
         };
         let profile = pass
             .profile
@@ -236,6 +255,12 @@ impl Scheduler {
             times.insert(at, plan.start_ms);
         }
         let (start, assignments) = times.into_iter().find_map(|start| {
+            if !profile
+                .licenses
+                .covers(&licenses, start, start.saturating_add(limit))
+            {
+                return None;
+            }
             let view = FutureView {
                 profile,
                 start,
@@ -263,6 +288,9 @@ impl Scheduler {
                 pass.reserved_nodes.push(node);
             }
         }
+        profile
+            .licenses
+            .reserve(&licenses, start, start.saturating_add(limit));
         pass.reserved_nodes.sort_unstable();
         pass.plans.insert(
             id,
@@ -300,6 +328,9 @@ impl Scheduler {
             for (node, amounts) in self.state.node_charges(id) {
                 profile.add_running(node, amounts, end);
             }
+            if let Some(job) = self.state.job(id) {
+                profile.licenses.add_running(&job.licenses, end);
+            }
         }
     }
 }
@@ -311,11 +342,13 @@ pub(super) fn request(state: &ClusterState, id: JobId) -> GangRequest<'_> {
             shapes: &job.shapes,
             exclusive: job.spec.exclusive,
             partition: job.partition,
+            mix: &state.shape_mix,
         },
         None => GangRequest {
             shapes: &[],
             exclusive: false,
             partition: crate::model::ids::PartitionId(0),
+            mix: &state.shape_mix,
         },
     }
 }

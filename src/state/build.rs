@@ -126,6 +126,8 @@ impl ClusterState {
             earmarks: BTreeMap::new(),
             over_quota: BTreeSet::new(),
             fairshare,
+            licenses: super::licenses::Licenses::new(config.licenses.clone()),
+            shape_mix: crate::placement::ShapeMix::default(),
             index: FreeIndex::default(),
             quota: super::QuotaBook::default(),
         };

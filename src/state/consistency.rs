@@ -7,10 +7,12 @@ use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 impl ClusterState {
     /// Recounts every node's usage from the running jobs and compares it with the books; checks
     /// capacity, device exclusivity, that nothing runs on a down or missing node or a down GPU,
-    /// and that every job's fair-share association exists.
+    /// that licenses held add up to the running jobs' and stay within their totals, and that
+    /// every job's fair-share association exists.
     pub fn check_consistency(&self) -> Result<(), String> {
         let mut counted = vec![NodeAmounts::default(); self.nodes.len()];
         let mut jobs_on = vec![0u32; self.nodes.len()];
+        let mut licenses = vec![0u32; self.licenses.len()];
         for &id in &self.running {
             let job = self
                 .job(id)
@@ -30,6 +32,11 @@ impl ClusterState {
                         "job {} group {g}: {placed} tasks placed, wants {}..={}",
                         job.spec.id, shape.min_count, shape.count
                     ));
+                }
+            }
+            for (license, count) in &job.licenses {
+                if let Some(held) = licenses.get_mut(*license) {
+                    *held += count;
                 }
             }
             for (node_id, amounts) in self.node_charges(id) {
@@ -70,6 +77,21 @@ impl ClusterState {
             }
             if node.used.devices.iter().any(|d| *d > DEVICE_MILLI) {
                 return Err(format!("node {}: a device is shared beyond 1", node.name));
+            }
+        }
+        for (l, held) in licenses.iter().enumerate() {
+            let name = self.licenses.name(l);
+            if *held != self.licenses.used(l) {
+                return Err(format!(
+                    "license {name}: books say {} held, running jobs hold {held}",
+                    self.licenses.used(l)
+                ));
+            }
+            if *held > self.licenses.total(l) {
+                return Err(format!(
+                    "license {name}: {held} held of {}",
+                    self.licenses.total(l)
+                ));
             }
         }
         for &id in &self.pending {

@@ -32,6 +32,7 @@ impl ClusterState {
             assignments,
             preemption: None,
         });
+        self.licenses.take(&job.licenses);
         self.pending.remove(&id);
         self.running.insert(id);
         for (node_id, amounts) in self.node_charges(id) {
@@ -57,6 +58,9 @@ impl ClusterState {
             self.index.refresh(&self.nodes, *node_id);
         }
         self.uncharge_quota(id, charges);
+        if let Some(job) = self.jobs.get(id.index()).and_then(Option::as_ref) {
+            self.licenses.give_back(&job.licenses);
+        }
         self.running.remove(&id);
     }
 

@@ -5,6 +5,7 @@
 mod build;
 mod consistency;
 mod jobs;
+pub mod licenses;
 mod lifecycle;
 mod nodes;
 mod quota;
@@ -22,7 +23,7 @@ use crate::model::ids::{JobId, NodeId, PartitionId};
 use crate::model::job::{DependencyKind, JobSpec, Outcome};
 use crate::model::node::Node;
 use crate::model::shape::TaskShape;
-use crate::placement::{Assignment, FreeIndex};
+use crate::placement::{Assignment, FreeIndex, ShapeMix};
 
 pub use build::Partition;
 pub(crate) use jobs::charges;
@@ -74,6 +75,12 @@ pub struct ClusterState {
     /// The fair-share engine with its usage ledger; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairshare: Option<FairShare>,
+    /// Cluster-wide licenses: totals and what running jobs hold.
+    #[serde(default)]
+    pub licenses: licenses::Licenses,
+    /// The task shapes submitted so far, which placement keeps fragmentation low for.
+    #[serde(default)]
+    pub shape_mix: ShapeMix,
     /// Free capacity index (derived; rebuilt on restore).
     #[serde(skip)]
     pub index: FreeIndex,
@@ -97,6 +104,9 @@ pub struct Job {
     pub shapes: Vec<TaskShape>,
     /// Held by the host.
     pub held: bool,
+    /// Licenses held while it runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub licenses: licenses::LicenseNeed,
     /// Dependencies not yet satisfied.
     pub waiting_on: Vec<(JobId, DependencyKind)>,
     /// Pending, running or ended.

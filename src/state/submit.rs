@@ -96,8 +96,10 @@ impl ClusterState {
             })?;
             waiting_on.push((*target, dep.on));
         }
+        let licenses = self.licenses.compile(id, &spec.licenses)?;
         self.check_satisfiable(id, partition, &shapes, spec.exclusive)?;
         Ok(Job {
+            licenses,
             submit_ms: spec.submit_ms.unwrap_or(now_ms),
             arrival: self.next_arrival,
             partition,
@@ -189,10 +191,12 @@ impl ClusterState {
         exclusive: bool,
     ) -> Result<(), EventError> {
         let minimal: Vec<TaskShape> = shapes.iter().map(|s| s.with_count(s.min_count)).collect();
+        let plain = crate::placement::ShapeMix::default();
         let request = GangRequest {
             shapes: &minimal,
             exclusive,
             partition,
+            mix: &plain,
         };
         let everything = EmptyCluster { nodes: &self.nodes };
         if place_gang(&self.nodes, &everything, &everything, request).is_some() {
@@ -241,6 +245,9 @@ impl ClusterState {
     pub(crate) fn insert_job(&mut self, job: Job) -> JobId {
         let name = job.spec.id.clone();
         let waiting: Vec<JobId> = job.waiting_on.iter().map(|(t, _)| *t).collect();
+        for shape in &job.shapes {
+            self.shape_mix.record(shape, shape.count);
+        }
         let id = match self.free_slots.pop() {
             Some(slot) => {
                 self.jobs[slot.index()] = Some(job);

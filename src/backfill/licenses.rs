@@ -1,0 +1,98 @@
+//! Licenses over time, for backfill: what running jobs hold until their expected end and what
+//! the pass's reservations hold, so a job needing licenses is planned like any other resource.
+
+use crate::state::ClusterState;
+use crate::state::licenses::LicenseNeed;
+
+/// Licenses held over time: running jobs until their end, reservations over their window.
+///
+/// ```
+/// use gangway::backfill::licenses::LicenseProfile;
+/// let mut profile = LicenseProfile::new(0, vec![10]);
+/// profile.add_running(&vec![(0, 6)], 100);
+/// assert!(profile.covers(&vec![(0, 4)], 0, 50));
+/// assert!(!profile.covers(&vec![(0, 5)], 0, 50));
+/// assert!(profile.covers(&vec![(0, 10)], 100, 200));
+/// profile.reserve(&vec![(0, 8)], 150, 300);
+/// assert!(!profile.covers(&vec![(0, 5)], 100, 200));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct LicenseProfile {
+    now: u64,
+    total: Vec<u32>,
+    /// Running jobs' licenses with the time each is expected to end.
+    running: Vec<(u64, LicenseNeed)>,
+    /// Reservations' licenses over `[start, end)`.
+    reserved: Vec<(u64, u64, LicenseNeed)>,
+}
+
+impl LicenseProfile {
+    /// Nothing held, at `now`, with these totals by license index.
+    pub fn new(now: u64, total: Vec<u32>) -> Self {
+        LicenseProfile {
+            now,
+            total,
+            ..LicenseProfile::default()
+        }
+    }
+
+    /// The totals of `state`'s licenses, none held yet (the caller adds the running jobs).
+    pub fn of(state: &ClusterState, now: u64) -> Self {
+        let licenses = &state.licenses;
+        Self::new(
+            now,
+            (0..licenses.len()).map(|l| licenses.total(l)).collect(),
+        )
+    }
+
+    /// A running job holds `need` until `end`.
+    pub fn add_running(&mut self, need: &LicenseNeed, end: u64) {
+        if !need.is_empty() {
+            self.running.push((end, need.clone()));
+        }
+    }
+
+    /// A reservation holds `need` over `[start, end)`.
+    pub fn reserve(&mut self, need: &LicenseNeed, start: u64, end: u64) {
+        if !need.is_empty() {
+            self.reserved.push((start, end, need.clone()));
+        }
+    }
+
+    /// Whether `need` is free during the whole of `[start, end)`. At `start == now` every
+    /// running job holds its licenses, even one past its limit.
+    pub fn covers(&self, need: &LicenseNeed, start: u64, end: u64) -> bool {
+        need.iter().all(|&(license, count)| {
+            let mut peak = self.usage_at(license, start);
+            for (from, _, _) in &self.reserved {
+                if *from > start && *from < end {
+                    peak = peak.max(self.usage_at(license, *from));
+                }
+            }
+            let total = self.total.get(license).copied().unwrap_or(0);
+            total.saturating_sub(peak) >= count
+        })
+    }
+
+    fn usage_at(&self, license: usize, at: u64) -> u32 {
+        let held = |need: &LicenseNeed| {
+            need.iter()
+                .filter(|(l, _)| *l == license)
+                .map(|(_, n)| *n)
+                .sum::<u32>()
+        };
+        let running: u32 = self
+            .running
+            .iter()
+            .filter(|(end, _)| at == self.now || *end > at)
+            .map(|(_, need)| held(need))
+            .sum();
+        let reserved: u32 = self
+            .reserved
+            .iter()
+            .filter(|(from, to, _)| *from <= at && at < *to)
+            .map(|(_, _, need)| held(need))
+            .sum();
+        running + reserved
+    }
+}

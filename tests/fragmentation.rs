@@ -1,0 +1,157 @@
+//! Fragmentation-aware placement of shared GPUs through the scheduler: fractions share devices
+//! (never beyond one), and a task goes where it strands least of what the submitted shapes need.
+//! Every tick runs the invariant oracle.
+#![cfg(feature = "testkit")]
+
+use gangway::testkit::checked_tick;
+use gangway::{ClusterConfig, Decision, Event, JobSpec, Milli, Scheduler, TickOutcome};
+
+const HOUR: u64 = 3_600_000;
+
+fn scheduler(nodes: &str) -> Scheduler {
+    let cluster: ClusterConfig =
+        serde_json::from_str(&format!(r#"{{"nodes": [{nodes}]}}"#)).unwrap();
+    Scheduler::new(cluster).unwrap()
+}
+
+fn job(id: &str, cpus: u64, gpus_milli: u64) -> Event {
+    let mut job = JobSpec::new(id, HOUR, 1).with_gpus(Milli::from_milli(gpus_milli));
+    job.groups[0].cpus = Milli::from_units(cpus);
+    Event::Submit { job }
+}
+
+/// (job, node, gpus) of each start.
+fn starts(out: &TickOutcome) -> Vec<(String, String, Vec<u32>)> {
+    out.decisions
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Start { job, placement } => Some((
+                job.clone(),
+                placement[0].node.clone(),
+                placement[0].gpus.clone(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn start(job: &str, node: &str, gpus: &[u32]) -> (String, String, Vec<u32>) {
+    (job.to_string(), node.to_string(), gpus.to_vec())
+}
+
+#[test]
+fn fractions_share_a_device_up_to_one_and_fill_the_fullest_first() {
+    let mut s = scheduler(
+        r#"{"name": "g", "cpus": 32, "memory_mib": 64000, "gpus": {"model": "t4", "count": 2}}"#,
+    );
+    let out = checked_tick(
+        &mut s,
+        0,
+        vec![job("a", 1, 600), job("b", 1, 400), job("c", 1, 500)],
+    )
+    .unwrap();
+    // a and b fill device 0 exactly; c opens device 1.
+    assert_eq!(
+        starts(&out),
+        [
+            start("a", "g", &[0]),
+            start("b", "g", &[0]),
+            start("c", "g", &[1])
+        ]
+    );
+    let out = checked_tick(&mut s, 1, vec![job("d", 1, 600)]).unwrap();
+    assert!(starts(&out).is_empty(), "0.5 + 0.6 would exceed one device");
+}
+
+#[test]
+fn a_cpu_heavy_task_avoids_the_node_whose_gpus_it_would_strand() {
+    // Both nodes hold the cpu-heavy half-GPU task; on "small" it would leave 4 cpus, too few for
+    // the 8-cpu whole-GPU tasks the cluster has seen, stranding a whole GPU. Best fit alone (the
+    // first node in id order with the fewest free GPUs) would pick "small".
+    let mut s = scheduler(
+        r#"{"name": "small", "cpus": 16, "memory_mib": 64000, "gpus": {"model": "t4", "count": 2}},
+           {"name": "wide", "cpus": 64, "memory_mib": 64000, "gpus": {"model": "t4", "count": 2}}"#,
+    );
+    let events = vec![
+        job("w1", 8, 1000),
+        job("w2", 8, 1000),
+        job("w3", 8, 1000),
+        job("w4", 8, 1000),
+    ];
+    let out = checked_tick(&mut s, 0, events).unwrap();
+    assert_eq!(starts(&out).len(), 4);
+    for id in ["w1", "w2", "w3", "w4"] {
+        checked_tick(
+            &mut s,
+            1,
+            vec![Event::Finished {
+                job: id.into(),
+                outcome: gangway::model::job::FinishOutcome::Completed,
+            }],
+        )
+        .unwrap();
+    }
+    let out = checked_tick(&mut s, 2, vec![job("heavy", 12, 500)]).unwrap();
+    assert_eq!(starts(&out), [start("heavy", "wide", &[0])]);
+    // Both whole-GPU tasks still fit on "small" afterwards.
+    let out = checked_tick(&mut s, 3, vec![job("x", 8, 1000), job("y", 8, 1000)]).unwrap();
+    assert_eq!(
+        starts(&out),
+        [start("x", "small", &[0]), start("y", "small", &[1])]
+    );
+}
+
+#[test]
+fn a_fraction_goes_to_the_device_it_leaves_usable() {
+    use gangway::model::job::PlacementMode;
+    use gangway::model::node::{Node, NodeState, PartitionSet};
+    use gangway::model::resources::NodeAmounts;
+    use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
+    use gangway::placement::ShapeMix;
+    use gangway::placement::fit::take_tasks;
+    let shape = |f| TaskShape {
+        cpu_milli: 1_000,
+        memory_mib: 100,
+        gpu: GpuNeed::Fraction(f),
+        models: ModelMask::ANY,
+        count: 1,
+        min_count: 1,
+        mode: PlacementMode::Pack,
+    };
+    let node = Node {
+        name: "g".into(),
+        capacity: NodeAmounts::full(32_000, 64_000, 2),
+        gpu_count: 2,
+        gpu_model: Some(gangway::model::ids::ModelId(0)),
+        gpu_memory_mib: 0,
+        gpu_uuids: vec![],
+        labels: Default::default(),
+        partitions: PartitionSet(1),
+        state: NodeState::Up,
+        used: NodeAmounts::default(),
+        running_jobs: 0,
+        down_gpus: 0,
+    };
+    let mut free = node.capacity;
+    free.devices[0] = 700;
+    free.devices[1] = 500;
+    // Best fit takes the fullest device, leaving 0.3 there.
+    let mut gpus = Vec::new();
+    take_tasks(
+        &node,
+        &mut free.clone(),
+        &shape(200),
+        1,
+        &mut gpus,
+        &ShapeMix::default(),
+    );
+    assert_eq!(gpus, [1]);
+    // With halves in the mix, 0.3 left on device 1 would be lost: device 0 keeps 0.5 usable.
+    let mut mix = ShapeMix::default();
+    mix.record(&shape(500), 4);
+    mix.record(&shape(200), 1);
+    let mut gpus = Vec::new();
+    take_tasks(&node, &mut free, &shape(200), 1, &mut gpus, &mix);
+    assert_eq!(gpus, [0]);
+    assert_eq!(&free.devices[..2], [500, 500]);
+}
