@@ -6,6 +6,7 @@
 //! whatever a reservation needs while the job would still run, so a candidate that ends by a
 //! reservation's start may use its resources (and is offered them first), and one that runs past
 //! it may use only what the reservation does not need — EASY's "extra" rule, per device.
+//! Both views offer nothing on a node whose maintenance window the job would overlap.
 
 pub mod profile;
 
@@ -17,6 +18,7 @@ use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::{Candidates, CapacityView, FreeIndex};
+use crate::state::Maintenance;
 pub use profile::Profile;
 
 /// Free capacity for a job starting now and running until `end`, less what is earmarked for
@@ -33,11 +35,13 @@ pub struct NowView<'a> {
     pub held: &'a BTreeMap<NodeId, NodeAmounts>,
     /// Resources counted as free although still in use (tentative victims), per node.
     pub released: &'a BTreeMap<NodeId, NodeAmounts>,
+    /// Maintenance windows: a node whose window overlaps `[now, end)` offers nothing.
+    pub maintenance: &'a Maintenance,
 }
 
 impl CapacityView for NowView<'_> {
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
-        if !node.accepts_work() {
+        if !node.accepts_work() || self.maintenance.blocks(id, self.now, self.end) {
             return None;
         }
         let mut free = match self.profile {
@@ -63,11 +67,13 @@ pub struct FutureView<'a> {
     pub start: u64,
     /// Window end.
     pub end: u64,
+    /// Maintenance windows: a node whose window overlaps `[start, end)` offers nothing.
+    pub maintenance: &'a Maintenance,
 }
 
 impl CapacityView for FutureView<'_> {
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
-        node.accepts_work()
+        (node.accepts_work() && !self.maintenance.blocks(id, self.start, self.end))
             .then(|| self.profile.free_over(id, node, self.start, self.end))
     }
 }

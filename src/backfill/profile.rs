@@ -1,6 +1,7 @@
 //! The availability profile: what each node will have free over any future window, from running
 //! jobs' ends (start + time limit, or the grace deadline of a job being preempted) and from the
-//! reservations made earlier in the same pass.
+//! reservations made earlier in the same pass. Maintenance windows' ends are candidate start
+//! times too.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,6 +49,9 @@ impl Profile {
                 profile.add_running(node, amounts, end);
             }
         }
+        profile
+            .releases
+            .extend(state.maintenance.ends().filter(|&end| end > now));
         profile
     }
 

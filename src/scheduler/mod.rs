@@ -108,6 +108,7 @@ impl Scheduler {
         self.last_tick_ms = Some(now_ms);
         self.state.now_ms = now_ms;
         self.state.forget_old_jobs(now_ms);
+        self.state.maintenance.drop_past(now_ms);
         let mut decisions = Vec::new();
         let mut rejected = Vec::new();
         for (index, event) in events.into_iter().enumerate() {
@@ -127,7 +128,8 @@ impl Scheduler {
     }
 
     /// When the host must tick again even if nothing happens: the next time limit, grace
-    /// deadline or begin time. `None`: only events matter.
+    /// deadline or begin time, or a maintenance window's end while jobs are pending. `None`:
+    /// only events matter.
     pub fn next_wakeup(&self) -> Option<u64> {
         self.next_wakeup_ms
     }

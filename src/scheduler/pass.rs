@@ -158,6 +158,7 @@ impl Scheduler {
             end,
             held,
             released,
+            maintenance: &self.state.maintenance,
         };
         let candidates = IndexCandidates {
             index: &self.state.index,
@@ -176,16 +177,18 @@ impl Scheduler {
         }
     }
 
-    /// `priority` when the job would fit on what is free now but reservations or a blocked
-    /// head hold it back; `resources` otherwise.
-    fn blocked_reason(&self, id: JobId, _pass: &Pass) -> PendingReason {
+    /// `priority` when the job would fit on what is free now (outside maintenance windows) but
+    /// reservations or a blocked head hold it back; `resources` otherwise.
+    fn blocked_reason(&self, id: JobId, pass: &Pass) -> PendingReason {
         let none = BTreeMap::new();
+        let limit = self.state.job(id).map_or(0, |j| j.spec.time_limit_ms);
         let view = NowView {
             profile: None,
-            now: 0,
-            end: 0,
+            now: pass.now,
+            end: pass.now.saturating_add(limit),
             held: &none,
             released: &none,
+            maintenance: &self.state.maintenance,
         };
         let candidates = IndexCandidates {
             index: &self.state.index,
@@ -238,6 +241,7 @@ impl Scheduler {
                 profile,
                 start,
                 end: start.saturating_add(limit),
+                maintenance: &self.state.maintenance,
             };
             match previous {
                 Some(plan)

@@ -108,6 +108,7 @@ impl ClusterState {
             next_arrival: 0,
             now_ms: 0,
             earmarks: BTreeMap::new(),
+            maintenance: super::Maintenance::default(),
             fairshare,
             index: FreeIndex::default(),
             quota: super::QuotaBook::default(),
@@ -124,6 +125,7 @@ impl ClusterState {
             })?;
             state.insert_node(built);
         }
+        state.build_maintenance(&config.maintenance)?;
         state.config = config;
         state.rebuild_index();
         state.rebuild_quota()?;

@@ -6,6 +6,7 @@ mod build;
 mod consistency;
 mod jobs;
 mod lifecycle;
+mod maintenance;
 mod nodes;
 mod quota;
 mod submit;
@@ -25,6 +26,7 @@ use crate::placement::{Assignment, FreeIndex};
 
 pub use build::Partition;
 pub(crate) use jobs::charges;
+pub use maintenance::{Maintenance, Window};
 pub use quota::{Earmark, QuotaBook};
 pub use usage::NO_USER;
 
@@ -65,6 +67,9 @@ pub struct ClusterState {
     /// Resources held for preemptors until they start, by preemptor.
     #[serde(default)]
     pub earmarks: BTreeMap<JobId, Earmark>,
+    /// Maintenance windows by id.
+    #[serde(default)]
+    pub maintenance: Maintenance,
     /// The fair-share engine with its usage ledger; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairshare: Option<FairShare>,
