@@ -6,8 +6,10 @@ mod pass;
 mod preempt;
 mod quota;
 mod reports;
+mod what_if;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +23,7 @@ use crate::policy::{Multifactor, Policy};
 use crate::state::ClusterState;
 
 pub use reports::JobPriority;
+pub use what_if::WhatIf;
 
 /// A deterministic, I/O-free scheduler. The host owns the clock and all I/O: it passes time and
 /// events in, and acts on the decisions that come out.
@@ -35,9 +38,10 @@ pub use reports::JobPriority;
 /// assert!(matches!(&out.decisions[0], Decision::Start { job, .. } if job == "train"));
 /// assert_eq!(out.next_wakeup_ms, Some(3_600_000)); // its time limit
 /// ```
+#[derive(Clone)]
 pub struct Scheduler {
     state: ClusterState,
-    policy: Box<dyn Policy>,
+    policy: Arc<dyn Policy>,
     last_tick_ms: Option<u64>,
     report: Vec<PendingInfo>,
     next_wakeup_ms: Option<u64>,
@@ -81,7 +85,7 @@ impl Scheduler {
     ) -> Result<Self, ConfigError> {
         Ok(Scheduler {
             state: ClusterState::from_config(config)?,
-            policy,
+            policy: Arc::from(policy),
             last_tick_ms: None,
             report: Vec::new(),
             next_wakeup_ms: None,
@@ -117,7 +121,7 @@ impl Scheduler {
             }
         }
         self.enforce_limits(now_ms, &mut decisions);
-        self.run_pass(now_ms, &mut decisions);
+        self.run_pass(now_ms, None, &mut decisions);
         decisions.sort_by_key(|d| d.order_rank());
         self.next_wakeup_ms = self.compute_next_wakeup(now_ms);
         Ok(TickOutcome {
@@ -204,7 +208,7 @@ impl Scheduler {
         };
         Ok(Scheduler {
             state,
-            policy: Box::new(policy),
+            policy: Arc::new(policy),
             last_tick_ms: snapshot.last_tick_ms,
             report: snapshot.report,
             next_wakeup_ms: snapshot.next_wakeup_ms,

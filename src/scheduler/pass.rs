@@ -27,10 +27,19 @@ pub(super) struct Pass {
     blocked_queues: Vec<QueueId>,
     /// Reservations made in this pass (the next pass's plans).
     plans: BTreeMap<JobId, Plan>,
+    /// A job planned even beyond the backfill depth (a what-if question's job).
+    always_plan: Option<JobId>,
 }
 
 impl Scheduler {
-    pub(super) fn run_pass(&mut self, now: u64, decisions: &mut Vec<Decision>) {
+    /// One pass at `now`. `always_plan` gets a reservation when resource-blocked even beyond
+    /// the backfill depth (without using up the depth).
+    pub(super) fn run_pass(
+        &mut self,
+        now: u64,
+        always_plan: Option<JobId>,
+        decisions: &mut Vec<Decision>,
+    ) {
         let order = self.ordered_pending(now);
         let mut pass = Pass {
             now,
@@ -41,6 +50,7 @@ impl Scheduler {
             reserved_nodes: Vec::new(),
             blocked_queues: Vec::new(),
             plans: BTreeMap::new(),
+            always_plan,
         };
         let none_mode = self.state.config.policy.backfill.mode == BackfillMode::None;
         let mut report = Vec::with_capacity(order.len());
@@ -128,8 +138,11 @@ impl Scheduler {
             }
             return (Some(PendingReason::Quota), None);
         }
-        if pass.reservations < pass.depth {
-            pass.reservations += 1;
+        let within_depth = pass.reservations < pass.depth;
+        if within_depth || pass.always_plan == Some(id) {
+            if within_depth {
+                pass.reservations += 1;
+            }
             return match self.reserve(id, pass) {
                 Some(start) => (Some(PendingReason::Reserved), Some(start)),
                 None => (Some(PendingReason::Resources), None),
@@ -284,15 +297,7 @@ impl Scheduler {
         pass: &mut Pass,
         decisions: &mut Vec<Decision>,
     ) {
-        let placement = assignments
-            .iter()
-            .map(|a| PlacementEntry {
-                group: a.group,
-                node: self.state.node_name(a.node).to_string(),
-                tasks: a.tasks,
-                gpus: a.gpus.clone(),
-            })
-            .collect();
+        let placement = placement_entries(&self.state, &assignments);
         decisions.push(Decision::Start {
             job: self.state.job_name(id).to_string(),
             placement,
@@ -304,6 +309,22 @@ impl Scheduler {
             }
         }
     }
+}
+
+/// The wire form of assignments.
+pub(super) fn placement_entries(
+    state: &ClusterState,
+    assignments: &[Assignment],
+) -> Vec<PlacementEntry> {
+    assignments
+        .iter()
+        .map(|a| PlacementEntry {
+            group: a.group,
+            node: state.node_name(a.node).to_string(),
+            tasks: a.tasks,
+            gpus: a.gpus.clone(),
+        })
+        .collect()
 }
 
 /// The gang request of a pending job.
