@@ -1,7 +1,10 @@
-//! The availability profile: what each node will have free over any future window, from running
-//! jobs' ends (start + time limit, or the grace deadline of a job being preempted) and from the
-//! reservations made earlier in the same pass. Maintenance windows' ends are candidate start
-//! times too.
+//! The availability profile: what each node will have in use over any future window, from
+//! running jobs' ends (start + time limit, or the grace deadline of a job being preempted) and
+//! from the reservations made earlier in the same pass. Maintenance windows' ends are candidate
+//! start times too.
+//!
+//! Each node's usage is a step function kept as sorted breakpoints, so "free during
+//! `[start, end)`" is a binary search and a scan of the steps inside the window.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,29 +13,80 @@ use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::state::ClusterState;
 
-/// Something holding resources on one node over `[start, end)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Booking {
-    start: u64,
-    end: u64,
-    amounts: NodeAmounts,
+/// One node's usage over time: `steps[i].1` is in use from `steps[i].0` until the next step's
+/// time (the last one forever). The first step is at the profile's `now`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Timeline {
+    steps: Vec<(u64, NodeAmounts)>,
 }
 
-/// Future free capacity per node, built once per pass when the first job needs a reservation.
+impl Timeline {
+    fn new(now: u64) -> Self {
+        Timeline {
+            steps: vec![(now, NodeAmounts::default())],
+        }
+    }
+
+    /// The index of the step in force at `at` (`at` ≥ the first step's time).
+    fn step_at(&self, at: u64) -> usize {
+        self.steps
+            .partition_point(|(t, _)| *t <= at)
+            .saturating_sub(1)
+    }
+
+    /// Makes `at` a breakpoint and returns its index.
+    fn split(&mut self, at: u64) -> usize {
+        let i = self.step_at(at);
+        if self.steps[i].0 == at {
+            return i;
+        }
+        let usage = self.steps[i].1;
+        self.steps.insert(i + 1, (at, usage));
+        i + 1
+    }
+
+    /// Adds `amounts` over `[start, end)`.
+    fn add(&mut self, start: u64, end: u64, amounts: &NodeAmounts) {
+        if end <= start {
+            return;
+        }
+        let first = self.split(start);
+        let last = self.split(end);
+        for (_, usage) in &mut self.steps[first..last] {
+            usage.add(amounts);
+        }
+    }
+
+    /// The highest usage at any instant of `[start, end)`, per dimension.
+    fn peak(&self, start: u64, end: u64) -> NodeAmounts {
+        let first = self.step_at(start);
+        let mut peak = self.steps[first].1;
+        for (t, usage) in &self.steps[first + 1..] {
+            if *t >= end {
+                break;
+            }
+            peak = peak.max(usage);
+        }
+        peak
+    }
+}
+
+/// Future usage per node, built once per pass when the first job needs a reservation.
 #[derive(Clone, Debug, Default)]
 pub struct Profile {
     now: u64,
-    /// Running jobs' holdings per node, with the time each is expected to end.
-    running: BTreeMap<NodeId, Vec<Booking>>,
-    /// Reservations per node.
-    reserved: BTreeMap<NodeId, Vec<Booking>>,
+    /// Usage per node with running jobs or reservations.
+    usage: BTreeMap<NodeId, Timeline>,
+    /// Nodes with reservations.
+    reserved: BTreeSet<NodeId>,
     /// Times at which something is released: the only start times worth trying.
     releases: BTreeSet<u64>,
 }
 
 impl Profile {
     /// Builds the profile of the running jobs at `now`. A job past its time limit counts as
-    /// ending now; a job being preempted ends by its grace deadline.
+    /// ending now (it holds its resources at `now` only); a job being preempted ends by its
+    /// grace deadline.
     pub fn build(state: &ClusterState, now: u64) -> Self {
         let mut profile = Profile {
             now,
@@ -55,37 +109,37 @@ impl Profile {
         profile
     }
 
-    /// Records a holding that started now and ends at `end`.
+    /// Records a holding that started now and ends at `end` (held at `now` even when `end` is
+    /// `now`).
     pub fn add_running(&mut self, node: NodeId, amounts: NodeAmounts, end: u64) {
-        let booking = Booking {
-            start: self.now,
-            end,
-            amounts,
-        };
-        self.running.entry(node).or_default().push(booking);
-        if end > self.now {
+        let now = self.now;
+        self.timeline(node)
+            .add(now, end.max(now.saturating_add(1)), &amounts);
+        if end > now {
             self.releases.insert(end);
         }
     }
 
     /// Records a reservation of `amounts` on `node` over `[start, end)`.
     pub fn reserve(&mut self, node: NodeId, amounts: NodeAmounts, start: u64, end: u64) {
-        self.reserved.entry(node).or_default().push(Booking {
-            start,
-            end,
-            amounts,
-        });
+        self.timeline(node).add(start, end, &amounts);
+        self.reserved.insert(node);
         self.releases.insert(end);
+    }
+
+    fn timeline(&mut self, node: NodeId) -> &mut Timeline {
+        let now = self.now;
+        self.usage.entry(node).or_insert_with(|| Timeline::new(now))
     }
 
     /// Whether any reservation touches `node`.
     pub fn is_reserved(&self, node: NodeId) -> bool {
-        self.reserved.contains_key(&node)
+        self.reserved.contains(&node)
     }
 
     /// Nodes with reservations, in id order.
     pub fn reserved_nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.reserved.keys().copied()
+        self.reserved.iter().copied()
     }
 
     /// Candidate start times after now, earliest first.
@@ -93,38 +147,41 @@ impl Profile {
         self.releases.range(self.now + 1..).copied()
     }
 
-    /// What `node` has free during the whole of `[start, end)`: its available capacity (down
-    /// devices have nothing free) minus the highest usage at any instant of the window, per
-    /// dimension. At `start == now` running jobs count as they hold resources now, even one past
-    /// its limit.
+    /// What `node` has free during the whole of `[start, end)` (`start` ≥ now): its available
+    /// capacity (down devices have nothing free) minus the highest usage at any instant of the
+    /// window, per dimension.
     pub fn free_over(&self, id: NodeId, node: &Node, start: u64, end: u64) -> NodeAmounts {
-        let reserved = self.reserved.get(&id).map_or(&[][..], Vec::as_slice);
-        let mut peak = self.usage_at(id, node, reserved, start);
-        for booking in reserved {
-            if booking.start > start && booking.start < end {
-                peak = peak.max(&self.usage_at(id, node, reserved, booking.start));
-            }
+        match self.usage.get(&id) {
+            Some(timeline) => node
+                .available()
+                .minus(&timeline.peak(start, end.max(start + 1))),
+            None => node.available(),
         }
-        node.available().minus(&peak)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpus(milli: u64) -> NodeAmounts {
+        NodeAmounts {
+            cpu_milli: milli,
+            ..NodeAmounts::default()
+        }
     }
 
-    fn usage_at(&self, id: NodeId, node: &Node, reserved: &[Booking], at: u64) -> NodeAmounts {
-        let mut usage = if at == self.now {
-            node.used
-        } else {
-            let mut usage = NodeAmounts::default();
-            for b in self.running.get(&id).map_or(&[][..], Vec::as_slice) {
-                if b.end > at {
-                    usage.add(&b.amounts);
-                }
-            }
-            usage
-        };
-        for b in reserved {
-            if b.start <= at && at < b.end {
-                usage.add(&b.amounts);
-            }
-        }
-        usage
+    #[test]
+    fn the_peak_covers_every_step_inside_the_window_and_no_other() {
+        let mut t = Timeline::new(0);
+        t.add(0, 100, &cpus(1));
+        t.add(50, 200, &cpus(2));
+        t.add(300, 400, &cpus(4));
+        assert_eq!(t.peak(0, 50).cpu_milli, 1);
+        assert_eq!(t.peak(0, 51).cpu_milli, 3);
+        assert_eq!(t.peak(100, 300).cpu_milli, 2);
+        assert_eq!(t.peak(200, 300).cpu_milli, 0);
+        assert_eq!(t.peak(250, 301).cpu_milli, 4);
+        assert_eq!(t.peak(400, 401).cpu_milli, 0);
     }
 }
