@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use crate::model::ids::NodeId;
+use crate::model::job::PlacementMode;
 use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
@@ -76,6 +77,43 @@ impl CapacityView for FutureView<'_> {
         (node.accepts_work() && !self.maintenance.blocks(id, self.start, self.end))
             .then(|| self.profile.free_over(id, node, self.start, self.end))
     }
+}
+
+/// A lower bound on the start of any window as long as `[start, end)` in which the gang of
+/// `shapes` (at their counts) can fit, once it does not fit at `start`: a node counts only from
+/// the time no step of the window leaves it too little for one task, and the gang needs that
+/// many nodes (its task count for one strict-spread group, else one). Trying start times below
+/// the bound is wasted work; `u64::MAX`: never.
+pub fn earliest_fit_bound(
+    profile: &Profile,
+    nodes: &[Option<Node>],
+    shapes: &[TaskShape],
+    start: u64,
+    end: u64,
+) -> u64 {
+    let needed = match shapes {
+        [only] if only.mode == PlacementMode::StrictSpread => only.count.max(1) as usize,
+        _ => 1,
+    };
+    let mut bounds: Vec<u64> = nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, node)| Some((NodeId(i as u32), node.as_ref()?)))
+        .filter(|(_, node)| node.accepts_work())
+        .map(|(id, node)| {
+            profile.usable_from(id, node, start, end, |free| {
+                shapes.iter().any(|s| {
+                    free.cpu_milli >= s.cpu_milli
+                        && free.memory_mib >= s.memory_mib
+                        && free.whole_devices(node.gpu_count) >= s.whole_gpus()
+                })
+            })
+        })
+        .collect();
+    if bounds.len() < needed {
+        return u64::MAX;
+    }
+    *bounds.select_nth_unstable(needed - 1).1
 }
 
 /// Candidates from the free index, with some nodes offered first.

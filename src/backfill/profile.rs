@@ -57,6 +57,27 @@ impl Timeline {
         }
     }
 
+    /// The end of the last step of `[start, end)` whose usage `blocks` (`u64::MAX` when that
+    /// step lasts forever), or `None`.
+    fn last_blocking_end(
+        &self,
+        start: u64,
+        end: u64,
+        blocks: impl Fn(&NodeAmounts) -> bool,
+    ) -> Option<u64> {
+        let first = self.step_at(start);
+        let mut found = None;
+        for (i, (t, usage)) in self.steps.iter().enumerate().skip(first) {
+            if i > first && *t >= end {
+                break;
+            }
+            if blocks(usage) {
+                found = Some(self.steps.get(i + 1).map_or(u64::MAX, |next| next.0));
+            }
+        }
+        found
+    }
+
     /// The highest usage at any instant of `[start, end)`, per dimension.
     fn peak(&self, start: u64, end: u64) -> NodeAmounts {
         let first = self.step_at(start);
@@ -160,6 +181,29 @@ impl Profile {
     }
 }
 
+impl Profile {
+    /// A lower bound on when `node` can next offer `enough` over a whole window as long as
+    /// `[start, end)`: a step inside the window whose free amounts are not `enough` stays
+    /// inside every window starting before it ends. Returns `start` when no step blocks,
+    /// `u64::MAX` when a blocking step never ends.
+    pub fn usable_from(
+        &self,
+        id: NodeId,
+        node: &Node,
+        start: u64,
+        end: u64,
+        enough: impl Fn(&NodeAmounts) -> bool,
+    ) -> u64 {
+        let available = node.available();
+        let blocks = |usage: &NodeAmounts| !enough(&available.minus(usage));
+        let bound = match self.usage.get(&id) {
+            Some(timeline) => timeline.last_blocking_end(start, end.max(start + 1), blocks),
+            None => blocks(&NodeAmounts::default()).then_some(u64::MAX),
+        };
+        bound.unwrap_or(start)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +227,10 @@ mod tests {
         assert_eq!(t.peak(200, 300).cpu_milli, 0);
         assert_eq!(t.peak(250, 301).cpu_milli, 4);
         assert_eq!(t.peak(400, 401).cpu_milli, 0);
+        let heavy = |u: &NodeAmounts| u.cpu_milli >= 2;
+        assert_eq!(t.last_blocking_end(0, 50, heavy), None);
+        assert_eq!(t.last_blocking_end(0, 60, heavy), Some(100));
+        assert_eq!(t.last_blocking_end(0, 350, heavy), Some(400));
+        assert_eq!(t.last_blocking_end(500, 600, |_| true), Some(u64::MAX));
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{Plan, Scheduler};
-use crate::backfill::{FutureView, IndexCandidates, NowView, Profile};
+use crate::backfill::{FutureView, IndexCandidates, NowView, Profile, earliest_fit_bound};
 use crate::config::BackfillMode;
 use crate::decision::{Decision, PendingInfo, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
@@ -249,14 +249,20 @@ impl Scheduler {
         {
             times.insert(at, plan.start_ms);
         }
-        let (start, assignments) = times.into_iter().find_map(|start| {
+        let mut planned = None;
+        let mut skip_until = 0;
+        for start in times {
+            if start < skip_until {
+                continue;
+            }
+            let end = start.saturating_add(limit);
             let view = FutureView {
                 profile,
                 start,
-                end: start.saturating_add(limit),
+                end,
                 maintenance: &self.state.maintenance,
             };
-            match previous {
+            planned = match previous {
                 Some(plan)
                     if plan.start_ms == start
                         && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments) =>
@@ -264,8 +270,13 @@ impl Scheduler {
                     Some((start, plan.assignments.clone()))
                 }
                 _ => place_gang(&self.state.nodes, &candidates, &view, gang).map(|a| (start, a)),
+            };
+            if planned.is_some() {
+                break;
             }
-        })?;
+            skip_until = earliest_fit_bound(profile, &self.state.nodes, &minimal, start, end);
+        }
+        let (start, assignments) = planned?;
         let charges = crate::state::charges(&assignments, job.spec.exclusive, |n| {
             self.state
                 .node(n)
