@@ -79,8 +79,8 @@ impl CapacityView for FutureView<'_> {
     }
 }
 
-/// A lower bound on the start of any window as long as `[start, end)` in which the gang of
-/// `shapes` (at their counts) can fit, once it does not fit at `start`: a node counts only from
+/// A lower bound (at least `start`) on the start of any window as long as `[start, end)` in
+/// which the gang of `shapes` (at their counts) can fit: a node counts only from
 /// the time no step of the window leaves it too little for one task, and the gang needs that
 /// many nodes (its task count for one strict-spread group, else one). Trying start times below
 /// the bound is wasted work; `u64::MAX`: never.

@@ -256,6 +256,10 @@ impl Scheduler {
                 continue;
             }
             let end = start.saturating_add(limit);
+            skip_until = earliest_fit_bound(profile, &self.state.nodes, &minimal, start, end);
+            if skip_until > start {
+                continue;
+            }
             let view = FutureView {
                 profile,
                 start,
@@ -274,7 +278,6 @@ impl Scheduler {
             if planned.is_some() {
                 break;
             }
-            skip_until = earliest_fit_bound(profile, &self.state.nodes, &minimal, start, end);
         }
         let (start, assignments) = planned?;
         let charges = crate::state::charges(&assignments, job.spec.exclusive, |n| {
