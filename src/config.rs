@@ -50,6 +50,36 @@ pub struct ClusterConfig {
     /// Scheduling policy.
     #[serde(default)]
     pub policy: PolicyConfig,
+    /// Maintenance windows (Slurm's advance reservations): no job is placed on a window's nodes
+    /// so that it would still run, by its time limit, inside the window. Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub maintenance: Vec<MaintenanceConfig>,
+}
+
+/// A maintenance window on named nodes over `[start_ms, end_ms)`.
+///
+/// A job occupies `[start, start + time limit)`; it may run on the window's nodes only if that
+/// interval does not overlap the window (a job ending exactly at `start_ms` may run, and so may
+/// one starting at `end_ms`). Jobs already running when a window begins are left to the host.
+///
+/// ```
+/// use gangway::config::MaintenanceConfig;
+/// let w: MaintenanceConfig = serde_json::from_str(
+///     r#"{"id": "fw-upgrade", "nodes": ["n1"], "start_ms": 3600000, "end_ms": 7200000}"#).unwrap();
+/// assert_eq!(w.id.as_deref(), Some("fw-upgrade"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaintenanceConfig {
+    /// Unique id, for `maintenance_remove`. Default: `maintenance[I]`, I its position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Node names (at least one).
+    pub nodes: Vec<String>,
+    /// Window start.
+    pub start_ms: u64,
+    /// Window end, after `start_ms`.
+    pub end_ms: u64,
 }
 
 impl ClusterConfig {

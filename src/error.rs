@@ -19,6 +19,8 @@ pub enum ErrorKind {
     UnknownQueue,
     /// The job names an account that does not exist.
     UnknownAccount,
+    /// The event names a maintenance window that does not exist.
+    UnknownMaintenance,
     /// A bad value; the message names it.
     Invalid,
     /// The request can never fit the cluster, even at `min_count` on empty nodes.
@@ -41,6 +43,7 @@ impl ErrorKind {
             ErrorKind::UnknownPartition => "unknown_partition",
             ErrorKind::UnknownQueue => "unknown_queue",
             ErrorKind::UnknownAccount => "unknown_account",
+            ErrorKind::UnknownMaintenance => "unknown_maintenance",
             ErrorKind::Invalid => "invalid",
             ErrorKind::Unsatisfiable => "unsatisfiable",
             ErrorKind::InvalidState => "invalid_state",

@@ -102,6 +102,22 @@ pub enum Event {
         /// New limit.
         time_limit_ms: u64,
     },
+    /// Declares a maintenance window (see [`crate::config::MaintenanceConfig`]).
+    MaintenanceAdd {
+        /// Unique window id.
+        id: String,
+        /// Node names.
+        nodes: Vec<String>,
+        /// Window start.
+        start_ms: u64,
+        /// Window end, after `start_ms`.
+        end_ms: u64,
+    },
+    /// Removes a maintenance window.
+    MaintenanceRemove {
+        /// Window id.
+        id: String,
+    },
 }
 
 impl Event {
@@ -123,6 +139,7 @@ impl Event {
             | Event::NodeDrain { node }
             | Event::GpuDown { node, .. }
             | Event::GpuUp { node, .. } => node,
+            Event::MaintenanceAdd { id, .. } | Event::MaintenanceRemove { id } => id,
         }
     }
 }

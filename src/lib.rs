@@ -25,4 +25,4 @@ pub use error::{ConfigError, ErrorKind, EventError, TickError};
 pub use event::Event;
 pub use model::amount::Milli;
 pub use model::job::{Dependency, DependencyKind, JobSpec, Outcome, PlacementMode, TaskGroup};
-pub use scheduler::{Scheduler, Snapshot};
+pub use scheduler::{Scheduler, Snapshot, WhatIf};

@@ -34,6 +34,23 @@
 //! breakdown, [`Scheduler::priorities`]) to the response; without it the response is exactly
 //! PROTOCOL.md's.
 //!
+//! `{"op":"what_if","job":JOB}` answers when and where the job would start if submitted now
+//! ([`Scheduler::what_if`]), changing nothing: `{"ok":true,"start_ms":T,"placement":[…]}`
+//! (`start_ms` null when it waits for something other than resources); a job its `submit`
+//! would reject answers `{"ok":false,"error":{"kind":…,"message":…}}` with the event error's
+//! kind.
+//!
+//! ```
+//! use gangway::protocol::Shim;
+//! let mut shim = Shim::default();
+//! shim.handle_line(r#"{"op":"configure","cluster":{"nodes":[{"name":"n1","cpus":2}]}}"#);
+//! shim.handle_line(r#"{"op":"tick","at_ms":0,"events":[{"type":"submit","job":{"id":"a","time_limit_ms":1000,"groups":[{"count":2}]}}]}"#);
+//! let answer = shim.handle_line(r#"{"op":"what_if","job":{"id":"b","time_limit_ms":10,"groups":[{"count":1}]}}"#);
+//! assert_eq!(answer, r#"{"ok":true,"start_ms":1000,"placement":[{"group":0,"node":"n1","tasks":1,"gpus":[]}]}"#);
+//! let bad = shim.handle_line(r#"{"op":"what_if","job":{"id":"a","time_limit_ms":10,"groups":[{"count":1}]}}"#);
+//! assert!(bad.starts_with(r#"{"ok":false,"error":{"kind":"duplicate_job""#), "{bad}");
+//! ```
+//!
 //! ```
 //! use gangway::protocol::Shim;
 //! let mut shim = Shim::default();
@@ -58,7 +75,7 @@ use crate::decision::{Decision, PendingInfo, Rejection, RunningInfo};
 use crate::error::{ErrorKind, EventError, TickError};
 use crate::event::Event;
 use crate::fairshare::ShareRow;
-use crate::scheduler::{JobPriority, Scheduler, Snapshot};
+use crate::scheduler::{JobPriority, Scheduler, Snapshot, WhatIf};
 
 /// The protocol version `configure` answers with.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -85,6 +102,9 @@ enum Request {
     Snapshot {},
     Restore {
         state: Value,
+    },
+    WhatIf {
+        job: Value,
     },
 }
 
@@ -136,6 +156,13 @@ struct Explained {
 struct SnapshotTaken<'a> {
     ok: bool,
     state: &'a Snapshot,
+}
+
+#[derive(Serialize)]
+struct Answered {
+    ok: bool,
+    #[serde(flatten)]
+    answer: WhatIf,
 }
 
 #[derive(Serialize)]
@@ -267,6 +294,15 @@ impl Shim {
                     Scheduler::restore(snapshot).map_err(|m| wire("invalid_state", m))?;
                 self.scheduler = Some(scheduler);
                 Ok(to_json(&Done { ok: true }))
+            }
+            Request::WhatIf { job } => {
+                let scheduler = self.configured("what_if")?;
+                let job: crate::model::job::JobSpec =
+                    parse_value(job).map_err(|m| wire("invalid", format!("job.{m}")))?;
+                let answer = scheduler
+                    .what_if(job)
+                    .map_err(|e| wire(e.kind.as_str(), e.message))?;
+                Ok(to_json(&Answered { ok: true, answer }))
             }
         }
     }

@@ -6,6 +6,7 @@
 //! whatever a reservation needs while the job would still run, so a candidate that ends by a
 //! reservation's start may use its resources (and is offered them first), and one that runs past
 //! it may use only what the reservation does not need — EASY's "extra" rule, per device.
+//! Both views offer nothing on a node whose maintenance window the job would overlap.
 
 pub mod licenses;
 pub mod profile;
@@ -14,10 +15,12 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use crate::model::ids::NodeId;
+use crate::model::job::PlacementMode;
 use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::{Candidates, CapacityView, FreeIndex};
+use crate::state::Maintenance;
 pub use profile::Profile;
 
 /// Free capacity for a job starting now and running until `end`, less what is earmarked for
@@ -34,11 +37,13 @@ pub struct NowView<'a> {
     pub held: &'a BTreeMap<NodeId, NodeAmounts>,
     /// Resources counted as free although still in use (tentative victims), per node.
     pub released: &'a BTreeMap<NodeId, NodeAmounts>,
+    /// Maintenance windows: a node whose window overlaps `[now, end)` offers nothing.
+    pub maintenance: &'a Maintenance,
 }
 
 impl CapacityView for NowView<'_> {
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
-        if !node.accepts_work() {
+        if !node.accepts_work() || self.maintenance.blocks(id, self.now, self.end) {
             return None;
         }
         let mut free = match self.profile {
@@ -64,13 +69,52 @@ pub struct FutureView<'a> {
     pub start: u64,
     /// Window end.
     pub end: u64,
+    /// Maintenance windows: a node whose window overlaps `[start, end)` offers nothing.
+    pub maintenance: &'a Maintenance,
 }
 
 impl CapacityView for FutureView<'_> {
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
-        node.accepts_work()
+        (node.accepts_work() && !self.maintenance.blocks(id, self.start, self.end))
             .then(|| self.profile.free_over(id, node, self.start, self.end, true))
     }
+}
+
+/// A lower bound (at least `start`) on the start of any window as long as `[start, end)` in
+/// which the gang of `shapes` (at their counts) can fit: a node counts only from
+/// the time no step of the window leaves it too little for one task, and the gang needs that
+/// many nodes (its task count for one strict-spread group, else one). Trying start times below
+/// the bound is wasted work; `u64::MAX`: never.
+pub fn earliest_fit_bound(
+    profile: &Profile,
+    nodes: &[Option<Node>],
+    shapes: &[TaskShape],
+    start: u64,
+    end: u64,
+) -> u64 {
+    let needed = match shapes {
+        [only] if only.mode == PlacementMode::StrictSpread => only.count.max(1) as usize,
+        _ => 1,
+    };
+    let mut bounds: Vec<u64> = nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, node)| Some((NodeId(i as u32), node.as_ref()?)))
+        .filter(|(_, node)| node.accepts_work())
+        .map(|(id, node)| {
+            profile.usable_from(id, node, start, end, |free| {
+                shapes.iter().any(|s| {
+                    free.cpu_milli >= s.cpu_milli
+                        && free.memory_mib >= s.memory_mib
+                        && free.whole_devices(node.gpu_count) >= s.whole_gpus()
+                })
+            })
+        })
+        .collect();
+    if bounds.len() < needed {
+        return u64::MAX;
+    }
+    *bounds.select_nth_unstable(needed - 1).1
 }
 
 /// Candidates from the free index, with some nodes offered first.

@@ -1,7 +1,11 @@
-//! The availability profile: what each node will have free over any future window, from running
-//! jobs' ends (start + time limit, or the grace deadline of a job being preempted), from the
-//! earmarks of preemptors (which will hold their planned resources once their victims stop), and
-//! from the reservations made earlier in the same pass.
+//! The availability profile: what each node will have in use over any future window, from
+//! running jobs' ends (start + time limit, or the grace deadline of a job being preempted), from
+//! the earmarks of preemptors (which will hold their planned resources once their victims stop;
+//! they count only for future windows) and from the reservations made earlier in the same pass.
+//! Maintenance windows' ends are candidate start times too; licenses are planned alongside.
+//!
+//! Each node's usage is a step function kept as sorted breakpoints, so "free during
+//! `[start, end)`" is a binary search and a scan of the steps inside the window.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,25 +15,97 @@ use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::state::ClusterState;
 
-/// Something holding resources on one node over `[start, end)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Booking {
-    start: u64,
-    end: u64,
-    amounts: NodeAmounts,
+/// One node's usage over time: `steps[i].1` is in use from `steps[i].0` until the next step's
+/// time (the last one forever). The first step is at the profile's `now`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Timeline {
+    steps: Vec<(u64, NodeAmounts)>,
 }
 
-/// Future free capacity per node, built once per pass when the first job needs a reservation.
+impl Timeline {
+    fn new(now: u64) -> Self {
+        Timeline {
+            steps: vec![(now, NodeAmounts::default())],
+        }
+    }
+
+    /// The index of the step in force at `at` (`at` ≥ the first step's time).
+    fn step_at(&self, at: u64) -> usize {
+        self.steps
+            .partition_point(|(t, _)| *t <= at)
+            .saturating_sub(1)
+    }
+
+    /// Makes `at` a breakpoint and returns its index.
+    fn split(&mut self, at: u64) -> usize {
+        let i = self.step_at(at);
+        if self.steps[i].0 == at {
+            return i;
+        }
+        let usage = self.steps[i].1;
+        self.steps.insert(i + 1, (at, usage));
+        i + 1
+    }
+
+    /// Adds `amounts` over `[start, end)`.
+    fn add(&mut self, start: u64, end: u64, amounts: &NodeAmounts) {
+        if end <= start {
+            return;
+        }
+        let first = self.split(start);
+        let last = self.split(end);
+        for (_, usage) in &mut self.steps[first..last] {
+            usage.add(amounts);
+        }
+    }
+
+    /// The end of the last step of `[start, end)` whose usage `blocks` (`u64::MAX` when that
+    /// step lasts forever), or `None`.
+    fn last_blocking_end(
+        &self,
+        start: u64,
+        end: u64,
+        blocks: impl Fn(&NodeAmounts) -> bool,
+    ) -> Option<u64> {
+        let first = self.step_at(start);
+        let mut found = None;
+        for (i, (t, usage)) in self.steps.iter().enumerate().skip(first) {
+            if i > first && *t >= end {
+                break;
+            }
+            if blocks(usage) {
+                found = Some(self.steps.get(i + 1).map_or(u64::MAX, |next| next.0));
+            }
+        }
+        found
+    }
+
+    /// The highest usage at any instant of `[start, end)`, per dimension.
+    fn peak(&self, start: u64, end: u64) -> NodeAmounts {
+        let first = self.step_at(start);
+        let mut peak = self.steps[first].1;
+        for (t, usage) in &self.steps[first + 1..] {
+            if *t >= end {
+                break;
+            }
+            peak = peak.max(usage);
+        }
+        peak
+    }
+}
+
+/// Future usage per node, built once per pass when the first job needs a reservation.
 #[derive(Clone, Debug, Default)]
 pub struct Profile {
     now: u64,
-    /// Running jobs' holdings per node, with the time each is expected to end.
-    running: BTreeMap<NodeId, Vec<Booking>>,
-    /// Reservations per node.
-    reserved: BTreeMap<NodeId, Vec<Booking>>,
-    /// Earmarked preemptors' future holdings per node: what is free now from now on, what their
-    /// victims hold from the victims' grace deadline on, until the preemptor's time limit.
-    earmarked: BTreeMap<NodeId, Vec<Booking>>,
+    /// Usage per node with running jobs or reservations.
+    usage: BTreeMap<NodeId, Timeline>,
+    /// For nodes with earmarks: `usage` plus the earmarked preemptors' future holdings (what is
+    /// free now from now on, what their victims hold from the victims' grace deadline on, until
+    /// the preemptor's time limit). Future windows read this one.
+    future: BTreeMap<NodeId, Timeline>,
+    /// Nodes with reservations.
+    reserved: BTreeSet<NodeId>,
     /// Times at which something is released: the only start times worth trying.
     releases: BTreeSet<u64>,
     /// Cluster-wide licenses over time (released at the same times as the jobs' nodes).
@@ -38,7 +114,8 @@ pub struct Profile {
 
 impl Profile {
     /// Builds the profile of the running jobs at `now`. A job past its time limit counts as
-    /// ending now; a job being preempted ends by its grace deadline.
+    /// ending now (it holds its resources at `now` only); a job being preempted ends by its
+    /// grace deadline.
     pub fn build(state: &ClusterState, now: u64) -> Self {
         let mut profile = Profile {
             now,
@@ -57,6 +134,16 @@ impl Profile {
             }
             profile.licenses.add_running(&job.licenses, end);
         }
+        profile.add_earmarks(state);
+        profile
+            .releases
+            .extend(state.maintenance.ends().filter(|&end| end > now));
+        profile
+    }
+
+    /// Books every earmarked preemptor's planned resources for future windows.
+    fn add_earmarks(&mut self, state: &ClusterState) {
+        let now = self.now;
         for (&preemptor, earmark) in &state.earmarks {
             let Some(limit) = state.job(preemptor).map(|j| j.spec.time_limit_ms) else {
                 continue;
@@ -74,54 +161,63 @@ impl Profile {
             let end = stop.saturating_add(limit);
             for (node, planned) in &earmark.planned {
                 let held = victims.get(node).copied().unwrap_or_default();
-                let bookings = profile.earmarked.entry(*node).or_default();
-                bookings.push(Booking {
-                    start: now,
-                    end,
-                    amounts: planned.minus(&held),
-                });
-                bookings.push(Booking {
-                    start: stop,
-                    end,
-                    amounts: planned.minus(&planned.minus(&held)),
-                });
+                let base = self.usage.get(node).cloned();
+                let future = self
+                    .future
+                    .entry(*node)
+                    .or_insert_with(|| base.unwrap_or_else(|| Timeline::new(now)));
+                future.add(now, end, &planned.minus(&held));
+                future.add(stop, end, &planned.minus(&planned.minus(&held)));
             }
-            profile.releases.insert(end);
+            self.releases.insert(end);
         }
-        profile
     }
 
-    /// Records a holding that started now and ends at `end`.
+    /// Records a holding that started now and ends at `end` (held at `now` even when `end` is
+    /// `now`).
     pub fn add_running(&mut self, node: NodeId, amounts: NodeAmounts, end: u64) {
-        let booking = Booking {
-            start: self.now,
-            end,
-            amounts,
-        };
-        self.running.entry(node).or_default().push(booking);
-        if end > self.now {
+        let now = self.now;
+        self.book(node, now, end.max(now.saturating_add(1)), &amounts);
+        if end > now {
             self.releases.insert(end);
         }
     }
 
     /// Records a reservation of `amounts` on `node` over `[start, end)`.
     pub fn reserve(&mut self, node: NodeId, amounts: NodeAmounts, start: u64, end: u64) {
-        self.reserved.entry(node).or_default().push(Booking {
-            start,
-            end,
-            amounts,
-        });
+        self.book(node, start, end, &amounts);
+        self.reserved.insert(node);
         self.releases.insert(end);
+    }
+
+    /// Adds a holding to the node's usage (and to its future usage, when it has earmarks).
+    fn book(&mut self, node: NodeId, start: u64, end: u64, amounts: &NodeAmounts) {
+        let now = self.now;
+        self.usage
+            .entry(node)
+            .or_insert_with(|| Timeline::new(now))
+            .add(start, end, amounts);
+        if let Some(future) = self.future.get_mut(&node) {
+            future.add(start, end, amounts);
+        }
+    }
+
+    /// The usage timeline a window reads: with earmarks for a future window.
+    fn timeline(&self, node: NodeId, future: bool) -> Option<&Timeline> {
+        match self.future.get(&node) {
+            Some(timeline) if future => Some(timeline),
+            _ => self.usage.get(&node),
+        }
     }
 
     /// Whether any reservation touches `node`.
     pub fn is_reserved(&self, node: NodeId) -> bool {
-        self.reserved.contains_key(&node)
+        self.reserved.contains(&node)
     }
 
     /// Nodes with reservations, in id order.
     pub fn reserved_nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.reserved.keys().copied()
+        self.reserved.iter().copied()
     }
 
     /// Candidate start times after now, earliest first.
@@ -129,11 +225,10 @@ impl Profile {
         self.releases.range(self.now + 1..).copied()
     }
 
-    /// What `node` has free during the whole of `[start, end)`: its available capacity (down
-    /// devices have nothing free) minus the highest usage at any instant of the window, per
-    /// dimension. At `start == now` running jobs count as they hold resources now, even one past
-    /// its limit. Earmarks count only for a future window (`future`); a job placed now sees
-    /// them as the pass's `held` resources instead.
+    /// What `node` has free during the whole of `[start, end)` (`start` ≥ now): its available
+    /// capacity (down devices have nothing free) minus the highest usage at any instant of the
+    /// window, per dimension. Earmarks count only for a future window (`future`); a job placed
+    /// now sees them as the pass's `held` resources instead.
     pub fn free_over(
         &self,
         id: NodeId,
@@ -142,46 +237,65 @@ impl Profile {
         end: u64,
         future: bool,
     ) -> NodeAmounts {
-        let reserved = self.reserved.get(&id).map_or(&[][..], Vec::as_slice);
-        let earmarked = match self.earmarked.get(&id) {
-            Some(bookings) if future => bookings.as_slice(),
-            _ => &[][..],
-        };
-        let usage = |at: u64| {
-            let mut usage = self.usage_at(id, node, reserved, at);
-            for b in earmarked {
-                if b.start <= at && at < b.end {
-                    usage.add(&b.amounts);
-                }
-            }
-            usage
-        };
-        let mut peak = usage(start);
-        for booking in reserved.iter().chain(earmarked) {
-            if booking.start > start && booking.start < end {
-                peak = peak.max(&usage(booking.start));
-            }
+        match self.timeline(id, future) {
+            Some(timeline) => node
+                .available()
+                .minus(&timeline.peak(start, end.max(start + 1))),
+            None => node.available(),
         }
-        node.available().minus(&peak)
+    }
+}
+
+impl Profile {
+    /// A lower bound on when `node` can next offer `enough` over a whole window as long as
+    /// `[start, end)`: a step inside the window whose free amounts are not `enough` stays
+    /// inside every window starting before it ends. Returns `start` when no step blocks,
+    /// `u64::MAX` when a blocking step never ends.
+    pub fn usable_from(
+        &self,
+        id: NodeId,
+        node: &Node,
+        start: u64,
+        end: u64,
+        enough: impl Fn(&NodeAmounts) -> bool,
+    ) -> u64 {
+        let available = node.available();
+        let blocks = |usage: &NodeAmounts| !enough(&available.minus(usage));
+        let bound = match self.timeline(id, true) {
+            Some(timeline) => timeline.last_blocking_end(start, end.max(start + 1), blocks),
+            None => blocks(&NodeAmounts::default()).then_some(u64::MAX),
+        };
+        bound.unwrap_or(start)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpus(milli: u64) -> NodeAmounts {
+        NodeAmounts {
+            cpu_milli: milli,
+            ..NodeAmounts::default()
+        }
     }
 
-    fn usage_at(&self, id: NodeId, node: &Node, reserved: &[Booking], at: u64) -> NodeAmounts {
-        let mut usage = if at == self.now {
-            node.used
-        } else {
-            let mut usage = NodeAmounts::default();
-            for b in self.running.get(&id).map_or(&[][..], Vec::as_slice) {
-                if b.end > at {
-                    usage.add(&b.amounts);
-                }
-            }
-            usage
-        };
-        for b in reserved {
-            if b.start <= at && at < b.end {
-                usage.add(&b.amounts);
-            }
-        }
-        usage
+    #[test]
+    fn the_peak_covers_every_step_inside_the_window_and_no_other() {
+        let mut t = Timeline::new(0);
+        t.add(0, 100, &cpus(1));
+        t.add(50, 200, &cpus(2));
+        t.add(300, 400, &cpus(4));
+        assert_eq!(t.peak(0, 50).cpu_milli, 1);
+        assert_eq!(t.peak(0, 51).cpu_milli, 3);
+        assert_eq!(t.peak(100, 300).cpu_milli, 2);
+        assert_eq!(t.peak(200, 300).cpu_milli, 0);
+        assert_eq!(t.peak(250, 301).cpu_milli, 4);
+        assert_eq!(t.peak(400, 401).cpu_milli, 0);
+        let heavy = |u: &NodeAmounts| u.cpu_milli >= 2;
+        assert_eq!(t.last_blocking_end(0, 50, heavy), None);
+        assert_eq!(t.last_blocking_end(0, 60, heavy), Some(100));
+        assert_eq!(t.last_blocking_end(0, 350, heavy), Some(400));
+        assert_eq!(t.last_blocking_end(500, 600, |_| true), Some(u64::MAX));
     }
 }

@@ -36,7 +36,8 @@ impl Scheduler {
         }
     }
 
-    /// The earliest future instant at which something happens without an event.
+    /// The earliest future instant at which something happens without an event. A window's end
+    /// counts while jobs are pending: one it blocked may start then.
     pub(super) fn compute_next_wakeup(&self, now_ms: u64) -> Option<u64> {
         let enforce = self.state.config.policy.time_limit.enforce;
         let mut next: Option<u64> = None;
@@ -61,6 +62,11 @@ impl Scheduler {
         for &id in &self.state.pending {
             if let Some(begin) = self.state.job(id).and_then(|j| j.spec.begin_ms) {
                 consider(begin);
+            }
+        }
+        if !self.state.pending.is_empty() {
+            for end in self.state.maintenance.ends() {
+                consider(end);
             }
         }
         next

@@ -6,8 +6,10 @@ mod pass;
 mod preempt;
 mod quota;
 mod reports;
+mod what_if;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +23,7 @@ use crate::policy::{Multifactor, Policy};
 use crate::state::ClusterState;
 
 pub use reports::JobPriority;
+pub use what_if::WhatIf;
 
 /// A deterministic, I/O-free scheduler. The host owns the clock and all I/O: it passes time and
 /// events in, and acts on the decisions that come out.
@@ -35,9 +38,10 @@ pub use reports::JobPriority;
 /// assert!(matches!(&out.decisions[0], Decision::Start { job, .. } if job == "train"));
 /// assert_eq!(out.next_wakeup_ms, Some(3_600_000)); // its time limit
 /// ```
+#[derive(Clone)]
 pub struct Scheduler {
     state: ClusterState,
-    policy: Box<dyn Policy>,
+    policy: Arc<dyn Policy>,
     /// Whether `policy` is the built-in multifactor one, rebuilt from the weights on
     /// reconfiguration.
     builtin_policy: bool,
@@ -86,7 +90,7 @@ impl Scheduler {
     ) -> Result<Self, ConfigError> {
         Ok(Scheduler {
             state: ClusterState::from_config(config)?,
-            policy,
+            policy: Arc::from(policy),
             builtin_policy: false,
             last_tick_ms: None,
             report: Vec::new(),
@@ -114,6 +118,7 @@ impl Scheduler {
         self.last_tick_ms = Some(now_ms);
         self.state.now_ms = now_ms;
         self.state.forget_old_jobs(now_ms);
+        self.state.maintenance.drop_past(now_ms);
         let mut decisions = Vec::new();
         let mut rejected = Vec::new();
         for (index, event) in events.into_iter().enumerate() {
@@ -122,7 +127,7 @@ impl Scheduler {
             }
         }
         self.enforce_limits(now_ms, &mut decisions);
-        self.run_pass(now_ms, &mut decisions);
+        self.run_pass(now_ms, None, &mut decisions);
         self.state.prune_over_quota();
         decisions.sort_by_key(|d| d.order_rank());
         self.next_wakeup_ms = self.compute_next_wakeup(now_ms);
@@ -179,7 +184,7 @@ impl Scheduler {
     pub fn reconfigure(&mut self, config: ClusterConfig) -> Result<(), ConfigError> {
         let state = self.state.reconfigured(config)?;
         if self.builtin_policy {
-            self.policy = Box::new(Multifactor {
+            self.policy = Arc::new(Multifactor {
                 weights: state.config.policy.priority.weights.clone(),
             });
         }
@@ -189,7 +194,8 @@ impl Scheduler {
     }
 
     /// When the host must tick again even if nothing happens: the next time limit, grace
-    /// deadline or begin time. `None`: only events matter.
+    /// deadline or begin time, or a maintenance window's end while jobs are pending. `None`:
+    /// only events matter.
     pub fn next_wakeup(&self) -> Option<u64> {
         self.next_wakeup_ms
     }
@@ -264,7 +270,7 @@ impl Scheduler {
         };
         Ok(Scheduler {
             state,
-            policy: Box::new(policy),
+            policy: Arc::new(policy),
             builtin_policy: true,
             last_tick_ms: snapshot.last_tick_ms,
             report: snapshot.report,

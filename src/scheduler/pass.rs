@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{Plan, Scheduler};
-use crate::backfill::{FutureView, IndexCandidates, NowView, Profile};
+use crate::backfill::{FutureView, IndexCandidates, NowView, Profile, earliest_fit_bound};
 use crate::config::BackfillMode;
 use crate::decision::{Decision, PendingInfo, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
@@ -27,10 +27,19 @@ pub(super) struct Pass {
     blocked_queues: Vec<QueueId>,
     /// Reservations made in this pass (the next pass's plans).
     plans: BTreeMap<JobId, Plan>,
+    /// A job planned even beyond the backfill depth (a what-if question's job).
+    always_plan: Option<JobId>,
 }
 
 impl Scheduler {
-    pub(super) fn run_pass(&mut self, now: u64, decisions: &mut Vec<Decision>) {
+    /// One pass at `now`. `always_plan` gets a reservation when resource-blocked even beyond
+    /// the backfill depth (without using up the depth).
+    pub(super) fn run_pass(
+        &mut self,
+        now: u64,
+        always_plan: Option<JobId>,
+        decisions: &mut Vec<Decision>,
+    ) {
         let order = self.ordered_pending(now);
         let mut pass = Pass {
             now,
@@ -41,6 +50,7 @@ impl Scheduler {
             reserved_nodes: Vec::new(),
             blocked_queues: Vec::new(),
             plans: BTreeMap::new(),
+            always_plan,
         };
         let none_mode = self.state.config.policy.backfill.mode == BackfillMode::None;
         let mut report = Vec::with_capacity(order.len());
@@ -128,8 +138,11 @@ impl Scheduler {
             }
             return (Some(PendingReason::Quota), None);
         }
-        if pass.reservations < pass.depth {
-            pass.reservations += 1;
+        let within_depth = pass.reservations < pass.depth;
+        if within_depth || pass.always_plan == Some(id) {
+            if within_depth {
+                pass.reservations += 1;
+            }
             return match self.reserve(id, pass) {
                 Some(start) => (Some(PendingReason::Reserved), Some(start)),
                 None => (Some(PendingReason::Resources), None),
@@ -158,6 +171,7 @@ impl Scheduler {
             end,
             held,
             released,
+            maintenance: &self.state.maintenance,
         };
         let candidates = IndexCandidates {
             index: &self.state.index,
@@ -189,9 +203,10 @@ impl Scheduler {
         }
     }
 
-    /// `priority` when the job would fit on what is free now but reservations or a blocked
-    /// head hold it back; `resources` otherwise.
-    fn blocked_reason(&self, id: JobId, _pass: &Pass) -> PendingReason {
+    /// `priority` when the job would fit on what is free now (outside maintenance windows, with
+    /// its licenses free) but reservations or a blocked head hold it back; `resources`
+    /// otherwise.
+    fn blocked_reason(&self, id: JobId, pass: &Pass) -> PendingReason {
         if self
             .state
             .job(id)
@@ -200,12 +215,14 @@ impl Scheduler {
             return PendingReason::Resources;
         }
         let none = BTreeMap::new();
+        let limit = self.state.job(id).map_or(0, |j| j.spec.time_limit_ms);
         let view = NowView {
             profile: None,
-            now: 0,
-            end: 0,
+            now: pass.now,
+            end: pass.now.saturating_add(limit),
             held: &none,
             released: &none,
+            maintenance: &self.state.maintenance,
         };
         let candidates = IndexCandidates {
             index: &self.state.index,
@@ -254,19 +271,27 @@ impl Scheduler {
         {
             times.insert(at, plan.start_ms);
         }
-        let (start, assignments) = times.into_iter().find_map(|start| {
-            if !profile
-                .licenses
-                .covers(&licenses, start, start.saturating_add(limit))
-            {
-                return None;
+        let mut planned = None;
+        let mut skip_until = 0;
+        for start in times {
+            if start < skip_until {
+                continue;
+            }
+            let end = start.saturating_add(limit);
+            if !profile.licenses.covers(&licenses, start, end) {
+                continue;
+            }
+            skip_until = earliest_fit_bound(profile, &self.state.nodes, &minimal, start, end);
+            if skip_until > start {
+                continue;
             }
             let view = FutureView {
                 profile,
                 start,
-                end: start.saturating_add(limit),
+                end,
+                maintenance: &self.state.maintenance,
             };
-            match previous {
+            planned = match previous {
                 Some(plan)
                     if plan.start_ms == start
                         && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments) =>
@@ -274,8 +299,12 @@ impl Scheduler {
                     Some((start, plan.assignments.clone()))
                 }
                 _ => place_gang(&self.state.nodes, &candidates, &view, gang).map(|a| (start, a)),
+            };
+            if planned.is_some() {
+                break;
             }
-        })?;
+        }
+        let (start, assignments) = planned?;
         let charges = crate::state::charges(&assignments, job.spec.exclusive, |n| {
             self.state
                 .node(n)
@@ -310,15 +339,7 @@ impl Scheduler {
         pass: &mut Pass,
         decisions: &mut Vec<Decision>,
     ) {
-        let placement = assignments
-            .iter()
-            .map(|a| PlacementEntry {
-                group: a.group,
-                node: self.state.node_name(a.node).to_string(),
-                tasks: a.tasks,
-                gpus: a.gpus.clone(),
-            })
-            .collect();
+        let placement = placement_entries(&self.state, &assignments);
         decisions.push(Decision::Start {
             job: self.state.job_name(id).to_string(),
             placement,
@@ -333,6 +354,22 @@ impl Scheduler {
             }
         }
     }
+}
+
+/// The wire form of assignments.
+pub(super) fn placement_entries(
+    state: &ClusterState,
+    assignments: &[Assignment],
+) -> Vec<PlacementEntry> {
+    assignments
+        .iter()
+        .map(|a| PlacementEntry {
+            group: a.group,
+            node: state.node_name(a.node).to_string(),
+            tasks: a.tasks,
+            gpus: a.gpus.clone(),
+        })
+        .collect()
 }
 
 /// The gang request of a pending job.

@@ -125,6 +125,7 @@ impl ClusterState {
             now_ms: 0,
             earmarks: BTreeMap::new(),
             over_quota: BTreeSet::new(),
+            maintenance: super::Maintenance::default(),
             fairshare,
             licenses: super::licenses::Licenses::new(config.licenses.clone()),
             shape_mix: crate::placement::ShapeMix::default(),
@@ -143,6 +144,7 @@ impl ClusterState {
             })?;
             state.insert_node(built);
         }
+        state.build_maintenance(&config.maintenance)?;
         state.config = config;
         state.rebuild_index();
         state.rebuild_quota()?;

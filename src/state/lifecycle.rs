@@ -106,6 +106,13 @@ impl ClusterState {
                 self.job_mut(id).spec.time_limit_ms = time_limit_ms;
                 Ok(())
             }
+            Event::MaintenanceAdd {
+                id,
+                nodes,
+                start_ms,
+                end_ms,
+            } => self.add_maintenance(id, &nodes, start_ms, end_ms),
+            Event::MaintenanceRemove { id } => self.remove_maintenance(&id),
         }
     }
 

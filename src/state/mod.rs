@@ -7,6 +7,7 @@ mod consistency;
 mod jobs;
 pub mod licenses;
 mod lifecycle;
+mod maintenance;
 mod nodes;
 mod quota;
 mod reconfigure;
@@ -27,6 +28,7 @@ use crate::placement::{Assignment, FreeIndex, ShapeMix};
 
 pub use build::Partition;
 pub(crate) use jobs::charges;
+pub use maintenance::{Maintenance, Window};
 pub use quota::{Earmark, QuotaBook};
 pub use usage::NO_USER;
 
@@ -72,6 +74,9 @@ pub struct ClusterState {
     /// end. Empty unless a reconfiguration shrank quotas below running usage.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub over_quota: BTreeSet<JobId>,
+    /// Maintenance windows by id.
+    #[serde(default)]
+    pub maintenance: Maintenance,
     /// The fair-share engine with its usage ledger; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairshare: Option<FairShare>,

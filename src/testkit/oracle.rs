@@ -1,7 +1,8 @@
 //! The invariant oracle: after any tick, no device is double-booked, no node exceeds capacity,
 //! every running gang is fully placed, nothing runs on a down node, every decision refers to a
 //! known job and every `start` matches the books; quota usage adds up and stays within limits,
-//! and earmarked resources are used only by their preemptor.
+//! earmarked resources are used only by their preemptor, and no job starts where it would run
+//! into a maintenance window by its time limit.
 
 use crate::decision::{Decision, TickOutcome};
 use crate::error::TickError;
@@ -64,6 +65,13 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
                 }
                 if !node.accepts_work() {
                     return Err(format!("start of {name} on {} which is not up", node.name));
+                }
+                let end = run.start_ms.saturating_add(job.spec.time_limit_ms);
+                if state.maintenance.blocks(a.node, run.start_ms, end) {
+                    return Err(format!(
+                        "start of {name} on {}: runs into a maintenance window",
+                        node.name
+                    ));
                 }
             }
         }

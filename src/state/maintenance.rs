@@ -1,0 +1,183 @@
+//! Maintenance windows: named nodes that take no work overlapping `[start_ms, end_ms)`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::ClusterState;
+use crate::config::MaintenanceConfig;
+use crate::error::{ConfigError, ErrorKind, EventError};
+use crate::model::ids::NodeId;
+
+/// One window: its nodes and `[start_ms, end_ms)`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    /// The nodes it covers, in id order.
+    pub nodes: Vec<NodeId>,
+    /// Start.
+    pub start_ms: u64,
+    /// End (exclusive).
+    pub end_ms: u64,
+}
+
+/// The declared maintenance windows by id.
+///
+/// ```
+/// use gangway::model::ids::NodeId;
+/// use gangway::state::{Maintenance, Window};
+/// let mut m = Maintenance::default();
+/// m.insert("fw".into(), Window { nodes: vec![NodeId(0)], start_ms: 100, end_ms: 200 });
+/// assert!(m.blocks(NodeId(0), 50, 150));
+/// assert!(!m.blocks(NodeId(0), 0, 100)); // ends as the window starts
+/// assert!(!m.blocks(NodeId(1), 50, 150));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Maintenance {
+    windows: BTreeMap<String, Window>,
+}
+
+impl Maintenance {
+    /// Whether a job on `node` over `[start, end)` would overlap a window.
+    pub fn blocks(&self, node: NodeId, start: u64, end: u64) -> bool {
+        self.windows
+            .values()
+            .any(|w| start < w.end_ms && w.start_ms < end && w.nodes.binary_search(&node).is_ok())
+    }
+
+    /// Window ends, earliest first (with repeats).
+    pub fn ends(&self) -> impl Iterator<Item = u64> + '_ {
+        let mut ends: Vec<u64> = self.windows.values().map(|w| w.end_ms).collect();
+        ends.sort_unstable();
+        ends.into_iter()
+    }
+
+    /// Adds or replaces the window `id`.
+    pub fn insert(&mut self, id: String, window: Window) {
+        self.windows.insert(id, window);
+    }
+
+    /// The window `id`.
+    pub fn get(&self, id: &str) -> Option<&Window> {
+        self.windows.get(id)
+    }
+
+    /// Forgets windows that ended by `now`.
+    pub fn drop_past(&mut self, now: u64) {
+        self.windows.retain(|_, w| w.end_ms > now);
+    }
+}
+
+impl ClusterState {
+    /// Builds the configured windows; errors name the field (`maintenance[I].nodes[J]`).
+    pub(super) fn build_maintenance(
+        &mut self,
+        windows: &[MaintenanceConfig],
+    ) -> Result<(), ConfigError> {
+        for (i, cfg) in windows.iter().enumerate() {
+            let id = cfg
+                .id
+                .clone()
+                .unwrap_or_else(|| format!("maintenance[{i}]"));
+            if id.is_empty() {
+                return Err(ConfigError::new(
+                    format!("maintenance[{i}].id"),
+                    "must not be empty",
+                ));
+            }
+            if self.maintenance.get(&id).is_some() {
+                return Err(ConfigError::new(
+                    format!("maintenance[{i}].id"),
+                    format!("duplicate id \"{id}\""),
+                ));
+            }
+            let window = self.window(&cfg.nodes, cfg.start_ms, cfg.end_ms).map_err(
+                |(_, field, message)| {
+                    ConfigError::new(format!("maintenance[{i}].{field}"), message)
+                },
+            )?;
+            self.maintenance.insert(id, window);
+        }
+        Ok(())
+    }
+
+    /// `maintenance_add`: a new window.
+    pub(super) fn add_maintenance(
+        &mut self,
+        id: String,
+        nodes: &[String],
+        start_ms: u64,
+        end_ms: u64,
+    ) -> Result<(), EventError> {
+        if id.is_empty() {
+            return Err(EventError::new(
+                ErrorKind::Invalid,
+                "maintenance_add: id must not be empty",
+            ));
+        }
+        if self.maintenance.get(&id).is_some() {
+            return Err(EventError::new(
+                ErrorKind::Invalid,
+                format!("maintenance_add {id}: a window with this id exists"),
+            ));
+        }
+        let window = self
+            .window(nodes, start_ms, end_ms)
+            .map_err(|(kind, field, message)| {
+                EventError::new(kind, format!("maintenance_add {id}: {field}: {message}"))
+            })?;
+        self.maintenance.insert(id, window);
+        Ok(())
+    }
+
+    /// `maintenance_remove`: forgets a window.
+    pub(super) fn remove_maintenance(&mut self, id: &str) -> Result<(), EventError> {
+        match self.maintenance.windows.remove(id) {
+            Some(_) => Ok(()),
+            None => Err(EventError::new(
+                ErrorKind::UnknownMaintenance,
+                format!("maintenance_remove: no window \"{id}\""),
+            )),
+        }
+    }
+
+    /// A checked window; errors are (kind, field, message).
+    fn window(
+        &self,
+        nodes: &[String],
+        start_ms: u64,
+        end_ms: u64,
+    ) -> Result<Window, (ErrorKind, String, String)> {
+        if nodes.is_empty() {
+            return Err((
+                ErrorKind::Invalid,
+                "nodes".into(),
+                "must name at least one node".into(),
+            ));
+        }
+        if end_ms <= start_ms {
+            return Err((
+                ErrorKind::Invalid,
+                "end_ms".into(),
+                format!("{end_ms} is not after start_ms {start_ms}"),
+            ));
+        }
+        let mut ids = Vec::with_capacity(nodes.len());
+        for (j, name) in nodes.iter().enumerate() {
+            let id = self.node_names.get(name).copied().ok_or_else(|| {
+                (
+                    ErrorKind::UnknownNode,
+                    format!("nodes[{j}]"),
+                    format!("unknown node \"{name}\""),
+                )
+            })?;
+            ids.push(id);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        Ok(Window {
+            nodes: ids,
+            start_ms,
+            end_ms,
+        })
+    }
+}
