@@ -1,6 +1,13 @@
 //! Tools for testing gangway and policies built on it (feature `testkit`): the invariant oracle
-//! that every ticking test runs after every tick.
+//! that every ticking test runs after every tick, the cross-tick [`Checker`], proptest
+//! strategies for clusters, jobs and event streams, the stream harness that shrinks a failure
+//! to a minimal replayable stream, and the fuzz entry points.
 
+pub mod checker;
+pub mod fuzz;
+pub mod harness;
 pub mod oracle;
+pub mod strategies;
 
+pub use checker::Checker;
 pub use oracle::{check_tick, checked_tick};

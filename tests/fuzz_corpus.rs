@@ -1,0 +1,251 @@
+//! The fuzz entry points (`gangway::testkit::fuzz`) over their seed corpora, so CI exercises
+//! them without cargo-fuzz. The seeds are generated from ../shared/scenarios at run time (and
+//! committed under fuzz/seeds/ for `cargo fuzz`: `cargo test --all-features --test fuzz_corpus
+//! -- --ignored` rewrites them); each seed also runs truncated and with bytes flipped.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use gangway::testkit::fuzz;
+use serde_json::{Value, json};
+
+const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/scenarios");
+const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds");
+
+fn scenarios() -> Vec<(String, Value)> {
+    let mut paths: Vec<PathBuf> = fs::read_dir(SCENARIOS)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+            (
+                name,
+                serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The scenario as PROTOCOL.md lines: configure, its ticks, explain and snapshot.
+fn protocol_lines(scenario: &Value) -> String {
+    let mut lines = vec![json!({"op": "configure", "cluster": scenario["cluster"]}).to_string()];
+    for tick in scenario["ticks"].as_array().unwrap() {
+        lines.push(
+            json!({"op": "tick", "at_ms": tick["at_ms"], "events": tick["events"]}).to_string(),
+        );
+    }
+    lines.push(r#"{"op":"explain","detail":true}"#.into());
+    lines.push(r#"{"op":"snapshot"}"#.into());
+    lines.join("\n") + "\n"
+}
+
+fn submits(scenario: &Value) -> Vec<(u64, Value)> {
+    let mut jobs = Vec::new();
+    for tick in scenario["ticks"].as_array().unwrap() {
+        for event in tick["events"].as_array().unwrap() {
+            if event["type"] == "submit" {
+                jobs.push((tick["at_ms"].as_u64().unwrap(), event["job"].clone()));
+            }
+        }
+    }
+    jobs
+}
+
+fn tasks_of(job: &Value) -> (u64, u64, u64) {
+    let groups = job["groups"].as_array().unwrap();
+    let tasks: u64 = groups
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap_or(1))
+        .sum();
+    let gpus = groups
+        .iter()
+        .map(|g| g["gpus"].as_f64().unwrap_or(0.0))
+        .fold(0.0, f64::max);
+    let cpus = groups
+        .iter()
+        .map(|g| g["cpus"].as_f64().unwrap_or(1.0))
+        .fold(0.0, f64::max);
+    (tasks, (gpus * 1000.0) as u64, (cpus * 1000.0) as u64)
+}
+
+/// The scenario's machine and submits as an SWF trace (one cpu per task).
+fn swf(scenario: &Value) -> String {
+    let nodes = scenario["cluster"]["nodes"].as_array().unwrap();
+    let cpus = nodes[0]["cpus"].as_u64().unwrap_or(1);
+    let mut text = format!(
+        "; MaxNodes: {}\n; MaxProcs: {}\n",
+        nodes.len(),
+        nodes.len() as u64 * cpus
+    );
+    for (i, (at, job)) in submits(scenario).iter().enumerate() {
+        let (tasks, _, _) = tasks_of(job);
+        let limit_s = job["time_limit_ms"].as_u64().unwrap() / 1000;
+        text += &format!(
+            "{} {} 0 {} {tasks} -1 -1 {tasks} {limit_s} -1 1 1 1 -1 1 1 -1 -1\n",
+            i + 1,
+            at / 1000,
+            limit_s / 2
+        );
+    }
+    text
+}
+
+/// The scenario's nodes and submits as an Alibaba node list, NUL, pod list.
+fn alibaba(scenario: &Value) -> Vec<u8> {
+    let mut nodes = String::from("sn,cpu_milli,memory_mib,gpu,model\n");
+    for n in scenario["cluster"]["nodes"].as_array().unwrap() {
+        let gpus = &n["gpus"];
+        nodes += &format!(
+            "{},{},{},{},{}\n",
+            n["name"].as_str().unwrap(),
+            (n["cpus"].as_f64().unwrap_or(0.0) * 1000.0) as u64,
+            n["memory_mib"].as_u64().unwrap_or(0),
+            gpus["count"].as_u64().unwrap_or(0),
+            gpus["model"].as_str().unwrap_or(""),
+        );
+    }
+    let mut pods = String::from(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n",
+    );
+    for (at, job) in submits(scenario) {
+        let (_, gpus_milli, cpus_milli) = tasks_of(&job);
+        let (num, milli) = if gpus_milli >= 1000 {
+            (gpus_milli / 1000, 1000)
+        } else {
+            (u64::from(gpus_milli > 0), gpus_milli)
+        };
+        let start = at / 1000;
+        let end = start + job["time_limit_ms"].as_u64().unwrap() / 2000 + 1;
+        pods += &format!(
+            "{},{cpus_milli},1024,{num},{milli},,LS,Running,{start},{end},{start}\n",
+            job["id"].as_str().unwrap()
+        );
+    }
+    let mut bytes = nodes.into_bytes();
+    bytes.push(0);
+    bytes.extend(pods.into_bytes());
+    bytes
+}
+
+/// Deterministic pseudo-random bytes for the `events` target's binary (strategy-driven) path.
+fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407)
+        | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+type Target = fn(&[u8]) -> Result<(), String>;
+
+/// Every seed of every target, generated from the scenarios.
+fn corpus() -> Vec<(&'static str, Target, String, Vec<u8>)> {
+    let mut all: Vec<(&'static str, Target, String, Vec<u8>)> = Vec::new();
+    for (name, s) in scenarios() {
+        all.push((
+            "events",
+            fuzz::events,
+            name.clone(),
+            protocol_lines(&s).into_bytes(),
+        ));
+        all.push((
+            "shim_lines",
+            fuzz::shim_lines,
+            name.clone(),
+            protocol_lines(&s).into_bytes(),
+        ));
+        all.push(("swf", fuzz::swf, name.clone(), swf(&s).into_bytes()));
+        all.push(("alibaba_csv", fuzz::alibaba_csv, name, alibaba(&s)));
+    }
+    for seed in 0..8u64 {
+        all.push((
+            "events",
+            fuzz::events,
+            format!("noise_{seed}"),
+            noise(seed, 256 << seed.min(4)),
+        ));
+    }
+    all
+}
+
+/// Runs `target` on `input`, on prefixes of it, and with single bytes flipped.
+fn exercise(what: &str, target: Target, input: &[u8]) {
+    let run = |bytes: &[u8], how: &str| {
+        if let Err(bug) = target(bytes) {
+            panic!("{what} ({how}): {bug}");
+        }
+    };
+    run(input, "as is");
+    for cut in 1..8 {
+        run(&input[..input.len() * cut / 8], "truncated");
+    }
+    let flips = noise(input.len() as u64, 64);
+    for pair in flips.chunks(4).take(12) {
+        let mut bytes = input.to_vec();
+        if !bytes.is_empty() {
+            let at = usize::from(u16::from_le_bytes([pair[0], pair[1]])) % bytes.len();
+            bytes[at] ^= pair[2] | 1;
+        }
+        run(&bytes, "byte flipped");
+    }
+}
+
+#[test]
+fn generated_seeds_find_nothing() {
+    for (target, run, name, input) in corpus() {
+        exercise(&format!("{target}/{name}"), run, &input);
+    }
+}
+
+#[test]
+fn committed_seeds_find_nothing() {
+    let targets: [(&str, Target); 4] = [
+        ("events", fuzz::events),
+        ("shim_lines", fuzz::shim_lines),
+        ("swf", fuzz::swf),
+        ("alibaba_csv", fuzz::alibaba_csv),
+    ];
+    for (target, run) in targets {
+        let dir = Path::new(SEEDS).join(target);
+        let mut count = 0;
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            exercise(&path.display().to_string(), run, &fs::read(&path).unwrap());
+            count += 1;
+        }
+        assert!(count > 0, "no seeds in {}", dir.display());
+    }
+}
+
+#[test]
+fn real_trace_excerpt_reads() {
+    let text = fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/traces/lublin_256.swf"
+    ))
+    .unwrap();
+    fuzz::swf(&text).unwrap();
+}
+
+/// Rewrites fuzz/seeds/ from the scenarios.
+#[test]
+#[ignore = "writes files: run by hand after the scenarios change"]
+fn write_seeds() {
+    for (target, _, name, input) in corpus() {
+        let dir = Path::new(SEEDS).join(target);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(name), input).unwrap();
+    }
+}
