@@ -1,5 +1,6 @@
-//! One scheduling pass with 1,000 nodes × 8 GPUs full of running jobs and 10,000 pending jobs
-//! (single-task and multi-node gangs), EASY backfill. Seeded, so every run measures the same
+//! One scheduling pass with N nodes × 8 GPUs full of running jobs and M pending jobs (single-task
+//! and multi-node gangs), EASY backfill: N = 1,000 with M = 10,000, and N = 10,000 with
+//! M = 100,000 (DESIGN.md §5). Seeded, so every run measures the same
 //! workload.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -69,6 +70,10 @@ fn loaded_scheduler(nodes: usize, pending: usize) -> Scheduler {
 fn bench_pass(c: &mut Criterion) {
     let mut scheduler = loaded_scheduler(1_000, 10_000);
     c.bench_function("pass 1000 nodes x 8 GPUs, 10000 pending, easy", |b| {
+        b.iter(|| scheduler.tick(2_000, Vec::new()).expect("tick"))
+    });
+    let mut scheduler = loaded_scheduler(10_000, 100_000);
+    c.bench_function("pass 10000 nodes x 8 GPUs, 100000 pending, easy", |b| {
         b.iter(|| scheduler.tick(2_000, Vec::new()).expect("tick"))
     });
 }
