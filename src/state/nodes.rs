@@ -86,6 +86,9 @@ impl ClusterState {
         state: NodeState,
     ) -> Result<(), EventError> {
         let id = self.node_id(name, what)?;
+        if state != NodeState::Up {
+            self.release_earmarks_on(id);
+        }
         if let Some(node) = self.nodes[id.index()].as_mut() {
             node.state = state;
         }
@@ -158,6 +161,7 @@ impl ClusterState {
         requeue_reason: RequeueReason,
         kill_reason: KillReason,
     ) {
+        self.release_earmarks_on(node);
         let victims: Vec<JobId> = self
             .running
             .iter()

@@ -215,6 +215,33 @@ impl ClusterState {
         self.earmarks.remove(&preemptor);
     }
 
+    /// Releases every earmark that involves `node` (it went down, lost a GPU, was drained or
+    /// is being removed): planned there, or counting on a victim's resources or stopped
+    /// victim's quota there. Called before the node's jobs are evicted, so the quota is
+    /// returned with the node still known; those preemptors plan again in the next pass and
+    /// their victims still stop.
+    pub(crate) fn release_earmarks_on(&mut self, node: NodeId) {
+        let touched: Vec<JobId> = self
+            .earmarks
+            .iter()
+            .filter(|(_, earmark)| {
+                earmark.planned.iter().any(|(n, _)| *n == node)
+                    || earmark
+                        .freed
+                        .iter()
+                        .any(|(_, charges)| charges.iter().any(|(n, _)| *n == node))
+                    || earmark
+                        .victims
+                        .iter()
+                        .any(|v| self.node_charges(*v).iter().any(|(n, _)| *n == node))
+            })
+            .map(|(preemptor, _)| *preemptor)
+            .collect();
+        for preemptor in touched {
+            self.release_earmark(preemptor);
+        }
+    }
+
     /// Node resources earmarked for preemptors other than `except`: each earmark's planned
     /// charges less what its victims still hold on the same node (that part is already used).
     pub fn earmark_holds(&self, except: Option<JobId>) -> BTreeMap<NodeId, NodeAmounts> {
