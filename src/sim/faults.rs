@@ -3,10 +3,16 @@
 //!
 //! Node failures are a Poisson process per node: each node fails after an exponential time
 //! with mean `node_mtbf_ms`, comes back `node_repair_ms` later, and fails again after a fresh
-//! exponential time. Every draw comes from one xoshiro256++ generator seeded with `seed`, so a
-//! seed gives the same faults on every run.
+//! exponential time. The draws come from two xoshiro256++ generators seeded from `seed`, so a
+//! seed gives the same faults on every run: one for the failure times, drawn in time order, so
+//! that every policy simulated with a seed sees the same failures (until the workload is over),
+//! and one for the per-event faults.
 
 use crate::sim::workload::dist::{self, Rng};
+
+/// Mixed into the seed of the per-event generator, so that it draws another sequence than the
+/// failure times' one.
+const EVENTS_STREAM: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// The fault model of a simulation.
 ///
@@ -66,13 +72,17 @@ impl FaultOptions {
 /// The fault generator of one simulation.
 pub(crate) struct Faults {
     options: FaultOptions,
-    rng: Rng,
+    /// Draws failure times.
+    nodes: Rng,
+    /// Draws the per-event faults.
+    events: Rng,
 }
 
 impl Faults {
     pub(crate) fn new(options: FaultOptions) -> Self {
         Faults {
-            rng: dist::seeded(options.seed),
+            nodes: dist::seeded(options.seed),
+            events: dist::seeded(options.seed ^ EVENTS_STREAM),
             options,
         }
     }
@@ -80,7 +90,7 @@ impl Faults {
     /// Time until a node that is up fails; `None` when nodes never fail.
     pub(crate) fn time_to_failure(&mut self) -> Option<u64> {
         let mean = self.options.node_mtbf_ms;
-        (mean > 0).then(|| (dist::exponential(&mut self.rng, mean as f64) as u64).max(1))
+        (mean > 0).then(|| (dist::exponential(&mut self.nodes, mean as f64) as u64).max(1))
     }
 
     /// How long a failed node stays down.
@@ -103,7 +113,7 @@ impl Faults {
         let mut order: Vec<usize> = (0..len).collect();
         if self.options.reorder {
             for i in (1..len).rev() {
-                let j = ((dist::uniform(&mut self.rng) * (i + 1) as f64) as usize).min(i);
+                let j = ((dist::uniform(&mut self.events) * (i + 1) as f64) as usize).min(i);
                 order.swap(i, j);
             }
         }
@@ -111,7 +121,7 @@ impl Faults {
     }
 
     fn chance(&mut self, permille: u32) -> bool {
-        permille > 0 && dist::uniform(&mut self.rng) * 1000.0 < f64::from(permille)
+        permille > 0 && dist::uniform(&mut self.events) * 1000.0 < f64::from(permille)
     }
 }
 
@@ -132,6 +142,18 @@ mod tests {
         };
         assert_eq!(draw(3), draw(3));
         assert_ne!(draw(3).0, draw(4).0);
+    }
+
+    #[test]
+    fn failure_times_do_not_depend_on_event_faults() {
+        let mut quiet = Faults::new(FaultOptions::standard(5));
+        let mut busy = Faults::new(FaultOptions::standard(5));
+        let first = quiet.time_to_failure();
+        for _ in 0..10 {
+            busy.duplicate();
+            busy.order(5);
+        }
+        assert_eq!(busy.time_to_failure(), first);
     }
 
     #[test]
