@@ -116,6 +116,20 @@ fn lost_stop_acknowledgements_end_at_grace_expiry() {
     check_nothing_lost(&result, &end);
     assert!(result.faults.lost_stops > 0, "no preemption happened");
     assert!(result.faults.lost_stops <= result.preemptions);
+    // No stop is ever acknowledged: the preempted jobs that did not complete first were ended
+    // by the scheduler at grace expiry (requeued, or killed when not requeueable).
+    let stopped = result
+        .executions
+        .iter()
+        .filter(|e| e.end == gangway::sim::ExecutionEnd::Preempted)
+        .count();
+    let killed = result
+        .jobs
+        .iter()
+        .filter(|j| j.status == JobStatus::Killed)
+        .count();
+    assert!(stopped + killed > 0, "no grace expired");
+    assert_eq!(result.faults.late_events_rejected, 0);
 }
 
 #[test]
