@@ -65,6 +65,34 @@ fn default_run_prints_the_policy_table() {
 }
 
 #[test]
+fn faults_add_their_rows_and_repeat_with_their_seed() {
+    let args = [
+        "simulate", "--jobs", "200", "--policy", "easy", "--faults", "3",
+    ];
+    let text = stdout(&gangway(&args));
+    for label in [
+        "reservation violations",
+        "node failures",
+        "lost stop acks",
+        "duplicates refused",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(label)),
+            "no row {label:?} in\n{text}"
+        );
+    }
+    let failures = text
+        .lines()
+        .find(|l| l.starts_with("node failures"))
+        .unwrap();
+    assert_ne!(failures.split_whitespace().last(), Some("0"), "{failures}");
+    assert_eq!(stdout(&gangway(&args)), text);
+    let plain = stdout(&gangway(&["simulate", "--jobs", "200", "--policy", "easy"]));
+    assert!(!plain.contains("node failures"), "{plain}");
+    assert!(plain.contains("reservation violations"), "{plain}");
+}
+
+#[test]
 fn one_policy_writes_schedule_report_and_plot() {
     let (csv, json, svg) = (
         scratch("easy.csv"),

@@ -150,3 +150,27 @@ fn every_preset_runs_the_gpu_ml_workload_deterministically_under_the_oracle() {
         }
     }
 }
+
+#[test]
+fn reservations_are_recorded_and_late_starts_counted() {
+    // 2 cpus. a (2 cpus, limit 100) overruns to 150; b, submitted at 10, is reserved at a's
+    // limit (100) but starts at 150: one violation. c (limit 200) at 20 gets no reservation
+    // while b is first in line (EASY reserves for the first job only); when b starts at 150,
+    // c is reserved at b's limit, 150 + 200 = 350, and starts early at 150 + 50 = 200.
+    let mut cluster = one_node(2);
+    cluster.policy.time_limit.enforce = false;
+    let jobs = vec![
+        job("a", 0, 2, 100, 150),
+        job("b", 10, 2, 200, 50),
+        job("c", 20, 2, 200, 30),
+    ];
+    let result = run(cluster, jobs);
+    let reserved: Vec<_> = result.jobs.iter().map(|j| j.reserved_start_ms).collect();
+    assert_eq!(reserved, vec![None, Some(100), Some(350)]);
+    assert_eq!(times(&result)[1], (Some(150), Some(200)));
+    let metrics = gangway::sim::metrics::Metrics::of(&result);
+    assert_eq!(
+        (metrics.reservation_violations, metrics.reservations),
+        (1, 2)
+    );
+}

@@ -236,6 +236,23 @@ impl Scheduler {
         }
     }
 
+    /// Why each pending job waits and when it should start, as of the last tick: the `pending`
+    /// part of [`Scheduler::explain`], borrowed instead of copied (for hosts that read it after
+    /// every tick).
+    ///
+    /// ```
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+    /// let mut s = Scheduler::new(cluster).unwrap();
+    /// let submit = |id: &str| Event::Submit { job: JobSpec::new(id, 100, 1) };
+    /// s.tick(0, vec![submit("a"), submit("b")]).unwrap();
+    /// assert_eq!(s.pending_info()[0].job, "b");
+    /// assert_eq!(s.pending_info()[0].estimated_start_ms, Some(100));
+    /// ```
+    pub fn pending_info(&self) -> &[PendingInfo] {
+        &self.report
+    }
+
     /// The time of the last tick.
     pub fn last_tick(&self) -> Option<u64> {
         self.last_tick_ms

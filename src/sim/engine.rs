@@ -7,35 +7,46 @@
 //! preempted job keeps the work done up to the `preempt` (it saved a checkpoint) and runs only
 //! the rest when it starts again; a requeued job (its node was lost) starts over from its last
 //! checkpoint. No wall clock is read: the same input gives the same result.
+//!
+//! With a fault model ([`FaultOptions`]) nodes also fail and come back, some `stopped`
+//! acknowledgements never come (the scheduler kills the job at grace expiry), some events are
+//! sent twice and each tick's events may come in any order. Node failures stop once nothing of
+//! the workload is due and nothing runs, so a run always ends.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 use crate::config::ClusterConfig;
-use crate::decision::{Decision, PlacementEntry, TickOutcome};
+use crate::decision::{Decision, KillReason, PendingReason, PlacementEntry, TickOutcome};
 use crate::error::{ConfigError, TickError};
 use crate::event::Event;
 use crate::model::job::FinishOutcome;
 use crate::scheduler::Scheduler;
 use crate::sim::convert::SimJob;
+use crate::sim::faults::{FaultOptions, Faults};
 use crate::sim::result::{Execution, ExecutionEnd, JobRecord, JobStatus, Sample, SimResult};
 
 /// Settings of the simulated hosts.
 ///
 /// ```
-/// assert_eq!(gangway::sim::SimOptions::default().checkpoint_delay_ms, 30_000);
+/// let options = gangway::sim::SimOptions::default();
+/// assert_eq!(options.checkpoint_delay_ms, 30_000);
+/// assert_eq!(options.faults, None);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimOptions {
     /// How long a preempted job takes to save its checkpoint and stop; capped at the job's
     /// grace. Default 30,000 (the default grace).
     pub checkpoint_delay_ms: u64,
+    /// The faults to inject; `None`: none.
+    pub faults: Option<FaultOptions>,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {
             checkpoint_delay_ms: 30_000,
+            faults: None,
         }
     }
 }
@@ -90,6 +101,24 @@ enum Due {
     Finish(usize, u32),
     /// Acknowledgement of the preemption of the job's execution of this generation.
     Stop(usize, u32),
+    /// Failure of the node of this index.
+    NodeDown(usize),
+    /// Repair of the node of this index.
+    NodeUp(usize),
+}
+
+impl Due {
+    /// Whether it belongs to the workload (not to the fault model).
+    fn is_workload(self) -> bool {
+        matches!(self, Due::Submit(_) | Due::Finish(..) | Due::Stop(..))
+    }
+}
+
+/// An event sent in a tick: what it came from, and whether it is a fault's second copy.
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    due: Due,
+    duplicate: bool,
 }
 
 #[derive(Default)]
@@ -126,7 +155,11 @@ pub struct Simulator {
     options: SimOptions,
     names: HashMap<String, usize>,
     due: BinaryHeap<Reverse<(u64, u64, Due)>>,
+    /// Entries of `due` that belong to the workload.
+    workload_due: usize,
     sequence: u64,
+    faults: Option<Faults>,
+    node_names: Vec<String>,
     live: Vec<Live>,
     result: SimResult,
     busy_gpus_milli: u64,
@@ -180,12 +213,17 @@ impl Simulator {
                 last_start_ms: None,
                 end_ms: None,
                 status: JobStatus::NeverStarted,
+                reserved_start_ms: None,
             });
         }
         let live = jobs.iter().map(|_| Live::default()).collect();
-        Ok(Simulator {
+        let node_names = cluster_node_names(&scheduler);
+        let mut simulator = Simulator {
             scheduler,
+            workload_due: due.len(),
             sequence: jobs.len() as u64,
+            faults: options.faults.clone().map(Faults::new),
+            node_names,
             jobs,
             options,
             names,
@@ -195,7 +233,11 @@ impl Simulator {
             busy_gpus_milli: 0,
             busy_cpus_milli: 0,
             ended: 0,
-        })
+        };
+        for node in 0..simulator.node_names.len() {
+            simulator.schedule_failure(0, node);
+        }
+        Ok(simulator)
     }
 
     /// Runs until nothing is due and the scheduler asks for no wake-up, calling `observer`
@@ -230,12 +272,19 @@ impl Simulator {
                 })?;
             last_tick = Some(now_ms);
             self.result.ticks += 1;
+            let refused: BTreeSet<usize> = outcome.rejected.iter().map(|r| r.index).collect();
+            for (index, sent) in sent.iter().enumerate() {
+                if !sent.duplicate && !refused.contains(&index) {
+                    self.accepted(now_ms, sent.due);
+                }
+            }
             for rejection in &outcome.rejected {
                 self.reject(now_ms, sent[rejection.index], &rejection.error.to_string())?;
             }
             for decision in &outcome.decisions {
                 self.apply(now_ms, decision);
             }
+            self.note_reservations();
             self.result.samples.push(Sample {
                 time_ms: now_ms,
                 busy_gpus_milli: self.busy_gpus_milli,
@@ -257,61 +306,154 @@ impl Simulator {
         Ok(self.result)
     }
 
-    /// Pops everything due at `now_ms` and turns it into events, closing the executions that
-    /// end; stale completions are dropped.
-    fn take_due(&mut self, now_ms: u64) -> (Vec<Event>, Vec<Due>) {
-        let mut events = Vec::new();
-        let mut sent = Vec::new();
+    /// Pops everything due at `now_ms` and turns it into events (with the faults' copies, in
+    /// the faults' order); stale completions, lost acknowledgements and failures after the
+    /// workload's end are dropped.
+    fn take_due(&mut self, now_ms: u64) -> (Vec<Event>, Vec<Sent>) {
+        let mut batch: Vec<(Event, Due)> = Vec::new();
+        let mut claimed: BTreeSet<usize> = BTreeSet::new();
         while let Some(Reverse((time, _, due))) = self.due.peek().copied()
             && time == now_ms
         {
             self.due.pop();
+            if due.is_workload() {
+                self.workload_due -= 1;
+            }
             let event = match due {
                 Due::Submit(index) => Event::Submit {
                     job: self.jobs[index].spec.clone(),
                 },
-                Due::Finish(index, generation) => {
-                    if self.live[index].generation != generation {
+                Due::Finish(index, generation) | Due::Stop(index, generation) => {
+                    // One end per execution: a completion and a stop can fall on one instant.
+                    if self.live[index].generation != generation || !claimed.insert(index) {
                         continue;
                     }
-                    self.close(index, now_ms, ExecutionEnd::Completed);
-                    self.end(index, now_ms, JobStatus::Completed);
-                    Event::Finished {
-                        job: self.jobs[index].spec.id.clone(),
-                        outcome: FinishOutcome::Completed,
+                    let job = self.jobs[index].spec.id.clone();
+                    if matches!(due, Due::Finish(..)) {
+                        Event::Finished {
+                            job,
+                            outcome: FinishOutcome::Completed,
+                        }
+                    } else if self.faults.as_mut().is_some_and(Faults::lose_stopped) {
+                        self.result.faults.lost_stops += 1;
+                        continue;
+                    } else {
+                        Event::Stopped { job }
                     }
                 }
-                Due::Stop(index, generation) => {
-                    if self.live[index].generation != generation {
+                Due::NodeDown(node) => {
+                    if self.workload_due == 0 && self.scheduler.state().running.is_empty() {
                         continue;
                     }
-                    self.close(index, now_ms, ExecutionEnd::Preempted);
-                    if !self.jobs[index].spec.requeue {
-                        self.end(index, now_ms, JobStatus::Killed);
+                    self.result.faults.node_failures += 1;
+                    let repair = self.faults.as_ref().map_or(1, Faults::repair_ms);
+                    self.schedule(now_ms + repair, Due::NodeUp(node));
+                    Event::NodeDown {
+                        node: self.node_names[node].clone(),
                     }
-                    Event::Stopped {
-                        job: self.jobs[index].spec.id.clone(),
+                }
+                Due::NodeUp(node) => {
+                    self.schedule_failure(now_ms, node);
+                    Event::NodeUp {
+                        node: self.node_names[node].clone(),
                     }
                 }
             };
-            events.push(event);
-            sent.push(due);
+            batch.push((event, due));
+        }
+        let Some(faults) = self.faults.as_mut() else {
+            return batch
+                .into_iter()
+                .map(|(event, due)| {
+                    (
+                        event,
+                        Sent {
+                            due,
+                            duplicate: false,
+                        },
+                    )
+                })
+                .unzip();
+        };
+        let mut events = Vec::with_capacity(batch.len());
+        let mut sent = Vec::with_capacity(batch.len());
+        for index in faults.order(batch.len()) {
+            let (event, due) = &batch[index];
+            events.push(event.clone());
+            sent.push(Sent {
+                due: *due,
+                duplicate: false,
+            });
+            if faults.duplicate() {
+                self.result.faults.duplicates += 1;
+                events.push(event.clone());
+                sent.push(Sent {
+                    due: *due,
+                    duplicate: true,
+                });
+            }
         }
         (events, sent)
     }
 
-    fn reject(&mut self, now_ms: u64, due: Due, message: &str) -> Result<(), SimError> {
+    /// Books an event the scheduler accepted: the end of an execution.
+    fn accepted(&mut self, now_ms: u64, due: Due) {
         match due {
+            Due::Finish(index, _) => {
+                self.close(index, now_ms, ExecutionEnd::Completed);
+                self.end(index, now_ms, JobStatus::Completed);
+            }
+            Due::Stop(index, _) => {
+                self.close(index, now_ms, ExecutionEnd::Preempted);
+                if !self.jobs[index].spec.requeue {
+                    self.end(index, now_ms, JobStatus::Killed);
+                }
+            }
+            Due::Submit(_) | Due::NodeDown(_) | Due::NodeUp(_) => {}
+        }
+    }
+
+    fn reject(&mut self, now_ms: u64, sent: Sent, message: &str) -> Result<(), SimError> {
+        if sent.duplicate {
+            self.result.faults.duplicates_rejected += 1;
+            return Ok(());
+        }
+        match sent.due {
             Due::Submit(index) => {
                 self.result.jobs[index].status = JobStatus::Rejected;
                 self.result.rejections.push(message.to_string());
                 self.ended += 1;
                 Ok(())
             }
-            Due::Finish(..) | Due::Stop(..) => Err(SimError::Tick {
-                time_ms: now_ms,
-                message: message.to_string(),
-            }),
+            // A `node_down` earlier in the tick took the job off its nodes.
+            Due::Finish(..) | Due::Stop(..) if self.faults.is_some() => {
+                self.result.faults.late_events_rejected += 1;
+                Ok(())
+            }
+            Due::Finish(..) | Due::Stop(..) | Due::NodeDown(_) | Due::NodeUp(_) => {
+                Err(SimError::Tick {
+                    time_ms: now_ms,
+                    message: message.to_string(),
+                })
+            }
+        }
+    }
+
+    /// Records the first estimated start of each job that got a reservation before it first
+    /// started.
+    fn note_reservations(&mut self) {
+        for info in self.scheduler.pending_info() {
+            let (PendingReason::Reserved, Some(estimate)) = (info.reason, info.estimated_start_ms)
+            else {
+                continue;
+            };
+            let Some(&index) = self.names.get(&info.job) else {
+                continue;
+            };
+            let record = &mut self.result.jobs[index];
+            if record.first_start_ms.is_none() {
+                record.reserved_start_ms.get_or_insert(estimate);
+            }
         }
     }
 
@@ -321,6 +463,13 @@ impl Simulator {
         };
         match decision {
             Decision::Start { placement, .. } => self.start(index, now_ms, placement),
+            // A requeueable job whose grace expired goes back to pending, like a stopped one.
+            Decision::Kill {
+                reason: KillReason::GraceExpired,
+                ..
+            } if self.jobs[index].spec.requeue => {
+                self.close(index, now_ms, ExecutionEnd::Preempted);
+            }
             Decision::Kill { .. } => {
                 self.close(index, now_ms, ExecutionEnd::Killed);
                 self.end(index, now_ms, JobStatus::Killed);
@@ -409,9 +558,30 @@ impl Simulator {
     }
 
     fn schedule(&mut self, at_ms: u64, due: Due) {
+        if due.is_workload() {
+            self.workload_due += 1;
+        }
         self.due.push(Reverse((at_ms, self.sequence, due)));
         self.sequence += 1;
     }
+
+    /// Schedules the next failure of a node that is up at `now_ms`, if nodes fail.
+    fn schedule_failure(&mut self, now_ms: u64, node: usize) {
+        if let Some(after) = self.faults.as_mut().and_then(Faults::time_to_failure) {
+            self.schedule(now_ms.saturating_add(after), Due::NodeDown(node));
+        }
+    }
+}
+
+/// The names of the cluster's nodes, in configuration order.
+fn cluster_node_names(scheduler: &Scheduler) -> Vec<String> {
+    scheduler
+        .state()
+        .nodes
+        .iter()
+        .flatten()
+        .map(|node| node.name.clone())
+        .collect()
 }
 
 fn targets(cluster: &ClusterConfig) -> Vec<(String, f64)> {

@@ -12,13 +12,16 @@
 //!   top-level account) next to its target (its shares over the top-level shares);
 //! - **Jain's index** over accounts of share ÷ target (of raw usage when there are no targets):
 //!   (Σx)² / (n·Σx²), 1 when perfectly fair, 1/n when one account has everything;
-//! - **preemptions** and **GPU-hours lost** (see [`crate::sim::Execution::lost_ms`]).
+//! - **preemptions** and **GPU-hours lost** (see [`crate::sim::Execution::lost_ms`]);
+//! - **reservation violations**: jobs that got a reservation before their first start and
+//!   started later than the start first estimated for them (out of the jobs that got one);
+//! - the **faults** injected (see [`crate::sim::FaultCounts`]).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sim::result::{JobStatus, SimResult};
+use crate::sim::result::{FaultCounts, JobRecord, JobStatus, SimResult};
 
 /// τ of the bounded slowdown: 10 s.
 pub const SLOWDOWN_TAU_MS: u64 = 10_000;
@@ -122,6 +125,31 @@ pub fn jain_index(values: &[f64]) -> Option<f64> {
     (squares > 0.0).then(|| sum * sum / (values.len() as f64 * squares))
 }
 
+/// Jobs that got a reservation and started later than first estimated, out of the jobs that
+/// got one: `(violations, reservations)`. A job that never started is no violation.
+///
+/// ```
+/// use gangway::sim::metrics::reservation_violations;
+/// use gangway::sim::{JobRecord, JobStatus};
+/// let job = |reserved, start| JobRecord { id: "a".into(), account: String::new(), submit_ms: 0,
+///     first_start_ms: start, last_start_ms: start, end_ms: None,
+///     status: JobStatus::NeverStarted, reserved_start_ms: reserved };
+/// let jobs = [job(Some(10), Some(12)), job(Some(10), Some(10)), job(None, Some(50))];
+/// assert_eq!(reservation_violations(&jobs), (1, 2));
+/// ```
+pub fn reservation_violations(jobs: &[JobRecord]) -> (u64, u64) {
+    let mut violations = 0;
+    let mut reservations = 0;
+    for job in jobs {
+        let Some(estimate) = job.reserved_start_ms else {
+            continue;
+        };
+        reservations += 1;
+        violations += u64::from(job.first_start_ms.is_some_and(|start| start > estimate));
+    }
+    (violations, reservations)
+}
+
 /// Which resource utilization and shares are measured in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -187,6 +215,12 @@ pub struct Metrics {
     pub preemptions: u64,
     /// GPU-hours whose work was lost to preemption and requeues.
     pub gpu_hours_lost: f64,
+    /// Jobs that got a reservation before their first start.
+    pub reservations: u64,
+    /// Of those, the ones that started later than first estimated.
+    pub reservation_violations: u64,
+    /// The faults injected.
+    pub faults: FaultCounts,
     /// Scheduler ticks.
     pub ticks: u64,
 }
@@ -236,6 +270,7 @@ impl Metrics {
             .map(|e| u128::from(e.gpus_milli) * u128::from(e.lost_ms))
             .sum();
         let accounts = shares(result, held);
+        let (violations, reservations) = reservation_violations(&result.jobs);
         let fairness: Vec<f64> = if result.targets.is_empty() {
             accounts.iter().map(|a| a.hours).collect()
         } else {
@@ -255,6 +290,9 @@ impl Metrics {
             accounts,
             preemptions: result.preemptions,
             gpu_hours_lost: lost as f64 / 1000.0 / MS_PER_HOUR,
+            reservations,
+            reservation_violations: violations,
+            faults: result.faults,
             ticks: result.ticks,
         }
     }
@@ -346,6 +384,7 @@ mod tests {
             } else {
                 JobStatus::NeverStarted
             },
+            reserved_start_ms: None,
         }
     }
 
@@ -433,6 +472,28 @@ mod tests {
         assert_eq!(m.preemptions, 2);
         // 2 GPUs × 1 hour lost.
         assert_eq!(m.gpu_hours_lost, 2.0);
+    }
+
+    #[test]
+    fn reservation_violations_count_late_first_starts() {
+        // Job 0 was promised 20 s and started at 25 s (late); job 1 was promised 30 s and
+        // started at 30 s (on time); job 2 was promised 40 s and started early at 35 s; job 3
+        // was promised 50 s and never started; job 4 never had a reservation.
+        let mut jobs = vec![
+            job("a", 0, Some(25_000), Some(30_000)),
+            job("a", 0, Some(30_000), Some(40_000)),
+            job("a", 0, Some(35_000), Some(45_000)),
+            job("a", 0, None, None),
+            job("a", 0, Some(60_000), Some(70_000)),
+        ];
+        for (record, estimate) in jobs.iter_mut().zip([20_000, 30_000, 40_000, 50_000]) {
+            record.reserved_start_ms = Some(estimate);
+        }
+        let m = Metrics::of(&SimResult {
+            jobs,
+            ..SimResult::default()
+        });
+        assert_eq!((m.reservation_violations, m.reservations), (1, 4));
     }
 
     #[test]

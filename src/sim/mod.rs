@@ -14,6 +14,7 @@
 
 mod convert;
 mod engine;
+mod faults;
 pub mod metrics;
 pub mod plot;
 mod preset;
@@ -23,5 +24,6 @@ pub mod workload;
 
 pub use convert::SimJob;
 pub use engine::{SimError, SimOptions, Simulator, TickView};
+pub use faults::FaultOptions;
 pub use preset::{Overrun, PolicyPreset, prepare};
-pub use result::{Execution, ExecutionEnd, JobRecord, JobStatus, Sample, SimResult};
+pub use result::{Execution, ExecutionEnd, FaultCounts, JobRecord, JobStatus, Sample, SimResult};

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::amount::Milli;
 use crate::sim::metrics::{Metrics, Resource};
 use crate::sim::preset::{Overrun, PolicyPreset};
-use crate::sim::result::SimResult;
+use crate::sim::result::{FaultCounts, SimResult};
 
 /// The header of the schedule CSV.
 pub const SCHEDULE_HEADER: &str = "job,account,submit_ms,start_ms,end_ms,tasks,gpus,nodes";
@@ -122,6 +122,22 @@ pub fn comparison_table(runs: &[PolicyRun]) -> String {
     row("makespan", &|m| duration(m.makespan_s));
     row("preemptions", &|m| m.preemptions.to_string());
     row("GPU-hours lost", &|m| format!("{:.1}", m.gpu_hours_lost));
+    row("reservation violations", &|m| {
+        format!("{} of {}", m.reservation_violations, m.reservations)
+    });
+    if runs
+        .iter()
+        .any(|r| r.metrics.faults != FaultCounts::default())
+    {
+        row("node failures", &|m| m.faults.node_failures.to_string());
+        row("lost stop acks", &|m| m.faults.lost_stops.to_string());
+        row("duplicates refused", &|m| {
+            format!(
+                "{} of {}",
+                m.faults.duplicates_rejected, m.faults.duplicates
+            )
+        });
+    }
     row("Jain's index", &|m| {
         m.jain_index.map_or("-".to_string(), |j| format!("{j:.3}"))
     });
@@ -207,6 +223,7 @@ mod tests {
             last_start_ms: Some(0),
             end_ms: Some(10),
             status: JobStatus::Completed,
+            reserved_start_ms: None,
         };
         let execution = |job, start| Execution {
             job,

@@ -32,7 +32,7 @@ pub enum JobStatus {
 /// use gangway::sim::{JobRecord, JobStatus};
 /// let job = JobRecord { id: "a".into(), account: String::new(), submit_ms: 0,
 ///     first_start_ms: Some(5), last_start_ms: Some(5), end_ms: Some(15),
-///     status: JobStatus::Completed };
+///     status: JobStatus::Completed, reserved_start_ms: None };
 /// assert_eq!(job.wait_ms(), Some(5));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +51,10 @@ pub struct JobRecord {
     pub end_ms: Option<u64>,
     /// How it ended.
     pub status: JobStatus,
+    /// The start the scheduler first estimated for it when it got a reservation before its
+    /// first start; `None`: it never had one.
+    #[serde(default)]
+    pub reserved_start_ms: Option<u64>,
 }
 
 impl JobRecord {
@@ -161,4 +165,29 @@ pub struct SimResult {
     /// The top-level account of every configured account below the top level: usage of a
     /// sub-account counts toward its top-level account's share.
     pub account_roots: BTreeMap<String, String>,
+    /// The faults injected (all 0 without a fault model).
+    #[serde(default)]
+    pub faults: FaultCounts,
+}
+
+/// The faults a simulation injected, and how the scheduler answered them.
+///
+/// ```
+/// use gangway::sim::FaultCounts;
+/// assert_eq!(FaultCounts::default().node_failures, 0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultCounts {
+    /// `node_down` events sent.
+    pub node_failures: u64,
+    /// `stopped` acknowledgements never sent.
+    pub lost_stops: u64,
+    /// Events sent a second time.
+    pub duplicates: u64,
+    /// Of those, the ones the scheduler refused (as it should: they are not counted as
+    /// rejections of the workload).
+    pub duplicates_rejected: u64,
+    /// `finished` or `stopped` events refused because an earlier event of their tick (a
+    /// `node_down` shuffled before them) had already taken the job off its nodes.
+    pub late_events_rejected: u64,
 }

@@ -9,7 +9,9 @@ use gangway::sim::plot::{PlotRun, write_plot};
 use gangway::sim::report::{PolicyRun, Report, comparison_table, write_schedule};
 use gangway::sim::workload::gpu_ml::GpuMlParams;
 use gangway::sim::workload::{Workload, alibaba, swf};
-use gangway::sim::{Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare};
+use gangway::sim::{
+    FaultOptions, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// The options of `gangway simulate`.
@@ -38,6 +40,11 @@ pub struct SimulateArgs {
     /// Seconds a preempted job takes to checkpoint and stop (at most its grace).
     #[arg(long, default_value_t = 30)]
     checkpoint_delay: u64,
+    /// Inject faults drawn from this seed: nodes fail (once a week each on average, repaired in
+    /// an hour), 10% of stop acknowledgements are lost, 1% of events are sent twice, and each
+    /// tick's events come in a random order.
+    #[arg(long, value_name = "SEED")]
+    faults: Option<u64>,
     /// Write the schedule as CSV (one file per policy, `NAME.POLICY.csv`, when comparing).
     #[arg(long, value_name = "FILE.csv")]
     schedule_out: Option<PathBuf>,
@@ -103,6 +110,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     println!("{}", describe(&name, &workload, nodes));
     let options = SimOptions {
         checkpoint_delay_ms: args.checkpoint_delay.saturating_mul(1000),
+        faults: args.faults.map(FaultOptions::standard),
     };
     let mut runs = Vec::new();
     for &policy in &policies {

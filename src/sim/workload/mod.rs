@@ -18,7 +18,7 @@
 //! ```
 
 pub mod alibaba;
-mod dist;
+pub(crate) mod dist;
 pub mod gpu_ml;
 pub mod lublin;
 mod record;
