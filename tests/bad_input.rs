@@ -441,6 +441,15 @@ mod traces {
         assert_eq!(swf_error(&text), "line 4: expected 18 fields, found 19");
     }
 
+    #[test]
+    fn swf_machine_beyond_the_per_node_maximum() {
+        let message = swf_error("; MaxNodes: 3\n; MaxProcs: 366666666666666666\n");
+        assert!(
+            message.contains("more than the 1048576 supported"),
+            "{message}"
+        );
+    }
+
     const NODES: &str = "sn,cpu_milli,memory_mib,gpu,model\nn1,32000,65536,2,T4\n";
     const POD_HEADER: &str = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
 
@@ -467,6 +476,16 @@ mod traces {
     }
 
     #[test]
+    fn alibaba_node_beyond_the_per_node_maximum() {
+        let nodes = format!("{NODES}n2,8000,16000,42,a100\n");
+        let err = alibaba::read_nodes(Cursor::new(nodes)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "node list line 3: column gpu: 42 is more than the 16 a node may have"
+        );
+    }
+
+    #[test]
     fn alibaba_missing_column() {
         let err =
             alibaba::read_nodes(Cursor::new("sn,cpu_milli,gpu,model\nn1,1000,0,\n")).unwrap_err();
@@ -485,4 +504,14 @@ mod traces {
         assert!(message.starts_with("node list: "), "{message}");
         assert!(message.contains("line: 3"), "{message}");
     }
+}
+
+#[test]
+fn node_add_beyond_the_per_node_maximum() {
+    let node = json!({"name": "big", "cpus": 2_000_000, "memory_mib": 16000});
+    assert_rejected(
+        json!({"type": "node_add", "node": node}),
+        "invalid",
+        "2000000 cpus; at most 1048576 per node",
+    );
 }
