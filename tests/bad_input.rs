@@ -486,6 +486,16 @@ mod traces {
     }
 
     #[test]
+    fn alibaba_node_without_a_name() {
+        let nodes = format!("{NODES},8000,16000,4,a100\n");
+        let err = alibaba::read_nodes(Cursor::new(nodes)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "node list line 3: column sn: empty node name"
+        );
+    }
+
+    #[test]
     fn alibaba_missing_column() {
         let err =
             alibaba::read_nodes(Cursor::new("sn,cpu_milli,gpu,model\nn1,1000,0,\n")).unwrap_err();

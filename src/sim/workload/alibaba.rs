@@ -116,6 +116,14 @@ pub enum AlibabaError {
         /// The most allowed.
         max: u64,
     },
+    /// A node row has an empty name.
+    #[error("{file} line {line}: column sn: empty node name")]
+    EmptyName {
+        /// `node list`.
+        file: &'static str,
+        /// The line (1-based).
+        line: u64,
+    },
     /// Two rows carry the same node or pod name.
     #[error("{file} line {line}: {name:?} already appears on line {first_line}")]
     DuplicateName {
@@ -188,8 +196,15 @@ pub fn read_nodes(node_list: impl Read) -> Result<Vec<TraceNode>, AlibabaError> 
     let mut nodes = Vec::new();
     while let Some(row) = table.next_row()? {
         let model = row.text("model").unwrap_or("");
+        let name = row.text("sn").unwrap_or("");
+        if name.is_empty() {
+            return Err(AlibabaError::EmptyName {
+                file: NODE_LIST,
+                line: row.line,
+            });
+        }
         nodes.push(TraceNode {
-            name: row.text("sn").unwrap_or("").to_string(),
+            name: name.to_string(),
             cpus_milli: row.bounded("cpu_milli", MAX_NODE_CPUS * 1000)?,
             memory_mib: row.bounded("memory_mib", MAX_NODE_MEMORY_MIB)?,
             gpu_model: (!model.is_empty()).then(|| model.to_string()),
