@@ -6,6 +6,13 @@ use serde::{Deserialize, Serialize};
 /// Most GPU devices one node may have.
 pub const MAX_DEVICES: usize = 16;
 
+/// Most cpus one node may have. With [`MAX_NODE_MEMORY_MIB`] it keeps the sums over a cluster
+/// of millions of nodes inside `u64`.
+pub const MAX_NODE_CPUS: u64 = 1 << 20;
+
+/// Most memory one node may have, in MiB (one EiB).
+pub const MAX_NODE_MEMORY_MIB: u64 = 1 << 40;
+
 /// One device's capacity in thousandths: a whole device is 1000.
 pub const DEVICE_MILLI: u16 = 1000;
 

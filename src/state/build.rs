@@ -9,7 +9,7 @@ use crate::config::{BackfillMode, ClusterConfig, NodeConfig};
 use crate::error::ConfigError;
 use crate::model::ids::{ModelId, NodeId, PartitionId};
 use crate::model::node::{Node, NodeState, PartitionSet};
-use crate::model::resources::{MAX_DEVICES, NodeAmounts};
+use crate::model::resources::{MAX_DEVICES, MAX_NODE_CPUS, MAX_NODE_MEMORY_MIB, NodeAmounts};
 use crate::placement::FreeIndex;
 
 /// Most partitions a cluster may have.
@@ -178,6 +178,24 @@ impl ClusterState {
     pub(crate) fn node_from_config(&mut self, cfg: &NodeConfig) -> Result<Node, (String, String)> {
         if cfg.name.is_empty() {
             return Err(("name".into(), "must not be empty".into()));
+        }
+        if cfg.cpus.milli() > MAX_NODE_CPUS * 1000 {
+            return Err((
+                "cpus".into(),
+                format!(
+                    "{} cpus; at most {MAX_NODE_CPUS} per node",
+                    cfg.cpus.milli() / 1000
+                ),
+            ));
+        }
+        if cfg.memory_mib > MAX_NODE_MEMORY_MIB {
+            return Err((
+                "memory_mib".into(),
+                format!(
+                    "{} MiB; at most {MAX_NODE_MEMORY_MIB} per node",
+                    cfg.memory_mib
+                ),
+            ));
         }
         let mut partitions = PartitionSet::default();
         match &cfg.partitions {

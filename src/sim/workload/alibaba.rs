@@ -50,6 +50,8 @@ use std::str::FromStr;
 
 use csv::StringRecord;
 
+use crate::model::resources::{MAX_DEVICES, MAX_NODE_CPUS, MAX_NODE_MEMORY_MIB};
+
 use super::{SkipCounts, SkipReason, TraceJob, TraceNode, TracePlacement, Workload};
 
 const NODE_LIST: &str = "node list";
@@ -99,6 +101,28 @@ pub enum AlibabaError {
         column: &'static str,
         /// The text found.
         value: String,
+    },
+    /// A node field is above what a node may have.
+    #[error("{file} line {line}: column {column}: {value} is more than the {max} a node may have")]
+    TooLarge {
+        /// `node list`.
+        file: &'static str,
+        /// The line (1-based).
+        line: u64,
+        /// The column.
+        column: &'static str,
+        /// The value found.
+        value: u64,
+        /// The most allowed.
+        max: u64,
+    },
+    /// A node row has an empty name.
+    #[error("{file} line {line}: column sn: empty node name")]
+    EmptyName {
+        /// `node list`.
+        file: &'static str,
+        /// The line (1-based).
+        line: u64,
     },
     /// Two rows carry the same node or pod name.
     #[error("{file} line {line}: {name:?} already appears on line {first_line}")]
@@ -172,12 +196,19 @@ pub fn read_nodes(node_list: impl Read) -> Result<Vec<TraceNode>, AlibabaError> 
     let mut nodes = Vec::new();
     while let Some(row) = table.next_row()? {
         let model = row.text("model").unwrap_or("");
+        let name = row.text("sn").unwrap_or("");
+        if name.is_empty() {
+            return Err(AlibabaError::EmptyName {
+                file: NODE_LIST,
+                line: row.line,
+            });
+        }
         nodes.push(TraceNode {
-            name: row.text("sn").unwrap_or("").to_string(),
-            cpus_milli: row.number("cpu_milli")?,
-            memory_mib: row.number("memory_mib")?,
+            name: name.to_string(),
+            cpus_milli: row.bounded("cpu_milli", MAX_NODE_CPUS * 1000)?,
+            memory_mib: row.bounded("memory_mib", MAX_NODE_MEMORY_MIB)?,
             gpu_model: (!model.is_empty()).then(|| model.to_string()),
-            gpus: row.number("gpu")?,
+            gpus: row.bounded("gpu", MAX_DEVICES as u64)? as u32,
             gpu_memory_mib: 0,
         });
     }
@@ -400,6 +431,21 @@ impl Row<'_> {
             column,
             value: value.to_string(),
         }
+    }
+
+    /// The field of a required column as a non-negative integer of at most `max`.
+    fn bounded(&self, column: &'static str, max: u64) -> Result<u64, AlibabaError> {
+        let value: u64 = self.number(column)?;
+        if value > max {
+            return Err(AlibabaError::TooLarge {
+                file: self.table_file,
+                line: self.line,
+                column,
+                value,
+                max,
+            });
+        }
+        Ok(value)
     }
 
     /// The field of a required column as a non-negative integer.

@@ -48,6 +48,8 @@ use std::path::Path;
 use flate2::bufread::MultiGzDecoder;
 
 use super::record::cpu_nodes;
+use crate::model::resources::MAX_NODE_CPUS;
+
 use super::{MAX_NODES, SkipCounts, SkipReason, TraceJob, TracePlacement, Workload};
 
 const FIELD_NAMES: [&str; 18] = [
@@ -176,6 +178,12 @@ pub enum SwfError {
         /// The number of nodes asked for.
         nodes: u64,
     },
+    /// A node would have more than [`MAX_NODE_CPUS`] cpus.
+    #[error("the machine has {cpus} cpus per node, more than the {MAX_NODE_CPUS} supported")]
+    TooManyCpus {
+        /// The cpus per node asked for.
+        cpus: u64,
+    },
 }
 
 /// Reads an SWF file (plain or gzip) from a path.
@@ -276,6 +284,11 @@ fn read_text(mut reader: impl BufRead, machine: Option<SwfMachine>) -> Result<Wo
     };
     if node_count > MAX_NODES {
         return Err(SwfError::TooManyNodes { nodes: node_count });
+    }
+    if cpus_per_node > MAX_NODE_CPUS {
+        return Err(SwfError::TooManyCpus {
+            cpus: cpus_per_node,
+        });
     }
     let width = node_count.saturating_mul(cpus_per_node);
     records.sort_by_key(|r| (r.submit_s, r.id));
