@@ -1,8 +1,8 @@
 //! Turning a workload's [`TraceJob`]s into the jobs the simulator submits.
 
 use crate::model::amount::Milli;
-use crate::model::job::{JobSpec, PlacementMode, TaskGroup};
-use crate::sim::workload::{TraceJob, TracePlacement};
+use crate::model::job::{JobSpec, TaskGroup};
+use crate::sim::workload::TraceJob;
 
 /// One job of a simulation: what the scheduler is told ([`JobSpec`]), and how long the job
 /// really runs once started (which the scheduler never sees).
@@ -42,7 +42,7 @@ impl SimJob {
             memory_mib: job.memory_mib_per_task,
             gpus: Milli::from_milli(job.gpus_per_task_milli),
             gpu_models: (!job.gpu_models.is_empty()).then(|| job.gpu_models.clone()),
-            placement: placement(job.placement),
+            placement: job.placement,
             ..TaskGroup::new(job.tasks.max(1))
         };
         let mut spec = JobSpec::new(job.id.clone(), job.time_limit_ms.max(1), 1);
@@ -66,18 +66,11 @@ fn non_empty(text: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_string())
 }
 
-fn placement(placement: TracePlacement) -> PlacementMode {
-    match placement {
-        TracePlacement::Pack => PlacementMode::Pack,
-        TracePlacement::Spread => PlacementMode::Spread,
-        TracePlacement::StrictPack => PlacementMode::StrictPack,
-        TracePlacement::StrictSpread => PlacementMode::StrictSpread,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::job::PlacementMode;
+    use crate::sim::workload::TracePlacement;
 
     #[test]
     fn converts_every_field() {

@@ -71,25 +71,14 @@ impl TraceJob {
     }
 }
 
-/// How a gang's tasks are spread over nodes (PROTOCOL.md's `placement`).
+/// How a gang's tasks are spread over nodes: the engine's own [`PlacementMode`], so a trace job
+/// converts without a mapping.
 ///
 /// ```
 /// use gangway::sim::workload::TracePlacement;
 /// assert_eq!(serde_json::to_string(&TracePlacement::StrictSpread).unwrap(), "\"strict_spread\"");
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TracePlacement {
-    /// As few nodes as possible.
-    #[default]
-    Pack,
-    /// As many nodes as possible.
-    Spread,
-    /// All tasks on one node.
-    StrictPack,
-    /// One task per node.
-    StrictSpread,
-}
+pub use crate::model::job::PlacementMode as TracePlacement;
 
 /// One node of a workload's machine.
 ///
