@@ -442,29 +442,12 @@ impl QuotaTree {
     /// assert_eq!(tree.usage(a)[KeyId::CPU], 1000);
     /// ```
     pub fn add_usage(&mut self, q: QueueId, demand: &QuotaVec) {
-        let mut delta = *demand;
-        let mut n = q.index();
-        loop {
-            let node = &mut self.nodes[n];
-            let mut up = QuotaVec::ZERO;
-            for (i, &d) in delta.as_slice().iter().enumerate() {
-                let Some(key) = KeyId::from_index(i).filter(|_| d != 0) else {
-                    continue;
-                };
-                let local = node.guaranteed[key].saturating_sub(node.usage[key]);
-                node.usage[key] = node.usage[key].saturating_add(d);
-                if node.limits.contains(key) {
-                    up[key] = d.saturating_sub(local);
-                }
-            }
-            match node.parent {
-                Some(parent) if !up.is_zero() => {
-                    delta = up;
-                    n = parent as usize;
-                }
-                _ => break,
-            }
-        }
+        self.walk_up(q, demand, |usage, guaranteed, d| {
+            (
+                usage.saturating_add(d),
+                d.saturating_sub(guaranteed.saturating_sub(usage)),
+            )
+        });
     }
 
     /// Releases `demand` from queue `q`, and from its cohorts the part that had bubbled up.
@@ -482,6 +465,23 @@ impl QuotaTree {
     /// assert!(tree.usage(a).is_zero());
     /// ```
     pub fn remove_usage(&mut self, q: QueueId, demand: &QuotaVec) {
+        self.walk_up(q, demand, |usage, guaranteed, d| {
+            (
+                usage.saturating_sub(d),
+                d.min(usage.saturating_sub(guaranteed)),
+            )
+        });
+    }
+
+    /// Applies `demand` to queue `q` and walks up its cohorts: `step(usage, guaranteed, d)`
+    /// gives a node's new usage of a key and the part of `d` that moves on to the parent (only
+    /// for keys the node limits); the walk stops when nothing moves on.
+    fn walk_up(
+        &mut self,
+        q: QueueId,
+        demand: &QuotaVec,
+        step: impl Fn(u64, u64, u64) -> (u64, u64),
+    ) {
         let mut delta = *demand;
         let mut n = q.index();
         loop {
@@ -491,10 +491,10 @@ impl QuotaTree {
                 let Some(key) = KeyId::from_index(i).filter(|_| d != 0) else {
                     continue;
                 };
-                let stored_in_parent = node.usage[key].saturating_sub(node.guaranteed[key]);
-                node.usage[key] = node.usage[key].saturating_sub(d);
+                let (usage, moved) = step(node.usage[key], node.guaranteed[key], d);
+                node.usage[key] = usage;
                 if node.limits.contains(key) {
-                    up[key] = d.min(stored_in_parent);
+                    up[key] = moved;
                 }
             }
             match node.parent {
