@@ -1,6 +1,7 @@
-//! Runs every `../shared/scenarios/*.json` through the shim's request handling in-process and
-//! checks every expectation as PROTOCOL.md defines them, plus the invariant oracle after every
-//! tick and the physical sanity of every `start`.
+//! Runs every `../shared/scenarios/*.json` (the shared contract) and every `tests/scenarios/*.json`
+//! (gangway's own scenarios, one or more per feature) through the shim's request handling
+//! in-process and checks every expectation as PROTOCOL.md defines them, plus the invariant oracle
+//! after every tick and the physical sanity of every `start`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,14 +17,22 @@ fn scenario_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/scenarios")
 }
 
-fn scenario_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(scenario_dir())
-        .expect("../shared/scenarios must exist beside the repository")
+fn own_scenario_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios")
+}
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{} must exist: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
     files
+}
+
+fn scenario_files() -> Vec<PathBuf> {
+    json_files(&scenario_dir())
 }
 
 fn ids(values: &Value) -> BTreeSet<String> {
@@ -170,6 +179,26 @@ fn every_shared_scenario_not_in_the_skip_list_passes() {
         failures.is_empty(),
         "{} of {ran} scenarios failed:\n{}",
         failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_own_scenario_passes() {
+    let files = json_files(&own_scenario_dir());
+    assert!(!files.is_empty(), "no scenarios in tests/scenarios");
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let name = file.file_stem().unwrap().to_string_lossy().to_string();
+            run(file).err().map(|e| format!("{name}: {e}"))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} own scenarios failed:\n{}",
+        failures.len(),
+        files.len(),
         failures.join("\n")
     );
 }
