@@ -278,17 +278,39 @@ impl Scheduler {
     /// decisions the original would have made. A snapshot whose allocations do not add up is
     /// refused.
     pub fn restore(snapshot: Snapshot) -> Result<Self, String> {
+        let policy = Multifactor {
+            weights: snapshot.state.config.policy.priority.weights.clone(),
+        };
+        let mut scheduler = Self::restore_with_policy(snapshot, Box::new(policy))?;
+        scheduler.builtin_policy = true;
+        Ok(scheduler)
+    }
+
+    /// Restores a snapshot with a custom ordering policy (the one the snapshotted scheduler was
+    /// built with, for the same decisions): the counterpart of [`Scheduler::with_policy`].
+    ///
+    /// ```
+    /// use gangway::policy::Multifactor;
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+    /// let policy = || Box::new(Multifactor { weights: Default::default() });
+    /// let mut s = Scheduler::with_policy(cluster, policy()).unwrap();
+    /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 100, 1) }]).unwrap();
+    /// let restored = Scheduler::restore_with_policy(s.snapshot(), policy()).unwrap();
+    /// assert_eq!(restored.state().running.len(), 1);
+    /// ```
+    pub fn restore_with_policy(
+        snapshot: Snapshot,
+        policy: Box<dyn Policy>,
+    ) -> Result<Self, String> {
         let mut state = snapshot.state;
         state.rebuild_index();
         state.rebuild_quota().map_err(|e| e.to_string())?;
         state.check_consistency()?;
-        let policy = Multifactor {
-            weights: state.config.policy.priority.weights.clone(),
-        };
         Ok(Scheduler {
             state,
-            policy: Arc::new(policy),
-            builtin_policy: true,
+            policy: Arc::from(policy),
+            builtin_policy: false,
             last_tick_ms: snapshot.last_tick_ms,
             report: snapshot.report,
             next_wakeup_ms: snapshot.next_wakeup_ms,

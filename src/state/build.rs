@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::ClusterState;
+use super::{ClusterState, DependencyGraph};
 use crate::config::{BackfillMode, ClusterConfig, NodeConfig};
 use crate::error::ConfigError;
 use crate::model::ids::{ModelId, NodeId, PartitionId};
@@ -120,7 +120,7 @@ impl ClusterState {
             pending: BTreeSet::new(),
             running: BTreeSet::new(),
             ended: VecDeque::new(),
-            dependents: BTreeMap::new(),
+            dependents: DependencyGraph::default(),
             next_arrival: 0,
             now_ms: 0,
             earmarks: BTreeMap::new(),

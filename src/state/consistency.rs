@@ -7,8 +7,9 @@ use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 impl ClusterState {
     /// Recounts every node's usage from the running jobs and compares it with the books; checks
     /// capacity, device exclusivity, that nothing runs on a down or missing node or a down GPU,
-    /// that licenses held add up to the running jobs' and stay within their totals, and that
-    /// every job's fair-share association exists.
+    /// that licenses held add up to the running jobs' and stay within their totals, that the
+    /// dependency graph matches the jobs' waiting lists, and that every job's fair-share
+    /// association exists.
     pub fn check_consistency(&self) -> Result<(), String> {
         let mut counted = vec![NodeAmounts::default(); self.nodes.len()];
         let mut jobs_on = vec![0u32; self.nodes.len()];
@@ -105,6 +106,7 @@ impl ClusterState {
                 ));
             }
         }
+        self.check_dependencies()?;
         self.check_associations()
     }
 }

@@ -100,7 +100,9 @@ impl ClusterState {
                 outcome,
             };
             self.ended.push_back(id);
-            for dependent in self.dependents.remove(&id).unwrap_or_default() {
+            let mut dependents = self.dependents.take_dependents(id);
+            dependents.sort_by_key(|d| self.job(*d).map_or(u64::MAX, |j| j.arrival));
+            for dependent in dependents {
                 if self.resolve_dependency(dependent, id, outcome) {
                     decisions.push(Decision::Cancel {
                         job: self.job_name(dependent).to_string(),
@@ -152,9 +154,7 @@ impl ClusterState {
             .collect();
         let mut never = false;
         for (target, outcome) in ended {
-            if let Some(list) = self.dependents.get_mut(&target) {
-                list.retain(|d| *d != id);
-            }
+            self.dependents.remove_edge(id, target);
             never |= self.resolve_dependency(id, target, outcome);
         }
         never
@@ -174,7 +174,7 @@ impl ClusterState {
             self.ended.pop_front();
             if let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::take) {
                 self.job_names.remove(&job.spec.id);
-                self.dependents.remove(&id);
+                self.dependents.take_dependents(id);
                 self.free_slots.push(id);
             }
         }

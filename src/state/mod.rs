@@ -4,6 +4,7 @@
 
 mod build;
 mod consistency;
+mod dependencies;
 mod jobs;
 pub mod licenses;
 mod lifecycle;
@@ -27,6 +28,7 @@ use crate::model::shape::TaskShape;
 use crate::placement::{Assignment, FreeIndex, ShapeMix};
 
 pub use build::Partition;
+pub use dependencies::DependencyGraph;
 pub(crate) use jobs::charges;
 pub use maintenance::{Maintenance, Window};
 pub use quota::{Earmark, QuotaBook};
@@ -60,8 +62,10 @@ pub struct ClusterState {
     pub running: BTreeSet<JobId>,
     /// Ended jobs in the order they ended, forgotten after `min_job_age_ms`.
     pub ended: VecDeque<JobId>,
-    /// For each job, the pending jobs that wait for it to end.
-    pub dependents: BTreeMap<JobId, Vec<JobId>>,
+    /// The pending jobs that wait for each job to end (derived from the jobs' waiting lists;
+    /// rebuilt on restore).
+    #[serde(skip)]
+    pub dependents: DependencyGraph,
     /// Arrival counter: ties of equal priority and submit time break by it.
     pub next_arrival: u64,
     /// The time of the last tick. Every running job's usage is charged up to it.
@@ -200,5 +204,13 @@ impl ClusterState {
     /// Rebuilds derived indexes (after a restore).
     pub fn rebuild_index(&mut self) {
         self.index = FreeIndex::build(&self.nodes, self.models.len());
+        self.dependents = DependencyGraph::default();
+        for (slot, job) in self.jobs.iter().enumerate() {
+            if let Some(job) = job.as_ref().filter(|j| j.state == JobState::Pending) {
+                for (target, _) in &job.waiting_on {
+                    self.dependents.add(JobId(slot as u32), *target);
+                }
+            }
+        }
     }
 }

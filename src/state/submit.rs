@@ -262,7 +262,7 @@ impl ClusterState {
         self.job_names.insert(name, id);
         self.pending.insert(id);
         for target in waiting {
-            self.dependents.entry(target).or_default().push(id);
+            self.dependents.add(id, target);
         }
         id
     }

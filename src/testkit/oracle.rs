@@ -8,7 +8,7 @@ use crate::decision::{Decision, TickOutcome};
 use crate::error::TickError;
 use crate::event::Event;
 use crate::scheduler::Scheduler;
-use crate::state::JobState;
+use crate::state::{ClusterState, Job, JobState};
 
 /// Checks every invariant after a tick that produced `outcome`.
 ///
@@ -45,6 +45,7 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
                 // leave the job running.
                 other => return Err(format!("started job {name} is {other:?}")),
             };
+            check_dependencies_met(state, job)?;
             if run.assignments.len() != placement.len() {
                 return Err(format!("start of {name}: placement differs from the books"));
             }
@@ -73,6 +74,32 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
                         node.name
                     ));
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A started job's dependencies must all be met: every `after` target that is still tracked has
+/// ended with an outcome its kind accepts. (A tracked job submitted after the dependent is a
+/// later job reusing a forgotten id, not the one depended on.)
+fn check_dependencies_met(state: &ClusterState, job: &Job) -> Result<(), String> {
+    for dep in &job.spec.after {
+        let Some(target) = state
+            .job_names
+            .get(&dep.job)
+            .and_then(|id| state.job(*id))
+            .filter(|t| t.arrival < job.arrival)
+        else {
+            continue;
+        };
+        match target.state {
+            JobState::Ended { outcome, .. } if outcome.satisfies(dep.on) => {}
+            ref other => {
+                return Err(format!(
+                    "start of {}: its dependency on {} ({:?}) is not met: {other:?}",
+                    job.spec.id, dep.job, dep.on
+                ));
             }
         }
     }

@@ -1,0 +1,77 @@
+//! The dependency graph through the Rust API: kept in step with submits, ends and restores, and
+//! checked by the consistency oracle. The invariant oracle runs after every tick.
+
+use gangway::model::job::{Dependency, FinishOutcome};
+use gangway::testkit::checked_tick;
+use gangway::{ClusterConfig, DependencyKind, Event, JobSpec, Scheduler};
+
+fn job(id: &str, after: &[&str]) -> Event {
+    let mut spec = JobSpec::new(id, 60_000, 1);
+    spec.after = after
+        .iter()
+        .map(|t| Dependency {
+            job: (*t).to_owned(),
+            on: DependencyKind::Ok,
+        })
+        .collect();
+    Event::Submit { job: spec }
+}
+
+/// A runs; B waits for A; C waits for A and B.
+fn scheduler_with_chain() -> Scheduler {
+    let config: ClusterConfig =
+        serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+    let mut scheduler = Scheduler::new(config).unwrap();
+    let events = vec![job("A", &[]), job("B", &["A"]), job("C", &["A", "B"])];
+    let out = checked_tick(&mut scheduler, 0, events).unwrap();
+    assert!(out.rejected.is_empty(), "{:?}", out.rejected);
+    scheduler
+}
+
+#[test]
+fn the_graph_follows_submits_and_ends_and_is_rebuilt_on_restore() {
+    let mut scheduler = scheduler_with_chain();
+    let state = scheduler.state();
+    let (a, b) = (state.job_names["A"], state.job_names["B"]);
+    assert_eq!(state.dependents.len(), 3);
+    assert_eq!(state.dependents.dependents(a).len(), 2);
+
+    let restored = Scheduler::restore(scheduler.snapshot()).unwrap();
+    assert_eq!(restored.state().dependents.len(), 3);
+    assert_eq!(restored.state().dependents.dependents(a).len(), 2);
+
+    let finished = Event::Finished {
+        job: "A".into(),
+        outcome: FinishOutcome::Completed,
+    };
+    checked_tick(&mut scheduler, 1, vec![finished]).unwrap();
+    // B started; C now waits for B alone.
+    let state = scheduler.state();
+    assert_eq!(state.dependents.len(), 1);
+    assert_eq!(state.dependents.dependents(b).len(), 1);
+    assert!(state.dependents.dependents(a).is_empty());
+}
+
+#[test]
+fn a_cancelled_dependent_leaves_the_graph() {
+    let mut scheduler = scheduler_with_chain();
+    checked_tick(&mut scheduler, 1, vec![Event::Cancel { job: "C".into() }]).unwrap();
+    let state = scheduler.state();
+    assert_eq!(state.dependents.len(), 1);
+    assert_eq!(state.dependents.job_count(), 2);
+}
+
+#[test]
+fn consistency_finds_a_wait_missing_from_the_graph_or_an_extra_edge() {
+    let scheduler = scheduler_with_chain();
+    let mut state = scheduler.state().clone();
+    let (a, b) = (state.job_names["A"], state.job_names["B"]);
+    state.dependents.remove_edge(b, a);
+    let err = state.check_consistency().unwrap_err();
+    assert!(err.contains("B waits for A"), "{err}");
+
+    let mut state = scheduler.state().clone();
+    state.dependents.add(a, b);
+    let err = state.check_consistency().unwrap_err();
+    assert!(err.contains("4 edges"), "{err}");
+}
