@@ -80,17 +80,17 @@ impl CapacityView for FutureView<'_> {
     }
 }
 
-/// A lower bound (at least `start`) on the start of any window as long as `[start, end)` in
-/// which the gang of `shapes` (at their counts) can fit: a node counts only from
-/// the time no step of the window leaves it too little for one task, and the gang needs that
-/// many nodes (its task count for one strict-spread group, else one). Trying start times below
-/// the bound is wasted work; `u64::MAX`: never.
+/// A lower bound (at least `start`) on the start of any window of `len` milliseconds in which
+/// the gang of `shapes` (at their counts) can fit: a node counts only from the earliest time
+/// from which no instant of the window leaves it too little for one task, and the gang needs
+/// that many nodes (its task count for one strict-spread group, else one). Trying start times
+/// below the bound is wasted work; `u64::MAX`: never.
 pub fn earliest_fit_bound(
     profile: &Profile,
     nodes: &[Option<Node>],
     shapes: &[TaskShape],
     start: u64,
-    end: u64,
+    len: u64,
 ) -> u64 {
     let needed = match shapes {
         [only] if only.mode == PlacementMode::StrictSpread => only.count.max(1) as usize,
@@ -102,11 +102,13 @@ pub fn earliest_fit_bound(
         .filter_map(|(i, node)| Some((NodeId(i as u32), node.as_ref()?)))
         .filter(|(_, node)| node.accepts_work())
         .map(|(id, node)| {
-            profile.usable_from(id, node, start, end, |free| {
+            profile.earliest_usable(id, node, start, len, |available, used| {
                 shapes.iter().any(|s| {
-                    free.cpu_milli >= s.cpu_milli
-                        && free.memory_mib >= s.memory_mib
-                        && free.whole_devices(node.gpu_count) >= s.whole_gpus()
+                    available.cpu_milli.saturating_sub(used.cpu_milli) >= s.cpu_milli
+                        && available.memory_mib.saturating_sub(used.memory_mib) >= s.memory_mib
+                        && (s.whole_gpus() == 0
+                            || available.whole_devices_unused(used, node.gpu_count)
+                                >= s.whole_gpus())
                 })
             })
         })

@@ -59,25 +59,23 @@ impl Timeline {
         }
     }
 
-    /// The end of the last step of `[start, end)` whose usage `blocks` (`u64::MAX` when that
-    /// step lasts forever), or `None`.
-    fn last_blocking_end(
-        &self,
-        start: u64,
-        end: u64,
-        blocks: impl Fn(&NodeAmounts) -> bool,
-    ) -> Option<u64> {
-        let first = self.step_at(start);
-        let mut found = None;
-        for (i, (t, usage)) in self.steps.iter().enumerate().skip(first) {
-            if i > first && *t >= end {
+    /// The earliest `t ≥ start` such that no step overlapping `[t, t + len)` (`len` ≥ 1) has a
+    /// usage that `blocks`; `u64::MAX` when a blocking step lasts forever. One sweep forward:
+    /// each blocking step moves the candidate window to the step's end.
+    fn earliest_clear(&self, start: u64, len: u64, blocks: impl Fn(&NodeAmounts) -> bool) -> u64 {
+        let mut t = start;
+        for (i, (at, usage)) in self.steps.iter().enumerate().skip(self.step_at(start)) {
+            if *at >= t.saturating_add(len) {
                 break;
             }
             if blocks(usage) {
-                found = Some(self.steps.get(i + 1).map_or(u64::MAX, |next| next.0));
+                match self.steps.get(i + 1) {
+                    Some(next) => t = next.0,
+                    None => return u64::MAX,
+                }
             }
         }
-        found
+        t
     }
 
     /// The highest usage at any instant of `[start, end)`, per dimension.
@@ -220,9 +218,12 @@ impl Profile {
         self.reserved.iter().copied()
     }
 
-    /// Candidate start times after now, earliest first.
-    pub fn release_times(&self) -> impl Iterator<Item = u64> + '_ {
-        self.releases.range(self.now + 1..).copied()
+    /// The first candidate start time at or after `from` (and after now).
+    pub fn next_release(&self, from: u64) -> Option<u64> {
+        self.releases
+            .range(from.max(self.now.saturating_add(1))..)
+            .next()
+            .copied()
     }
 
     /// What `node` has free during the whole of `[start, end)` (`start` ≥ now): its available
@@ -247,25 +248,25 @@ impl Profile {
 }
 
 impl Profile {
-    /// A lower bound on when `node` can next offer `enough` over a whole window as long as
-    /// `[start, end)`: a step inside the window whose free amounts are not `enough` stays
-    /// inside every window starting before it ends. Returns `start` when no step blocks,
-    /// `u64::MAX` when a blocking step never ends.
-    pub fn usable_from(
+    /// The earliest time `t ≥ start` from which `node` offers `enough` at every instant of a
+    /// window of `len` milliseconds `[t, t + len)` (future usage, earmarks included):
+    /// `u64::MAX` when never. `enough` sees the node's available amounts and the usage of one
+    /// step at a time (so it computes only the free amounts it needs).
+    pub fn earliest_usable(
         &self,
         id: NodeId,
         node: &Node,
         start: u64,
-        end: u64,
-        enough: impl Fn(&NodeAmounts) -> bool,
+        len: u64,
+        enough: impl Fn(&NodeAmounts, &NodeAmounts) -> bool,
     ) -> u64 {
         let available = node.available();
-        let blocks = |usage: &NodeAmounts| !enough(&available.minus(usage));
-        let bound = match self.timeline(id, true) {
-            Some(timeline) => timeline.last_blocking_end(start, end.max(start + 1), blocks),
-            None => blocks(&NodeAmounts::default()).then_some(u64::MAX),
-        };
-        bound.unwrap_or(start)
+        let blocks = |usage: &NodeAmounts| !enough(&available, usage);
+        match self.timeline(id, true) {
+            Some(timeline) => timeline.earliest_clear(start, len.max(1), blocks),
+            None if blocks(&NodeAmounts::default()) => u64::MAX,
+            None => start,
+        }
     }
 }
 
@@ -293,9 +294,13 @@ mod tests {
         assert_eq!(t.peak(250, 301).cpu_milli, 4);
         assert_eq!(t.peak(400, 401).cpu_milli, 0);
         let heavy = |u: &NodeAmounts| u.cpu_milli >= 2;
-        assert_eq!(t.last_blocking_end(0, 50, heavy), None);
-        assert_eq!(t.last_blocking_end(0, 60, heavy), Some(100));
-        assert_eq!(t.last_blocking_end(0, 350, heavy), Some(400));
-        assert_eq!(t.last_blocking_end(500, 600, |_| true), Some(u64::MAX));
+        // Blocking steps: [50, 100), [100, 200), [300, 400).
+        assert_eq!(t.earliest_clear(0, 50, heavy), 0);
+        assert_eq!(t.earliest_clear(0, 60, heavy), 200);
+        assert_eq!(t.earliest_clear(0, 100, heavy), 200);
+        assert_eq!(t.earliest_clear(0, 101, heavy), 400);
+        assert_eq!(t.earliest_clear(120, 10, heavy), 200);
+        assert_eq!(t.earliest_clear(250, 50, heavy), 250);
+        assert_eq!(t.earliest_clear(500, 600, |_| true), u64::MAX);
     }
 }

@@ -106,6 +106,26 @@ impl NodeAmounts {
         self.cpu_milli == 0 && self.memory_mib == 0 && self.devices.iter().all(|d| *d == 0)
     }
 
+    /// How many of the first `count` devices are whole here (`self` is an available amount) and
+    /// entirely unused in `used`: the whole devices of `self.minus(used)`, without computing it.
+    ///
+    /// ```
+    /// use gangway::model::resources::NodeAmounts;
+    /// let available = NodeAmounts::full(8_000, 0, 4);
+    /// let mut used = NodeAmounts::default();
+    /// used.devices[1] = 500;
+    /// assert_eq!(available.whole_devices_unused(&used, 4), 3);
+    /// assert_eq!(available.minus(&used).whole_devices(4), 3);
+    /// ```
+    pub fn whole_devices_unused(&self, used: &NodeAmounts, count: usize) -> u32 {
+        self.devices
+            .iter()
+            .zip(&used.devices)
+            .take(count)
+            .filter(|(a, u)| **a == DEVICE_MILLI && **u == 0)
+            .count() as u32
+    }
+
     /// How many of the first `count` devices are entirely free (as a free amount: 1000).
     pub fn whole_devices(&self, count: usize) -> u32 {
         self.devices

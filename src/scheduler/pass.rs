@@ -265,24 +265,30 @@ impl Scheduler {
             all_levels: true,
         };
         let previous = self.plans.get(&id).filter(|plan| plan.start_ms > pass.now);
-        let mut times: Vec<u64> = profile.release_times().collect();
-        if let Some(plan) = previous
-            && let Err(at) = times.binary_search(&plan.start_ms)
-        {
-            times.insert(at, plan.start_ms);
-        }
         let mut planned = None;
-        let mut skip_until = 0;
-        for start in times {
-            if start < skip_until {
-                continue;
-            }
+        // Candidate start times: the profile's release times and the previous plan's start,
+        // from `cursor` on; the fit bound moves the cursor past hopeless stretches at once.
+        let mut cursor = pass.now.saturating_add(1);
+        loop {
+            let release = profile.next_release(cursor);
+            let start = match previous.map(|p| p.start_ms).filter(|&t| t >= cursor) {
+                Some(t) => release.map_or(t, |r| r.min(t)),
+                None => match release {
+                    Some(r) => r,
+                    None => break,
+                },
+            };
+            cursor = start.saturating_add(1);
             let end = start.saturating_add(limit);
             if !profile.licenses.covers(&licenses, start, end) {
                 continue;
             }
-            skip_until = earliest_fit_bound(profile, &self.state.nodes, &minimal, start, end);
-            if skip_until > start {
+            let bound = earliest_fit_bound(profile, &self.state.nodes, &minimal, start, limit);
+            if bound > start {
+                cursor = bound;
+                if bound == u64::MAX {
+                    break;
+                }
                 continue;
             }
             let view = FutureView {
