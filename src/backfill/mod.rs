@@ -84,9 +84,10 @@ impl CapacityView for FutureView<'_> {
 /// the gang of `shapes` (at their counts) can fit: a node counts only from the earliest time
 /// from which no instant of the window leaves it too little for one task, and the gang needs
 /// that many nodes (its task count for one strict-spread group, else one). Trying start times
-/// below the bound is wasted work; `u64::MAX`: never.
+/// below the bound is wasted work; `u64::MAX`: never. Single-group gangs use the profile's
+/// memo of earlier answers.
 pub fn earliest_fit_bound(
-    profile: &Profile,
+    profile: &mut Profile,
     nodes: &[Option<Node>],
     shapes: &[TaskShape],
     start: u64,
@@ -96,23 +97,26 @@ pub fn earliest_fit_bound(
         [only] if only.mode == PlacementMode::StrictSpread => only.count.max(1) as usize,
         _ => 1,
     };
-    let mut bounds: Vec<u64> = nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, node)| Some((NodeId(i as u32), node.as_ref()?)))
-        .filter(|(_, node)| node.accepts_work())
-        .map(|(id, node)| {
-            profile.earliest_usable(id, node, start, len, |available, used| {
-                shapes.iter().any(|s| {
-                    available.cpu_milli.saturating_sub(used.cpu_milli) >= s.cpu_milli
-                        && available.memory_mib.saturating_sub(used.memory_mib) >= s.memory_mib
-                        && (s.whole_gpus() == 0
-                            || available.whole_devices_unused(used, node.gpu_count)
-                                >= s.whole_gpus())
-                })
-            })
-        })
-        .collect();
+    let need = |s: &TaskShape| (s.cpu_milli, s.memory_mib, s.whole_gpus());
+    let slot = match shapes {
+        [only] => Some(profile.need_slot(need(only))),
+        _ => None,
+    };
+    let mut bounds: Vec<u64> = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let Some(node) = node.as_ref().filter(|n| n.accepts_work()) else {
+            continue;
+        };
+        let id = NodeId(i as u32);
+        bounds.push(match slot {
+            Some(slot) => profile.earliest_usable_memo(slot, id, node, start, len),
+            None => profile.earliest_usable(id, node, start, len, |available, used| {
+                shapes
+                    .iter()
+                    .any(|s| available.fits_task(used, node.gpu_count, need(s)))
+            }),
+        });
+    }
     if bounds.len() < needed {
         return u64::MAX;
     }

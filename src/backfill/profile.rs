@@ -108,6 +108,25 @@ pub struct Profile {
     releases: BTreeSet<u64>,
     /// Cluster-wide licenses over time (released at the same times as the jobs' nodes).
     pub licenses: LicenseProfile,
+    /// Earlier answers of [`Profile::earliest_usable_memo`], by need slot: usage only grows
+    /// during a pass, so an earlier answer stays a lower bound for the same need and any longer
+    /// window.
+    memo: Vec<NeedMemo>,
+    /// Need slots by need.
+    need_slots: BTreeMap<TaskNeed, usize>,
+}
+
+/// The most window lengths remembered per need and node.
+const MEMO_LENGTHS: usize = 64;
+
+/// What one task needs: cpus (thousandths), memory (MiB), whole GPUs.
+pub type TaskNeed = (u64, u64, u32);
+
+/// The memo of one need: per node, `(window length, start, answer)` sorted by length.
+#[derive(Clone, Debug, Default)]
+struct NeedMemo {
+    need: TaskNeed,
+    by_node: Vec<Vec<(u64, u64, u64)>>,
 }
 
 impl Profile {
@@ -248,6 +267,67 @@ impl Profile {
 }
 
 impl Profile {
+    /// [`Profile::earliest_usable`] for one task of the need in `slot` ([`Profile::need_slot`]),
+    /// remembering its answers for the rest of the pass. An earlier answer for the
+    /// same need, a window no longer than `len` and a start no later than `start` is a lower
+    /// bound (the profile only gains usage during a pass, and longer windows and later starts
+    /// only move the answer later), so the sweep starts there instead of at `start`.
+    pub fn earliest_usable_memo(
+        &mut self,
+        slot: usize,
+        id: NodeId,
+        node: &Node,
+        start: u64,
+        len: u64,
+    ) -> u64 {
+        let Some(memo) = self.memo.get_mut(slot) else {
+            return start;
+        };
+        let need = memo.need;
+        if memo.by_node.len() <= id.index() {
+            memo.by_node.resize_with(id.index() + 1, Vec::new);
+        }
+        let answers = &memo.by_node[id.index()];
+        let at = answers.partition_point(|(l, _, _)| *l <= len);
+        let known = answers[..at]
+            .last()
+            .filter(|(_, from, _)| *from <= start)
+            .map_or(start, |(_, _, answer)| *answer);
+        if known == u64::MAX {
+            return known;
+        }
+        let answer = self.earliest_usable(id, node, start.max(known), len, |available, used| {
+            available.fits_task(used, node.gpu_count, need)
+        });
+        let answers = &mut self.memo[slot].by_node[id.index()];
+        let room = answers.len() < MEMO_LENGTHS;
+        match answers.get_mut(at.wrapping_sub(1)) {
+            Some(entry) if entry.0 == len => {
+                let tighter = start < entry.1 || (start == entry.1 && answer > entry.2);
+                if tighter {
+                    *entry = (len, start, answer);
+                }
+            }
+            // Bounded, so that jobs of many distinct lengths do not make the memo a cost.
+            _ if room => answers.insert(at, (len, start, answer)),
+            _ => {}
+        }
+        answer
+    }
+
+    /// The memo slot of a need, for [`Profile::earliest_usable_memo`].
+    pub fn need_slot(&mut self, need: TaskNeed) -> usize {
+        let next = self.memo.len();
+        let slot = *self.need_slots.entry(need).or_insert(next);
+        if slot == next {
+            self.memo.push(NeedMemo {
+                need,
+                by_node: Vec::new(),
+            });
+        }
+        slot
+    }
+
     /// The earliest time `t ≥ start` from which `node` offers `enough` at every instant of a
     /// window of `len` milliseconds `[t, t + len)` (future usage, earmarks included):
     /// `u64::MAX` when never. `enough` sees the node's available amounts and the usage of one
@@ -302,5 +382,47 @@ mod tests {
         assert_eq!(t.earliest_clear(120, 10, heavy), 200);
         assert_eq!(t.earliest_clear(250, 50, heavy), 250);
         assert_eq!(t.earliest_clear(500, 600, |_| true), u64::MAX);
+    }
+
+    /// The memo never changes an answer: interleaving reservations with queries of several
+    /// needs, lengths and starts, the remembered answer equals a fresh sweep every time.
+    #[test]
+    fn remembered_answers_equal_fresh_sweeps() {
+        let node = Node {
+            name: "n".into(),
+            capacity: NodeAmounts::full(8_000, 64_000, 4),
+            gpu_count: 4,
+            gpu_model: None,
+            gpu_memory_mib: 0,
+            gpu_uuids: vec![],
+            labels: Default::default(),
+            partitions: Default::default(),
+            state: crate::model::node::NodeState::Up,
+            used: NodeAmounts::default(),
+            running_jobs: 0,
+            down_gpus: 0,
+        };
+        let mut profile = Profile::default();
+        let mut seed = 7u64;
+        let mut next = |modulo: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % modulo
+        };
+        for round in 0..2_000 {
+            let start = next(500) * 10;
+            let mut used = NodeAmounts::full(next(4) * 1_000, next(3) * 8_000, 0);
+            used.devices[next(4) as usize] = 1_000;
+            profile.reserve(NodeId(0), used, start, start + 1 + next(300) * 10);
+            let need = (next(8) * 1_000, next(4) * 8_000, next(3) as u32);
+            let slot = profile.need_slot(need);
+            let (from, len) = (next(3) * 100, 1 + next(40) * 25);
+            let fresh = profile
+                .earliest_usable(NodeId(0), &node, from, len, |a, u| a.fits_task(u, 4, need));
+            let remembered = profile.earliest_usable_memo(slot, NodeId(0), &node, from, len);
+            assert_eq!(
+                remembered, fresh,
+                "round {round}: need {need:?} from {from} len {len}"
+            );
+        }
     }
 }

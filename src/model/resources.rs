@@ -126,6 +126,30 @@ impl NodeAmounts {
             .count() as u32
     }
 
+    /// Whether one task needing `cpu_milli`, `memory_mib` and `whole_gpus` whole devices (of
+    /// the first `count`) fits in `self` (an available amount) less `used`, without computing
+    /// the difference.
+    ///
+    /// ```
+    /// use gangway::model::resources::NodeAmounts;
+    /// let available = NodeAmounts::full(8_000, 1_000, 2);
+    /// let mut used = NodeAmounts::full(6_000, 0, 0);
+    /// used.devices[0] = 1;
+    /// assert!(available.fits_task(&used, 2, (2_000, 1_000, 1)));
+    /// assert!(!available.fits_task(&used, 2, (2_000, 1_000, 2)));
+    /// assert!(!available.fits_task(&used, 2, (2_001, 0, 0)));
+    /// ```
+    pub fn fits_task(
+        &self,
+        used: &NodeAmounts,
+        count: usize,
+        (cpu_milli, memory_mib, whole_gpus): (u64, u64, u32),
+    ) -> bool {
+        self.cpu_milli.saturating_sub(used.cpu_milli) >= cpu_milli
+            && self.memory_mib.saturating_sub(used.memory_mib) >= memory_mib
+            && (whole_gpus == 0 || self.whole_devices_unused(used, count) >= whole_gpus)
+    }
+
     /// How many of the first `count` devices are entirely free (as a free amount: 1000).
     pub fn whole_devices(&self, count: usize) -> u32 {
         self.devices
