@@ -4,7 +4,7 @@
 use super::Scheduler;
 use crate::model::ids::JobId;
 use crate::placement::Assignment;
-use crate::quota::QuotaVec;
+use crate::quota::{QueueId, QuotaVec};
 
 impl Scheduler {
     /// The quota demand of a job placed on `assignments`.
@@ -54,23 +54,7 @@ impl Scheduler {
                 .iter()
                 .filter_map(|v| self.state.quota.charged.get(v).copied()),
         );
-        let user = self.state.job(id).and_then(|j| j.spec.user.clone());
-        let mut held = self.state.user_held(q, user.as_deref());
-        for v in victims {
-            if let Some((vq, d)) = self.state.quota.charged.get(v)
-                && *vq == q
-                && self.state.job(*v).and_then(|j| j.spec.user.as_deref()) == user.as_deref()
-            {
-                held.sub(d);
-            }
-        }
-        for (p, pq, d) in &promised {
-            if *pq == q
-                && self.state.job(*p).and_then(|j| j.spec.user.as_deref()) == user.as_deref()
-            {
-                held.add(d);
-            }
-        }
+        let held = self.user_held_for(id, q, victims, &promised);
         let Some(tree) = self.state.quota.tree.as_mut() else {
             return true;
         };
@@ -90,6 +74,45 @@ impl Scheduler {
             tree.remove_usage(*pq, d);
         }
         fits
+    }
+
+    /// What the job's user holds in queue `q` for `max_per_user`, counting the victims as gone
+    /// and the other earmarked preemptors as started; zero (never read) when the queue caps no
+    /// user, so the common case skips the scan of the charged jobs.
+    fn user_held_for(
+        &self,
+        id: JobId,
+        q: QueueId,
+        victims: &[JobId],
+        promised: &[(JobId, QueueId, QuotaVec)],
+    ) -> QuotaVec {
+        let capped = self
+            .state
+            .quota
+            .tree
+            .as_ref()
+            .is_some_and(|t| t.has_user_caps(q));
+        if !capped {
+            return QuotaVec::ZERO;
+        }
+        let user = self.state.job(id).and_then(|j| j.spec.user.clone());
+        let mut held = self.state.user_held(q, user.as_deref());
+        for v in victims {
+            if let Some((vq, d)) = self.state.quota.charged.get(v)
+                && *vq == q
+                && self.state.job(*v).and_then(|j| j.spec.user.as_deref()) == user.as_deref()
+            {
+                held.sub(d);
+            }
+        }
+        for (p, pq, d) in promised {
+            if *pq == q
+                && self.state.job(*p).and_then(|j| j.spec.user.as_deref()) == user.as_deref()
+            {
+                held.add(d);
+            }
+        }
+        held
     }
 
     /// Quota check for a job not placed yet: it fits when it would with all its GPUs on some

@@ -20,6 +20,7 @@ pub mod plot;
 mod preset;
 pub mod report;
 mod result;
+pub mod standard;
 pub mod workload;
 
 pub use convert::SimJob;
