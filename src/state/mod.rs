@@ -26,6 +26,7 @@ use crate::model::job::{DependencyKind, JobSpec, Outcome};
 use crate::model::node::Node;
 use crate::model::shape::TaskShape;
 use crate::placement::{Assignment, FreeIndex, ShapeMix};
+use crate::quota::QueueId;
 
 pub use build::Partition;
 pub use dependencies::DependencyGraph;
@@ -120,6 +121,10 @@ pub struct Job {
     pub waiting_on: Vec<(JobId, DependencyKind)>,
     /// Pending, running or ended.
     pub state: JobState,
+    /// Its quota queue, interned from `spec.queue` (derived: set at submit and by
+    /// [`ClusterState::rebuild_quota`]); `None` without a queue or without quotas.
+    #[serde(skip)]
+    pub queue: Option<QueueId>,
     /// The fair-share association it is charged to; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assoc: Option<AssocId>,

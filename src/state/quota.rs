@@ -49,6 +49,9 @@ impl ClusterState {
     pub fn rebuild_quota(&mut self) -> Result<(), ConfigError> {
         self.quota = QuotaBook::default();
         if self.config.queues.is_empty() {
+            for job in self.jobs.iter_mut().flatten() {
+                job.queue = None;
+            }
             return Ok(());
         }
         let tree = QuotaTree::new(&self.config.cohorts, &self.config.queues, &self.models)
@@ -56,6 +59,13 @@ impl ClusterState {
                 Some((field, message)) => ConfigError::new(field, message),
                 None => ConfigError::new("queues", e),
             })?;
+        for job in self.jobs.iter_mut().flatten() {
+            job.queue = job
+                .spec
+                .queue
+                .as_deref()
+                .and_then(|name| tree.queue_id(name));
+        }
         self.quota.tree = Some(tree);
         let running: Vec<JobId> = self.running.iter().copied().collect();
         for id in running {
@@ -78,8 +88,7 @@ impl ClusterState {
 
     /// The quota queue of a job, when it names one and quotas exist.
     pub fn job_queue(&self, id: JobId) -> Option<QueueId> {
-        let name = self.job(id)?.spec.queue.as_deref()?;
-        self.quota.tree.as_ref()?.queue_id(name)
+        self.job(id)?.queue
     }
 
     /// The quota demand of per-node charges: cpus, memory and GPUs per model of the nodes.

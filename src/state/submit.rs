@@ -107,6 +107,10 @@ impl ClusterState {
             held: false,
             waiting_on,
             state: JobState::Pending,
+            queue: spec
+                .queue
+                .as_deref()
+                .and_then(|name| self.quota.tree.as_ref()?.queue_id(name)),
             assoc: None,
             preempted_by: Vec::new(),
             spec,
