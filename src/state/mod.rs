@@ -12,6 +12,7 @@ mod nodes;
 mod quota;
 mod reconfigure;
 mod submit;
+mod topology;
 mod usage;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -89,6 +90,9 @@ pub struct ClusterState {
     /// Free capacity index (derived; rebuilt on restore).
     #[serde(skip)]
     pub index: FreeIndex,
+    /// The topology tree when the configuration names levels (derived; rebuilt on restore).
+    #[serde(skip)]
+    pub topology: Option<crate::model::topology::Topology>,
     /// Quota usage (derived; rebuilt on restore with [`ClusterState::rebuild_quota`]).
     #[serde(skip)]
     pub quota: QuotaBook,
@@ -112,6 +116,9 @@ pub struct Job {
     /// Licenses held while it runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub licenses: licenses::LicenseNeed,
+    /// Each group's compiled topology constraint; empty when no group has one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topology: Vec<Option<crate::model::topology::LevelNeed>>,
     /// Dependencies not yet satisfied.
     pub waiting_on: Vec<(JobId, DependencyKind)>,
     /// Pending, running or ended.
@@ -200,5 +207,6 @@ impl ClusterState {
     /// Rebuilds derived indexes (after a restore).
     pub fn rebuild_index(&mut self) {
         self.index = FreeIndex::build(&self.nodes, self.models.len());
+        self.rebuild_topology();
     }
 }
