@@ -319,6 +319,19 @@ fn removed_and_added_nodes_keep_the_tree_current() {
 }
 
 #[test]
+fn a_restored_scheduler_rebuilds_the_tree_and_keeps_constraints() {
+    let mut s = one_free_node_per_rack();
+    let extra = json!({"topology": {"required": "rack"}});
+    checked_tick(&mut s, 1, vec![gpu_job("big", 2, 4, MIN, extra)]).unwrap();
+    let snapshot = serde_json::to_string(&s.snapshot()).unwrap();
+    let mut restored = Scheduler::restore(serde_json::from_str(&snapshot).unwrap()).unwrap();
+    assert!(restored.state().topology.is_some());
+    let out = checked_tick(&mut restored, 2, vec![]).unwrap();
+    assert!(placements(&out).is_empty(), "{:?}", out.decisions);
+    assert_eq!(restored.pending_info()[0].estimated_start_ms, Some(5 * MIN));
+}
+
+#[test]
 fn bad_topology_inputs_are_refused_with_state_unchanged() {
     // Configure: a node lacking a level's label.
     let cluster: ClusterConfig = serde_json::from_value(json!({"topology": ["block", "rack"],

@@ -23,6 +23,10 @@
 //! // Same rack label, other block: another domain.
 //! assert_ne!(topo.domain_of(NodeId(2), 1), Some(rack));
 //! assert_eq!(topo.domains_at(0).len(), 2);
+//! let block = topo.parent(rack).unwrap();
+//! assert_eq!((topo.label(block), topo.label(rack), topo.level_of(rack)), ("b1", "r1", 1));
+//! assert_eq!(topo.children(block), [rack]);
+//! assert!(topo.within(block, rack) && topo.contains(block, NodeId(1)));
 //! topo.remove_node(NodeId(1));
 //! assert_eq!(topo.nodes_under(rack), &[NodeId(0)]);
 //! assert!(topo.add_node(NodeId(3), &Default::default()).is_err());
