@@ -224,6 +224,27 @@ fn each_constrained_group_gets_its_own_domain_and_free_groups_share_the_gang_dom
     assert_eq!(nodes_of(&out, "mixed"), ["n1", "n2", "n4"]);
 }
 
+#[test]
+fn elastic_groups_keep_their_size_by_default_and_their_locality_when_asked() {
+    let mut s = interleaved();
+    let elastic = |id: &str, topology: Value| {
+        let mut group = json!({"count": 4, "min_count": 2, "gpus": 4});
+        if !topology.is_null() {
+            group["topology"] = topology;
+        }
+        Event::Submit {
+            job: job(json!({"id": id, "time_limit_ms": MIN, "groups": [group]})),
+        }
+    };
+    // No rack holds four tasks: the default places all four cluster-wide.
+    let out = checked_tick(&mut s, 0, vec![elastic("free", Value::Null)]).unwrap();
+    assert_eq!(nodes_of(&out, "free").len(), 4);
+    let mut s = interleaved();
+    let required = json!({"required": "rack"});
+    let out = checked_tick(&mut s, 0, vec![elastic("local", required)]).unwrap();
+    assert_eq!(nodes_of(&out, "local"), ["n1", "n3"]);
+}
+
 fn gpus_of(out: &TickOutcome, id: &str) -> Vec<u32> {
     out.decisions
         .iter()

@@ -15,6 +15,10 @@
 //! - **`preferred: L`**: as `required: L`, then one domain of the next broader level, …, then
 //!   anywhere.
 //!
+//! Elastic groups: the default domain must hold the whole gang at its full counts (size comes
+//! before locality the host did not ask for); a constrained group takes the largest count, down
+//! to `min_count`, that fits inside one domain (the asked-for locality comes first).
+//!
 //! Several groups of one gang: each constrained group chooses its own domain; groups without a
 //! constraint share the gang's default domain. When the gang is tried inside a domain `D`, a
 //! constrained group whose level is `D`'s or broader is placed in `D` (which lies in one domain
@@ -111,25 +115,42 @@ pub(super) fn place<'a>(
     request: GangRequest<'a>,
     topology: GangTopology<'a>,
 ) -> Option<Vec<Assignment>> {
-    let search = Search {
+    let mut search = Search {
         nodes,
         candidates,
         view,
         request,
         topology,
-        totals: domain_totals(nodes, view, request, topology.tree),
+        totals: Vec::new(),
     };
-    if search.default_applies() {
+    let default = search.default_applies();
+    if !default && topology.needs.iter().all(Option::is_none) {
+        // Only unconstrained spread groups: placed as without a topology.
+        return search.gang(Scope::Anywhere);
+    }
+    search.totals = domain_totals(nodes, view, request, topology.tree);
+    if default {
         let need = FreeTotals::need(request.shapes);
         for level in (0..topology.tree.levels().len()).rev() {
             for domain in search.fitting(level, Scope::Anywhere, &need) {
-                if let Some(out) = search.gang(Scope::Domain(domain)) {
+                if let Some(out) = search.gang(Scope::Domain(domain))
+                    && whole(request.shapes, &out)
+                {
                     return Some(out);
                 }
             }
         }
     }
     search.gang(Scope::Anywhere)
+}
+
+/// Whether every group got its full `count` (an elastic gang placed at less does not count as a
+/// default domain fit).
+fn whole(shapes: &[TaskShape], out: &[Assignment]) -> bool {
+    shapes.iter().enumerate().all(|(g, shape)| {
+        let placed: u32 = out.iter().filter(|a| a.group == g).map(|a| a.tasks).sum();
+        placed == shape.count
+    })
 }
 
 /// What each domain has free for the gang under `view` (the gang's partition and exclusivity
