@@ -245,6 +245,18 @@ fn elastic_groups_keep_their_size_by_default_and_their_locality_when_asked() {
     assert_eq!(nodes_of(&out, "local"), ["n1", "n3"]);
 }
 
+#[test]
+fn an_exclusive_gang_needs_whole_free_nodes_in_its_rack() {
+    let mut s = interleaved();
+    let out = checked_tick(&mut s, 0, vec![gpu_job("small", 1, 1, MIN, json!({}))]).unwrap();
+    assert_eq!(nodes_of(&out, "small"), ["n1"]);
+    let spec = job(json!({"id": "ex", "time_limit_ms": MIN, "exclusive": true,
+        "groups": [{"count": 2, "gpus": 1, "placement": "strict_spread",
+                    "topology": {"required": "rack"}}]}));
+    let out = checked_tick(&mut s, 1, vec![Event::Submit { job: spec }]).unwrap();
+    assert_eq!(nodes_of(&out, "ex"), ["n2", "n4"]);
+}
+
 fn gpus_of(out: &TickOutcome, id: &str) -> Vec<u32> {
     out.decisions
         .iter()
