@@ -80,6 +80,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             used: NodeAmounts::default(),
             running_jobs: 0,
             down_gpus: 0,
+            nvlink_islands: Vec::new(),
         }));
     }
     let capacity: u64 = trace_nodes.iter().map(|n| u64::from(n.gpus) * 1000).sum();
@@ -139,6 +140,7 @@ fn run(
             exclusive: false,
             partition: PartitionId(0),
             mix: if fragmentation_aware { &mix } else { &plain },
+            topology: None,
         };
         let candidates = IndexCandidates {
             index: &index,

@@ -50,6 +50,12 @@ pub struct ClusterConfig {
     /// Scheduling policy.
     #[serde(default)]
     pub policy: PolicyConfig,
+    /// Topology level names, broadest first (Kueue TAS's `levels`, e.g. `["block", "rack"]`);
+    /// nodes are the implicit last level. Every node then needs a label for each level, and
+    /// gang placement keeps gangs inside the narrowest domain that holds them
+    /// ([`crate::placement::topology`]). Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topology: Vec<String>,
     /// Maintenance windows (Slurm's advance reservations): no job is placed on a window's nodes
     /// so that it would still run, by its time limit, inside the window. Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

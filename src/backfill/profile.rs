@@ -401,6 +401,7 @@ mod tests {
             used: NodeAmounts::default(),
             running_jobs: 0,
             down_gpus: 0,
+            nvlink_islands: Vec::new(),
         };
         let mut profile = Profile::default();
         let mut seed = 7u64;

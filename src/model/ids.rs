@@ -34,3 +34,7 @@ id_type!(
     /// A partition's index.
     PartitionId
 );
+id_type!(
+    /// A topology domain (one label value at one level of the cluster's topology).
+    DomainId
+);

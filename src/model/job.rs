@@ -168,6 +168,37 @@ pub struct TaskGroup {
     /// How tasks spread over nodes. Default `pack`.
     #[serde(default)]
     pub placement: PlacementMode,
+    /// Keep the group's tasks inside one domain of a topology level (Kueue TAS's
+    /// podset-required/preferred-topology). Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologyRequest>,
+}
+
+/// A task group's topology constraint: exactly one of `{"required": LEVEL}` or
+/// `{"preferred": LEVEL}`, LEVEL one of the cluster's `topology` levels.
+///
+/// ```
+/// use gangway::model::job::TopologyRequest;
+/// let r: TopologyRequest = serde_json::from_str(r#"{"required": "rack"}"#).unwrap();
+/// assert_eq!(r, TopologyRequest::Required("rack".into()));
+/// assert!(serde_json::from_str::<TopologyRequest>(r#"{"required": "rack", "preferred": "block"}"#).is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyRequest {
+    /// All tasks in one domain of this level, or the group does not fit.
+    Required(String),
+    /// One domain of this level if possible, else of the next broader level, …, else anywhere.
+    Preferred(String),
+}
+
+impl TopologyRequest {
+    /// The level named.
+    pub fn level(&self) -> &str {
+        match self {
+            TopologyRequest::Required(l) | TopologyRequest::Preferred(l) => l,
+        }
+    }
 }
 
 fn one_cpu() -> Milli {
@@ -190,6 +221,7 @@ impl TaskGroup {
             gpus: Milli::ZERO,
             gpu_models: None,
             placement: PlacementMode::Pack,
+            topology: None,
         }
     }
 

@@ -6,3 +6,4 @@ pub mod job;
 pub mod node;
 pub mod resources;
 pub mod shape;
+pub mod topology;

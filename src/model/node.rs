@@ -63,6 +63,10 @@ pub struct Node {
     /// Devices that are down (`gpu_down`), as a bitmask by index: they take no new work.
     #[serde(default)]
     pub down_gpus: u32,
+    /// NVLink islands as device bitmasks (bit `i`: device `i`); a device in none has no NVLink
+    /// peer. Whole-GPU tasks take their devices within one island when they can.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvlink_islands: Vec<u32>,
 }
 
 impl Node {
@@ -74,7 +78,8 @@ impl Node {
     /// let mut node = Node { name: "n1".into(), capacity: NodeAmounts::full(8_000, 64_000, 4),
     ///     gpu_count: 4, gpu_model: None, gpu_memory_mib: 0, gpu_uuids: vec![],
     ///     labels: Default::default(), partitions: PartitionSet::default(), state: NodeState::Up,
-    ///     used: NodeAmounts::default(), running_jobs: 0, down_gpus: 0 };
+    ///     used: NodeAmounts::default(), running_jobs: 0, down_gpus: 0,
+    ///     nvlink_islands: vec![] };
     /// node.set_gpu_down(2, true);
     /// assert_eq!(node.available().devices[..4], [1000, 1000, 0, 1000]);
     /// assert_eq!(node.free_whole_gpus(), 3);

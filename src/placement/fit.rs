@@ -57,6 +57,17 @@ pub fn take_tasks(
     };
     match shape.gpu {
         GpuNeed::None => {}
+        GpuNeed::Whole(k) if !node.nvlink_islands.is_empty() => {
+            let mut room = whole_free_mask(node, free);
+            for _ in 0..tasks {
+                let taken = island_devices(node, room, u32::from(k));
+                room &= !taken;
+                for index in Bits(taken) {
+                    used.devices[index] = DEVICE_MILLI;
+                    gpus.push(index as u32);
+                }
+            }
+        }
         GpuNeed::Whole(k) => {
             let mut wanted = tasks as usize * usize::from(k);
             for (index, d) in free.devices[..node.gpu_count].iter().enumerate() {
@@ -83,6 +94,57 @@ pub fn take_tasks(
     }
     free.sub(&used);
     used
+}
+
+/// The entirely free devices of `node` in `free`, as a bitmask.
+fn whole_free_mask(node: &Node, free: &NodeAmounts) -> u32 {
+    free.devices[..node.gpu_count]
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| **d == DEVICE_MILLI)
+        .fold(0, |mask, (index, _)| mask | 1u32 << index)
+}
+
+/// The `k` devices one task takes out of the free devices `room`: the lowest free ones of the
+/// NVLink island with the fewest free devices that still holds `k` (a device in no island is an
+/// island of its own; ties to the island with the lowest device), else the lowest free devices.
+fn island_devices(node: &Node, room: u32, k: u32) -> u32 {
+    let alone = node
+        .nvlink_islands
+        .iter()
+        .fold(room, |m, island| m & !island);
+    let singles = Bits(alone).map(|index| 1u32 << index);
+    let islands = node.nvlink_islands.iter().copied().chain(singles);
+    let best = islands
+        .filter(|island| (island & room).count_ones() >= k)
+        .min_by_key(|island| ((island & room).count_ones(), island.trailing_zeros()));
+    lowest(best.map_or(room, |island| island & room), k)
+}
+
+/// The lowest `k` bits of `mask`.
+fn lowest(mut mask: u32, k: u32) -> u32 {
+    let mut out = 0;
+    for _ in 0..k {
+        let bit = mask & mask.wrapping_neg();
+        out |= bit;
+        mask &= !bit;
+    }
+    out
+}
+
+/// The indices of the set bits of a mask, lowest first.
+struct Bits(u32);
+
+impl Iterator for Bits {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        (self.0 != 0).then(|| {
+            let index = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            index
+        })
+    }
 }
 
 /// The device a task needing fraction `f` takes in `room`: least fragmentation after (with an

@@ -28,7 +28,7 @@
 //! let node = Node { name: "n".into(), capacity: NodeAmounts::full(8_000, 64_000, 2),
 //!     gpu_count: 2, gpu_model: Some(ModelId(0)), gpu_memory_mib: 0, gpu_uuids: vec![],
 //!     labels: Default::default(), partitions: PartitionSet::default(), state: NodeState::Up,
-//!     used: NodeAmounts::default(), running_jobs: 0, down_gpus: 0 };
+//!     used: NodeAmounts::default(), running_jobs: 0, down_gpus: 0, nvlink_islands: vec![] };
 //! let mut free = node.capacity;
 //! free.devices[1] = 300; // 0.3 of device 1 is free: too little for a half
 //! // 300 thousandths lost, times the half's weight (500); 8 free cpus drive 4 GPUs: none stranded.

@@ -13,7 +13,8 @@
 //!   in the same order.
 //!
 //! Groups are placed in order on what the earlier groups left. If any group cannot reach its
-//! `min_count` the whole gang is refused: nothing is ever partially held.
+//! `min_count` the whole gang is refused: nothing is ever partially held. With a topology the
+//! same rule runs inside the domains [`crate::placement::topology`] chooses.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -27,6 +28,7 @@ use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::fit::{take_tasks, tasks_fitting};
 use crate::placement::frag::ShapeMix;
+use crate::placement::topology::GangTopology;
 
 /// Tasks of one group on one node, with the devices and amounts they use.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,6 +68,8 @@ pub struct GangRequest<'a> {
     pub partition: crate::model::ids::PartitionId,
     /// The task shapes fragmentation is measured against (empty: plain best fit).
     pub mix: &'a ShapeMix,
+    /// The cluster's topology and the groups' constraints; `None` without a topology.
+    pub topology: Option<GangTopology<'a>>,
 }
 
 /// Places a whole gang or nothing.
@@ -78,35 +82,47 @@ pub fn place_gang(
     view: &dyn CapacityView,
     request: GangRequest<'_>,
 ) -> Option<Vec<Assignment>> {
-    let mut gang = GangBuilder {
-        nodes,
-        view,
-        request,
-        taken: Vec::new(),
-        out: Vec::new(),
-    };
+    if let Some(topology) = request.topology {
+        return super::topology::place(nodes, candidates, view, request, topology);
+    }
+    let mut gang = GangBuilder::new(nodes, view, request);
     for (group, shape) in request.shapes.iter().enumerate() {
         gang.place_group(candidates, group, shape)?;
     }
     Some(gang.out)
 }
 
-struct GangBuilder<'a> {
+/// One gang being placed: what its groups took so far.
+pub(super) struct GangBuilder<'a> {
     nodes: &'a [Option<Node>],
     view: &'a dyn CapacityView,
     request: GangRequest<'a>,
     /// What earlier groups of this gang took, per node.
     taken: Vec<(NodeId, NodeAmounts)>,
-    out: Vec<Assignment>,
+    pub(super) out: Vec<Assignment>,
 }
 
-impl GangBuilder<'_> {
+impl<'a> GangBuilder<'a> {
+    pub(super) fn new(
+        nodes: &'a [Option<Node>],
+        view: &'a dyn CapacityView,
+        request: GangRequest<'a>,
+    ) -> Self {
+        GangBuilder {
+            nodes,
+            view,
+            request,
+            taken: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
     fn node(&self, id: NodeId) -> Option<&Node> {
         self.nodes.get(id.index()).and_then(Option::as_ref)
     }
 
     /// What the gang can still use on `id`.
-    fn room(&self, id: NodeId) -> Option<NodeAmounts> {
+    pub(super) fn room(&self, id: NodeId) -> Option<NodeAmounts> {
         let node = self.node(id)?;
         if !node.partitions.contains(self.request.partition) {
             return None;
@@ -127,7 +143,8 @@ impl GangBuilder<'_> {
         }
     }
 
-    fn place_group(
+    /// Places one group on `candidates`, or leaves everything as it was.
+    pub(super) fn place_group(
         &mut self,
         candidates: &dyn Candidates,
         group: usize,

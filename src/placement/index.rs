@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::ids::NodeId;
 use crate::model::node::Node;
-use crate::model::resources::MAX_DEVICES;
+use crate::model::resources::{MAX_DEVICES, NodeAmounts};
 use crate::model::shape::{GpuNeed, TaskShape};
 
 /// Nodes that accept work, bucketed by GPU model ("class") and free whole GPUs ("level").
@@ -41,7 +41,11 @@ pub struct FreeTotals {
 
 impl FreeTotals {
     fn of(node: &Node) -> Self {
-        let free = node.free();
+        Self::of_free(node, &node.free())
+    }
+
+    /// The totals of `free` on `node`.
+    pub fn of_free(node: &Node, free: &NodeAmounts) -> Self {
         let devices = &free.devices[..node.gpu_count];
         FreeTotals {
             cpu_milli: free.cpu_milli,
@@ -51,7 +55,33 @@ impl FreeTotals {
         }
     }
 
-    fn add(&mut self, other: &FreeTotals) {
+    /// What `shapes` need at their `min_count`: whole GPUs counted in `whole_gpus`, fractions
+    /// in `gpu_milli`.
+    pub fn need(shapes: &[TaskShape]) -> Self {
+        let mut need = FreeTotals::default();
+        for shape in shapes {
+            let tasks = u64::from(shape.min_count);
+            need.cpu_milli += shape.cpu_milli * tasks;
+            need.memory_mib += shape.memory_mib * tasks;
+            match shape.gpu {
+                GpuNeed::None => {}
+                GpuNeed::Whole(k) => need.whole_gpus += u64::from(k) * tasks,
+                GpuNeed::Fraction(f) => need.gpu_milli += u64::from(f) * tasks,
+            }
+        }
+        need
+    }
+
+    /// Whether these free totals could hold `need` (a necessary condition, not a fit).
+    pub fn covers(&self, need: &FreeTotals) -> bool {
+        need.cpu_milli <= self.cpu_milli
+            && need.memory_mib <= self.memory_mib
+            && need.whole_gpus <= self.whole_gpus
+            && need.gpu_milli + need.whole_gpus * 1000 <= self.gpu_milli
+    }
+
+    /// Adds `other`.
+    pub fn add(&mut self, other: &FreeTotals) {
         self.cpu_milli += other.cpu_milli;
         self.memory_mib += other.memory_mib;
         self.whole_gpus += other.whole_gpus;
@@ -127,22 +157,7 @@ impl FreeIndex {
     /// assert!(!index.could_hold(&[shape]));
     /// ```
     pub fn could_hold(&self, shapes: &[TaskShape]) -> bool {
-        let mut need = FreeTotals::default();
-        for shape in shapes {
-            let tasks = u64::from(shape.min_count);
-            need.cpu_milli += shape.cpu_milli * tasks;
-            need.memory_mib += shape.memory_mib * tasks;
-            match shape.gpu {
-                GpuNeed::None => {}
-                GpuNeed::Whole(k) => need.whole_gpus += u64::from(k) * tasks,
-                GpuNeed::Fraction(f) => need.gpu_milli += u64::from(f) * tasks,
-            }
-        }
-        let t = &self.totals;
-        need.cpu_milli <= t.cpu_milli
-            && need.memory_mib <= t.memory_mib
-            && need.whole_gpus <= t.whole_gpus
-            && need.gpu_milli + need.whole_gpus * 1000 <= t.gpu_milli
+        self.totals.covers(&FreeTotals::need(shapes))
     }
 
     /// Visits candidate nodes for one task of `shape`, best fit first, until `f` breaks.

@@ -5,6 +5,7 @@ pub mod fit;
 pub mod frag;
 pub mod gang;
 pub mod index;
+pub mod topology;
 
 pub use frag::ShapeMix;
 pub use gang::{Assignment, Candidates, CapacityView, GangRequest, assignments_fit, place_gang};

@@ -255,6 +255,7 @@ impl Scheduler {
             exclusive: job.spec.exclusive,
             partition: job.partition,
             mix: &self.state.shape_mix,
+            topology: self.state.gang_topology(&job.topology),
         };
         let profile = pass
             .profile
@@ -386,12 +387,14 @@ pub(super) fn request(state: &ClusterState, id: JobId) -> GangRequest<'_> {
             exclusive: job.spec.exclusive,
             partition: job.partition,
             mix: &state.shape_mix,
+            topology: state.gang_topology(&job.topology),
         },
         None => GangRequest {
             shapes: &[],
             exclusive: false,
             partition: crate::model::ids::PartitionId(0),
             mix: &state.shape_mix,
+            topology: None,
         },
     }
 }

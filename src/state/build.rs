@@ -106,6 +106,7 @@ impl ClusterState {
             ));
         }
         let fairshare = super::usage::build_fairshare(&config)?;
+        super::topology::check_levels(&config)?;
 
         let mut state = ClusterState {
             config: ClusterConfig::default(),
@@ -130,6 +131,7 @@ impl ClusterState {
             licenses: super::licenses::Licenses::new(config.licenses.clone()),
             shape_mix: crate::placement::ShapeMix::default(),
             index: FreeIndex::default(),
+            topology: None,
             quota: super::QuotaBook::default(),
         };
         for (i, node) in config.nodes.iter().enumerate() {
@@ -142,6 +144,8 @@ impl ClusterState {
             let built = state.node_from_config(node).map_err(|(field, message)| {
                 ConfigError::new(format!("nodes[{i}].{field}"), message)
             })?;
+            super::topology::check_node_labels(&config.topology, &built)
+                .map_err(|message| ConfigError::new(format!("nodes[{i}].labels"), message))?;
             state.insert_node(built);
         }
         state.build_maintenance(&config.maintenance)?;
@@ -240,6 +244,10 @@ impl ClusterState {
                 (g.count as usize, Some(model), g.memory_mib, g.uuids.clone())
             }
         };
+        let nvlink_islands = match &cfg.gpus {
+            None => Vec::new(),
+            Some(g) => island_masks(&g.nvlink_islands, gpu_count)?,
+        };
         Ok(Node {
             name: cfg.name.clone(),
             capacity: NodeAmounts::full(cfg.cpus.milli(), cfg.memory_mib, gpu_count),
@@ -253,6 +261,7 @@ impl ClusterState {
             used: NodeAmounts::default(),
             running_jobs: 0,
             down_gpus: 0,
+            nvlink_islands,
         })
     }
 
@@ -271,6 +280,26 @@ impl ClusterState {
             .position(|p| p.name == name)
             .map(|i| PartitionId(i as u32))
     }
+}
+
+/// NVLink islands as device bitmasks; an index past the node's devices is refused.
+fn island_masks(islands: &[Vec<u32>], gpu_count: usize) -> Result<Vec<u32>, (String, String)> {
+    islands
+        .iter()
+        .enumerate()
+        .map(|(i, island)| {
+            island.iter().try_fold(0u32, |mask, device| {
+                if (*device as usize) < gpu_count {
+                    Ok(mask | 1u32 << device)
+                } else {
+                    Err((
+                        format!("gpus.nvlink_islands[{i}]"),
+                        format!("device {device} does not exist (the node has {gpu_count} GPUs)"),
+                    ))
+                }
+            })
+        })
+        .collect()
 }
 
 fn check_names<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> Result<(), ConfigError> {

@@ -13,6 +13,7 @@ mod nodes;
 mod quota;
 mod reconfigure;
 mod submit;
+mod topology;
 mod usage;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -94,6 +95,9 @@ pub struct ClusterState {
     /// Free capacity index (derived; rebuilt on restore).
     #[serde(skip)]
     pub index: FreeIndex,
+    /// The topology tree when the configuration names levels (derived; rebuilt on restore).
+    #[serde(skip)]
+    pub topology: Option<crate::model::topology::Topology>,
     /// Quota usage (derived; rebuilt on restore with [`ClusterState::rebuild_quota`]).
     #[serde(skip)]
     pub quota: QuotaBook,
@@ -117,6 +121,9 @@ pub struct Job {
     /// Licenses held while it runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub licenses: licenses::LicenseNeed,
+    /// Each group's compiled topology constraint; empty when no group has one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topology: Vec<Option<crate::model::topology::LevelNeed>>,
     /// Dependencies not yet satisfied.
     pub waiting_on: Vec<(JobId, DependencyKind)>,
     /// Pending, running or ended.
@@ -217,5 +224,6 @@ impl ClusterState {
                 }
             }
         }
+        self.rebuild_topology();
     }
 }

@@ -27,11 +27,19 @@ impl ClusterState {
             };
             EventError::new(kind, format!("node_add {}: {field}: {message}", cfg.name))
         })?;
+        if let Err(message) = super::topology::check_node_labels(&self.config.topology, &node) {
+            self.models.truncate(models_before);
+            return Err(EventError::new(
+                ErrorKind::Invalid,
+                format!("node_add {}: labels: {message}", cfg.name),
+            ));
+        }
         let id = self.insert_node(node);
         if self.models.len() != models_before {
             self.rebuild_index();
         } else {
             self.index.refresh(&self.nodes, id);
+            self.add_to_topology(id);
         }
         Ok(())
     }
@@ -54,6 +62,9 @@ impl ClusterState {
         self.nodes[id.index()] = None;
         self.node_names.remove(name);
         self.index.refresh(&self.nodes, id);
+        if let Some(topology) = self.topology.as_mut() {
+            topology.remove_node(id);
+        }
         Ok(())
     }
 

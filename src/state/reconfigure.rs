@@ -51,6 +51,7 @@ impl ClusterState {
         };
         next.reassociate_jobs()?;
         next.config = config;
+        next.retopologize()?;
         next.earmarks.clear();
         next.rebuild_quota()?;
         next.over_quota.clear();

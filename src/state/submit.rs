@@ -96,14 +96,16 @@ impl ClusterState {
             })?;
             waiting_on.push((*target, dep.on));
         }
+        let topology = self.compile_topology(id, &spec.groups)?;
         let licenses = self.licenses.compile(id, &spec.licenses)?;
-        self.check_satisfiable(id, partition, &shapes, spec.exclusive)?;
+        self.check_satisfiable(id, partition, &shapes, &topology, spec.exclusive)?;
         Ok(Job {
             licenses,
             submit_ms: spec.submit_ms.unwrap_or(now_ms),
             arrival: self.next_arrival,
             partition,
             shapes,
+            topology,
             held: false,
             waiting_on,
             state: JobState::Pending,
@@ -192,6 +194,7 @@ impl ClusterState {
         id: &str,
         partition: PartitionId,
         shapes: &[TaskShape],
+        topology: &[Option<crate::model::topology::LevelNeed>],
         exclusive: bool,
     ) -> Result<(), EventError> {
         let minimal: Vec<TaskShape> = shapes.iter().map(|s| s.with_count(s.min_count)).collect();
@@ -201,6 +204,7 @@ impl ClusterState {
             exclusive,
             partition,
             mix: &plain,
+            topology: self.gang_topology(topology),
         };
         let everything = EmptyCluster { nodes: &self.nodes };
         if place_gang(&self.nodes, &everything, &everything, request).is_some() {
@@ -239,8 +243,13 @@ impl ClusterState {
         Err(EventError::new(
             ErrorKind::Unsatisfiable,
             format!(
-                "submit {id}: the gang does not fit partition {} even with every node empty",
-                part.name
+                "submit {id}: the gang does not fit partition {} even with every node empty{}",
+                part.name,
+                if topology.iter().any(Option::is_some) {
+                    " under its topology constraints"
+                } else {
+                    ""
+                }
             ),
         ))
     }

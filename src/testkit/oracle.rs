@@ -1,8 +1,9 @@
 //! The invariant oracle: after any tick, no device is double-booked, no node exceeds capacity,
 //! every running gang is fully placed, nothing runs on a down node, every decision refers to a
 //! known job and every `start` matches the books; quota usage adds up and stays within limits,
-//! earmarked resources are used only by their preemptor, and no job starts where it would run
-//! into a maintenance window by its time limit.
+//! earmarked resources are used only by their preemptor, no job starts where it would run
+//! into a maintenance window by its time limit, and every running group with a `required`
+//! topology level lies within one domain of that level.
 
 use crate::decision::{Decision, TickOutcome};
 use crate::error::TickError;
@@ -24,6 +25,7 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
     let state = scheduler.state();
     state.check_consistency()?;
     state.check_quota()?;
+    check_topology(state)?;
     let ranks: Vec<u8> = outcome.decisions.iter().map(Decision::order_rank).collect();
     if ranks.windows(2).any(|w| w[0] > w[1]) {
         return Err(format!("decisions out of order: {:?}", outcome.decisions));
@@ -99,6 +101,38 @@ fn check_dependencies_met(state: &ClusterState, job: &Job) -> Result<(), String>
                 return Err(format!(
                     "start of {}: its dependency on {} ({:?}) is not met: {other:?}",
                     job.spec.id, dep.job, dep.on
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every running group with `required: L` on nodes of one domain of level `L`.
+fn check_topology(state: &crate::state::ClusterState) -> Result<(), String> {
+    let Some(tree) = state.topology.as_ref() else {
+        return Ok(());
+    };
+    for &id in &state.running {
+        let Some((job, run)) = state.job(id).and_then(|j| Some((j, j.running()?))) else {
+            continue;
+        };
+        for (g, need) in job.topology.iter().enumerate() {
+            let Some(need) = need.filter(|n| n.required) else {
+                continue;
+            };
+            let mut domains = run
+                .assignments
+                .iter()
+                .filter(|a| a.group == g)
+                .map(|a| tree.domain_of(a.node, need.level));
+            let first = domains.next().flatten();
+            if first.is_none() || domains.any(|d| d != first) {
+                return Err(format!(
+                    "job {} group {g}: not within one {} domain: {:?}",
+                    job.spec.id,
+                    tree.levels()[need.level],
+                    run.assignments
                 ));
             }
         }

@@ -1,0 +1,145 @@
+//! The cluster's topology tree as the state keeps it: checked against node labels when nodes
+//! are configured, added or reconfigured, and the compiled topology constraints of jobs.
+
+use super::ClusterState;
+use crate::config::ClusterConfig;
+use crate::error::{ConfigError, ErrorKind, EventError};
+use crate::model::ids::NodeId;
+use crate::model::job::{TaskGroup, TopologyRequest};
+use crate::model::node::Node;
+use crate::model::topology::{LevelNeed, Topology};
+use crate::placement::topology::GangTopology;
+
+impl ClusterState {
+    /// Rebuilds the topology tree from the node table (`None` without configured levels). The
+    /// labels were checked when the nodes came in, so only a bug leaves a node out.
+    pub(crate) fn rebuild_topology(&mut self) {
+        self.topology = (!self.config.topology.is_empty())
+            .then(|| Topology::build(self.config.topology.clone(), &self.nodes).ok())
+            .flatten();
+    }
+
+    /// Puts a just-inserted node in the topology tree.
+    pub(crate) fn add_to_topology(&mut self, id: NodeId) {
+        if let (Some(topology), Some(Some(node))) =
+            (self.topology.as_mut(), self.nodes.get(id.index()))
+        {
+            // Checked by `check_node_labels` before the node was inserted.
+            let _ = topology.add_node(id, &node.labels);
+        }
+    }
+
+    /// After a reconfiguration: checks every node's labels against the new levels, compiles
+    /// live jobs' constraints again (ended jobs keep none) and rebuilds the tree.
+    pub(crate) fn retopologize(&mut self) -> Result<(), ConfigError> {
+        let levels = self.config.topology.clone();
+        for node in self.nodes.iter().flatten() {
+            check_node_labels(&levels, node).map_err(|m| ConfigError::new("topology", m))?;
+        }
+        for job in self.jobs.iter_mut().flatten() {
+            job.topology = match compile_needs(&levels, &job.spec.groups) {
+                Ok(needs) => needs,
+                Err(_) if matches!(job.state, super::JobState::Ended { .. }) => Vec::new(),
+                Err((g, request)) => {
+                    return Err(ConfigError::new(
+                        "topology",
+                        format!(
+                            "job \"{}\" groups[{g}] names level \"{}\", which the new topology lacks",
+                            job.spec.id,
+                            request.level()
+                        ),
+                    ));
+                }
+            };
+        }
+        self.rebuild_topology();
+        Ok(())
+    }
+
+    /// The topology a gang with constraints `needs` is placed under (`None` without one).
+    pub fn gang_topology<'a>(&'a self, needs: &'a [Option<LevelNeed>]) -> Option<GangTopology<'a>> {
+        self.topology
+            .as_ref()
+            .map(|tree| GangTopology { tree, needs })
+    }
+
+    /// Compiles the groups' topology constraints; empty when no group has one.
+    pub(crate) fn compile_topology(
+        &self,
+        id: &str,
+        groups: &[TaskGroup],
+    ) -> Result<Vec<Option<LevelNeed>>, EventError> {
+        compile_needs(&self.config.topology, groups).map_err(|(g, request)| {
+            let message = if self.config.topology.is_empty() {
+                "the cluster has no topology".to_string()
+            } else {
+                format!("levels are {}", self.config.topology.join(", "))
+            };
+            EventError::new(
+                ErrorKind::Invalid,
+                format!(
+                    "submit {id}: groups[{g}].topology: unknown level \"{}\" ({message})",
+                    request.level()
+                ),
+            )
+        })
+    }
+}
+
+/// The groups' constraints against `levels`; the first group naming an unknown level is
+/// returned with its request.
+pub(crate) fn compile_needs<'a>(
+    levels: &[String],
+    groups: &'a [TaskGroup],
+) -> Result<Vec<Option<LevelNeed>>, (usize, &'a TopologyRequest)> {
+    if groups.iter().all(|g| g.topology.is_none()) {
+        return Ok(Vec::new());
+    }
+    groups
+        .iter()
+        .enumerate()
+        .map(|(g, group)| {
+            let Some(request) = &group.topology else {
+                return Ok(None);
+            };
+            let level = levels
+                .iter()
+                .position(|l| l == request.level())
+                .ok_or((g, request))?;
+            Ok(Some(LevelNeed {
+                level,
+                required: matches!(request, TopologyRequest::Required(_)),
+            }))
+        })
+        .collect()
+}
+
+/// Refuses empty or duplicate level names.
+pub(crate) fn check_levels(config: &ClusterConfig) -> Result<(), ConfigError> {
+    for (i, level) in config.topology.iter().enumerate() {
+        if level.is_empty() {
+            return Err(ConfigError::new(
+                format!("topology[{i}]"),
+                "must not be empty",
+            ));
+        }
+        if config.topology[..i].contains(level) {
+            return Err(ConfigError::new(
+                format!("topology[{i}]"),
+                format!("duplicate level \"{level}\""),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The message for a node lacking a label of a topology level, if it does.
+pub(crate) fn check_node_labels(levels: &[String], node: &Node) -> Result<(), String> {
+    match Topology::missing_level(levels, &node.labels) {
+        Some(level) => Err(format!(
+            "node {} has no label for topology level \"{level}\"",
+            node.name
+        )),
+        None => Ok(()),
+    }
+}
