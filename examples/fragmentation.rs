@@ -80,6 +80,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             used: NodeAmounts::default(),
             running_jobs: 0,
             down_gpus: 0,
+            mig: Default::default(),
         }));
     }
     let capacity: u64 = trace_nodes.iter().map(|n| u64::from(n.gpus) * 1000).sum();

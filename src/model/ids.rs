@@ -34,3 +34,7 @@ id_type!(
     /// A partition's index.
     PartitionId
 );
+id_type!(
+    /// An interned MIG profile name (`1g.10gb`, …).
+    MigProfileId
+);

@@ -37,6 +37,8 @@ pub struct FreeTotals {
     pub whole_gpus: u64,
     /// Free device shares, thousandths.
     pub gpu_milli: u64,
+    /// Free MIG slices of any profile.
+    pub mig_slices: u64,
 }
 
 impl FreeTotals {
@@ -48,6 +50,7 @@ impl FreeTotals {
             memory_mib: free.memory_mib,
             whole_gpus: u64::from(free.whole_devices(node.gpu_count)),
             gpu_milli: devices.iter().map(|d| u64::from(*d)).sum(),
+            mig_slices: u64::from(free.mig.count_ones()),
         }
     }
 
@@ -56,6 +59,7 @@ impl FreeTotals {
         self.memory_mib += other.memory_mib;
         self.whole_gpus += other.whole_gpus;
         self.gpu_milli += other.gpu_milli;
+        self.mig_slices += other.mig_slices;
     }
 
     fn sub(&mut self, other: &FreeTotals) {
@@ -63,6 +67,7 @@ impl FreeTotals {
         self.memory_mib -= other.memory_mib;
         self.whole_gpus -= other.whole_gpus;
         self.gpu_milli -= other.gpu_milli;
+        self.mig_slices -= other.mig_slices;
     }
 }
 
@@ -136,6 +141,7 @@ impl FreeIndex {
                 GpuNeed::None => {}
                 GpuNeed::Whole(k) => need.whole_gpus += u64::from(k) * tasks,
                 GpuNeed::Fraction(f) => need.gpu_milli += u64::from(f) * tasks,
+                GpuNeed::Mig(_) => need.mig_slices += tasks,
             }
         }
         let t = &self.totals;
@@ -143,6 +149,7 @@ impl FreeIndex {
             && need.memory_mib <= t.memory_mib
             && need.whole_gpus <= t.whole_gpus
             && need.gpu_milli + need.whole_gpus * 1000 <= t.gpu_milli
+            && need.mig_slices <= t.mig_slices
     }
 
     /// Visits candidate nodes for one task of `shape`, best fit first, until `f` breaks.
@@ -161,7 +168,7 @@ impl FreeIndex {
             GpuNeed::None => (0, true),
             GpuNeed::Whole(k) if !all_levels => (usize::from(k), false),
             GpuNeed::Whole(_) => (0, false),
-            GpuNeed::Fraction(_) => (0, false),
+            GpuNeed::Fraction(_) | GpuNeed::Mig(_) => (0, false),
         };
         if cpu_only_first {
             for id in &self.classes[gpu_classes][0] {

@@ -126,6 +126,7 @@ impl ClusterState {
             earmarks: BTreeMap::new(),
             over_quota: BTreeSet::new(),
             maintenance: super::Maintenance::default(),
+            mig_profiles: Vec::new(),
             fairshare,
             licenses: super::licenses::Licenses::new(config.licenses.clone()),
             shape_mix: crate::placement::ShapeMix::default(),
@@ -216,6 +217,10 @@ impl ClusterState {
                 }
             }
         }
+        let mig_plan = match &cfg.gpus {
+            Some(g) => super::mig::plan(g)?,
+            None => Vec::new(),
+        };
         let (gpu_count, gpu_model, gpu_memory_mib, gpu_uuids) = match &cfg.gpus {
             None => (0, None, 0, Vec::new()),
             Some(g) => {
@@ -240,9 +245,15 @@ impl ClusterState {
                 (g.count as usize, Some(model), g.memory_mib, g.uuids.clone())
             }
         };
+        let mig = self.intern_mig(&mig_plan);
+        let mut capacity = NodeAmounts::full(cfg.cpus.milli(), cfg.memory_mib, gpu_count);
+        for slice in &mig.slices {
+            capacity.devices[slice.gpu as usize] = 0;
+        }
+        capacity.mig = mig.all();
         Ok(Node {
             name: cfg.name.clone(),
-            capacity: NodeAmounts::full(cfg.cpus.milli(), cfg.memory_mib, gpu_count),
+            capacity,
             gpu_count,
             gpu_model,
             gpu_memory_mib,
@@ -253,6 +264,7 @@ impl ClusterState {
             used: NodeAmounts::default(),
             running_jobs: 0,
             down_gpus: 0,
+            mig,
         })
     }
 

@@ -116,7 +116,7 @@ impl ClusterState {
             cpu = cpu.saturating_add(shape.cpu_milli.saturating_mul(count));
             memory = memory.saturating_add(shape.memory_mib.saturating_mul(count));
             let per_task = match shape.gpu {
-                GpuNeed::None => 0,
+                GpuNeed::None | GpuNeed::Mig(_) => 0,
                 GpuNeed::Whole(k) => u64::from(k) * 1000,
                 GpuNeed::Fraction(f) => u64::from(f),
             };

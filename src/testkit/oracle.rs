@@ -1,8 +1,9 @@
 //! The invariant oracle: after any tick, no device is double-booked, no node exceeds capacity,
 //! every running gang is fully placed, nothing runs on a down node, every decision refers to a
 //! known job and every `start` matches the books; quota usage adds up and stays within limits,
-//! earmarked resources are used only by their preemptor, and no job starts where it would run
-//! into a maintenance window by its time limit.
+//! earmarked resources are used only by their preemptor, no job starts where it would run
+//! into a maintenance window by its time limit, and MIG slices are exclusive, exist, go only to
+//! MIG tasks (one slice of the asked profile per task) while MIG-mode GPUs go to no other task.
 
 use crate::decision::{Decision, TickOutcome};
 use crate::error::TickError;
@@ -62,6 +63,9 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
                         "start of {name}: GPU {bad} does not exist on {}",
                         node.name
                     ));
+                }
+                if let Some(shape) = job.shapes.get(a.group) {
+                    super::mig_oracle::check_entry(state, name, node, shape, entry, a)?;
                 }
                 if !node.accepts_work() {
                     return Err(format!("start of {name} on {} which is not up", node.name));

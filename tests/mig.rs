@@ -1,0 +1,467 @@
+//! MIG slices through the Rust API and the shim: nodes declared by slice list or mig-parted
+//! configuration, one exclusive slice per MIG task, backfill reservations on slices, MIG-mode
+//! GPUs kept from whole and fractional tasks, bad inputs refused with the state unchanged, and
+//! the `tests/scenarios/mig_*.json` scenarios. Every tick runs the invariant oracle.
+#![cfg(feature = "testkit")]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use gangway::config::NodeConfig;
+use gangway::protocol::Shim;
+use gangway::testkit::{check_tick, checked_tick};
+use gangway::{
+    ClusterConfig, Decision, ErrorKind, Event, JobSpec, MigPlacement, Milli, PlacementEntry,
+    Scheduler, TaskGroup, TickOutcome,
+};
+use serde_json::{Value, json};
+
+const HOUR: u64 = 3_600_000;
+
+fn scheduler(nodes: Value) -> Scheduler {
+    let cluster: ClusterConfig = serde_json::from_value(
+        json!({"nodes": nodes, "policy": {"backfill": {"mode": "conservative"}}}),
+    )
+    .unwrap();
+    Scheduler::new(cluster).unwrap()
+}
+
+fn node(name: &str, gpus: Value) -> Value {
+    json!({"name": name, "cpus": 64, "memory_mib": 512_000, "gpus": gpus})
+}
+
+fn mig_job(id: &str, limit: u64, profile: &str, count: u32) -> JobSpec {
+    let mut job = JobSpec::new(id, limit, 1);
+    job.groups = vec![TaskGroup {
+        mig: Some(profile.into()),
+        ..TaskGroup::new(count)
+    }];
+    job
+}
+
+fn submit(job: JobSpec) -> Event {
+    Event::Submit { job }
+}
+
+fn starts(out: &TickOutcome) -> BTreeMap<String, Vec<PlacementEntry>> {
+    out.decisions
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Start { job, placement } => Some((job.clone(), placement.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn slices(entries: &[PlacementEntry]) -> Vec<(u32, u32, String)> {
+    entries
+        .iter()
+        .flat_map(|e| e.mig.iter())
+        .map(|m| (m.gpu, m.slice, m.profile.clone()))
+        .collect()
+}
+
+fn estimate(s: &Scheduler, job: &str) -> Option<u64> {
+    s.explain()
+        .pending
+        .iter()
+        .find(|p| p.job == job)
+        .and_then(|p| p.estimated_start_ms)
+}
+
+#[test]
+fn seven_1g_tasks_fill_an_all_1g_a100_and_the_eighth_is_reserved_at_the_first_end() {
+    let mut s = scheduler(json!([node(
+        "m1",
+        json!({"model": "a100-80gb", "count": 1, "mig_config": "all-1g.10gb"})
+    )]));
+    let jobs = (0..7)
+        .map(|i| submit(mig_job(&format!("j{i}"), HOUR * (i + 1), "1g.10gb", 1)))
+        .collect();
+    let out = checked_tick(&mut s, 0, jobs).unwrap();
+    let started = starts(&out);
+    assert_eq!(started.len(), 7);
+    let mut held = BTreeSet::new();
+    for placement in started.values() {
+        assert!(
+            placement
+                .iter()
+                .all(|e| e.gpus.is_empty() && e.node == "m1")
+        );
+        for (gpu, slice, profile) in slices(placement) {
+            assert_eq!((gpu, profile.as_str()), (0, "1g.10gb"));
+            assert!(held.insert(slice), "slice {slice} given twice");
+        }
+    }
+    assert_eq!(held, (0..7).collect());
+    let out = checked_tick(
+        &mut s,
+        1_000,
+        vec![submit(mig_job("j7", HOUR, "1g.10gb", 1))],
+    )
+    .unwrap();
+    assert!(starts(&out).is_empty());
+    assert_eq!(estimate(&s, "j7"), Some(HOUR));
+    // j0 held slice 0; it ends and j7 takes that slice.
+    let finished = Event::Finished {
+        job: "j0".into(),
+        outcome: gangway::model::job::FinishOutcome::Completed,
+    };
+    let out = checked_tick(&mut s, 2_000, vec![finished]).unwrap();
+    assert_eq!(slices(&starts(&out)["j7"]), [(0, 0, "1g.10gb".to_string())]);
+}
+
+#[test]
+fn a_balanced_layout_serves_mixed_profiles_and_one_gang_holds_several_slices() {
+    let mut s = scheduler(json!([node(
+        "h1",
+        json!({"model": "h100", "count": 2, "mig_config": "all-balanced"})
+    )]));
+    let mut mixed = mig_job("mixed", HOUR, "3g.40gb", 2);
+    mixed.groups.push(TaskGroup {
+        mig: Some("2g.20gb".into()),
+        ..TaskGroup::new(2)
+    });
+    mixed.groups.push(TaskGroup {
+        mig: Some("1g.10gb".into()),
+        ..TaskGroup::new(3)
+    });
+    let events = vec![
+        submit(mixed),
+        submit(mig_job("small", HOUR, "1g.10gb", 1)),
+        submit(mig_job("late", HOUR, "1g.10gb", 1)),
+    ];
+    let out = checked_tick(&mut s, 0, events).unwrap();
+    let started = starts(&out);
+    assert_eq!(started.keys().collect::<Vec<_>>(), ["mixed", "small"]);
+    let by_group = |g: usize| -> Vec<(u32, u32)> {
+        started["mixed"]
+            .iter()
+            .filter(|e| e.group == g)
+            .flat_map(|e| e.mig.iter().map(|m| (m.gpu, m.slice)))
+            .collect()
+    };
+    // all-balanced on an 80GB GPU: slices 0-1 are 1g.10gb, 2 is 2g.20gb, 3 is 3g.40gb.
+    assert_eq!(by_group(0), [(0, 3), (1, 3)]);
+    assert_eq!(by_group(1), [(0, 2), (1, 2)]);
+    assert_eq!(by_group(2), [(0, 0), (0, 1), (1, 0)]);
+    assert_eq!(slices(&started["small"]), [(1, 1, "1g.10gb".to_string())]);
+    assert_eq!(estimate(&s, "late"), Some(HOUR));
+}
+
+#[test]
+fn whole_and_fractional_gpu_tasks_never_land_on_a_mig_device() {
+    let slices_on_gpu1: Vec<Value> = (0..7)
+        .map(|i| json!({"gpu": 1, "slice": i, "profile": "1g.10gb"}))
+        .collect();
+    let mut s = scheduler(json!([node(
+        "n1",
+        json!({"model": "a100-80gb", "count": 2, "mig": slices_on_gpu1})
+    )]));
+    let whole = JobSpec::new("whole", HOUR, 1).with_gpus(Milli::from_units(1));
+    let out = checked_tick(&mut s, 0, vec![submit(whole)]).unwrap();
+    assert_eq!(starts(&out)["whole"][0].gpus, [0]);
+    let half = JobSpec::new("half", HOUR, 1).with_gpus(Milli::from_milli(500));
+    let out = checked_tick(
+        &mut s,
+        1,
+        vec![submit(half), submit(mig_job("slice", HOUR, "1g.10gb", 1))],
+    )
+    .unwrap();
+    let started = starts(&out);
+    // GPU 0 is taken whole and GPU 1 is in MIG mode: the half waits, the slice task runs.
+    assert_eq!(started.keys().collect::<Vec<_>>(), ["slice"]);
+    assert_eq!(slices(&started["slice"]), [(1, 0, "1g.10gb".to_string())]);
+    assert_eq!(estimate(&s, "half"), Some(HOUR));
+    // Two whole GPUs exist on the node but only one is out of MIG mode.
+    let two = JobSpec::new("two", HOUR, 1).with_gpus(Milli::from_units(2));
+    let out = checked_tick(&mut s, 2, vec![submit(two)]).unwrap();
+    assert_eq!(out.rejected[0].error.kind, ErrorKind::Unsatisfiable);
+}
+
+#[test]
+fn a_mig_gpu_going_down_evicts_its_slice_holders_and_takes_its_slices_away() {
+    let mut s = scheduler(json!([node(
+        "m1",
+        json!({"model": "a100-80gb", "count": 2, "mig_config": "all-3g.40gb"})
+    )]));
+    let out = checked_tick(&mut s, 0, vec![submit(mig_job("a", HOUR, "3g.40gb", 1))]).unwrap();
+    assert_eq!(slices(&starts(&out)["a"]), [(0, 0, "3g.40gb".to_string())]);
+    let down = Event::GpuDown {
+        node: "m1".into(),
+        gpu: 0,
+    };
+    let out = checked_tick(
+        &mut s,
+        1,
+        vec![down, submit(mig_job("b", HOUR, "3g.40gb", 3))],
+    )
+    .unwrap();
+    assert!(matches!(out.decisions[0], Decision::Requeue { ref job, .. } if job == "a"));
+    // a restarts on GPU 1; b needs three 3g.40gb slices and only GPU 1's two are up.
+    let started = starts(&out);
+    assert_eq!(slices(&started["a"]), [(1, 0, "3g.40gb".to_string())]);
+    assert!(!started.contains_key("b"));
+}
+
+#[test]
+fn gpu_models_still_filter_the_device_model_of_mig_tasks() {
+    let mut s = scheduler(json!([
+        node(
+            "a",
+            json!({"model": "a100-80gb", "count": 1, "mig_config": "all-1g.10gb"})
+        ),
+        node(
+            "h",
+            json!({"model": "h100-80gb", "count": 1, "mig_config": "all-1g.10gb"})
+        ),
+    ]));
+    let mut job = mig_job("on-h100", HOUR, "1g.10gb", 1);
+    job.groups[0].gpu_models = Some(vec!["h100-80gb".into()]);
+    let out = checked_tick(&mut s, 0, vec![submit(job)]).unwrap();
+    assert_eq!(starts(&out)["on-h100"][0].node, "h");
+}
+
+#[test]
+fn bad_mig_submissions_are_refused_with_the_state_unchanged() {
+    let mut s = scheduler(json!([node(
+        "m1",
+        json!({"model": "a100-80gb", "count": 1, "mig_config": "all-balanced"})
+    )]));
+    checked_tick(&mut s, 0, vec![]).unwrap();
+    let before = serde_json::to_value(s.state()).unwrap();
+    let mut both = mig_job("both", HOUR, "1g.10gb", 1);
+    both.groups[0].gpus = Milli::from_units(1);
+    let events = vec![
+        submit(both),
+        submit(mig_job("unknown", HOUR, "1g.5gb", 1)),
+        submit(mig_job("garbled", HOUR, "tiny", 1)),
+        submit(mig_job("too-many", HOUR, "3g.40gb", 2)),
+    ];
+    let out = checked_tick(&mut s, 1, events).unwrap();
+    let kinds: Vec<(usize, ErrorKind)> = out
+        .rejected
+        .iter()
+        .map(|r| (r.index, r.error.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (0, ErrorKind::Invalid),
+            (1, ErrorKind::Unsatisfiable),
+            (2, ErrorKind::Invalid),
+            (3, ErrorKind::Unsatisfiable),
+        ]
+    );
+    assert!(out.rejected[0].error.message.contains("groups[0]"));
+    assert!(out.rejected[1].error.message.contains("1g.5gb"));
+    assert!(out.decisions.is_empty());
+    let mut after = serde_json::to_value(s.state()).unwrap();
+    after["now_ms"] = before["now_ms"].clone();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn bad_mig_nodes_are_refused_naming_the_node_and_the_field() {
+    let config = |gpus: Value| -> Result<Scheduler, gangway::ConfigError> {
+        let cluster: ClusterConfig = serde_json::from_value(
+            json!({"nodes": [node("ok", json!({"model": "a100", "count": 1})),
+                                                     node("bad", gpus)]}),
+        )
+        .unwrap();
+        Scheduler::new(cluster)
+    };
+    let cases = [
+        (
+            json!({"model": "a100-80gb", "count": 1, "mig": [{"gpu": 0, "slice": 0, "profile": "9g.99gb"}]}),
+            "nodes[1].gpus.mig[0]",
+            "unknown MIG profile",
+        ),
+        (
+            json!({"model": "a100-80gb", "count": 2, "mig": [{"gpu": 2, "slice": 0, "profile": "1g.10gb"}]}),
+            "nodes[1].gpus.mig[0]",
+            "out of range",
+        ),
+        (
+            json!({"model": "a100-80gb", "count": 1, "mig_config": "all-1g.5gb"}),
+            "nodes[1].gpus.mig_config",
+            "unknown MIG configuration",
+        ),
+        (
+            json!({"model": "v100", "count": 1, "mig_config": "all-1g.10gb"}),
+            "nodes[1].gpus.mig_config",
+            "no MIG table",
+        ),
+    ];
+    for (gpus, field, words) in cases {
+        let Err(err) = config(gpus) else {
+            panic!("{field} accepted")
+        };
+        assert_eq!(err.field, field);
+        assert!(err.message.contains(words), "{}", err.message);
+    }
+    // The same through node_add: refused, and the state is unchanged.
+    let mut s = scheduler(json!([node("ok", json!({"model": "a100", "count": 1}))]));
+    checked_tick(&mut s, 0, vec![]).unwrap();
+    let before = serde_json::to_value(s.state()).unwrap();
+    let cfg: NodeConfig = serde_json::from_value(node(
+        "bad",
+        json!({"model": "h200", "count": 1, "mig_config": "all-1g.10gb"}),
+    ))
+    .unwrap();
+    let out = checked_tick(&mut s, 1, vec![Event::NodeAdd { node: cfg }]).unwrap();
+    let message = &out.rejected[0].error.message;
+    assert!(
+        message.contains("bad") && message.contains("gpus.mig_config"),
+        "{message}"
+    );
+    let mut after = serde_json::to_value(s.state()).unwrap();
+    after["now_ms"] = before["now_ms"].clone();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn the_inventory_fixture_of_an_a100_in_mig_mode_works_as_a_cluster_node() {
+    let text = include_str!("fixtures/nvml/a100_80gb_mig.node.json");
+    let fixture: NodeConfig = serde_json::from_str(text).unwrap();
+    let mut s = Scheduler::new(ClusterConfig {
+        nodes: vec![fixture],
+        ..ClusterConfig::default()
+    })
+    .unwrap();
+    let jobs = (0..7)
+        .map(|i| submit(mig_job(&format!("j{i}"), HOUR, "1g.10gb", 1)))
+        .chain([submit(
+            JobSpec::new("whole", HOUR, 1).with_gpus(Milli::from_units(1)),
+        )])
+        .collect();
+    let out = checked_tick(&mut s, 0, jobs).unwrap();
+    assert_eq!(starts(&out).len(), 7);
+    // The node's only GPU is in MIG mode: no whole GPU exists for this job.
+    assert_eq!(out.rejected[0].index, 7);
+    assert_eq!(out.rejected[0].error.kind, ErrorKind::Unsatisfiable);
+}
+
+#[test]
+fn the_shim_speaks_mig_on_the_wire() {
+    let mut shim = Shim::default();
+    let configure = json!({"op": "configure", "cluster": {"nodes": [node(
+        "m1", json!({"model": "h200", "count": 1, "mig_config": "all-2g.35gb"}))]}});
+    let reply: Value = serde_json::from_str(&shim.handle_line(&configure.to_string())).unwrap();
+    assert_eq!(reply["ok"], true, "{reply}");
+    let tick = json!({"op": "tick", "at_ms": 0, "events": [{"type": "submit", "job": {
+        "id": "a", "time_limit_ms": HOUR, "groups": [{"count": 2, "mig": "2g.35gb"}]}}]});
+    let reply: Value = serde_json::from_str(&shim.handle_line(&tick.to_string())).unwrap();
+    let start = &reply["decisions"][0];
+    assert_eq!(
+        start["placement"],
+        json!([{"group": 0, "node": "m1", "tasks": 2, "gpus": [],
+                "mig": [{"gpu": 0, "slice": 0, "profile": "2g.35gb"},
+                        {"gpu": 0, "slice": 1, "profile": "2g.35gb"}]}])
+    );
+    let entry: PlacementEntry = serde_json::from_value(start["placement"][0].clone()).unwrap();
+    assert_eq!(
+        entry.mig[1],
+        MigPlacement {
+            gpu: 0,
+            slice: 1,
+            profile: "2g.35gb".into()
+        }
+    );
+}
+
+/// Runs one scenario file through the shim: `started` (exact, per tick), `not_started`,
+/// `rejected` and `estimated_start_ms` expectations, with the oracle after every tick.
+fn run_scenario(path: &Path) -> Result<(), String> {
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+    let mut shim = Shim::default();
+    let configure = json!({"op": "configure", "cluster": scenario["cluster"]}).to_string();
+    let reply: Value = serde_json::from_str(&shim.handle_line(&configure)).unwrap();
+    if reply["ok"] != true {
+        return Err(format!("configure refused: {reply}"));
+    }
+    let expectations = scenario["expect"].as_array().cloned().unwrap_or_default();
+    let mut ever_started = BTreeSet::new();
+    let names = |v: &Value| -> BTreeSet<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for tick in scenario["ticks"].as_array().unwrap() {
+        let at = tick["at_ms"].as_u64().unwrap();
+        let events = tick.get("events").cloned().unwrap_or(json!([]));
+        let line = json!({"op": "tick", "at_ms": at, "events": events}).to_string();
+        let reply: Value = serde_json::from_str(&shim.handle_line(&line)).unwrap();
+        let outcome = TickOutcome {
+            decisions: serde_json::from_value(reply["decisions"].clone()).unwrap(),
+            rejected: serde_json::from_value(reply["rejected"].clone()).unwrap(),
+            next_wakeup_ms: reply["next_wakeup_ms"].as_u64(),
+        };
+        check_tick(shim.scheduler().unwrap(), &outcome).map_err(|v| format!("tick {at}: {v}"))?;
+        let started: BTreeSet<String> = starts(&outcome).into_keys().collect();
+        ever_started.extend(started.iter().cloned());
+        let rejected: BTreeSet<String> = outcome
+            .rejected
+            .iter()
+            .filter_map(|r| events[r.index]["job"]["id"].as_str().map(String::from))
+            .collect();
+        for e in expectations.iter().filter(|e| e["at_ms"] == at) {
+            if let Some(want) = e.get("started")
+                && names(want) != started
+            {
+                return Err(format!("tick {at}: started {started:?}, expected {want}"));
+            }
+            if let Some(job) = e
+                .get("not_started")
+                .map(names)
+                .and_then(|n| n.into_iter().find(|j| ever_started.contains(j)))
+            {
+                return Err(format!("tick {at}: {job} started"));
+            }
+            if let Some(want) = e.get("rejected")
+                && names(want) != rejected
+            {
+                return Err(format!("tick {at}: rejected {rejected:?}, expected {want}"));
+            }
+            for (job, want) in e
+                .get("estimated_start_ms")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                let got = estimate(shim.scheduler().unwrap(), job);
+                if got != want.as_u64() {
+                    return Err(format!(
+                        "tick {at}: {job} estimated {got:?}, expected {want}"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn the_mig_scenarios_pass() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("mig_") && n.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 2, "{files:?}");
+    for file in files {
+        run_scenario(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    }
+}
