@@ -260,8 +260,9 @@ pub struct QueueConfig {
     /// The cohort it borrows from and lends to. Default: none.
     #[serde(default)]
     pub cohort: Option<String>,
-    /// Quota per resource key: `cpu`, `memory_mib`, `gpu` (any model), `gpu:MODEL`. A queue
-    /// limits only the resources it lists.
+    /// Quota per resource key: `cpu`, `memory_mib`, `gpu` (any model), `gpu:MODEL`,
+    /// `mig:PROFILE` (MIG slices of that profile, one unit each; slices count toward no `gpu`
+    /// key). A queue limits only the resources it lists.
     #[serde(default)]
     pub quota: IndexMap<String, QuotaConfig>,
     /// The most one user may hold in this queue per resource key, counting the user's running

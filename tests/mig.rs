@@ -321,6 +321,58 @@ fn bad_mig_nodes_are_refused_naming_the_node_and_the_field() {
 }
 
 #[test]
+fn mig_quota_keys_count_slices_of_their_profile_and_the_gpu_key_counts_none() {
+    let cluster: ClusterConfig = serde_json::from_value(json!({
+        "nodes": [node("m1", json!({"model": "a100-80gb", "count": 1, "mig_config": "all-balanced"}))],
+        "queues": [{"name": "q", "quota": {"gpu": {"nominal": 0},
+                                           "mig:1g.10gb": {"nominal": 1, "borrowing_limit": 0}}}]
+    }))
+    .unwrap();
+    let mut s = Scheduler::new(cluster).unwrap();
+    let in_queue = |mut job: JobSpec| {
+        job.queue = Some("q".into());
+        submit(job)
+    };
+    let events = vec![
+        in_queue(mig_job("first", HOUR, "1g.10gb", 1)),
+        in_queue(mig_job("second", HOUR, "1g.10gb", 1)),
+        in_queue(mig_job("other", HOUR, "3g.40gb", 1)),
+    ];
+    let out = checked_tick(&mut s, 0, events).unwrap();
+    // One 1g.10gb slice of quota: the second waits although a slice is free; the 3g.40gb task
+    // is limited by no key (its profile has none, and slices are not GPUs).
+    let started = starts(&out);
+    assert_eq!(started.keys().collect::<Vec<_>>(), ["first", "other"]);
+    assert!(s.explain().pending.iter().any(|p| p.job == "second"));
+}
+
+#[test]
+fn fair_share_bills_a_slice_as_its_compute_share_of_a_device() {
+    let cluster: ClusterConfig = serde_json::from_value(json!({
+        "nodes": [node("m1", json!({"model": "a100-80gb", "count": 1, "mig_config": "all-balanced"}))],
+        "accounts": [{"name": "ml"}]
+    }))
+    .unwrap();
+    let mut s = Scheduler::new(cluster).unwrap();
+    let mut job = mig_job("a", HOUR, "3g.40gb", 1);
+    job.groups.push(TaskGroup {
+        mig: Some("1g.10gb".into()),
+        ..TaskGroup::new(2)
+    });
+    job.account = Some("ml".into());
+    job.user = Some("alice".into());
+    checked_tick(&mut s, 0, vec![submit(job)]).unwrap();
+    checked_tick(&mut s, 70_000, vec![]).unwrap();
+    // 3/7 + 2 × 1/7 of a GPU (in thousandths, rounded down) for 70 s.
+    let row = &s.share_report()[1];
+    assert!(
+        (row.raw_usage - (0.428 + 0.284) * 70.0).abs() < 1e-6,
+        "{}",
+        row.raw_usage
+    );
+}
+
+#[test]
 fn the_inventory_fixture_of_an_a100_in_mig_mode_works_as_a_cluster_node() {
     let text = include_str!("fixtures/nvml/a100_80gb_mig.node.json");
     let fixture: NodeConfig = serde_json::from_str(text).unwrap();

@@ -13,20 +13,28 @@
 //! let small = MigProfileId(0);
 //! let big = MigProfileId(1);
 //! let layout = MigLayout { slices: vec![
-//!     MigSlice { gpu: 0, slice: 0, profile: small },
-//!     MigSlice { gpu: 0, slice: 1, profile: small },
-//!     MigSlice { gpu: 0, slice: 2, profile: big },
-//!     MigSlice { gpu: 1, slice: 0, profile: big },
+//!     MigSlice { gpu: 0, slice: 0, profile: small, compute: 1 },
+//!     MigSlice { gpu: 0, slice: 1, profile: small, compute: 1 },
+//!     MigSlice { gpu: 0, slice: 2, profile: big, compute: 3 },
+//!     MigSlice { gpu: 1, slice: 0, profile: big, compute: 3 },
 //! ]};
 //! assert_eq!(layout.all(), 0b1111);
 //! assert_eq!(layout.profile_mask(small), 0b0011);
 //! assert_eq!(layout.gpu_mask(1), 0b1000);
 //! assert!(layout.has_gpu(0) && !layout.has_gpu(2));
+//! // Slices 0 and 3 billed as device shares: 1/7 of GPU 0 and 3/7 of GPU 1.
+//! let mut held = gangway::model::resources::NodeAmounts { mig: 0b1001, ..Default::default() };
+//! layout.add_device_shares(&mut held);
+//! assert_eq!(held.devices[..2], [142, 428]);
 //! ```
 
 use serde::{Deserialize, Serialize};
 
 use crate::model::ids::MigProfileId;
+use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
+
+/// Compute slices of one GPU (the `7` of `7g.80gb`).
+pub const GPU_COMPUTE_SLICES: u32 = 7;
 
 /// Most MIG slices one node may have: one bit each in a `u128` (7 slices × 16 GPUs fit).
 pub const MAX_MIG_SLICES: usize = 128;
@@ -40,6 +48,9 @@ pub struct MigSlice {
     pub slice: u32,
     /// Its profile.
     pub profile: MigProfileId,
+    /// Its compute slices, of the GPU's seven (the `3` of `3g.40gb`).
+    #[serde(default)]
+    pub compute: u32,
 }
 
 /// A node's MIG slices, sorted by GPU then slice; at most [`MAX_MIG_SLICES`].
@@ -83,6 +94,19 @@ impl MigLayout {
             .enumerate()
             .filter(move |(bit, _)| mask & (1u128 << bit) != 0)
             .map(|(_, s)| s)
+    }
+
+    /// Adds to `amounts.devices` the device share its slices stand for: a slice's compute
+    /// slices over the GPU's seven, in thousandths (for billing; placement never does this).
+    pub fn add_device_shares(&self, amounts: &mut NodeAmounts) {
+        let held = amounts.mig;
+        for s in self.in_mask(held) {
+            if let Some(device) = amounts.devices.get_mut(s.gpu as usize) {
+                let share = s.compute.min(GPU_COMPUTE_SLICES) * u32::from(DEVICE_MILLI)
+                    / GPU_COMPUTE_SLICES;
+                *device = device.saturating_add(share as u16);
+            }
+        }
     }
 
     fn mask(&self, keep: impl Fn(&MigSlice) -> bool) -> u128 {

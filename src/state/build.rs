@@ -62,12 +62,10 @@ impl ClusterState {
                 ));
             }
             for key in queue.quota.keys() {
-                let valid = matches!(key.as_str(), "cpu" | "memory_mib" | "gpu")
-                    || key.strip_prefix("gpu:").is_some_and(|m| !m.is_empty());
-                if !valid {
+                if !crate::quota::keys::is_quota_key(key) {
                     return Err(ConfigError::new(
                         format!("queues[{i}].quota.{key}"),
-                        "unknown resource; use cpu, memory_mib, gpu or gpu:MODEL",
+                        "unknown resource; use cpu, memory_mib, gpu, gpu:MODEL or mig:PROFILE",
                     ));
                 }
             }

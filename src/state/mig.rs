@@ -6,12 +6,9 @@ use super::ClusterState;
 use crate::config::GpuConfig;
 use crate::error::{ErrorKind, EventError};
 use crate::model::ids::MigProfileId;
-use crate::model::mig::{MAX_MIG_SLICES, MigLayout, MigSlice};
+use crate::model::mig::{GPU_COMPUTE_SLICES, MAX_MIG_SLICES, MigLayout, MigSlice};
 use crate::model::mig_table::{MigFamily, config_slices, is_profile_name};
 use crate::model::shape::GpuNeed;
-
-/// Compute slices of one GPU (the `7` of `7g.80gb`).
-const GPU_COMPUTE_SLICES: u32 = 7;
 
 /// A node's slices before interning: (gpu, slice, profile), sorted.
 pub(super) type MigPlan = Vec<(u32, u32, String)>;
@@ -118,6 +115,7 @@ impl ClusterState {
                 gpu: *gpu,
                 slice: *slice,
                 profile: self.intern_mig_profile(profile),
+                compute: compute_slices(profile),
             })
             .collect();
         MigLayout { slices }
