@@ -373,6 +373,25 @@ fn fair_share_bills_a_slice_as_its_compute_share_of_a_device() {
 }
 
 #[test]
+fn a_snapshot_with_slices_held_restores_through_json_and_decides_alike() {
+    let mut s = scheduler(json!([node(
+        "m1",
+        json!({"model": "h200", "count": 2, "mig_config": "all-1g.18gb"})
+    )]));
+    let jobs = (0..13)
+        .map(|i| submit(mig_job(&format!("j{i}"), HOUR * (i % 3 + 1), "1g.18gb", 1)))
+        .collect();
+    checked_tick(&mut s, 0, jobs).unwrap();
+    let text = serde_json::to_string(&s.snapshot()).unwrap();
+    let mut restored = Scheduler::restore(serde_json::from_str(&text).unwrap()).unwrap();
+    let events = || vec![submit(mig_job("late", HOUR, "1g.18gb", 2))];
+    let a = checked_tick(&mut s, HOUR, events()).unwrap();
+    let b = checked_tick(&mut restored, HOUR, events()).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(starts(&a).len(), 1, "{a:?}");
+}
+
+#[test]
 fn the_inventory_fixture_of_an_a100_in_mig_mode_works_as_a_cluster_node() {
     let text = include_str!("fixtures/nvml/a100_80gb_mig.node.json");
     let fixture: NodeConfig = serde_json::from_str(text).unwrap();

@@ -91,6 +91,7 @@ impl MigLayout {
     pub fn in_mask(&self, mask: u128) -> impl Iterator<Item = &MigSlice> {
         self.slices
             .iter()
+            .take(MAX_MIG_SLICES)
             .enumerate()
             .filter(move |(bit, _)| mask & (1u128 << bit) != 0)
             .map(|(_, s)| s)
