@@ -430,6 +430,83 @@ fn the_consistency_check_refuses_a_slice_held_twice_or_a_share_of_a_mig_gpu() {
 }
 
 #[test]
+fn a_seeded_stream_of_mig_whole_and_fractional_jobs_keeps_every_invariant() {
+    use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
+    let slices: Vec<Value> = (0..4)
+        .map(
+            |i| json!({"gpu": 3, "slice": i, "profile": if i < 2 { "1g.10gb" } else { "2g.20gb" }}),
+        )
+        .collect();
+    let mut s = scheduler(json!([
+        node(
+            "bal",
+            json!({"model": "a100-80gb", "count": 2, "mig_config": "all-balanced"})
+        ),
+        node(
+            "mixed",
+            json!({"model": "a100-80gb", "count": 4, "mig": slices})
+        ),
+        node("plain", json!({"model": "a100-80gb", "count": 2})),
+    ]));
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+    let mut running: Vec<String> = Vec::new();
+    let (mut started, mut on_slices) = (0, 0);
+    for t in 0..300u64 {
+        let mut events = Vec::new();
+        for _ in 0..rng.random_range(0..3) {
+            let id = format!("j{t}-{}", events.len());
+            let limit = rng.random_range(1..20) * 60_000;
+            let job = match rng.random_range(0..5) {
+                0 => mig_job(&id, limit, "1g.10gb", rng.random_range(1..4)),
+                1 => mig_job(&id, limit, "2g.20gb", 1),
+                2 => mig_job(&id, limit, "3g.40gb", rng.random_range(1..3)),
+                3 => {
+                    JobSpec::new(id, limit, 1).with_gpus(Milli::from_units(rng.random_range(1..3)))
+                }
+                _ => JobSpec::new(id, limit, 2).with_gpus(Milli::from_milli(500)),
+            };
+            events.push(submit(job));
+        }
+        if !running.is_empty() && rng.random_range(0..3) == 0 {
+            let job = running.swap_remove(rng.random_range(0..running.len()));
+            events.push(Event::Finished {
+                job,
+                outcome: gangway::model::job::FinishOutcome::Completed,
+            });
+        }
+        if rng.random_range(0..40) == 0 {
+            let gpu = rng.random_range(0..2);
+            events.push(if rng.random_range(0..2) == 0 {
+                Event::GpuDown {
+                    node: "bal".into(),
+                    gpu,
+                }
+            } else {
+                Event::GpuUp {
+                    node: "bal".into(),
+                    gpu,
+                }
+            });
+        }
+        let out = checked_tick(&mut s, t * 30_000, events).unwrap();
+        for d in &out.decisions {
+            match d {
+                Decision::Start { job, placement } => {
+                    started += 1;
+                    on_slices += usize::from(placement.iter().any(|e| !e.mig.is_empty()));
+                    running.push(job.clone());
+                }
+                other => running.retain(|j| j != other.job()),
+            }
+        }
+    }
+    assert!(
+        started > 100 && on_slices > 50,
+        "{started} started, {on_slices} on slices"
+    );
+}
+
+#[test]
 fn the_inventory_fixture_of_an_a100_in_mig_mode_works_as_a_cluster_node() {
     let text = include_str!("fixtures/nvml/a100_80gb_mig.node.json");
     let fixture: NodeConfig = serde_json::from_str(text).unwrap();
