@@ -81,6 +81,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             running_jobs: 0,
             down_gpus: 0,
             nvlink_islands: Vec::new(),
+            mig: Default::default(),
         }));
     }
     let capacity: u64 = trace_nodes.iter().map(|n| u64::from(n.gpus) * 1000).sum();

@@ -149,9 +149,22 @@ pub struct GpuConfig {
     /// island has no NVLink peer. Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nvlink_islands: Vec<Vec<u32>>,
-    /// The MIG devices of devices in MIG mode, by device index then slice. Default: none.
+    /// The MIG devices of devices in MIG mode, by device index then slice (what `gangway
+    /// inventory` lists). A device with slices takes MIG tasks only, never whole or fractional
+    /// GPU tasks. Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mig: Vec<MigDeviceConfig>,
+    /// Instead of `mig`: a mig-parted default configuration applied to every device
+    /// (`all-1g.10gb`, `all-balanced`, …; see [`crate::model::mig_table`]). Default: none.
+    ///
+    /// ```
+    /// use gangway::config::GpuConfig;
+    /// let g: GpuConfig = serde_json::from_str(
+    ///     r#"{"model": "a100-80gb", "count": 8, "mig_config": "all-1g.10gb"}"#).unwrap();
+    /// assert_eq!(g.mig_config.as_deref(), Some("all-1g.10gb"));
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_config: Option<String>,
 }
 
 /// A partition: a named set of nodes with a maximum time, a priority tier and a job factor.
@@ -253,8 +266,9 @@ pub struct QueueConfig {
     /// The cohort it borrows from and lends to. Default: none.
     #[serde(default)]
     pub cohort: Option<String>,
-    /// Quota per resource key: `cpu`, `memory_mib`, `gpu` (any model), `gpu:MODEL`. A queue
-    /// limits only the resources it lists.
+    /// Quota per resource key: `cpu`, `memory_mib`, `gpu` (any model), `gpu:MODEL`,
+    /// `mig:PROFILE` (MIG slices of that profile, one unit each; slices count toward no `gpu`
+    /// key). A queue limits only the resources it lists.
     #[serde(default)]
     pub quota: IndexMap<String, QuotaConfig>,
     /// The most one user may hold in this queue per resource key, counting the user's running

@@ -15,8 +15,32 @@ pub struct PlacementEntry {
     pub node: String,
     /// Tasks of the group on this node.
     pub tasks: u32,
-    /// Device indices: whole devices once each; for fractional tasks one index per task.
+    /// Device indices: whole devices once each; for fractional tasks one index per task; empty
+    /// for MIG tasks.
     pub gpus: Vec<u32>,
+    /// For a group asking for MIG slices: the slice each task holds, one per task, by GPU then
+    /// slice. Absent on the wire when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig: Vec<MigPlacement>,
+}
+
+/// One MIG slice held by one task: the GPU, the slice under it and its profile.
+///
+/// ```
+/// use gangway::decision::MigPlacement;
+/// let m: MigPlacement =
+///     serde_json::from_str(r#"{"gpu": 2, "slice": 5, "profile": "1g.10gb"}"#).unwrap();
+/// assert_eq!((m.gpu, m.slice), (2, 5));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MigPlacement {
+    /// GPU index on the node.
+    pub gpu: u32,
+    /// Slice index under that GPU.
+    pub slice: u32,
+    /// MIG profile name.
+    pub profile: String,
 }
 
 /// Why a job is killed.

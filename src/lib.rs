@@ -20,7 +20,9 @@ pub mod state;
 pub mod testkit;
 
 pub use config::ClusterConfig;
-pub use decision::{Decision, KillReason, PendingReason, PlacementEntry, TickOutcome};
+pub use decision::{
+    Decision, KillReason, MigPlacement, PendingReason, PlacementEntry, TickOutcome,
+};
 pub use error::{ConfigError, ErrorKind, EventError, TickError};
 pub use event::Event;
 pub use model::amount::Milli;

@@ -132,6 +132,7 @@ fn a_fraction_goes_to_the_device_it_leaves_usable() {
         running_jobs: 0,
         down_gpus: 0,
         nvlink_islands: Vec::new(),
+        mig: Default::default(),
     };
     let mut free = node.capacity;
     free.devices[0] = 700;

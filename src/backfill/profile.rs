@@ -402,6 +402,7 @@ mod tests {
             running_jobs: 0,
             down_gpus: 0,
             nvlink_islands: Vec::new(),
+            mig: Default::default(),
         };
         let mut profile = Profile::default();
         let mut seed = 7u64;

@@ -38,3 +38,7 @@ id_type!(
     /// A topology domain (one label value at one level of the cluster's topology).
     DomainId
 );
+id_type!(
+    /// An interned MIG profile name (`1g.10gb`, …).
+    MigProfileId
+);

@@ -165,6 +165,16 @@ pub struct TaskGroup {
     /// Acceptable GPU models. Default: any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_models: Option<Vec<String>>,
+    /// One MIG slice of this profile per task (`1g.10gb`, …), held exclusively; `gpus` must
+    /// then be 0. Default: none.
+    ///
+    /// ```
+    /// let g: gangway::TaskGroup =
+    ///     serde_json::from_str(r#"{"count": 2, "mig": "1g.10gb"}"#).unwrap();
+    /// assert_eq!(g.mig.as_deref(), Some("1g.10gb"));
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig: Option<String>,
     /// How tasks spread over nodes. Default `pack`.
     #[serde(default)]
     pub placement: PlacementMode,
@@ -220,6 +230,7 @@ impl TaskGroup {
             memory_mib: 0,
             gpus: Milli::ZERO,
             gpu_models: None,
+            mig: None,
             placement: PlacementMode::Pack,
             topology: None,
         }

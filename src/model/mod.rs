@@ -1,8 +1,10 @@
-//! The data model: amounts, ids, resource vectors, nodes with GPU devices, jobs.
+//! The data model: amounts, ids, resource vectors, nodes with GPU devices and MIG slices, jobs.
 
 pub mod amount;
 pub mod ids;
 pub mod job;
+pub mod mig;
+pub mod mig_table;
 pub mod node;
 pub mod resources;
 pub mod shape;

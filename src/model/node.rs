@@ -4,6 +4,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::ids::{ModelId, PartitionId};
+use crate::model::mig::MigLayout;
 use crate::model::resources::{MAX_DEVICES, NodeAmounts};
 
 /// Whether a node takes work.
@@ -67,10 +68,14 @@ pub struct Node {
     /// peer. Whole-GPU tasks take their devices within one island when they can.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nvlink_islands: Vec<u32>,
+    /// The MIG slices of its GPUs in MIG mode (none: no GPU in MIG mode).
+    #[serde(default, skip_serializing_if = "MigLayout::is_empty")]
+    pub mig: MigLayout,
 }
 
 impl Node {
-    /// What new work may use at most: the capacity without the devices that are down.
+    /// What new work may use at most: the capacity without the devices that are down (and
+    /// without their MIG slices).
     ///
     /// ```
     /// use gangway::model::node::{Node, NodeState, PartitionSet};
@@ -79,7 +84,7 @@ impl Node {
     ///     gpu_count: 4, gpu_model: None, gpu_memory_mib: 0, gpu_uuids: vec![],
     ///     labels: Default::default(), partitions: PartitionSet::default(), state: NodeState::Up,
     ///     used: NodeAmounts::default(), running_jobs: 0, down_gpus: 0,
-    ///     nvlink_islands: vec![] };
+    ///     nvlink_islands: vec![], mig: Default::default() };
     /// node.set_gpu_down(2, true);
     /// assert_eq!(node.available().devices[..4], [1000, 1000, 0, 1000]);
     /// assert_eq!(node.free_whole_gpus(), 3);
@@ -89,6 +94,13 @@ impl Node {
         for (index, device) in amounts.devices.iter_mut().enumerate() {
             if self.gpu_is_down(index) {
                 *device = 0;
+            }
+        }
+        if self.down_gpus != 0 && amounts.mig != 0 {
+            for gpu in 0..self.gpu_count {
+                if self.gpu_is_down(gpu) {
+                    amounts.mig &= !self.mig.gpu_mask(gpu as u32);
+                }
             }
         }
         amounts

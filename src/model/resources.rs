@@ -16,9 +16,11 @@ pub const MAX_NODE_MEMORY_MIB: u64 = 1 << 40;
 /// One device's capacity in thousandths: a whole device is 1000.
 pub const DEVICE_MILLI: u16 = 1000;
 
-/// Amounts on one node: cpus (thousandths), memory (MiB) and each device's share (thousandths).
+/// Amounts on one node: cpus (thousandths), memory (MiB), each device's share (thousandths) and
+/// a set of MIG slices (see [`crate::model::mig`]).
 ///
-/// The same type holds a capacity, a usage or a free amount.
+/// The same type holds a capacity, a usage or a free amount. Slices are a set: adding is union,
+/// subtracting is difference, and each slice is held whole or not at all.
 ///
 /// ```
 /// use gangway::model::resources::NodeAmounts;
@@ -38,6 +40,13 @@ pub struct NodeAmounts {
     pub memory_mib: u64,
     /// Per device, thousandths of the device.
     pub devices: [u16; MAX_DEVICES],
+    /// MIG slices, one bit per slice of the node's [`MigLayout`](crate::model::mig::MigLayout).
+    #[serde(default, skip_serializing_if = "no_slices")]
+    pub mig: u128,
+}
+
+fn no_slices(mig: &u128) -> bool {
+    *mig == 0
 }
 
 impl NodeAmounts {
@@ -47,6 +56,7 @@ impl NodeAmounts {
             cpu_milli,
             memory_mib,
             devices: [0; MAX_DEVICES],
+            mig: 0,
         };
         for d in amounts.devices.iter_mut().take(devices) {
             *d = DEVICE_MILLI;
@@ -62,6 +72,7 @@ impl NodeAmounts {
         for (o, d) in out.devices.iter_mut().zip(other.devices.iter()) {
             *o = o.saturating_sub(*d);
         }
+        out.mig = self.mig & !other.mig;
         out
     }
 
@@ -72,6 +83,7 @@ impl NodeAmounts {
         for (o, d) in self.devices.iter_mut().zip(other.devices.iter()) {
             *o = o.saturating_add(*d);
         }
+        self.mig |= other.mig;
     }
 
     /// Subtracts `other` in place (saturating).
@@ -87,6 +99,7 @@ impl NodeAmounts {
         for (o, d) in out.devices.iter_mut().zip(other.devices.iter()) {
             *o = (*o).max(*d);
         }
+        out.mig = self.mig | other.mig;
         out
     }
 
@@ -99,11 +112,15 @@ impl NodeAmounts {
                 .iter()
                 .zip(other.devices.iter())
                 .all(|(a, b)| a >= b)
+            && other.mig & !self.mig == 0
     }
 
     /// True when nothing is counted.
     pub fn is_zero(&self) -> bool {
-        self.cpu_milli == 0 && self.memory_mib == 0 && self.devices.iter().all(|d| *d == 0)
+        self.cpu_milli == 0
+            && self.memory_mib == 0
+            && self.mig == 0
+            && self.devices.iter().all(|d| *d == 0)
     }
 
     /// How many of the first `count` devices are whole here (`self` is an available amount) and

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::ids::MigProfileId;
 use crate::model::job::PlacementMode;
 
 /// The GPUs one task needs.
@@ -13,6 +14,8 @@ pub enum GpuNeed {
     Whole(u16),
     /// A shareable fraction of one device, in thousandths (1..=999).
     Fraction(u16),
+    /// One MIG slice of this profile, held exclusively.
+    Mig(MigProfileId),
 }
 
 /// A set of GPU models as a bitmask over interned model ids; empty means any model.

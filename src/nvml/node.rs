@@ -99,6 +99,7 @@ fn gpu_config(hostname: &str, sorted: &[&ProbedDevice]) -> Result<GpuConfig, Pro
         pci_bus_ids: sorted.iter().map(|d| d.pci_bus_id.clone()).collect(),
         nvlink_islands: nvlink_islands(sorted.iter().copied()),
         mig,
+        mig_config: None,
     })
 }
 

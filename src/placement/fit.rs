@@ -1,5 +1,6 @@
 //! How many tasks of a shape fit in a free amount, and which devices they take.
 
+use crate::model::mig::lowest_bits;
 use crate::model::node::Node;
 use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 use crate::model::shape::{GpuNeed, TaskShape};
@@ -27,6 +28,7 @@ pub fn tasks_fitting(node: &Node, free: &NodeAmounts, shape: &TaskShape) -> u32 
                     devices.iter().filter(|d| **d == DEVICE_MILLI).count() as u32 / u32::from(k)
                 }
                 GpuNeed::Fraction(f) => devices.iter().map(|d| u32::from(*d / f)).sum(),
+                GpuNeed::Mig(profile) => (free.mig & node.mig.profile_mask(profile)).count_ones(),
                 GpuNeed::None => fit,
             };
             fit.min(gpu_fit)
@@ -41,7 +43,8 @@ fn clamp(value: u64) -> u32 {
 /// Takes `tasks` tasks of `shape` out of `free`, returning what they use and the device indices
 /// (whole devices lowest index first; fractions, one index per task, on the device whose use
 /// raises the `mix`'s fragmentation least, ties to the fullest device that still has room, then
-/// the lowest index). The caller has checked that they fit.
+/// the lowest index; MIG slices, lowest GPU and slice first, only in the returned `mig` bits).
+/// The caller has checked that they fit.
 pub fn take_tasks(
     node: &Node,
     free: &mut NodeAmounts,
@@ -90,6 +93,9 @@ pub fn take_tasks(
                     gpus.push(index as u32);
                 }
             }
+        }
+        GpuNeed::Mig(profile) => {
+            used.mig = lowest_bits(free.mig & node.mig.profile_mask(profile), tasks);
         }
     }
     free.sub(&used);

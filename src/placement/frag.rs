@@ -28,7 +28,8 @@
 //! let node = Node { name: "n".into(), capacity: NodeAmounts::full(8_000, 64_000, 2),
 //!     gpu_count: 2, gpu_model: Some(ModelId(0)), gpu_memory_mib: 0, gpu_uuids: vec![],
 //!     labels: Default::default(), partitions: PartitionSet::default(), state: NodeState::Up,
-//!     used: NodeAmounts::default(), running_jobs: 0, down_gpus: 0, nvlink_islands: vec![] };
+//!     used: NodeAmounts::default(), running_jobs: 0, down_gpus: 0, nvlink_islands: vec![],
+//!     mig: Default::default() };
 //! let mut free = node.capacity;
 //! free.devices[1] = 300; // 0.3 of device 1 is free: too little for a half
 //! // 300 thousandths lost, times the half's weight (500); 8 free cpus drive 4 GPUs: none stranded.
@@ -59,11 +60,12 @@ struct MixShape {
 }
 
 impl MixShape {
-    fn key(&self) -> (u8, u16, u64, u64, u64) {
+    fn key(&self) -> (u8, u32, u64, u64, u64) {
         let (kind, amount) = match self.gpu {
             GpuNeed::None => (0, 0),
-            GpuNeed::Fraction(f) => (1, f),
-            GpuNeed::Whole(k) => (2, k),
+            GpuNeed::Fraction(f) => (1, u32::from(f)),
+            GpuNeed::Whole(k) => (2, u32::from(k)),
+            GpuNeed::Mig(profile) => (3, profile.0),
         };
         (kind, amount, self.cpu_milli, self.memory_mib, self.models.0)
     }
@@ -100,10 +102,11 @@ impl ShapeMix {
     }
 
     /// Counts `tasks` tasks of `shape`, weighted by the GPU share they ask for (a shape needing
-    /// no GPU is not tracked: leaving it no room strands no GPU).
+    /// no GPU is not tracked: leaving it no room strands no GPU; nor is one needing a MIG slice:
+    /// slices are fixed partitions that no placement fragments).
     pub fn record(&mut self, shape: &TaskShape, tasks: u32) {
         let per_task = match shape.gpu {
-            GpuNeed::None => return,
+            GpuNeed::None | GpuNeed::Mig(_) => return,
             GpuNeed::Fraction(f) => u64::from(f),
             GpuNeed::Whole(k) => u64::from(k) * u64::from(DEVICE_MILLI),
         };
@@ -189,7 +192,7 @@ impl ShapeMix {
 fn gpu_lost(devices: &[u16], total: u64, gpu: GpuNeed) -> u64 {
     let whole = || devices.iter().filter(|d| **d == DEVICE_MILLI).count() as u64;
     match gpu {
-        GpuNeed::None => 0,
+        GpuNeed::None | GpuNeed::Mig(_) => 0,
         GpuNeed::Fraction(f) => devices
             .iter()
             .filter(|d| **d < f)

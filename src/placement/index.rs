@@ -37,6 +37,8 @@ pub struct FreeTotals {
     pub whole_gpus: u64,
     /// Free device shares, thousandths.
     pub gpu_milli: u64,
+    /// Free MIG slices of any profile.
+    pub mig_slices: u64,
 }
 
 impl FreeTotals {
@@ -52,11 +54,12 @@ impl FreeTotals {
             memory_mib: free.memory_mib,
             whole_gpus: u64::from(free.whole_devices(node.gpu_count)),
             gpu_milli: devices.iter().map(|d| u64::from(*d)).sum(),
+            mig_slices: u64::from(free.mig.count_ones()),
         }
     }
 
     /// What `shapes` need at their `min_count`: whole GPUs counted in `whole_gpus`, fractions
-    /// in `gpu_milli`.
+    /// in `gpu_milli`, MIG slices in `mig_slices`.
     pub fn need(shapes: &[TaskShape]) -> Self {
         let mut need = FreeTotals::default();
         for shape in shapes {
@@ -67,6 +70,7 @@ impl FreeTotals {
                 GpuNeed::None => {}
                 GpuNeed::Whole(k) => need.whole_gpus += u64::from(k) * tasks,
                 GpuNeed::Fraction(f) => need.gpu_milli += u64::from(f) * tasks,
+                GpuNeed::Mig(_) => need.mig_slices += tasks,
             }
         }
         need
@@ -78,6 +82,7 @@ impl FreeTotals {
             && need.memory_mib <= self.memory_mib
             && need.whole_gpus <= self.whole_gpus
             && need.gpu_milli + need.whole_gpus * 1000 <= self.gpu_milli
+            && need.mig_slices <= self.mig_slices
     }
 
     /// Adds `other`.
@@ -86,6 +91,7 @@ impl FreeTotals {
         self.memory_mib += other.memory_mib;
         self.whole_gpus += other.whole_gpus;
         self.gpu_milli += other.gpu_milli;
+        self.mig_slices += other.mig_slices;
     }
 
     fn sub(&mut self, other: &FreeTotals) {
@@ -93,6 +99,7 @@ impl FreeTotals {
         self.memory_mib -= other.memory_mib;
         self.whole_gpus -= other.whole_gpus;
         self.gpu_milli -= other.gpu_milli;
+        self.mig_slices -= other.mig_slices;
     }
 }
 
@@ -176,7 +183,7 @@ impl FreeIndex {
             GpuNeed::None => (0, true),
             GpuNeed::Whole(k) if !all_levels => (usize::from(k), false),
             GpuNeed::Whole(_) => (0, false),
-            GpuNeed::Fraction(_) => (0, false),
+            GpuNeed::Fraction(_) | GpuNeed::Mig(_) => (0, false),
         };
         if cpu_only_first {
             for id in &self.classes[gpu_classes][0] {

@@ -1,9 +1,10 @@
-//! Interning of resource keys (`cpu`, `memory_mib`, `gpu`, `gpu:MODEL`) into [`KeyId`]s.
+//! Interning of resource keys (`cpu`, `memory_mib`, `gpu`, `gpu:MODEL`, `mig:PROFILE`) into
+//! [`KeyId`]s.
 
 use super::vector::{KeyId, MAX_KEYS, QuotaVec};
 
 /// The resource keys of one tree, in [`KeyId`] order: `cpu`, `memory_mib`, `gpu`, then one
-/// `gpu:MODEL` key per model in first-seen order.
+/// `gpu:MODEL` key per model in first-seen order, and `mig:PROFILE` keys as configured.
 #[derive(Clone, Debug)]
 pub(crate) struct ResourceKeys {
     names: Vec<String>,
@@ -42,17 +43,30 @@ impl ResourceKeys {
         KeyId::from_index(index)
     }
 
+    /// The id of the `mig:PROFILE` key for `profile`, without building the key string.
+    fn mig(&self, profile: &str) -> Option<KeyId> {
+        let index = self
+            .names
+            .iter()
+            .position(|n| n.strip_prefix("mig:") == Some(profile))?;
+        KeyId::from_index(index)
+    }
+
+    /// Adds `slices` MIG slices of `profile` to `v` under `mig:PROFILE` where that key exists,
+    /// one unit (1000 thousandths) per slice. Slices count toward no GPU key.
+    pub(crate) fn add_mig(&self, v: &mut QuotaVec, profile: &str, slices: u64) {
+        if let Some(key) = self.mig(profile) {
+            v[key] = v[key].saturating_add(slices.saturating_mul(1000));
+        }
+    }
+
     /// Interns `name` after checking it is a valid key; `field` names the configuration field
     /// in error messages.
     pub(crate) fn intern(&mut self, name: &str, field: &str) -> Result<KeyId, String> {
-        let valid = matches!(name, "cpu" | "memory_mib" | "gpu")
-            || name
-                .strip_prefix("gpu:")
-                .is_some_and(|model| !model.is_empty());
-        if !valid {
+        if !is_quota_key(name) {
             return Err(format!(
-                "{field}: unknown resource key \"{name}\" (expected cpu, memory_mib, gpu or \
-                 gpu:MODEL)"
+                "{field}: unknown resource key \"{name}\" (expected cpu, memory_mib, gpu, \
+                 gpu:MODEL or mig:PROFILE)"
             ));
         }
         if let Some(key) = self.get(name) {
@@ -88,6 +102,16 @@ impl ResourceKeys {
         }
         v
     }
+}
+
+/// Whether `name` is a quota resource key: `cpu`, `memory_mib`, `gpu`, `gpu:MODEL` or
+/// `mig:PROFILE`.
+pub(crate) fn is_quota_key(name: &str) -> bool {
+    matches!(name, "cpu" | "memory_mib" | "gpu")
+        || ["gpu:", "mig:"].iter().any(|prefix| {
+            name.strip_prefix(prefix)
+                .is_some_and(|rest| !rest.is_empty())
+        })
 }
 
 #[cfg(test)]

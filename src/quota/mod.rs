@@ -47,7 +47,7 @@
 
 mod build;
 mod invariants;
-mod keys;
+pub(crate) mod keys;
 mod tree;
 mod vector;
 

@@ -302,6 +302,25 @@ impl QuotaTree {
         self.keys.demand(cpu_milli, memory_mib, gpus_by_model)
     }
 
+    /// Adds `slices` MIG slices of `profile` to a demand: one unit each under `mig:PROFILE`
+    /// where this tree has that key (Kueue counts each MIG profile as a resource of its own).
+    /// Slices count toward neither `gpu` nor `gpu:MODEL`.
+    ///
+    /// ```
+    /// use gangway::config::{QueueConfig, QuotaConfig};
+    /// use gangway::quota::{KeyId, QuotaTree};
+    /// let mut queue = QueueConfig { name: "q".into(), ..QueueConfig::default() };
+    /// queue.quota.insert("mig:1g.10gb".into(), QuotaConfig::default());
+    /// let tree = QuotaTree::new(&[], &[queue], &[]).unwrap();
+    /// let mut d = tree.demand(1000, 0, &[]);
+    /// tree.add_mig_demand(&mut d, "1g.10gb", 3);
+    /// assert_eq!(d[tree.key("mig:1g.10gb").unwrap()], 3000);
+    /// assert_eq!(d[KeyId::GPU], 0);
+    /// ```
+    pub fn add_mig_demand(&self, demand: &mut QuotaVec, profile: &str, slices: u64) {
+        self.keys.add_mig(demand, profile, slices);
+    }
+
     /// The node and ancestors of queue `q`, bottom-up.
     fn path(&self, q: QueueId) -> &[u32] {
         let (start, end) = self.queues[q.index()].path;

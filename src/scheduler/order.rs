@@ -141,7 +141,7 @@ impl ClusterTotals {
         let (mut gpus, mut cpus) = (0u64, 0u64);
         for s in &job.shapes {
             let per_task = match s.gpu {
-                GpuNeed::None => 0,
+                GpuNeed::None | GpuNeed::Mig(_) => 0,
                 GpuNeed::Whole(k) => u64::from(k) * 1000,
                 GpuNeed::Fraction(f) => u64::from(f),
             };

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{Plan, Scheduler};
 use crate::backfill::{FutureView, IndexCandidates, NowView, Profile, earliest_fit_bound};
 use crate::config::BackfillMode;
-use crate::decision::{Decision, PendingInfo, PendingReason, PlacementEntry};
+use crate::decision::{Decision, MigPlacement, PendingInfo, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
@@ -375,6 +375,19 @@ pub(super) fn placement_entries(
             node: state.node_name(a.node).to_string(),
             tasks: a.tasks,
             gpus: a.gpus.clone(),
+            mig: state
+                .node(a.node)
+                .map(|node| {
+                    node.mig
+                        .in_mask(a.amounts.mig)
+                        .map(|s| MigPlacement {
+                            gpu: s.gpu,
+                            slice: s.slice,
+                            profile: state.mig_profile_name(s.profile).to_string(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
         .collect()
 }

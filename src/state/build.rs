@@ -62,12 +62,10 @@ impl ClusterState {
                 ));
             }
             for key in queue.quota.keys() {
-                let valid = matches!(key.as_str(), "cpu" | "memory_mib" | "gpu")
-                    || key.strip_prefix("gpu:").is_some_and(|m| !m.is_empty());
-                if !valid {
+                if !crate::quota::keys::is_quota_key(key) {
                     return Err(ConfigError::new(
                         format!("queues[{i}].quota.{key}"),
-                        "unknown resource; use cpu, memory_mib, gpu or gpu:MODEL",
+                        "unknown resource; use cpu, memory_mib, gpu, gpu:MODEL or mig:PROFILE",
                     ));
                 }
             }
@@ -127,6 +125,7 @@ impl ClusterState {
             earmarks: BTreeMap::new(),
             over_quota: BTreeSet::new(),
             maintenance: super::Maintenance::default(),
+            mig_profiles: Vec::new(),
             fairshare,
             licenses: super::licenses::Licenses::new(config.licenses.clone()),
             shape_mix: crate::placement::ShapeMix::default(),
@@ -220,6 +219,10 @@ impl ClusterState {
                 }
             }
         }
+        let mig_plan = match &cfg.gpus {
+            Some(g) => super::mig::plan(g)?,
+            None => Vec::new(),
+        };
         let (gpu_count, gpu_model, gpu_memory_mib, gpu_uuids) = match &cfg.gpus {
             None => (0, None, 0, Vec::new()),
             Some(g) => {
@@ -248,9 +251,15 @@ impl ClusterState {
             None => Vec::new(),
             Some(g) => island_masks(&g.nvlink_islands, gpu_count)?,
         };
+        let mig = self.intern_mig(&mig_plan);
+        let mut capacity = NodeAmounts::full(cfg.cpus.milli(), cfg.memory_mib, gpu_count);
+        for slice in &mig.slices {
+            capacity.devices[slice.gpu as usize] = 0;
+        }
+        capacity.mig = mig.all();
         Ok(Node {
             name: cfg.name.clone(),
-            capacity: NodeAmounts::full(cfg.cpus.milli(), cfg.memory_mib, gpu_count),
+            capacity,
             gpu_count,
             gpu_model,
             gpu_memory_mib,
@@ -262,6 +271,7 @@ impl ClusterState {
             running_jobs: 0,
             down_gpus: 0,
             nvlink_islands,
+            mig,
         })
     }
 

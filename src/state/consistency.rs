@@ -2,14 +2,15 @@
 //! check a restored snapshot must pass.
 
 use super::ClusterState;
+use crate::model::node::Node;
 use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 
 impl ClusterState {
     /// Recounts every node's usage from the running jobs and compares it with the books; checks
-    /// capacity, device exclusivity, that nothing runs on a down or missing node or a down GPU,
-    /// that licenses held add up to the running jobs' and stay within their totals, that the
-    /// dependency graph matches the jobs' waiting lists, and that every job's fair-share
-    /// association exists.
+    /// capacity, device and MIG slice exclusivity, that nothing runs on a down or missing node
+    /// or a down GPU, that MIG-mode GPUs hold no whole or fractional task, that licenses held
+    /// add up to the running jobs' and stay within their totals, that the dependency graph
+    /// matches the jobs' waiting lists, and that every job's fair-share association exists.
     pub fn check_consistency(&self) -> Result<(), String> {
         let mut counted = vec![NodeAmounts::default(); self.nodes.len()];
         let mut jobs_on = vec![0u32; self.nodes.len()];
@@ -58,6 +59,8 @@ impl ClusterState {
                         job.spec.id, node.name
                     ));
                 }
+                check_mig(node, &counted[node_id.index()], &amounts)
+                    .map_err(|m| format!("job {} on node {}: {m}", job.spec.id, node.name))?;
                 counted[node_id.index()].add(&amounts);
                 jobs_on[node_id.index()] += 1;
             }
@@ -109,4 +112,34 @@ impl ClusterState {
         self.check_dependencies()?;
         self.check_associations()
     }
+}
+
+/// A job's `amounts` on `node` against what other jobs hold there (`counted`): its slices exist,
+/// no other job holds them, none is on a down GPU, and it holds no share of a MIG-mode GPU.
+fn check_mig(node: &Node, counted: &NodeAmounts, amounts: &NodeAmounts) -> Result<(), String> {
+    if amounts.mig & !node.capacity.mig != 0 {
+        return Err(format!(
+            "holds MIG slices {:#x} the node lacks",
+            amounts.mig
+        ));
+    }
+    if amounts.mig & counted.mig != 0 {
+        return Err(format!(
+            "MIG slices {:#x} are held by another job too",
+            amounts.mig & counted.mig
+        ));
+    }
+    for gpu in 0..node.gpu_count {
+        let on_gpu = node.mig.gpu_mask(gpu as u32);
+        if on_gpu == 0 {
+            continue;
+        }
+        if node.gpu_is_down(gpu) && amounts.mig & on_gpu != 0 {
+            return Err(format!("holds a MIG slice of down gpu {gpu}"));
+        }
+        if amounts.devices[gpu] > 0 && node.capacity.devices[gpu] == 0 {
+            return Err(format!("holds a share of gpu {gpu}, which is in MIG mode"));
+        }
+    }
+    Ok(())
 }

@@ -9,6 +9,7 @@ mod jobs;
 pub mod licenses;
 mod lifecycle;
 mod maintenance;
+mod mig;
 mod nodes;
 mod quota;
 mod reconfigure;
@@ -83,6 +84,9 @@ pub struct ClusterState {
     /// Maintenance windows by id.
     #[serde(default)]
     pub maintenance: Maintenance,
+    /// Interned MIG profile names, indexed by [`MigProfileId`](crate::model::ids::MigProfileId).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig_profiles: Vec<String>,
     /// The fair-share engine with its usage ledger; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairshare: Option<FairShare>,

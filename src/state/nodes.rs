@@ -1,5 +1,5 @@
 //! Node events: add, remove, down, up, drain, and a single GPU going down or up. Jobs on a lost
-//! node or GPU are requeued, or killed when they cannot be.
+//! node or GPU (or one of its MIG slices) are requeued, or killed when they cannot be.
 
 use super::ClusterState;
 use crate::config::NodeConfig;
@@ -173,14 +173,21 @@ impl ClusterState {
         kill_reason: KillReason,
     ) {
         self.release_earmarks_on(node);
+        let slices = match (gpu, self.node(node)) {
+            (Some(g), Some(n)) => n.mig.gpu_mask(g as u32),
+            _ => 0,
+        };
+        let uses = |amounts: &crate::model::resources::NodeAmounts, g: usize| {
+            amounts.devices.get(g).is_some_and(|d| *d > 0) || amounts.mig & slices != 0
+        };
         let victims: Vec<JobId> = self
             .running
             .iter()
             .copied()
             .filter(|j| {
-                self.node_charges(*j).iter().any(|(n, amounts)| {
-                    *n == node && gpu.is_none_or(|g| amounts.devices.get(g).is_some_and(|d| *d > 0))
-                })
+                self.node_charges(*j)
+                    .iter()
+                    .any(|(n, amounts)| *n == node && gpu.is_none_or(|g| uses(amounts, g)))
             })
             .collect();
         for id in victims {

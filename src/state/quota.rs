@@ -99,6 +99,7 @@ impl ClusterState {
         let mut cpu = 0u64;
         let mut memory = 0u64;
         let mut gpus: Vec<(&str, u64)> = Vec::new();
+        let mut slices: Vec<&str> = Vec::new();
         for (node, amounts) in charges {
             cpu = cpu.saturating_add(amounts.cpu_milli);
             memory = memory.saturating_add(amounts.memory_mib);
@@ -110,8 +111,16 @@ impl ClusterState {
             if let Some(model) = model.filter(|_| milli > 0) {
                 gpus.push((model.as_str(), milli));
             }
+            if let Some(node) = self.node(*node) {
+                let held = node.mig.in_mask(amounts.mig);
+                slices.extend(held.map(|s| self.mig_profile_name(s.profile)));
+            }
         }
-        tree.demand(cpu, memory, &gpus)
+        let mut demand = tree.demand(cpu, memory, &gpus);
+        for profile in slices {
+            tree.add_mig_demand(&mut demand, profile, 1);
+        }
+        demand
     }
 
     /// The demand of a pending job if all its GPUs were of `model` (before it is placed).
@@ -125,16 +134,23 @@ impl ClusterState {
             cpu = cpu.saturating_add(shape.cpu_milli.saturating_mul(count));
             memory = memory.saturating_add(shape.memory_mib.saturating_mul(count));
             let per_task = match shape.gpu {
-                GpuNeed::None => 0,
+                GpuNeed::None | GpuNeed::Mig(_) => 0,
                 GpuNeed::Whole(k) => u64::from(k) * 1000,
                 GpuNeed::Fraction(f) => u64::from(f),
             };
             gpu = gpu.saturating_add(per_task.saturating_mul(count));
         }
-        match model {
+        let mut demand = match model {
             Some(model) if gpu > 0 => tree.demand(cpu, memory, &[(model, gpu)]),
             _ => tree.demand(cpu, memory, &[("", gpu)]),
+        };
+        for shape in &job.shapes {
+            if let GpuNeed::Mig(profile) = shape.gpu {
+                let name = self.mig_profile_name(profile);
+                tree.add_mig_demand(&mut demand, name, u64::from(shape.count));
+            }
         }
+        demand
     }
 
     /// What `user` holds in queue `q` now (for `max_per_user`).

@@ -137,7 +137,9 @@ impl ClusterState {
             )));
         }
         let gpus = group.gpus.milli();
-        let gpu = if gpus == 0 {
+        let gpu = if let Some(profile) = &group.mig {
+            self.mig_need(&at, gpus, profile)?
+        } else if gpus == 0 {
             GpuNeed::None
         } else if gpus < u64::from(DEVICE_MILLI) {
             GpuNeed::Fraction(gpus as u16)
@@ -227,7 +229,7 @@ impl ClusterState {
             let message = if hosts == 0 {
                 format!(
                     "{at}: one task ({}) fits no node of partition {}",
-                    describe_task(shape),
+                    describe_task(shape, &self.mig_profiles),
                     part.name
                 )
             } else if shape.mode == PlacementMode::StrictSpread && (hosts as u32) < shape.count {
@@ -281,9 +283,13 @@ impl ClusterState {
     }
 }
 
-fn describe_task(shape: &TaskShape) -> String {
+fn describe_task(shape: &TaskShape, mig_profiles: &[String]) -> String {
     let gpus = match shape.gpu {
         GpuNeed::None => String::new(),
+        GpuNeed::Mig(p) => format!(
+            ", a {} MIG slice",
+            mig_profiles.get(p.index()).map_or("", String::as_str)
+        ),
         GpuNeed::Whole(k) => format!(", {k} GPUs"),
         GpuNeed::Fraction(f) => format!(", {f}/1000 of a GPU"),
     };

@@ -44,7 +44,8 @@ impl ClusterState {
     }
 
     /// Charges every running job for the time from the later of its start and the last tick up
-    /// to `now_ms` (see the module documentation). Does nothing without configured accounts.
+    /// to `now_ms` (see the module documentation); a MIG slice bills as its compute share of a
+    /// device of the node's model. Does nothing without configured accounts.
     pub(crate) fn charge_running(&mut self, now_ms: u64) {
         let Some(mut fairshare) = self.fairshare.take() else {
             return;
@@ -60,7 +61,13 @@ impl ClusterState {
             if seconds == 0.0 {
                 continue;
             }
-            let rate = billing.rate(&self.node_charges(id), |n| {
+            let mut charges = self.node_charges(id);
+            for (node, amounts) in &mut charges {
+                if let Some(node) = self.node(*node).filter(|_| amounts.mig != 0) {
+                    node.mig.add_device_shares(amounts);
+                }
+            }
+            let rate = billing.rate(&charges, |n| {
                 self.node(n).and_then(|n| n.gpu_model).map(|m| m.index())
             }) * self.usage_factor(&job.spec);
             // Rates are finite and non-negative (weights are validated) and the association

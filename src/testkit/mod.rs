@@ -6,6 +6,7 @@
 pub mod checker;
 pub mod fuzz;
 pub mod harness;
+mod mig_oracle;
 pub mod oracle;
 pub mod strategies;
 

@@ -2,8 +2,9 @@
 //! every running gang is fully placed, nothing runs on a down node, every decision refers to a
 //! known job and every `start` matches the books; quota usage adds up and stays within limits,
 //! earmarked resources are used only by their preemptor, no job starts where it would run
-//! into a maintenance window by its time limit, and every running group with a `required`
-//! topology level lies within one domain of that level.
+//! into a maintenance window by its time limit, every running group with a `required` topology
+//! level lies within one domain of that level, and MIG slices are exclusive, exist, go only to
+//! MIG tasks (one slice of the asked profile per task) while MIG-mode GPUs go to no other task.
 
 use crate::decision::{Decision, TickOutcome};
 use crate::error::TickError;
@@ -65,6 +66,9 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
                         "start of {name}: GPU {bad} does not exist on {}",
                         node.name
                     ));
+                }
+                if let Some(shape) = job.shapes.get(a.group) {
+                    super::mig_oracle::check_entry(state, name, node, shape, entry, a)?;
                 }
                 if !node.accepts_work() {
                     return Err(format!("start of {name} on {} which is not up", node.name));
