@@ -1,4 +1,70 @@
 //! gangway: an embeddable scheduling-policy library for GPU clusters.
+//!
+//! The host owns every clock, socket and process; gangway owns the decisions. The core is a
+//! pure, I/O-free, deterministic state machine: the host calls [`Scheduler::tick`] with the time
+//! and the events since the last call (submissions, ends, node changes) and gets back
+//! [`Decision`]s (start with a placement, preempt, kill, cancel, requeue) and the time it wants
+//! to be called again at the latest. The same inputs always give the same decisions; nothing
+//! observable depends on hash order.
+//!
+//! ```
+//! use gangway::{ClusterConfig, Decision, Event, JobSpec, Milli, PlacementMode, Scheduler};
+//!
+//! let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [
+//!     {"name": "n1", "cpus": 32, "gpus": {"model": "a100", "count": 4}},
+//!     {"name": "n2", "cpus": 32, "gpus": {"model": "a100", "count": 4}}]}"#).unwrap();
+//! let mut scheduler = Scheduler::new(cluster).unwrap();
+//! let gang = JobSpec::new("train", 3_600_000, 2)
+//!     .with_gpus(Milli::from_units(4))
+//!     .with_placement(PlacementMode::StrictSpread);
+//! let outcome = scheduler.tick(0, vec![Event::Submit { job: gang }]).unwrap();
+//! assert!(matches!(&outcome.decisions[0], Decision::Start { placement, .. } if placement.len() == 2));
+//! assert_eq!(outcome.next_wakeup_ms, Some(3_600_000)); // the time limit
+//! ```
+//!
+//! # Map
+//!
+//! - [`config`]: the CLUSTER document with PROTOCOL.md's defaults; [`event`], [`decision`],
+//!   [`error`]: the wire types; [`protocol`]: the JSON-lines shim (`gangway shim`).
+//! - [`model`]: interned ids, fixed-point amounts, fixed-size per-node resource vectors, jobs,
+//!   task shapes, topology, MIG layouts. [`state`]: `ClusterState`, every change to it, and its
+//!   consistency check. [`placement`]: gang placement over a free-capacity index, topology,
+//!   fragmentation scoring. [`backfill`]: the availability profile and reservations.
+//! - [`scheduler`]: the pass (order, place, reserve, preempt, report). [`policy`]: the
+//!   [`policy::Policy`] trait and the built-in multifactor priority. [`fairshare`],
+//!   [`quota`]: fair-share trees and Kueue-style quota trees.
+//! - [`nvml`]: the node adapter (probe trait; the NVML driver behind feature `nvml`).
+//!   `sim` (feature `sim`): the simulator, trace readers and DESIGN.md §5's standard workload.
+//!   `testkit` (feature `testkit`): proptest strategies, the invariant oracle, a harness that
+//!   property-checks any policy, and the fuzz entry points.
+//!
+//! # Choices where PROTOCOL.md and DESIGN.md are silent
+//!
+//! - **Limits**: at most 16 GPUs per node, 64 GPU models, 64 partitions, 128 MIG slices per
+//!   node. A GPU request of 1 or more must be whole; below 1 it is a shareable fraction.
+//! - **Ended jobs** are forgotten at exactly their end + `min_job_age_ms`, before that tick's
+//!   events. Dependents are resolved (and cancelled down the chain) in submit order; a dependency
+//!   on the job itself is `invalid`, on an unknown job `unknown_job`, as `sbatch` refuses them.
+//! - **Elastic gangs** start with the largest count between `min_count` and `count` that fits now;
+//!   a reservation plans them at `min_count`.
+//! - **Backfill** reservations are pinned to nodes and devices and kept as plans across passes;
+//!   a job placed now may use reserved resources only if it ends before the reservation starts
+//!   (EASY's rule, per device). Conservative mode plans every blocked job; `depth` caps how many.
+//! - **Fractional GPUs** go where they raise the cluster's fragmentation least (FGD-style, see
+//!   [`placement::frag`]); whole-GPU tasks take their devices within one NVLink island when one
+//!   holds them.
+//! - **Topology**: a node missing a label of a configured level is refused; an unconstrained
+//!   `pack` gang is packed into the narrowest domain that holds it, best fit (Slurm's
+//!   topology/tree); `required`/`preferred` follow Kueue TAS. See [`placement::topology`].
+//! - **MIG**: a GPU in MIG mode takes no whole or fractional task; a MIG task holds one slice of
+//!   its profile (the lowest free one); quota keys `mig:PROFILE` count slices and `gpu` keys do
+//!   not; fair-share bills a slice as its compute share of its GPU (a `1g` slice is 1/7).
+//! - **Quotas**: exclusive jobs are charged whole nodes; queues admit best-effort FIFO unless
+//!   `strict_fifo`. Preempted resources are earmarked for the preemptor until its victims stop.
+//! - **Extensions of the protocol** (new event types, ops and reasons, which PROTOCOL.md allows):
+//!   events `gpu_down` / `gpu_up` and `maintenance_add` / `maintenance_remove`; requests
+//!   `what_if`, `reconfigure`, `explain` with `"detail": true`; kill and requeue reason
+//!   `gpu_down`; error kind `unknown_maintenance`. A blank shim line gets no response.
 
 pub mod backfill;
 pub mod config;

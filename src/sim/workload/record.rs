@@ -71,7 +71,7 @@ impl TraceJob {
     }
 }
 
-/// How a gang's tasks are spread over nodes: the engine's own [`PlacementMode`], so a trace job
+/// How a gang's tasks are spread over nodes: the engine's own [`PlacementMode`](crate::PlacementMode), so a trace job
 /// converts without a mapping.
 ///
 /// ```
