@@ -121,24 +121,25 @@ impl Scheduler {
         if self.state.job_queue(id).is_none() {
             return true;
         }
-        let models: Vec<String> = match self.state.job(id) {
-            Some(job) => self
-                .state
-                .models
-                .iter()
-                .enumerate()
-                .filter(|(m, _)| job.shapes.iter().all(|s| s.models.allows(*m as u32)))
-                .map(|(_, name)| name.clone())
-                .collect(),
-            None => return true,
+        let Some(job) = self.state.job(id) else {
+            return true;
         };
-        if models.is_empty() {
-            let demand = self.state.shape_demand(id, None);
-            return self.quota_fits(id, &[], false, &demand);
+        // One demand per GPU model the job accepts; models without a quota key of their own
+        // give the same demand, checked once.
+        let mut demands: Vec<QuotaVec> = Vec::new();
+        for (m, model) in self.state.models.iter().enumerate() {
+            if job.shapes.iter().all(|s| s.models.allows(m as u32)) {
+                let demand = self.state.shape_demand(id, Some(model));
+                if !demands.contains(&demand) {
+                    demands.push(demand);
+                }
+            }
         }
-        models.iter().any(|model| {
-            let demand = self.state.shape_demand(id, Some(model));
-            self.quota_fits(id, &[], false, &demand)
-        })
+        if demands.is_empty() {
+            demands.push(self.state.shape_demand(id, None));
+        }
+        demands
+            .iter()
+            .any(|demand| self.quota_fits(id, &[], false, demand))
     }
 }
