@@ -1,5 +1,6 @@
 //! The fuzz entry points (`gangway::testkit::fuzz`) over their seed corpora, so CI exercises
-//! them without cargo-fuzz. The seeds are generated from ../shared/scenarios at run time (and
+//! them without cargo-fuzz. The seeds are generated from ../shared/scenarios and the topology
+//! and MIG scenarios of tests/scenarios (`topology_*`, `mig_*`) at run time (and
 //! committed under fuzz/seeds/ for `cargo fuzz`: `cargo test --all-features --test fuzz_corpus
 //! -- --ignored` rewrites them); each seed also runs truncated and with bytes flipped.
 
@@ -10,15 +11,27 @@ use gangway::testkit::fuzz;
 use serde_json::{Value, json};
 
 const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/scenarios");
+const OWN_SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenarios");
+/// The own scenarios that seed the corpora: the hardware features the shared ones lack.
+const OWN_PREFIXES: [&str; 2] = ["topology_", "mig_"];
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds");
 
-fn scenarios() -> Vec<(String, Value)> {
-    let mut paths: Vec<PathBuf> = fs::read_dir(SCENARIOS)
+fn json_files(dir: &str) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     paths.sort();
+    paths
+}
+
+fn scenarios() -> Vec<(String, Value)> {
+    let mut paths = json_files(SCENARIOS);
+    paths.extend(json_files(OWN_SCENARIOS).into_iter().filter(|p| {
+        let name = p.file_name().unwrap().to_string_lossy();
+        OWN_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+    }));
     paths
         .into_iter()
         .map(|p| {

@@ -1,18 +1,100 @@
 //! Volume: random clusters and adversarial event streams through the scheduler with the oracle
 //! after every tick. The default run sends over 1,000,000 stream events in all (counted and
 //! asserted); `GANGWAY_PROPTEST_SCALE=N` multiplies the cases for long local runs. A failure
-//! shrinks to a minimal stream printed as PROTOCOL.md lines.
+//! shrinks to a minimal stream printed as PROTOCOL.md lines. The runs also count what the
+//! hardware generators reached — clusters with a topology, MIG and NVLink islands, starts of
+//! MIG and topology-constrained groups (which the oracle's topology and MIG checks then
+//! inspect), and rejected submits asking for what the cluster cannot have — and the
+//! many-clusters run asserts that each happened.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
+use gangway::model::job::TopologyRequest;
 use gangway::policy::Multifactor;
-use gangway::testkit::harness::{run_stream, scale};
+use gangway::testkit::harness::{run_stream_observed, scale};
 use gangway::testkit::strategies::scenario;
+use gangway::{ClusterConfig, Decision, Event, Scheduler, TickOutcome};
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
-/// Runs `cases` × scale random scenarios of up to `max_ticks` ticks; returns the events sent.
-fn run(cases: u32, max_ticks: usize) -> u64 {
+/// What generated scenarios exercised of topology and MIG.
+#[derive(Debug, Default)]
+struct Reach {
+    topology_clusters: u32,
+    mig_clusters: u32,
+    nvlink_clusters: u32,
+    mig_starts: u32,
+    required_starts: u32,
+    preferred_starts: u32,
+    hardware_rejections: u32,
+}
+
+impl Reach {
+    fn cluster(&mut self, cluster: &ClusterConfig) {
+        let gpus = || cluster.nodes.iter().filter_map(|n| n.gpus.as_ref());
+        self.topology_clusters += u32::from(!cluster.topology.is_empty());
+        self.mig_clusters += u32::from(gpus().any(|g| g.mig_config.is_some() || !g.mig.is_empty()));
+        self.nvlink_clusters += u32::from(gpus().any(|g| !g.nvlink_islands.is_empty()));
+    }
+
+    fn tick(&mut self, scheduler: &Scheduler, events: &[Event], outcome: &TickOutcome) {
+        let state = scheduler.state();
+        for decision in &outcome.decisions {
+            let Decision::Start { job, placement } = decision else {
+                continue;
+            };
+            self.mig_starts += u32::from(placement.iter().any(|e| !e.mig.is_empty()));
+            let Some(spec) = state
+                .job_names
+                .get(job)
+                .and_then(|&id| state.job(id))
+                .map(|j| &j.spec)
+            else {
+                continue;
+            };
+            let requests = || spec.groups.iter().filter_map(|g| g.topology.as_ref());
+            self.required_starts +=
+                u32::from(requests().any(|r| matches!(r, TopologyRequest::Required(_))));
+            self.preferred_starts +=
+                u32::from(requests().any(|r| matches!(r, TopologyRequest::Preferred(_))));
+        }
+        for rejection in &outcome.rejected {
+            let Some(Event::Submit { job }) = events.get(rejection.index) else {
+                continue;
+            };
+            let levels = &state.config.topology;
+            let strange = job.groups.iter().any(|g| {
+                g.topology
+                    .as_ref()
+                    .is_some_and(|r| !levels.iter().any(|l| l == r.level()))
+                    || g.mig
+                        .as_deref()
+                        .is_some_and(|p| !state.mig_profiles.iter().any(|q| q == p))
+            });
+            self.hardware_rejections += u32::from(strange);
+        }
+    }
+
+    fn smallest(&self) -> u32 {
+        [
+            self.topology_clusters,
+            self.mig_clusters,
+            self.nvlink_clusters,
+            self.mig_starts,
+            self.required_starts,
+            self.preferred_starts,
+            self.hardware_rejections,
+        ]
+        .into_iter()
+        .min()
+        .unwrap_or(0)
+    }
+}
+
+/// Runs `cases` × scale random scenarios of up to `max_ticks` ticks; returns the events sent
+/// and what they reached.
+fn run(cases: u32, max_ticks: usize) -> (u64, Reach) {
     let events = Cell::new(0u64);
+    let reach = RefCell::new(Reach::default());
     let config = Config {
         cases: cases * scale(),
         failure_persistence: None,
@@ -20,39 +102,45 @@ fn run(cases: u32, max_ticks: usize) -> u64 {
     };
     let result = TestRunner::new(config).run(&scenario(max_ticks), |(cluster, stream)| {
         events.set(events.get() + stream.events() as u64);
+        reach.borrow_mut().cluster(&cluster);
         let policy = Multifactor {
             weights: cluster.policy.priority.weights.clone(),
         };
-        run_stream(&cluster, Box::new(policy), &stream)
-            .map_err(|f| TestCaseError::fail(f.to_string()))
+        run_stream_observed(&cluster, Box::new(policy), &stream, |s, sent, outcome| {
+            reach.borrow_mut().tick(s, sent, outcome);
+        })
+        .map_err(|f| TestCaseError::fail(f.to_string()))
     });
     if let Err(e) = result {
         panic!("{e}");
     }
-    events.get()
+    (events.get(), reach.into_inner())
 }
 
 // Four tests so that the test harness runs them on parallel threads.
 #[test]
 fn short_streams_many_clusters() {
-    let sent = run(6_500, 40);
+    let (sent, reach) = run(6_500, 40);
     assert!(sent >= 250_000, "only {sent} events");
+    println!("{sent} events; {reach:?}");
+    // 1,000 cases of this run reached each at least 16 times.
+    assert!(reach.smallest() >= 20, "{reach:?}");
 }
 
 #[test]
 fn long_streams_a() {
-    let sent = run(1_800, 150);
+    let (sent, _) = run(1_800, 150);
     assert!(sent >= 250_000, "only {sent} events");
 }
 
 #[test]
 fn long_streams_b() {
-    let sent = run(1_800, 150);
+    let (sent, _) = run(1_800, 150);
     assert!(sent >= 250_000, "only {sent} events");
 }
 
 #[test]
 fn very_long_streams() {
-    let sent = run(450, 600);
+    let (sent, _) = run(450, 600);
     assert!(sent >= 250_000, "only {sent} events");
 }

@@ -126,6 +126,18 @@ impl MigFamily {
         }
     }
 
+    /// The names of the family's mig-parted configurations, in table order.
+    ///
+    /// ```
+    /// use gangway::model::mig_table::MigFamily;
+    /// let names: Vec<&str> = MigFamily::H200Gb141.config_names().collect();
+    /// assert_eq!((names[0], names.len()), ("all-disabled", 9));
+    /// assert!(names.contains(&"all-1g.18gb"));
+    /// ```
+    pub fn config_names(self) -> impl Iterator<Item = &'static str> {
+        self.configs().iter().map(|(name, _)| *name)
+    }
+
     /// Whether `profile` is one of the family's MIG profiles.
     ///
     /// ```

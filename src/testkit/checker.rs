@@ -1,12 +1,17 @@
 //! Invariants across ticks: the [`Checker`] runs [`check_tick`] and remembers who preempted
 //! whom, so that a preemption loop — job A preempts B, later B preempts A, with neither's
-//! priority changed in between — is caught (Kueue shipped such loops).
+//! priority changed in between — is caught (Kueue shipped such loops). It also checks that a
+//! submit naming a topology level the cluster lacks, or a MIG profile no node has ever had, was
+//! rejected.
 
 use std::collections::BTreeSet;
 
 use crate::decision::{Decision, TickOutcome};
 use crate::event::Event;
+use crate::model::job::JobSpec;
+use crate::model::mig_table::is_profile_name;
 use crate::scheduler::Scheduler;
+use crate::state::ClusterState;
 use crate::testkit::oracle::check_tick;
 
 /// The oracle plus the cross-tick checks; one per scheduler, fed every tick in order.
@@ -36,6 +41,14 @@ impl Checker {
         outcome: &TickOutcome,
     ) -> Result<(), String> {
         check_tick(scheduler, outcome)?;
+        for (index, event) in events.iter().enumerate() {
+            if let Event::Submit { job: spec } = event
+                && let Some(why) = must_reject(scheduler.state(), spec)
+                && !outcome.rejected.iter().any(|r| r.index == index)
+            {
+                return Err(format!("submit of {} accepted: {why}", spec.id));
+            }
+        }
         for event in events {
             // A new job under an old name, or a changed priority, starts a new history.
             if let Event::Submit { job: spec } = event {
@@ -61,4 +74,24 @@ impl Checker {
     fn forget(&mut self, job: &str) {
         self.preemptions.retain(|(a, b)| a != job && b != job);
     }
+}
+
+/// Why `spec` cannot be accepted, when it names a topology level the cluster lacks or a MIG
+/// profile that is no profile name or that no node has had (profiles are interned when a node
+/// with them is configured or added, and never forgotten, so one not interned after the tick
+/// was unknown when the job was submitted).
+fn must_reject(state: &ClusterState, spec: &JobSpec) -> Option<String> {
+    spec.groups.iter().enumerate().find_map(|(g, group)| {
+        if let Some(request) = &group.topology
+            && !state.config.topology.iter().any(|l| l == request.level())
+        {
+            return Some(format!(
+                "groups[{g}] names unknown level {}",
+                request.level()
+            ));
+        }
+        let profile = group.mig.as_deref()?;
+        (!is_profile_name(profile) || !state.mig_profiles.iter().any(|p| p == profile))
+            .then(|| format!("groups[{g}] asks for MIG profile {profile}, which no node has"))
+    })
 }

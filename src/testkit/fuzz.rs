@@ -45,7 +45,8 @@ fn seed_of(data: &[u8]) -> [u8; 32] {
 /// Input starting with `{` is read as PROTOCOL.md lines: the first `configure` line gives the
 /// cluster, each `tick` line a tick (unparseable lines and events are skipped, times are made
 /// non-decreasing). Any other input seeds the proptest strategies, so every input is a
-/// valid-shaped cluster and stream.
+/// valid-shaped cluster and stream, topology levels, NVLink islands, MIG layouts and the jobs'
+/// topology and MIG requests included ([`crate::testkit::strategies_hw`]).
 pub fn events(data: &[u8]) -> Result<(), String> {
     let Some((config, stream)) = decode(data) else {
         return Ok(());

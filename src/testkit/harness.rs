@@ -25,6 +25,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::config::ClusterConfig;
+use crate::decision::TickOutcome;
 use crate::event::Event;
 use crate::model::job::FinishOutcome;
 use crate::policy::Policy;
@@ -166,6 +167,28 @@ pub fn run_stream(
     policy: Box<dyn Policy>,
     stream: &Stream,
 ) -> Result<(), Failure> {
+    run_stream_observed(config, policy, stream, |_, _, _| {})
+}
+
+/// [`run_stream`], also showing `observe` the scheduler, the events sent and the outcome after
+/// every tick that passed the checks (to count what a run exercised).
+///
+/// ```
+/// use gangway::policy::Multifactor;
+/// use gangway::testkit::harness::{Stream, run_stream_observed};
+/// let config: gangway::ClusterConfig =
+///     serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
+/// let mut ticks = 0;
+/// run_stream_observed(&config, Box::new(Multifactor::default()), &Stream::default(),
+///     |_, _, _| ticks += 1).unwrap();
+/// assert_eq!(ticks, 0);
+/// ```
+pub fn run_stream_observed(
+    config: &ClusterConfig,
+    policy: Box<dyn Policy>,
+    stream: &Stream,
+    mut observe: impl FnMut(&Scheduler, &[Event], &TickOutcome),
+) -> Result<(), Failure> {
     let mut lines = vec![json!({"op": "configure", "cluster": config}).to_string()];
     let mut scheduler = Scheduler::with_policy(config.clone(), policy).map_err(|e| Failure {
         at_ms: 0,
@@ -187,6 +210,7 @@ pub fn run_stream(
         checker
             .check(&scheduler, &events, &outcome)
             .map_err(|m| fail(m, &lines))?;
+        observe(&scheduler, &events, &outcome);
     }
     Ok(())
 }

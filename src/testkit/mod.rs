@@ -1,6 +1,7 @@
 //! Tools for testing gangway and policies built on it (feature `testkit`): the invariant oracle
 //! that every ticking test runs after every tick, the cross-tick [`Checker`], proptest
-//! strategies for clusters, jobs and event streams, the stream harness that shrinks a failure
+//! strategies for clusters (with topology, NVLink islands and MIG layouts), jobs (with topology
+//! and MIG requests) and event streams, the stream harness that shrinks a failure
 //! to a minimal replayable stream, and the fuzz entry points.
 
 pub mod checker;
@@ -9,6 +10,7 @@ pub mod harness;
 mod mig_oracle;
 pub mod oracle;
 pub mod strategies;
+pub mod strategies_hw;
 
 pub use checker::Checker;
 pub use oracle::{check_tick, checked_tick};

@@ -4,6 +4,9 @@
 //! queues `qa`/`qb`, accounts `ml`/`cv`, users `alice`/`bob`) so that generated events keep
 //! hitting jobs and nodes that exist — and sometimes ones that do not (`ghost`, `n9`), which the
 //! scheduler must reject without changing anything. Clusters are valid by construction.
+//! Hardware and its requests come from [`crate::testkit::strategies_hw`]: some clusters have a
+//! topology (every node labelled), some GPU nodes NVLink islands or MIG layouts, and some task
+//! groups a topology request or a MIG profile (a few of them ones the cluster cannot have).
 //!
 //! ```
 //! use gangway::testkit::strategies::{cluster, stream};
@@ -30,6 +33,7 @@ use crate::model::job::{
     Dependency, DependencyKind, FinishOutcome, JobSpec, PlacementMode, TaskGroup,
 };
 use crate::testkit::harness::{Stream, StreamEvent, TickStep};
+use crate::testkit::strategies_hw::{group_requests, node_extras, topology};
 
 /// GPU models the cluster strategy draws from.
 pub const GPU_MODELS: [&str; 3] = ["a100", "h100", "l4"];
@@ -47,12 +51,24 @@ fn job_name(i: u32) -> String {
 }
 
 /// A node from the pool (`n0`…): 2–16 cpus, memory, and up to 8 GPUs of one model (sometimes
-/// none), in partition `main` and maybe `gpu`.
+/// none, sometimes with NVLink islands or a MIG layout), in partition `main` and maybe `gpu`;
+/// mostly with `block` and `rack` labels (a node without them is refused by a cluster with a
+/// topology).
 pub fn node() -> impl Strategy<Value = NodeConfig> {
-    (0..NODE_POOL, node_shape()).prop_map(|(i, node)| NodeConfig {
-        name: node_name(i),
-        ..node
-    })
+    (
+        0..NODE_POOL,
+        node_shape(),
+        node_extras(),
+        proptest::bool::weighted(0.9),
+    )
+        .prop_map(|(i, node, extras, labels)| {
+            let mut node = NodeConfig {
+                name: node_name(i),
+                ..node
+            };
+            extras.apply(&mut node, labels);
+            node
+        })
 }
 
 /// A node without a name. (No `prop_flat_map` anywhere here: the fuzz target drives these
@@ -156,19 +172,31 @@ pub fn accounts() -> impl Strategy<Value = Vec<AccountConfig>> {
     ]
 }
 
-/// A valid cluster: 1–4 nodes (`n0`…), partitions `main` (default) and `gpu` (with a maximum
-/// time), optional queues and accounts, and a random backfill mode, depth, preemption switch
-/// and priority weights.
+/// A valid cluster: 1–4 nodes (`n0`…; GPU nodes sometimes with NVLink islands or a MIG
+/// layout), sometimes topology levels (every node then labelled), partitions `main` (default)
+/// and `gpu` (with a maximum time), optional queues and accounts, and a random backfill mode,
+/// depth, preemption switch and priority weights.
 pub fn cluster() -> impl Strategy<Value = ClusterConfig> {
-    let nodes = vec(node_shape(), 1..NODE_POOL as usize).prop_map(|nodes| {
-        (0..)
-            .zip(nodes)
-            .map(|(i, node)| NodeConfig {
-                name: node_name(i),
-                ..node
-            })
-            .collect::<Vec<_>>()
-    });
+    let nodes = (
+        vec(node_shape(), 1..NODE_POOL as usize),
+        vec(node_extras(), NODE_POOL as usize),
+        topology(),
+    )
+        .prop_map(|(nodes, extras, levels)| {
+            let nodes = (0..)
+                .zip(nodes)
+                .zip(&extras)
+                .map(|((i, node), extras)| {
+                    let mut node = NodeConfig {
+                        name: node_name(i),
+                        ..node
+                    };
+                    extras.apply(&mut node, !levels.is_empty());
+                    node
+                })
+                .collect::<Vec<_>>();
+            (nodes, levels)
+        });
     let policy = (
         prop_oneof![
             Just(BackfillMode::None),
@@ -180,9 +208,15 @@ pub fn cluster() -> impl Strategy<Value = ClusterConfig> {
         (0u32..=1000, 0u32..=1000, 0u32..=1000),
     );
     (nodes, queues(), accounts(), policy).prop_map(
-        |(nodes, (cohorts, queues), accounts, (mode, depth, preempt, (age, fs, size)))| {
+        |(
+            (nodes, topology),
+            (cohorts, queues),
+            accounts,
+            (mode, depth, preempt, (age, fs, size)),
+        )| {
             let mut config = ClusterConfig {
                 nodes,
+                topology,
                 partitions: vec![
                     PartitionConfig {
                         name: "main".into(),
@@ -223,7 +257,8 @@ fn placement() -> impl Strategy<Value = PlacementMode> {
 }
 
 /// A task group: 1–4 tasks (sometimes elastic), cpus, memory, 0, ½, 1 or 2 GPUs per task,
-/// sometimes a GPU model constraint.
+/// sometimes a GPU model constraint, a topology request or a MIG profile
+/// ([`crate::testkit::strategies_hw::group_requests`]).
 pub fn task_group() -> impl Strategy<Value = TaskGroup> {
     (
         1u32..=4,
@@ -232,8 +267,9 @@ pub fn task_group() -> impl Strategy<Value = TaskGroup> {
         prop_oneof![Just(0u64), Just(500), Just(1000), Just(2000)],
         option::weighted(0.2, 0..GPU_MODELS.len()),
         placement(),
+        group_requests(),
     )
-        .prop_map(|(count, elastic, cpus, gpus, model, placement)| {
+        .prop_map(|(count, elastic, cpus, gpus, model, placement, requests)| {
             let mut g = TaskGroup::new(count);
             g.min_count = (elastic && count > 1).then_some(1);
             g.cpus = Milli::from_units(cpus);
@@ -241,6 +277,7 @@ pub fn task_group() -> impl Strategy<Value = TaskGroup> {
             g.gpus = Milli::from_milli(gpus);
             g.gpu_models = model.map(|m| vec![GPU_MODELS[m].to_string()]);
             g.placement = placement;
+            requests.apply(&mut g);
             g
         })
 }
