@@ -41,7 +41,9 @@ fn bench_replay(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default().sample_size(10);
+    config = Criterion::default()
+        .sample_size(10)
+        .measurement_time(std::time::Duration::from_secs(20));
     targets = bench_replay
 }
 criterion_main!(benches);

@@ -213,8 +213,9 @@ impl Scheduler {
             return None;
         }
         let placed = place_gang(&self.state.nodes, &candidates, &view, gang);
-        if remembered {
-            pass.fits_now.record(&gang, end, placed.is_some());
+        // Only failures: a gang that fits needs its own assignments.
+        if remembered && placed.is_none() {
+            pass.fits_now.record(&gang, end, false);
         }
         placed
     }
@@ -362,7 +363,6 @@ impl Scheduler {
             .licenses
             .reserve(&licenses, start, start.saturating_add(limit));
         pass.reserved_nodes.sort_unstable();
-        pass.fits_now.forget_fits();
         pass.plans.insert(
             id,
             Plan {
@@ -387,7 +387,6 @@ impl Scheduler {
             placement,
         });
         self.state.start_job(id, assignments, pass.now);
-        pass.fits_now.forget_fits();
         pass.fits_free.forget_fits();
         if let Some(profile) = pass.profile.as_mut() {
             for (node, amounts) in self.state.node_charges(id) {
