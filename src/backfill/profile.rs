@@ -114,6 +114,9 @@ pub struct Profile {
     memo: Vec<NeedMemo>,
     /// Need slots by need.
     need_slots: BTreeMap<TaskNeed, usize>,
+    /// Free cpus summed over the nodes taking work, as `(from, cpu_milli)` steps: computed by
+    /// [`Profile::earliest_cpu_fit`], dropped by every booking after it.
+    free_cpus: Option<Vec<(u64, u64)>>,
 }
 
 /// The most window lengths remembered per need and node.
@@ -139,6 +142,7 @@ impl Profile {
             licenses: LicenseProfile::of(state, now),
             ..Profile::default()
         };
+        let mut holdings = Vec::new();
         for &id in &state.running {
             let Some(job) = state.job(id) else { continue };
             let Some(run) = job.running() else { continue };
@@ -147,15 +151,52 @@ impl Profile {
                 end = end.min(p.deadline_ms.max(now));
             }
             for (node, amounts) in state.node_charges(id) {
-                profile.add_running(node, amounts, end);
+                holdings.push((node, end, amounts));
             }
             profile.licenses.add_running(&job.licenses, end);
         }
+        profile.add_all_running(holdings);
         profile.add_earmarks(state);
         profile
             .releases
             .extend(state.maintenance.ends().filter(|&end| end > now));
         profile
+    }
+
+    /// [`Profile::add_running`] of every `(node, end, amounts)` holding into an empty profile,
+    /// at once: each node's timeline is built from its holdings sorted by end, instead of
+    /// splitting steps one holding at a time.
+    fn add_all_running(&mut self, mut holdings: Vec<(NodeId, u64, NodeAmounts)>) {
+        let now = self.now;
+        let first_free = now.saturating_add(1);
+        holdings.sort_unstable_by_key(|(node, end, _)| (*node, (*end).max(first_free)));
+        let mut releases: Vec<u64> = holdings
+            .iter()
+            .map(|(_, end, _)| *end)
+            .filter(|&end| end > now)
+            .collect();
+        releases.sort_unstable();
+        releases.dedup();
+        self.releases = releases.into_iter().collect();
+        let mut usage = Vec::new();
+        for node_holdings in holdings.chunk_by(|a, b| a.0 == b.0) {
+            // Steps from the last end backwards: each is what the holdings ending later use.
+            let mut held = NodeAmounts::default();
+            let mut steps = Vec::new();
+            for same_end in node_holdings
+                .chunk_by(|a, b| a.1.max(first_free) == b.1.max(first_free))
+                .rev()
+            {
+                steps.push((same_end[0].1.max(first_free), held));
+                for (_, _, amounts) in same_end {
+                    held.add(amounts);
+                }
+            }
+            steps.push((now, held));
+            steps.reverse();
+            usage.push((node_holdings[0].0, Timeline { steps }));
+        }
+        self.usage = usage.into_iter().collect();
     }
 
     /// Books every earmarked preemptor's planned resources for future windows.
@@ -210,6 +251,7 @@ impl Profile {
     /// Adds a holding to the node's usage (and to its future usage, when it has earmarks).
     fn book(&mut self, node: NodeId, start: u64, end: u64, amounts: &NodeAmounts) {
         let now = self.now;
+        self.free_cpus = None;
         self.usage
             .entry(node)
             .or_insert_with(|| Timeline::new(now))
@@ -315,6 +357,57 @@ impl Profile {
         answer
     }
 
+    /// A lower bound (at least `start`) on the start of a window of `len` milliseconds
+    /// (`len` ≥ 1) in which gangs needing `cpu_milli` cpus in all could fit: the earliest from
+    /// which the cluster's free cpus, summed over the nodes taking work, stay at least that
+    /// high for the whole window; `u64::MAX`: never. Per node a window offers at most what is
+    /// free at each of its instants, so starts below the bound cannot fit.
+    ///
+    /// ```
+    /// use gangway::backfill::Profile;
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+    /// let mut s = Scheduler::new(cluster).unwrap();
+    /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 100, 3) }]).unwrap();
+    /// let mut profile = Profile::build(s.state(), 0);
+    /// let nodes = &s.state().nodes;
+    /// assert_eq!(profile.earliest_cpu_fit(nodes, 1_000, 0, 50), 0);
+    /// assert_eq!(profile.earliest_cpu_fit(nodes, 2_000, 0, 50), 100);
+    /// assert_eq!(profile.earliest_cpu_fit(nodes, 5_000, 0, 50), u64::MAX);
+    /// ```
+    pub fn earliest_cpu_fit(
+        &mut self,
+        nodes: &[Option<Node>],
+        cpu_milli: u64,
+        start: u64,
+        len: u64,
+    ) -> u64 {
+        if cpu_milli == 0 {
+            return start;
+        }
+        let usage = &self.usage;
+        let now = self.now;
+        let steps = self
+            .free_cpus
+            .get_or_insert_with(|| free_cpu_steps(usage, nodes, now));
+        let mut t = start;
+        let first = steps
+            .partition_point(|(at, _)| *at <= start)
+            .saturating_sub(1);
+        for (i, (at, free)) in steps.iter().enumerate().skip(first) {
+            if *at >= t.saturating_add(len.max(1)) {
+                break;
+            }
+            if *free < cpu_milli {
+                match steps.get(i + 1) {
+                    Some(next) => t = next.0,
+                    None => return u64::MAX,
+                }
+            }
+        }
+        t
+    }
+
     /// The memo slot of a need, for [`Profile::earliest_usable_memo`].
     pub fn need_slot(&mut self, need: TaskNeed) -> usize {
         let next = self.memo.len();
@@ -350,6 +443,44 @@ impl Profile {
     }
 }
 
+/// The cluster's free cpus over time from `now` on, summed over the nodes taking work, as
+/// `(from, cpu_milli)` steps (the first at `now`).
+fn free_cpu_steps(
+    usage: &BTreeMap<NodeId, Timeline>,
+    nodes: &[Option<Node>],
+    now: u64,
+) -> Vec<(u64, u64)> {
+    let mut base = 0u64;
+    let mut changes: Vec<(u64, i64)> = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let Some(node) = node.as_ref().filter(|n| n.accepts_work()) else {
+            continue;
+        };
+        let available = node.available().cpu_milli;
+        let Some(timeline) = usage.get(&NodeId(i as u32)) else {
+            base += available;
+            continue;
+        };
+        let mut before = 0i64;
+        for (at, used) in &timeline.steps {
+            let free = available.saturating_sub(used.cpu_milli) as i64;
+            changes.push((*at, free - before));
+            before = free;
+        }
+    }
+    changes.sort_unstable_by_key(|(at, _)| *at);
+    let mut steps = vec![(now, base)];
+    let mut free = base as i64;
+    for (at, change) in changes {
+        free += change;
+        match steps.last_mut() {
+            Some(last) if last.0 == at => last.1 = free.max(0) as u64,
+            _ => steps.push((at, free.max(0) as u64)),
+        }
+    }
+    steps
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,6 +513,41 @@ mod tests {
         assert_eq!(t.earliest_clear(120, 10, heavy), 200);
         assert_eq!(t.earliest_clear(250, 50, heavy), 250);
         assert_eq!(t.earliest_clear(500, 600, |_| true), u64::MAX);
+    }
+
+    /// Building every node's timeline at once gives what booking holdings one by one gives.
+    #[test]
+    fn bulk_holdings_equal_one_by_one() {
+        let mut seed = 11u64;
+        let mut next = |modulo: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % modulo
+        };
+        for round in 0..200 {
+            let now = 1_000;
+            let holdings: Vec<(NodeId, u64, NodeAmounts)> = (0..next(12))
+                .map(|_| {
+                    let mut amounts = cpus(next(4) * 500);
+                    amounts.devices[next(4) as usize] = 1_000;
+                    amounts.mig = 1 << next(8);
+                    (NodeId(next(4) as u32), now - 1 + next(5) * 10, amounts)
+                })
+                .collect();
+            let mut one_by_one = Profile {
+                now,
+                ..Profile::default()
+            };
+            for (node, end, amounts) in &holdings {
+                one_by_one.add_running(*node, *amounts, *end);
+            }
+            let mut bulk = Profile {
+                now,
+                ..Profile::default()
+            };
+            bulk.add_all_running(holdings);
+            assert_eq!(bulk.usage, one_by_one.usage, "round {round}");
+            assert_eq!(bulk.releases, one_by_one.releases, "round {round}");
+        }
     }
 
     /// The memo never changes an answer: interleaving reservations with queries of several

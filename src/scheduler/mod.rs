@@ -1,8 +1,10 @@
 //! The `Scheduler`: `tick(now, events) -> decisions`, `next_wakeup`, `explain`, snapshots.
 
 mod enforce;
+mod fit_memo;
 mod order;
 mod pass;
+mod pending;
 mod preempt;
 mod quota;
 mod reports;
@@ -14,13 +16,14 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::config::ClusterConfig;
-use crate::decision::{Explanation, PendingInfo, Rejection, RunningInfo, TickOutcome};
+use crate::decision::{Explanation, Rejection, RunningInfo, TickOutcome};
 use crate::error::{ConfigError, TickError};
 use crate::event::Event;
 use crate::model::ids::JobId;
 use crate::placement::Assignment;
 use crate::policy::{Multifactor, Policy};
 use crate::state::ClusterState;
+use pending::PendingEntry;
 
 pub use reports::JobPriority;
 pub use what_if::WhatIf;
@@ -46,7 +49,7 @@ pub struct Scheduler {
     /// reconfiguration.
     builtin_policy: bool,
     last_tick_ms: Option<u64>,
-    report: Vec<PendingInfo>,
+    report: Vec<PendingEntry>,
     next_wakeup_ms: Option<u64>,
     plans: BTreeMap<JobId, Plan>,
 }
@@ -67,7 +70,7 @@ pub struct Plan {
 pub struct Snapshot {
     state: ClusterState,
     last_tick_ms: Option<u64>,
-    report: Vec<PendingInfo>,
+    report: Vec<PendingEntry>,
     next_wakeup_ms: Option<u64>,
     plans: BTreeMap<JobId, Plan>,
 }
@@ -231,26 +234,9 @@ impl Scheduler {
                 .then_with(|| a.job.cmp(&b.job))
         });
         Explanation {
-            pending: self.report.clone(),
+            pending: self.pending_info(),
             running,
         }
-    }
-
-    /// Why each pending job waits and when it should start, as of the last tick: the `pending`
-    /// part of [`Scheduler::explain`], borrowed instead of copied (for hosts that read it after
-    /// every tick).
-    ///
-    /// ```
-    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
-    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
-    /// let mut s = Scheduler::new(cluster).unwrap();
-    /// let submit = |id: &str| Event::Submit { job: JobSpec::new(id, 100, 1) };
-    /// s.tick(0, vec![submit("a"), submit("b")]).unwrap();
-    /// assert_eq!(s.pending_info()[0].job, "b");
-    /// assert_eq!(s.pending_info()[0].estimated_start_ms, Some(100));
-    /// ```
-    pub fn pending_info(&self) -> &[PendingInfo] {
-        &self.report
     }
 
     /// The time of the last tick.

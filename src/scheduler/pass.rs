@@ -3,13 +3,16 @@
 
 use std::collections::BTreeMap;
 
+use super::fit_memo::FitMemo;
+use super::pending::PendingEntry;
 use super::{Plan, Scheduler};
 use crate::backfill::{FutureView, IndexCandidates, NowView, Profile, earliest_fit_bound};
 use crate::config::BackfillMode;
-use crate::decision::{Decision, MigPlacement, PendingInfo, PendingReason, PlacementEntry};
+use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
+use crate::model::job::PlacementMode;
 use crate::model::resources::NodeAmounts;
-use crate::model::shape::TaskShape;
+use crate::model::shape::{GpuNeed, TaskShape};
 use crate::placement::{Assignment, GangRequest, assignments_fit, place_gang};
 use crate::quota::QueueId;
 use crate::state::ClusterState;
@@ -29,6 +32,10 @@ pub(super) struct Pass {
     plans: BTreeMap<JobId, Plan>,
     /// A job planned even beyond the backfill depth (a what-if question's job).
     always_plan: Option<JobId>,
+    /// Placements now (around reservations, nothing earmarked) already tried in this pass.
+    fits_now: FitMemo,
+    /// Placements on what is free now (reservations ignored) already tried in this pass.
+    fits_free: FitMemo,
 }
 
 impl Scheduler {
@@ -51,14 +58,16 @@ impl Scheduler {
             blocked_queues: Vec::new(),
             plans: BTreeMap::new(),
             always_plan,
+            fits_now: FitMemo::default(),
+            fits_free: FitMemo::default(),
         };
         let none_mode = self.state.config.policy.backfill.mode == BackfillMode::None;
         let mut report = Vec::with_capacity(order.len());
         for (position, id) in order.into_iter().enumerate() {
             let (reason, estimated) = self.consider(id, &mut pass, none_mode, decisions);
             if let Some(reason) = reason {
-                report.push(PendingInfo {
-                    job: self.state.job_name(id).to_string(),
+                report.push(PendingEntry {
+                    job: id,
                     position: position + 1,
                     reason,
                     estimated_start_ms: estimated,
@@ -160,7 +169,7 @@ impl Scheduler {
     pub(super) fn place_now(
         &self,
         id: JobId,
-        pass: &Pass,
+        pass: &mut Pass,
         end: u64,
         held: &BTreeMap<NodeId, NodeAmounts>,
         released: &BTreeMap<NodeId, NodeAmounts>,
@@ -192,21 +201,29 @@ impl Scheduler {
         if released.is_empty() && !self.state.index.could_hold(gang.shapes) {
             return None;
         }
-        match self.plans.get(&id) {
-            Some(plan)
-                if plan.start_ms <= pass.now
-                    && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments) =>
-            {
-                Some(plan.assignments.clone())
-            }
-            _ => place_gang(&self.state.nodes, &candidates, &view, gang),
+        if let Some(plan) = self.plans.get(&id)
+            && plan.start_ms <= pass.now
+            && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments)
+        {
+            return Some(plan.assignments.clone());
         }
+        // The memo holds only for the one view every job without earmarks sees.
+        let remembered = released.is_empty() && held.is_empty();
+        if remembered && pass.fits_now.known(&gang, end) == Some(false) {
+            return None;
+        }
+        let placed = place_gang(&self.state.nodes, &candidates, &view, gang);
+        // Only failures: a gang that fits needs its own assignments.
+        if remembered && placed.is_none() {
+            pass.fits_now.record(&gang, end, false);
+        }
+        placed
     }
 
     /// `priority` when the job would fit on what is free now (outside maintenance windows, with
     /// its licenses free) but reservations or a blocked head hold it back; `resources`
     /// otherwise.
-    fn blocked_reason(&self, id: JobId, pass: &Pass) -> PendingReason {
+    fn blocked_reason(&self, id: JobId, pass: &mut Pass) -> PendingReason {
         if self
             .state
             .job(id)
@@ -233,9 +250,15 @@ impl Scheduler {
         if !self.state.index.could_hold(gang.shapes) {
             return PendingReason::Resources;
         }
-        match place_gang(&self.state.nodes, &candidates, &view, gang) {
-            Some(_) => PendingReason::Priority,
-            None => PendingReason::Resources,
+        let fits = pass.fits_free.known(&gang, view.end).unwrap_or_else(|| {
+            let fits = place_gang(&self.state.nodes, &candidates, &view, gang).is_some();
+            pass.fits_free.record(&gang, view.end, fits);
+            fits
+        });
+        if fits {
+            PendingReason::Priority
+        } else {
+            PendingReason::Resources
         }
     }
 
@@ -260,6 +283,13 @@ impl Scheduler {
         let profile = pass
             .profile
             .get_or_insert_with(|| Profile::build(&self.state, pass.now));
+        let cpu_milli: u64 = minimal
+            .iter()
+            .map(|s| s.cpu_milli * u64::from(s.count))
+            .sum();
+        let cpus_bound_them = minimal.iter().all(|s| {
+            s.gpu == GpuNeed::None && s.memory_mib == 0 && s.mode == PlacementMode::Spread
+        });
         let candidates = IndexCandidates {
             index: &self.state.index,
             preferred: &[],
@@ -284,7 +314,12 @@ impl Scheduler {
             if !profile.licenses.covers(&licenses, start, end) {
                 continue;
             }
-            let bound = earliest_fit_bound(profile, &self.state.nodes, &minimal, start, limit);
+            // Both bounds only skip hopeless starts. For cpu-only spread gangs the per-node one
+            // (room for one task anywhere) is rarely the later: its sweep is not worth it.
+            let bound = match profile.earliest_cpu_fit(&self.state.nodes, cpu_milli, start, limit) {
+                b if b > start || cpus_bound_them => b,
+                _ => earliest_fit_bound(profile, &self.state.nodes, &minimal, start, limit),
+            };
             if bound > start {
                 cursor = bound;
                 if bound == u64::MAX {
@@ -352,6 +387,7 @@ impl Scheduler {
             placement,
         });
         self.state.start_job(id, assignments, pass.now);
+        pass.fits_free.forget_fits();
         if let Some(profile) = pass.profile.as_mut() {
             for (node, amounts) in self.state.node_charges(id) {
                 profile.add_running(node, amounts, end);

@@ -100,7 +100,7 @@ impl Scheduler {
     pub(super) fn try_preempt(
         &mut self,
         id: JobId,
-        pass: &Pass,
+        pass: &mut Pass,
         end: u64,
         decisions: &mut Vec<Decision>,
     ) -> bool {
@@ -129,7 +129,7 @@ impl Scheduler {
         &mut self,
         id: JobId,
         candidates: &[(JobId, Basis)],
-        pass: &Pass,
+        pass: &mut Pass,
         end: u64,
     ) -> Option<Choice> {
         let mut chosen: Vec<(JobId, Basis)> = Vec::new();
@@ -254,7 +254,7 @@ impl Scheduler {
         &mut self,
         id: JobId,
         chosen: &[(JobId, Basis)],
-        pass: &Pass,
+        pass: &mut Pass,
         end: u64,
     ) -> Option<Vec<Assignment>> {
         let victims: Vec<JobId> = chosen.iter().map(|(v, _)| *v).collect();

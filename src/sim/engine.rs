@@ -17,7 +17,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 use crate::config::ClusterConfig;
-use crate::decision::{Decision, KillReason, PendingReason, PlacementEntry, TickOutcome};
+use crate::decision::{Decision, KillReason, PlacementEntry, TickOutcome};
 use crate::error::{ConfigError, TickError};
 use crate::event::Event;
 use crate::model::job::FinishOutcome;
@@ -442,12 +442,8 @@ impl Simulator {
     /// Records the first estimated start of each job that got a reservation before it first
     /// started.
     fn note_reservations(&mut self) {
-        for info in self.scheduler.pending_info() {
-            let (PendingReason::Reserved, Some(estimate)) = (info.reason, info.estimated_start_ms)
-            else {
-                continue;
-            };
-            let Some(&index) = self.names.get(&info.job) else {
+        for (job, estimate) in self.scheduler.reservations() {
+            let Some(&index) = self.names.get(job) else {
                 continue;
             };
             let record = &mut self.result.jobs[index];

@@ -1,0 +1,174 @@
+//! What earlier placement attempts of one pass already showed, so that a pass over thousands of
+//! pending jobs of a few shapes does not walk every node for each of them.
+//!
+//! During a pass free capacity only shrinks: jobs start and reservations are pinned, nothing
+//! ends. A single-group gang without topology constraints fits a view iff its nodes' task fits
+//! add up to its `min_count` (`spread`, `pack`), enough nodes hold a task (`strict_spread`) or one
+//! node holds `min_count` tasks (`strict_pack`) — whatever its `count`. So a gang that did not fit
+//! rules out every later gang of the same kind needing at least as many tasks for at least as
+//! long, for the rest of the pass; one that fitted vouches for gangs of its kind needing at most
+//! as many tasks for at most as long, until capacity shrinks again ([`FitMemo::forget_fits`]).
+//! The memo answers only what the placement would have answered: decisions are unchanged.
+
+use crate::model::ids::PartitionId;
+use crate::model::shape::TaskShape;
+use crate::placement::GangRequest;
+
+/// The outcomes of placement attempts on one kind of capacity view within one pass.
+#[derive(Debug, Default)]
+pub(super) struct FitMemo {
+    /// Attempts that did not fit, none ruled out by another.
+    failed: Vec<Attempt>,
+    /// Attempts that fitted since capacity last shrank, none vouched for by another.
+    fitted: Vec<Attempt>,
+}
+
+/// One attempt: the gang's kind, its fewest tasks (at least 1) and the end of its window.
+#[derive(Clone, Copy, Debug)]
+struct Attempt {
+    kind: Kind,
+    tasks: u32,
+    end: u64,
+}
+
+/// What a gang's fit depends on besides its task count and window: its one group's shape with
+/// the counts cleared, exclusivity and partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Kind {
+    shape: TaskShape,
+    exclusive: bool,
+    partition: PartitionId,
+}
+
+impl Attempt {
+    /// The attempt of `gang` over a window ending at `end`; `None` for gangs the memo does not
+    /// cover (several groups, or topology constraints).
+    fn of(gang: &GangRequest<'_>, end: u64) -> Option<Self> {
+        let [shape] = gang.shapes else {
+            return None;
+        };
+        if gang.topology.is_some() {
+            return None;
+        }
+        Some(Attempt {
+            kind: Kind {
+                shape: TaskShape {
+                    count: 0,
+                    min_count: 0,
+                    ..*shape
+                },
+                exclusive: gang.exclusive,
+                partition: gang.partition,
+            },
+            tasks: shape.min_count.max(1),
+            end,
+        })
+    }
+
+    /// Whether this attempt needs no more than `other`: as many tasks or fewer, for as long or
+    /// shorter, of the same kind.
+    fn within(&self, other: &Attempt) -> bool {
+        self.kind == other.kind && self.tasks <= other.tasks && self.end <= other.end
+    }
+}
+
+impl FitMemo {
+    /// What the memo knows of placing `gang` until `end`: `Some(false)` when it cannot fit,
+    /// `Some(true)` when it fits, `None` when the placement must be tried.
+    pub(super) fn known(&self, gang: &GangRequest<'_>, end: u64) -> Option<bool> {
+        let attempt = Attempt::of(gang, end)?;
+        if self.failed.iter().any(|f| f.within(&attempt)) {
+            return Some(false);
+        }
+        if self.fitted.iter().any(|f| attempt.within(f)) {
+            return Some(true);
+        }
+        None
+    }
+
+    /// Records that placing `gang` until `end` did (`fits`) or did not fit.
+    pub(super) fn record(&mut self, gang: &GangRequest<'_>, end: u64, fits: bool) {
+        let Some(attempt) = Attempt::of(gang, end) else {
+            return;
+        };
+        if fits {
+            self.fitted.retain(|f| !f.within(&attempt));
+            self.fitted.push(attempt);
+        } else {
+            self.failed.retain(|f| !attempt.within(f));
+            self.failed.push(attempt);
+        }
+    }
+
+    /// Drops what fitted: capacity shrank (a job started, or a reservation was pinned).
+    pub(super) fn forget_fits(&mut self) {
+        self.fitted.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::job::PlacementMode;
+    use crate::model::shape::{GpuNeed, ModelMask};
+    use crate::placement::ShapeMix;
+
+    fn shape(min_count: u32, cpu_milli: u64) -> TaskShape {
+        TaskShape {
+            cpu_milli,
+            memory_mib: 0,
+            gpu: GpuNeed::None,
+            models: ModelMask::default(),
+            count: min_count + 3,
+            min_count,
+            mode: PlacementMode::Spread,
+        }
+    }
+
+    fn gang<'a>(shapes: &'a [TaskShape], mix: &'a ShapeMix) -> GangRequest<'a> {
+        GangRequest {
+            shapes,
+            exclusive: false,
+            partition: PartitionId(0),
+            mix,
+            topology: None,
+        }
+    }
+
+    #[test]
+    fn a_failure_rules_out_bigger_longer_gangs_of_its_kind() {
+        let mix = ShapeMix::default();
+        let mut memo = FitMemo::default();
+        memo.record(&gang(&[shape(4, 1000)], &mix), 100, false);
+        assert_eq!(memo.known(&gang(&[shape(4, 1000)], &mix), 100), Some(false));
+        assert_eq!(memo.known(&gang(&[shape(9, 1000)], &mix), 500), Some(false));
+        assert_eq!(memo.known(&gang(&[shape(3, 1000)], &mix), 500), None);
+        assert_eq!(memo.known(&gang(&[shape(9, 1000)], &mix), 99), None);
+        assert_eq!(memo.known(&gang(&[shape(9, 2000)], &mix), 500), None);
+        let two = [shape(4, 1000), shape(4, 1000)];
+        memo.record(&gang(&two, &mix), 100, false);
+        assert_eq!(memo.known(&gang(&two, &mix), 100), None);
+    }
+
+    #[test]
+    fn a_fit_vouches_for_smaller_shorter_gangs_until_capacity_shrinks() {
+        let mix = ShapeMix::default();
+        let mut memo = FitMemo::default();
+        memo.record(&gang(&[shape(4, 1000)], &mix), 100, true);
+        assert_eq!(memo.known(&gang(&[shape(2, 1000)], &mix), 50), Some(true));
+        assert_eq!(memo.known(&gang(&[shape(5, 1000)], &mix), 50), None);
+        memo.forget_fits();
+        assert_eq!(memo.known(&gang(&[shape(2, 1000)], &mix), 50), None);
+    }
+
+    #[test]
+    fn only_the_frontier_is_kept() {
+        let mix = ShapeMix::default();
+        let mut memo = FitMemo::default();
+        memo.record(&gang(&[shape(8, 1000)], &mix), 800, false);
+        memo.record(&gang(&[shape(4, 1000)], &mix), 100, false);
+        memo.record(&gang(&[shape(2, 1000)], &mix), 900, false);
+        assert_eq!(memo.failed.len(), 2);
+        assert_eq!(memo.known(&gang(&[shape(8, 1000)], &mix), 800), Some(false));
+    }
+}

@@ -1,0 +1,69 @@
+//! The last pass's report on pending jobs, kept with interned job ids: the pass writes one small
+//! entry per pending job, and names are looked up only when the report is read
+//! ([`Scheduler::pending_info`], [`Scheduler::explain`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::Scheduler;
+use crate::decision::{PendingInfo, PendingReason};
+use crate::model::ids::JobId;
+
+/// One pending job in the last pass's report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct PendingEntry {
+    pub(super) job: JobId,
+    /// 1-based position in the pass's order.
+    pub(super) position: usize,
+    pub(super) reason: PendingReason,
+    pub(super) estimated_start_ms: Option<u64>,
+}
+
+impl Scheduler {
+    /// Why each pending job waits and when it should start, as of the last tick: the `pending`
+    /// part of [`Scheduler::explain`]. The job names are copied on each call; a host that reads
+    /// only the reservations after every tick can use [`Scheduler::reservations`] instead.
+    ///
+    /// ```
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+    /// let mut s = Scheduler::new(cluster).unwrap();
+    /// let submit = |id: &str| Event::Submit { job: JobSpec::new(id, 100, 1) };
+    /// s.tick(0, vec![submit("a"), submit("b")]).unwrap();
+    /// assert_eq!(s.pending_info()[0].job, "b");
+    /// assert_eq!(s.pending_info()[0].estimated_start_ms, Some(100));
+    /// ```
+    pub fn pending_info(&self) -> Vec<PendingInfo> {
+        self.report
+            .iter()
+            .map(|entry| PendingInfo {
+                job: self.state.job_name(entry.job).to_string(),
+                position: entry.position,
+                reason: entry.reason,
+                estimated_start_ms: entry.estimated_start_ms,
+            })
+            .collect()
+    }
+
+    /// The pending jobs holding a backfill reservation as of the last tick, with their
+    /// estimated starts, in scheduling order; borrowed, for hosts that read them after every
+    /// tick.
+    ///
+    /// ```
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+    /// let mut s = Scheduler::new(cluster).unwrap();
+    /// let submit = |id: &str| Event::Submit { job: JobSpec::new(id, 100, 1) };
+    /// s.tick(0, vec![submit("a"), submit("b")]).unwrap();
+    /// assert_eq!(s.reservations().collect::<Vec<_>>(), [("b", 100)]);
+    /// ```
+    pub fn reservations(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.report.iter().filter_map(|entry| match entry {
+            PendingEntry {
+                reason: PendingReason::Reserved,
+                estimated_start_ms: Some(start),
+                ..
+            } => Some((self.state.job_name(entry.job), *start)),
+            _ => None,
+        })
+    }
+}
