@@ -8,6 +8,7 @@
 //! it may use only what the reservation does not need — EASY's "extra" rule, per device.
 //! Both views offer nothing on a node whose maintenance window the job would overlap.
 
+mod cpu_total;
 pub mod licenses;
 pub mod profile;
 

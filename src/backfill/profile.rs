@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::cpu_total::FreeCpus;
 use super::licenses::LicenseProfile;
 use crate::model::ids::NodeId;
 use crate::model::node::Node;
@@ -18,11 +19,16 @@ use crate::state::ClusterState;
 /// One node's usage over time: `steps[i].1` is in use from `steps[i].0` until the next step's
 /// time (the last one forever). The first step is at the profile's `now`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Timeline {
+pub(super) struct Timeline {
     steps: Vec<(u64, NodeAmounts)>,
 }
 
 impl Timeline {
+    /// The steps: usage from each time on.
+    pub(super) fn steps(&self) -> &[(u64, NodeAmounts)] {
+        &self.steps
+    }
+
     fn new(now: u64) -> Self {
         Timeline {
             steps: vec![(now, NodeAmounts::default())],
@@ -114,9 +120,9 @@ pub struct Profile {
     memo: Vec<NeedMemo>,
     /// Need slots by need.
     need_slots: BTreeMap<TaskNeed, usize>,
-    /// Free cpus summed over the nodes taking work, as `(from, cpu_milli)` steps: computed by
-    /// [`Profile::earliest_cpu_fit`], dropped by every booking after it.
-    free_cpus: Option<Vec<(u64, u64)>>,
+    /// Free cpus summed over the nodes taking work: built by [`Profile::earliest_cpu_fit`],
+    /// then kept current by every booking.
+    free_cpus: Option<FreeCpus>,
 }
 
 /// The most window lengths remembered per need and node.
@@ -251,7 +257,9 @@ impl Profile {
     /// Adds a holding to the node's usage (and to its future usage, when it has earmarks).
     fn book(&mut self, node: NodeId, start: u64, end: u64, amounts: &NodeAmounts) {
         let now = self.now;
-        self.free_cpus = None;
+        if let Some(free_cpus) = self.free_cpus.as_mut() {
+            free_cpus.book(node, start, end, amounts.cpu_milli);
+        }
         self.usage
             .entry(node)
             .or_insert_with(|| Timeline::new(now))
@@ -385,27 +393,10 @@ impl Profile {
         if cpu_milli == 0 {
             return start;
         }
-        let usage = &self.usage;
-        let now = self.now;
-        let steps = self
-            .free_cpus
-            .get_or_insert_with(|| free_cpu_steps(usage, nodes, now));
-        let mut t = start;
-        let first = steps
-            .partition_point(|(at, _)| *at <= start)
-            .saturating_sub(1);
-        for (i, (at, free)) in steps.iter().enumerate().skip(first) {
-            if *at >= t.saturating_add(len.max(1)) {
-                break;
-            }
-            if *free < cpu_milli {
-                match steps.get(i + 1) {
-                    Some(next) => t = next.0,
-                    None => return u64::MAX,
-                }
-            }
-        }
-        t
+        let (usage, now) = (&self.usage, self.now);
+        self.free_cpus
+            .get_or_insert_with(|| FreeCpus::build(usage, nodes, now))
+            .earliest(cpu_milli, start, len)
     }
 
     /// The memo slot of a need, for [`Profile::earliest_usable_memo`].
@@ -441,44 +432,6 @@ impl Profile {
             None => start,
         }
     }
-}
-
-/// The cluster's free cpus over time from `now` on, summed over the nodes taking work, as
-/// `(from, cpu_milli)` steps (the first at `now`).
-fn free_cpu_steps(
-    usage: &BTreeMap<NodeId, Timeline>,
-    nodes: &[Option<Node>],
-    now: u64,
-) -> Vec<(u64, u64)> {
-    let mut base = 0u64;
-    let mut changes: Vec<(u64, i64)> = Vec::new();
-    for (i, node) in nodes.iter().enumerate() {
-        let Some(node) = node.as_ref().filter(|n| n.accepts_work()) else {
-            continue;
-        };
-        let available = node.available().cpu_milli;
-        let Some(timeline) = usage.get(&NodeId(i as u32)) else {
-            base += available;
-            continue;
-        };
-        let mut before = 0i64;
-        for (at, used) in &timeline.steps {
-            let free = available.saturating_sub(used.cpu_milli) as i64;
-            changes.push((*at, free - before));
-            before = free;
-        }
-    }
-    changes.sort_unstable_by_key(|(at, _)| *at);
-    let mut steps = vec![(now, base)];
-    let mut free = base as i64;
-    for (at, change) in changes {
-        free += change;
-        match steps.last_mut() {
-            Some(last) if last.0 == at => last.1 = free.max(0) as u64,
-            _ => steps.push((at, free.max(0) as u64)),
-        }
-    }
-    steps
 }
 
 #[cfg(test)]
@@ -590,6 +543,56 @@ mod tests {
             assert_eq!(
                 remembered, fresh,
                 "round {round}: need {need:?} from {from} len {len}"
+            );
+        }
+    }
+
+    /// The summed free cpus kept current booking by booking answer as a fresh build would.
+    #[test]
+    fn free_cpus_kept_current_equal_a_fresh_build() {
+        let node = |name: &str| {
+            Some(Node {
+                name: name.into(),
+                capacity: NodeAmounts::full(8_000, 64_000, 0),
+                gpu_count: 0,
+                gpu_model: None,
+                gpu_memory_mib: 0,
+                gpu_uuids: vec![],
+                labels: Default::default(),
+                partitions: Default::default(),
+                state: crate::model::node::NodeState::Up,
+                used: NodeAmounts::default(),
+                running_jobs: 0,
+                down_gpus: 0,
+                nvlink_islands: Vec::new(),
+                mig: Default::default(),
+            })
+        };
+        let nodes = vec![node("a"), node("b"), node("c")];
+        let mut profile = Profile::default();
+        profile.reserve(NodeId(1), cpus(3_000), 100, 400);
+        assert_eq!(profile.earliest_cpu_fit(&nodes, 1_000, 0, 10), 0);
+        let mut seed = 11u64;
+        let mut next = |modulo: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % modulo
+        };
+        for round in 0..300 {
+            // Bookings fit their node, as the pass's do.
+            let (id, amount, start) = (NodeId(next(3) as u32), next(3) * 500, next(100) * 10);
+            let end = start + 1 + next(50) * 10;
+            let Some(n) = nodes[id.index()].as_ref() else {
+                continue;
+            };
+            if profile.free_over(id, n, start, end, false).cpu_milli >= amount {
+                profile.reserve(id, cpus(amount), start, end);
+            }
+            let fresh = FreeCpus::build(&profile.usage, &nodes, 0);
+            let (need, from, len) = (next(24) * 1_000, next(100) * 10, 1 + next(30) * 10);
+            assert_eq!(
+                profile.earliest_cpu_fit(&nodes, need, from, len),
+                fresh.earliest(need, from, len),
+                "round {round}"
             );
         }
     }

@@ -1,0 +1,111 @@
+//! The cluster's free cpus over time, summed over the nodes taking work: a cheap necessary
+//! condition for a reservation's start (a gang needing more cpus in all than are free cannot
+//! fit, whatever the nodes). Built once per pass from the per-node usage and kept current by
+//! every booking, so planning many jobs in one pass does not rebuild it.
+
+use std::collections::BTreeMap;
+
+use super::profile::Timeline;
+use crate::model::ids::NodeId;
+use crate::model::node::Node;
+
+/// Free cpus (thousandths) as `(from, free)` steps, the first at the profile's `now`, and which
+/// nodes count.
+#[derive(Clone, Debug, Default)]
+pub(super) struct FreeCpus {
+    steps: Vec<(u64, u64)>,
+    counted: Vec<bool>,
+}
+
+impl FreeCpus {
+    /// Sums `available − used` over the nodes taking work.
+    pub(super) fn build(
+        usage: &BTreeMap<NodeId, Timeline>,
+        nodes: &[Option<Node>],
+        now: u64,
+    ) -> Self {
+        let mut base = 0u64;
+        let mut changes: Vec<(u64, i64)> = Vec::new();
+        let mut counted = vec![false; nodes.len()];
+        for (i, node) in nodes.iter().enumerate() {
+            let Some(node) = node.as_ref().filter(|n| n.accepts_work()) else {
+                continue;
+            };
+            counted[i] = true;
+            let available = node.available().cpu_milli;
+            let Some(timeline) = usage.get(&NodeId(i as u32)) else {
+                base += available;
+                continue;
+            };
+            let mut before = 0i64;
+            for (at, used) in timeline.steps() {
+                let free = available.saturating_sub(used.cpu_milli) as i64;
+                changes.push((*at, free - before));
+                before = free;
+            }
+        }
+        changes.sort_unstable_by_key(|(at, _)| *at);
+        let mut steps = vec![(now, base)];
+        let mut free = base as i64;
+        for (at, change) in changes {
+            free += change;
+            match steps.last_mut() {
+                Some(last) if last.0 == at => last.1 = free.max(0) as u64,
+                _ => steps.push((at, free.max(0) as u64)),
+            }
+        }
+        FreeCpus { steps, counted }
+    }
+
+    /// Takes `cpu_milli` held on `node` over `[start, end)` off the sum (bookings always fit
+    /// their node, so the per-node free amounts never go below zero).
+    pub(super) fn book(&mut self, node: NodeId, start: u64, end: u64, cpu_milli: u64) {
+        if end <= start
+            || cpu_milli == 0
+            || !self.counted.get(node.index()).copied().unwrap_or(false)
+        {
+            return;
+        }
+        let first = self.split(start);
+        let last = self.split(end);
+        for (_, free) in &mut self.steps[first..last] {
+            *free = free.saturating_sub(cpu_milli);
+        }
+    }
+
+    /// Makes `at` a breakpoint and returns its index.
+    fn split(&mut self, at: u64) -> usize {
+        let i = self
+            .steps
+            .partition_point(|(t, _)| *t <= at)
+            .saturating_sub(1);
+        if self.steps[i].0 >= at {
+            return i;
+        }
+        let free = self.steps[i].1;
+        self.steps.insert(i + 1, (at, free));
+        i + 1
+    }
+
+    /// The earliest `t ≥ start` from which at least `cpu_milli` cpus stay free in all over a
+    /// window of `len` milliseconds; `u64::MAX`: never.
+    pub(super) fn earliest(&self, cpu_milli: u64, start: u64, len: u64) -> u64 {
+        let mut t = start;
+        let first = self
+            .steps
+            .partition_point(|(at, _)| *at <= start)
+            .saturating_sub(1);
+        for (i, (at, free)) in self.steps.iter().enumerate().skip(first) {
+            if *at >= t.saturating_add(len.max(1)) {
+                break;
+            }
+            if *free < cpu_milli {
+                match self.steps.get(i + 1) {
+                    Some(next) => t = next.0,
+                    None => return u64::MAX,
+                }
+            }
+        }
+        t
+    }
+}
