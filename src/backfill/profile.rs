@@ -438,6 +438,34 @@ impl Profile {
 mod tests {
     use super::*;
 
+    /// An up node of 8 cpus, 64,000 MiB and `gpus` devices.
+    fn test_node(gpus: usize) -> Node {
+        Node {
+            name: "n".into(),
+            capacity: NodeAmounts::full(8_000, 64_000, gpus),
+            gpu_count: gpus,
+            gpu_model: None,
+            gpu_memory_mib: 0,
+            gpu_uuids: vec![],
+            labels: Default::default(),
+            partitions: Default::default(),
+            state: crate::model::node::NodeState::Up,
+            used: NodeAmounts::default(),
+            running_jobs: 0,
+            down_gpus: 0,
+            nvlink_islands: Vec::new(),
+            mig: Default::default(),
+        }
+    }
+
+    /// A seeded stream of numbers below a modulus (a linear congruential generator).
+    fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |modulo| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % modulo
+        }
+    }
+
     fn cpus(milli: u64) -> NodeAmounts {
         NodeAmounts {
             cpu_milli: milli,
@@ -471,11 +499,7 @@ mod tests {
     /// Building every node's timeline at once gives what booking holdings one by one gives.
     #[test]
     fn bulk_holdings_equal_one_by_one() {
-        let mut seed = 11u64;
-        let mut next = |modulo: u64| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) % modulo
-        };
+        let mut next = numbers(11);
         for round in 0..200 {
             let now = 1_000;
             let holdings: Vec<(NodeId, u64, NodeAmounts)> = (0..next(12))
@@ -507,28 +531,9 @@ mod tests {
     /// needs, lengths and starts, the remembered answer equals a fresh sweep every time.
     #[test]
     fn remembered_answers_equal_fresh_sweeps() {
-        let node = Node {
-            name: "n".into(),
-            capacity: NodeAmounts::full(8_000, 64_000, 4),
-            gpu_count: 4,
-            gpu_model: None,
-            gpu_memory_mib: 0,
-            gpu_uuids: vec![],
-            labels: Default::default(),
-            partitions: Default::default(),
-            state: crate::model::node::NodeState::Up,
-            used: NodeAmounts::default(),
-            running_jobs: 0,
-            down_gpus: 0,
-            nvlink_islands: Vec::new(),
-            mig: Default::default(),
-        };
+        let node = test_node(4);
         let mut profile = Profile::default();
-        let mut seed = 7u64;
-        let mut next = |modulo: u64| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) % modulo
-        };
+        let mut next = numbers(7);
         for round in 0..2_000 {
             let start = next(500) * 10;
             let mut used = NodeAmounts::full(next(4) * 1_000, next(3) * 8_000, 0);
@@ -550,33 +555,11 @@ mod tests {
     /// The summed free cpus kept current booking by booking answer as a fresh build would.
     #[test]
     fn free_cpus_kept_current_equal_a_fresh_build() {
-        let node = |name: &str| {
-            Some(Node {
-                name: name.into(),
-                capacity: NodeAmounts::full(8_000, 64_000, 0),
-                gpu_count: 0,
-                gpu_model: None,
-                gpu_memory_mib: 0,
-                gpu_uuids: vec![],
-                labels: Default::default(),
-                partitions: Default::default(),
-                state: crate::model::node::NodeState::Up,
-                used: NodeAmounts::default(),
-                running_jobs: 0,
-                down_gpus: 0,
-                nvlink_islands: Vec::new(),
-                mig: Default::default(),
-            })
-        };
-        let nodes = vec![node("a"), node("b"), node("c")];
+        let nodes = vec![Some(test_node(0)), Some(test_node(0)), Some(test_node(0))];
         let mut profile = Profile::default();
         profile.reserve(NodeId(1), cpus(3_000), 100, 400);
         assert_eq!(profile.earliest_cpu_fit(&nodes, 1_000, 0, 10), 0);
-        let mut seed = 11u64;
-        let mut next = |modulo: u64| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) % modulo
-        };
+        let mut next = numbers(11);
         for round in 0..300 {
             // Bookings fit their node, as the pass's do.
             let (id, amount, start) = (NodeId(next(3) as u32), next(3) * 500, next(100) * 10);
