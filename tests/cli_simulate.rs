@@ -3,7 +3,7 @@
 #![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces");
 
@@ -235,4 +235,24 @@ fn bad_options_fail_with_a_message() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&output.stderr).contains("START:COUNT"));
+}
+
+/// A reader that stops early (`gangway simulate | head -1`) ends the run quietly: no panic, a
+/// successful exit.
+#[test]
+fn a_closed_standard_output_is_not_a_crash() {
+    let trace = format!("{TRACES}/lublin_256.swf");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args([
+            "simulate", "--trace", &trace, "--window", "0:50", "--policy", "fcfs",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run gangway");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("wait for gangway");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
 }

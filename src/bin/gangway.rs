@@ -83,11 +83,10 @@ fn main() -> ExitCode {
                 memory_mib,
             },
         ),
-        Command::Validate { file } => match load_config(&file) {
-            Ok(_) => {
-                println!("{}: valid", file.display());
-                ExitCode::SUCCESS
-            }
+        Command::Validate { file } => match load_config(&file)
+            .and_then(|_| print_stdout(&format!("{}: valid\n", file.display())))
+        {
+            Ok(()) => ExitCode::SUCCESS,
             Err(message) => {
                 eprintln!("{message}");
                 ExitCode::from(1)
@@ -99,6 +98,17 @@ fn main() -> ExitCode {
 fn load_config(path: &Path) -> Result<Scheduler, String> {
     let config = read_config(path)?;
     Scheduler::new(config).map_err(|e| format!("{}: invalid_config: {e}", path.display()))
+}
+
+/// Writes `text` to standard output. A reader that went away (`gangway simulate | head`) is not
+/// an error: the rest of the output is dropped quietly, as Unix tools do; any other failure is.
+fn print_stdout(text: &str) -> Result<(), String> {
+    match io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(format!("cannot write to standard output: {e}"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Reads a CLUSTER file; the error names the file and the field that is wrong.

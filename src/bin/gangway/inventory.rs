@@ -20,10 +20,13 @@ pub fn run(fixture: Option<&Path>, host: HostOverrides) -> ExitCode {
         None => live::node_json(host),
     };
     match result {
-        Ok(json) => {
-            println!("{json}");
-            ExitCode::SUCCESS
-        }
+        Ok(json) => match super::print_stdout(&format!("{json}\n")) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("inventory: {message}");
+                ExitCode::from(1)
+            }
+        },
         Err(Failure::Unavailable(reason)) => {
             eprintln!("NVML not available: {reason}");
             ExitCode::from(2)

@@ -107,7 +107,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     let nodes = cluster
         .as_ref()
         .map_or(workload.nodes.len(), |c| c.nodes.len());
-    println!("{}", describe(&name, &workload, nodes));
+    super::print_stdout(&format!("{}\n", describe(&name, &workload, nodes)))?;
     let options = SimOptions {
         checkpoint_delay_ms: args.checkpoint_delay.saturating_mul(1000),
         faults: args.faults.map(FaultOptions::standard),
@@ -133,7 +133,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
             metrics: metrics.clone(),
         })
         .collect();
-    print!("{}", comparison_table(&table_runs));
+    super::print_stdout(&comparison_table(&table_runs))?;
     if let Some(path) = &args.schedule_out {
         for (policy, result, _) in &runs {
             let path = if runs.len() > 1 {
