@@ -64,7 +64,8 @@
 //! - **Extensions of the protocol** (new event types, ops and reasons, which PROTOCOL.md allows):
 //!   events `gpu_down` / `gpu_up` and `maintenance_add` / `maintenance_remove`; requests
 //!   `what_if`, `reconfigure`, `explain` with `"detail": true`; kill and requeue reason
-//!   `gpu_down`; error kind `unknown_maintenance`. A blank shim line gets no response.
+//!   `gpu_down`; error kind `unknown_maintenance`. A blank shim line gets no response. The
+//!   repository's `docs/protocol-extensions.md` lists every such field with its JSON.
 
 pub mod backfill;
 pub mod config;
