@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use gangway::backfill::IndexCandidates;
 use gangway::model::ids::{ModelId, NodeId, PartitionId};
 use gangway::model::job::PlacementMode;
-use gangway::model::node::{Node, NodeState, PartitionSet};
+use gangway::model::node::{Node, PartitionSet};
 use gangway::model::resources::NodeAmounts;
 use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
 use gangway::placement::{CapacityView, FreeIndex, GangRequest, ShapeMix, place_gang};
@@ -67,21 +67,10 @@ fn main() -> Result<(), Box<dyn Error>> {
             });
             ModelId(at as u32)
         });
+        let capacity = NodeAmounts::full(n.cpus_milli, n.memory_mib, n.gpus as usize);
         nodes.push(Some(Node {
-            name: n.name.clone(),
-            capacity: NodeAmounts::full(n.cpus_milli, n.memory_mib, n.gpus as usize),
-            gpu_count: n.gpus as usize,
-            gpu_model: model,
-            gpu_memory_mib: 0,
-            gpu_uuids: Vec::new(),
-            labels: Default::default(),
             partitions: PartitionSet(1),
-            state: NodeState::Up,
-            used: NodeAmounts::default(),
-            running_jobs: 0,
-            down_gpus: 0,
-            nvlink_islands: Vec::new(),
-            mig: Default::default(),
+            ..Node::new(n.name.clone(), capacity, n.gpus as usize, model)
         }));
     }
     let capacity: u64 = trace_nodes.iter().map(|n| u64::from(n.gpus) * 1000).sum();

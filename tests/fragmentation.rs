@@ -104,7 +104,7 @@ fn a_cpu_heavy_task_avoids_the_node_whose_gpus_it_would_strand() {
 #[test]
 fn a_fraction_goes_to_the_device_it_leaves_usable() {
     use gangway::model::job::PlacementMode;
-    use gangway::model::node::{Node, NodeState, PartitionSet};
+    use gangway::model::node::{Node, PartitionSet};
     use gangway::model::resources::NodeAmounts;
     use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
     use gangway::placement::ShapeMix;
@@ -118,21 +118,10 @@ fn a_fraction_goes_to_the_device_it_leaves_usable() {
         min_count: 1,
         mode: PlacementMode::Pack,
     };
+    let capacity = NodeAmounts::full(32_000, 64_000, 2);
     let node = Node {
-        name: "g".into(),
-        capacity: NodeAmounts::full(32_000, 64_000, 2),
-        gpu_count: 2,
-        gpu_model: Some(gangway::model::ids::ModelId(0)),
-        gpu_memory_mib: 0,
-        gpu_uuids: vec![],
-        labels: Default::default(),
         partitions: PartitionSet(1),
-        state: NodeState::Up,
-        used: NodeAmounts::default(),
-        running_jobs: 0,
-        down_gpus: 0,
-        nvlink_islands: Vec::new(),
-        mig: Default::default(),
+        ..Node::new("g", capacity, 2, Some(gangway::model::ids::ModelId(0)))
     };
     let mut free = node.capacity;
     free.devices[0] = 700;

@@ -440,22 +440,7 @@ mod tests {
 
     /// An up node of 8 cpus, 64,000 MiB and `gpus` devices.
     fn test_node(gpus: usize) -> Node {
-        Node {
-            name: "n".into(),
-            capacity: NodeAmounts::full(8_000, 64_000, gpus),
-            gpu_count: gpus,
-            gpu_model: None,
-            gpu_memory_mib: 0,
-            gpu_uuids: vec![],
-            labels: Default::default(),
-            partitions: Default::default(),
-            state: crate::model::node::NodeState::Up,
-            used: NodeAmounts::default(),
-            running_jobs: 0,
-            down_gpus: 0,
-            nvlink_islands: Vec::new(),
-            mig: Default::default(),
-        }
+        Node::new("n", NodeAmounts::full(8_000, 64_000, gpus), gpus, None)
     }
 
     /// A seeded stream of numbers below a modulus (a linear congruential generator).

@@ -74,17 +74,47 @@ pub struct Node {
 }
 
 impl Node {
+    /// An idle, up node with `capacity` and `gpu_count` whole devices of `gpu_model`, in every
+    /// partition's default set, without labels, islands or MIG slices (set those fields after).
+    ///
+    /// ```
+    /// use gangway::model::node::{Node, NodeState};
+    /// use gangway::model::resources::NodeAmounts;
+    /// let node = Node::new("n1", NodeAmounts::full(8_000, 64_000, 4), 4, None);
+    /// assert_eq!(node.state, NodeState::Up);
+    /// assert_eq!(node.free_whole_gpus(), 4);
+    /// ```
+    pub fn new(
+        name: impl Into<String>,
+        capacity: NodeAmounts,
+        gpu_count: usize,
+        gpu_model: Option<ModelId>,
+    ) -> Self {
+        Node {
+            name: name.into(),
+            capacity,
+            gpu_count,
+            gpu_model,
+            gpu_memory_mib: 0,
+            gpu_uuids: Vec::new(),
+            labels: IndexMap::new(),
+            partitions: PartitionSet::default(),
+            state: NodeState::Up,
+            used: NodeAmounts::default(),
+            running_jobs: 0,
+            down_gpus: 0,
+            nvlink_islands: Vec::new(),
+            mig: MigLayout::default(),
+        }
+    }
+
     /// What new work may use at most: the capacity without the devices that are down (and
     /// without their MIG slices).
     ///
     /// ```
-    /// use gangway::model::node::{Node, NodeState, PartitionSet};
+    /// use gangway::model::node::Node;
     /// use gangway::model::resources::NodeAmounts;
-    /// let mut node = Node { name: "n1".into(), capacity: NodeAmounts::full(8_000, 64_000, 4),
-    ///     gpu_count: 4, gpu_model: None, gpu_memory_mib: 0, gpu_uuids: vec![],
-    ///     labels: Default::default(), partitions: PartitionSet::default(), state: NodeState::Up,
-    ///     used: NodeAmounts::default(), running_jobs: 0, down_gpus: 0,
-    ///     nvlink_islands: vec![], mig: Default::default() };
+    /// let mut node = Node::new("n1", NodeAmounts::full(8_000, 64_000, 4), 4, None);
     /// node.set_gpu_down(2, true);
     /// assert_eq!(node.available().devices[..4], [1000, 1000, 0, 1000]);
     /// assert_eq!(node.free_whole_gpus(), 3);

@@ -17,7 +17,7 @@
 //! ```
 //! use gangway::model::ids::ModelId;
 //! use gangway::model::job::PlacementMode;
-//! use gangway::model::node::{Node, NodeState, PartitionSet};
+//! use gangway::model::node::Node;
 //! use gangway::model::resources::NodeAmounts;
 //! use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
 //! use gangway::placement::ShapeMix;
@@ -25,11 +25,7 @@
 //!     count: 1, min_count: 1, mode: PlacementMode::Pack };
 //! let mut mix = ShapeMix::default();
 //! mix.record(&shape(GpuNeed::Fraction(500)), 1);
-//! let node = Node { name: "n".into(), capacity: NodeAmounts::full(8_000, 64_000, 2),
-//!     gpu_count: 2, gpu_model: Some(ModelId(0)), gpu_memory_mib: 0, gpu_uuids: vec![],
-//!     labels: Default::default(), partitions: PartitionSet::default(), state: NodeState::Up,
-//!     used: NodeAmounts::default(), running_jobs: 0, down_gpus: 0, nvlink_islands: vec![],
-//!     mig: Default::default() };
+//! let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 2), 2, Some(ModelId(0)));
 //! let mut free = node.capacity;
 //! free.devices[1] = 300; // 0.3 of device 1 is free: too little for a half
 //! // 300 thousandths lost, times the half's weight (500); 8 free cpus drive 4 GPUs: none stranded.
