@@ -85,6 +85,41 @@ impl FreeTotals {
             && need.mig_slices <= self.mig_slices
     }
 
+    /// The least of each amount [`FreeTotals::covers`] compares, over every need `include`d:
+    /// free totals that fall short of this floor in any amount hold none of those needs.
+    ///
+    /// ```
+    /// use gangway::placement::FreeTotals;
+    /// let one_gpu = FreeTotals { cpu_milli: 1000, whole_gpus: 1, ..Default::default() };
+    /// let two_gpus = FreeTotals { cpu_milli: 500, whole_gpus: 2, ..Default::default() };
+    /// let mut floor = FreeTotals::floor();
+    /// floor.include(&one_gpu);
+    /// floor.include(&two_gpus);
+    /// let cpus_only = FreeTotals { cpu_milli: 64_000, memory_mib: 1 << 20, ..Default::default() };
+    /// assert!(!cpus_only.covers_any(&floor)); // every need wants a GPU
+    /// let one_free = FreeTotals { whole_gpus: 1, gpu_milli: 1000, ..cpus_only };
+    /// assert!(one_free.covers_any(&floor));
+    /// ```
+    pub fn floor() -> NeedFloor {
+        NeedFloor {
+            cpu_milli: u64::MAX,
+            memory_mib: u64::MAX,
+            whole_gpus: u64::MAX,
+            device_milli: u64::MAX,
+            mig_slices: u64::MAX,
+        }
+    }
+
+    /// False when these free totals fall short of `floor` in some amount: then they cover none
+    /// of the needs the floor was built from (a necessary condition, like [`FreeTotals::covers`]).
+    pub fn covers_any(&self, floor: &NeedFloor) -> bool {
+        floor.cpu_milli <= self.cpu_milli
+            && floor.memory_mib <= self.memory_mib
+            && floor.whole_gpus <= self.whole_gpus
+            && floor.device_milli <= self.gpu_milli
+            && floor.mig_slices <= self.mig_slices
+    }
+
     /// Adds `other`.
     pub fn add(&mut self, other: &FreeTotals) {
         self.cpu_milli += other.cpu_milli;
@@ -100,6 +135,34 @@ impl FreeTotals {
         self.whole_gpus -= other.whole_gpus;
         self.gpu_milli -= other.gpu_milli;
         self.mig_slices -= other.mig_slices;
+    }
+}
+
+/// The least amounts over a set of needs, as [`FreeTotals::covers`] compares them (built by
+/// [`FreeTotals::floor`] and [`NeedFloor::include`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NeedFloor {
+    /// Cpus, thousandths.
+    pub cpu_milli: u64,
+    /// Memory, MiB.
+    pub memory_mib: u64,
+    /// Whole GPUs.
+    pub whole_gpus: u64,
+    /// Device shares, thousandths, counting whole GPUs as 1000 each.
+    pub device_milli: u64,
+    /// MIG slices.
+    pub mig_slices: u64,
+}
+
+impl NeedFloor {
+    /// Lowers the floor to `need` where it asks for less.
+    pub fn include(&mut self, need: &FreeTotals) {
+        self.cpu_milli = self.cpu_milli.min(need.cpu_milli);
+        self.memory_mib = self.memory_mib.min(need.memory_mib);
+        self.whole_gpus = self.whole_gpus.min(need.whole_gpus);
+        let device_milli = need.gpu_milli + need.whole_gpus * 1000;
+        self.device_milli = self.device_milli.min(device_milli);
+        self.mig_slices = self.mig_slices.min(need.mig_slices);
     }
 }
 
@@ -165,6 +228,11 @@ impl FreeIndex {
     /// ```
     pub fn could_hold(&self, shapes: &[TaskShape]) -> bool {
         self.totals.covers(&FreeTotals::need(shapes))
+    }
+
+    /// What is free now, summed over the nodes that take work.
+    pub fn totals(&self) -> &FreeTotals {
+        &self.totals
     }
 
     /// Visits candidate nodes for one task of `shape`, best fit first, until `f` breaks.

@@ -9,4 +9,4 @@ pub mod topology;
 
 pub use frag::ShapeMix;
 pub use gang::{Assignment, Candidates, CapacityView, GangRequest, assignments_fit, place_gang};
-pub use index::FreeIndex;
+pub use index::{FreeIndex, FreeTotals, NeedFloor};

@@ -2,12 +2,14 @@
 
 mod enforce;
 mod fit_memo;
+mod lazy_order;
 mod order;
 mod pass;
 mod pending;
 mod preempt;
 mod quota;
 mod reports;
+mod settled;
 mod what_if;
 
 use std::collections::BTreeMap;
@@ -24,6 +26,7 @@ use crate::placement::Assignment;
 use crate::policy::{Multifactor, Policy};
 use crate::state::ClusterState;
 use pending::PendingEntry;
+use settled::DeferredReport;
 
 pub use reports::JobPriority;
 pub use what_if::WhatIf;
@@ -49,7 +52,12 @@ pub struct Scheduler {
     /// reconfiguration.
     builtin_policy: bool,
     last_tick_ms: Option<u64>,
+    /// The last pass's report on the jobs it visited.
     report: Vec<PendingEntry>,
+    /// The jobs a settled last pass did not visit, reported when read.
+    deferred: Option<DeferredReport>,
+    /// Whether passes stop once settled (off only to test that stopping changes nothing).
+    settle_early: bool,
     next_wakeup_ms: Option<u64>,
     plans: BTreeMap<JobId, Plan>,
 }
@@ -97,6 +105,8 @@ impl Scheduler {
             builtin_policy: false,
             last_tick_ms: None,
             report: Vec::new(),
+            deferred: None,
+            settle_early: true,
             next_wakeup_ms: None,
             plans: BTreeMap::new(),
         })
@@ -186,6 +196,9 @@ impl Scheduler {
     /// ```
     pub fn reconfigure(&mut self, config: ClusterConfig) -> Result<(), ConfigError> {
         let state = self.state.reconfigured(config)?;
+        // The last pass's report stays as it was: derived now, under the old configuration.
+        self.report = self.pending_entries();
+        self.deferred = None;
         if self.builtin_policy {
             self.policy = Arc::new(Multifactor {
                 weights: state.config.policy.priority.weights.clone(),
@@ -254,7 +267,7 @@ impl Scheduler {
         Snapshot {
             state: self.state.clone(),
             last_tick_ms: self.last_tick_ms,
-            report: self.report.clone(),
+            report: self.pending_entries(),
             next_wakeup_ms: self.next_wakeup_ms,
             plans: self.plans.clone(),
         }
@@ -299,6 +312,8 @@ impl Scheduler {
             builtin_policy: false,
             last_tick_ms: snapshot.last_tick_ms,
             report: snapshot.report,
+            deferred: None,
+            settle_early: true,
             next_wakeup_ms: snapshot.next_wakeup_ms,
             plans: snapshot.plans,
         })

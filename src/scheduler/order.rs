@@ -7,13 +7,17 @@
 use std::cmp::Reverse;
 
 use super::Scheduler;
+use super::settled::PendingFloor;
+use crate::fairshare::FactorTable;
 use crate::model::ids::JobId;
 use crate::model::shape::GpuNeed;
+use crate::placement::FreeTotals;
 use crate::policy::PriorityFactors;
 use crate::state::Job;
 
-/// The sort key of a pending job.
-type OrderKey = (Reverse<i32>, Reverse<i64>, u64, u64);
+/// The sort key of a pending job: partition tier and priority (highest first), submit time,
+/// arrival (unique, so the order is total).
+pub(super) type OrderKey = (Reverse<i32>, Reverse<i64>, u64, u64);
 
 /// A pending job with the factors and the priority that place it in the order.
 pub(super) struct Scored {
@@ -23,46 +27,41 @@ pub(super) struct Scored {
 }
 
 impl Scheduler {
-    /// Pending jobs in the order the pass considers them.
-    pub(super) fn ordered_pending(&self, now_ms: u64) -> Vec<JobId> {
-        self.scored_pending(now_ms)
-            .into_iter()
-            .map(|s| s.id)
-            .collect()
+    /// Every pending job's sort key at `now_ms`, unsorted (the pass sorts only as far as it
+    /// reads: [`super::lazy_order::LazyOrder`]), and the least any of them needs.
+    pub(super) fn keyed_pending(&self, now_ms: u64) -> (Vec<(OrderKey, JobId)>, PendingFloor) {
+        let scorer = Scorer::of(self, now_ms);
+        let mut floor = PendingFloor {
+            need: FreeTotals::floor(),
+            all_queued: true,
+        };
+        let keyed = self
+            .state
+            .pending
+            .iter()
+            .filter_map(|&id| {
+                let job = self.state.job(id)?;
+                floor.need.include(&FreeTotals::need(&job.shapes));
+                floor.all_queued &= job.queue.is_some();
+                Some((scorer.score(self, job).0, id))
+            })
+            .collect();
+        (keyed, floor)
     }
 
     /// Pending jobs in the order the pass considers them, with their factors and priority at
     /// `now_ms`. The fair-share factors are computed once for all jobs.
     pub(super) fn scored_pending(&self, now_ms: u64) -> Vec<Scored> {
-        let totals = ClusterTotals::of(self);
-        let normal = Normalisers::of(self);
-        let max_age = self.state.config.policy.priority.max_age_ms.max(1) as f64;
-        let shares = self
-            .state
-            .fairshare
-            .as_ref()
-            .map(|fs| fs.compute_factors(now_ms));
+        let scorer = Scorer::of(self, now_ms);
         let mut keyed: Vec<(OrderKey, Scored)> = self
             .state
             .pending
             .iter()
             .filter_map(|&id| {
                 let job = self.state.job(id)?;
-                let eligible = job.submit_ms.max(job.spec.begin_ms.unwrap_or(0));
-                let factors = PriorityFactors {
-                    age: (now_ms.saturating_sub(eligible) as f64 / max_age).min(1.0),
-                    fairshare: job
-                        .assoc
-                        .and_then(|a| shares.as_ref()?.get(a))
-                        .unwrap_or(0.0),
-                    job_size: totals.size_factor(job),
-                    partition: normal.partition(self, job),
-                    qos: normal.qos(self, job),
-                };
-                let tier = self.state.partitions[job.partition.index()].priority_tier;
-                let priority = self.policy.priority(&job.spec, &factors);
+                let (key, factors, priority) = scorer.score(self, job);
                 Some((
-                    (Reverse(tier), Reverse(priority), job.submit_ms, job.arrival),
+                    key,
                     Scored {
                         id,
                         factors,
@@ -73,6 +72,50 @@ impl Scheduler {
             .collect();
         keyed.sort_unstable_by_key(|(key, _)| *key);
         keyed.into_iter().map(|(_, scored)| scored).collect()
+    }
+}
+
+/// What ordering one job at a time needs, computed once per pass.
+struct Scorer {
+    totals: ClusterTotals,
+    normal: Normalisers,
+    max_age: f64,
+    now_ms: u64,
+    shares: Option<FactorTable>,
+}
+
+impl Scorer {
+    fn of(scheduler: &Scheduler, now_ms: u64) -> Self {
+        Scorer {
+            totals: ClusterTotals::of(scheduler),
+            normal: Normalisers::of(scheduler),
+            max_age: scheduler.state.config.policy.priority.max_age_ms.max(1) as f64,
+            now_ms,
+            shares: scheduler
+                .state
+                .fairshare
+                .as_ref()
+                .map(|fs| fs.compute_factors(now_ms)),
+        }
+    }
+
+    /// The job's sort key, factors and priority.
+    fn score(&self, scheduler: &Scheduler, job: &Job) -> (OrderKey, PriorityFactors, i64) {
+        let eligible = job.submit_ms.max(job.spec.begin_ms.unwrap_or(0));
+        let factors = PriorityFactors {
+            age: (self.now_ms.saturating_sub(eligible) as f64 / self.max_age).min(1.0),
+            fairshare: job
+                .assoc
+                .and_then(|a| self.shares.as_ref()?.get(a))
+                .unwrap_or(0.0),
+            job_size: self.totals.size_factor(job),
+            partition: self.normal.partition(scheduler, job),
+            qos: self.normal.qos(scheduler, job),
+        };
+        let tier = scheduler.state.partitions[job.partition.index()].priority_tier;
+        let priority = scheduler.policy.priority(&job.spec, &factors);
+        let key = (Reverse(tier), Reverse(priority), job.submit_ms, job.arrival);
+        (key, factors, priority)
     }
 }
 

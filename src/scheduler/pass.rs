@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::fit_memo::FitMemo;
+use super::lazy_order::LazyOrder;
 use super::pending::PendingEntry;
+use super::settled::DeferredReport;
 use super::{Plan, Scheduler};
 use crate::backfill::{FutureView, IndexCandidates, NowView, Profile, earliest_fit_bound};
 use crate::config::BackfillMode;
@@ -15,27 +17,29 @@ use crate::model::resources::NodeAmounts;
 use crate::model::shape::{GpuNeed, TaskShape};
 use crate::placement::{Assignment, GangRequest, assignments_fit, place_gang};
 use crate::quota::QueueId;
-use crate::state::ClusterState;
+use crate::state::{ClusterState, Job};
 
 /// Per-pass bookkeeping.
 pub(super) struct Pass {
     pub(super) now: u64,
-    depth: usize,
-    reservations: usize,
+    pub(super) depth: usize,
+    pub(super) reservations: usize,
     /// Mode `none`: a resource-blocked job stops every later job.
-    blocked: bool,
+    pub(super) blocked: bool,
     pub(super) profile: Option<Profile>,
     pub(super) reserved_nodes: Vec<NodeId>,
     /// Strict-FIFO queues whose head waits for quota: their later jobs wait too.
-    blocked_queues: Vec<QueueId>,
+    pub(super) blocked_queues: Vec<QueueId>,
     /// Reservations made in this pass (the next pass's plans).
     plans: BTreeMap<JobId, Plan>,
     /// A job planned even beyond the backfill depth (a what-if question's job).
-    always_plan: Option<JobId>,
+    pub(super) always_plan: Option<JobId>,
     /// Placements now (around reservations, nothing earmarked) already tried in this pass.
     fits_now: FitMemo,
     /// Placements on what is free now (reservations ignored) already tried in this pass.
     fits_free: FitMemo,
+    /// Whether no queue admits the least any pending job demands; known until a job starts.
+    pub(super) quota_closed: Option<bool>,
 }
 
 impl Scheduler {
@@ -47,7 +51,8 @@ impl Scheduler {
         always_plan: Option<JobId>,
         decisions: &mut Vec<Decision>,
     ) {
-        let order = self.ordered_pending(now);
+        let (keyed, floor) = self.keyed_pending(now);
+        let mut order = LazyOrder::new(keyed);
         let mut pass = Pass {
             now,
             depth: self.state.backfill_depth(),
@@ -60,19 +65,34 @@ impl Scheduler {
             always_plan,
             fits_now: FitMemo::default(),
             fits_free: FitMemo::default(),
+            quota_closed: None,
         };
         let none_mode = self.state.config.policy.backfill.mode == BackfillMode::None;
-        let mut report = Vec::with_capacity(order.len());
-        for (position, id) in order.into_iter().enumerate() {
+        let mut report = Vec::new();
+        self.deferred = None;
+        while !self.settled(&mut pass, &floor) {
+            let Some(id) = order.next() else {
+                break;
+            };
             let (reason, estimated) = self.consider(id, &mut pass, none_mode, decisions);
             if let Some(reason) = reason {
                 report.push(PendingEntry {
                     job: id,
-                    position: position + 1,
+                    position: order.taken(),
                     reason,
                     estimated_start_ms: estimated,
                 });
             }
+        }
+        let (keyed, taken) = order.into_parts();
+        if taken < keyed.len() {
+            self.deferred = Some(DeferredReport {
+                keyed,
+                from: taken,
+                now,
+                blocked: pass.blocked,
+                blocked_queues: pass.blocked_queues,
+            });
         }
         self.report = report;
         self.plans = pass.plans;
@@ -89,22 +109,16 @@ impl Scheduler {
         let Some(job) = self.state.job(id) else {
             return (None, None);
         };
-        let skipped = if job.held {
-            Some(PendingReason::Held)
-        } else if job.spec.begin_ms.is_some_and(|b| b > pass.now) {
-            Some(PendingReason::Begin)
-        } else if !job.waiting_on.is_empty() {
-            Some(PendingReason::Dependency)
-        } else {
-            None
-        };
-        if let Some(reason) = skipped {
+        if let Some(reason) = waiting_reason(job, pass.now) {
             self.state.release_earmark(id);
             return (Some(reason), None);
         }
         // A preemptor's earmark is its own: a head blocked ahead of it could not use it.
         if pass.blocked && !self.state.earmarks.contains_key(&id) {
-            return (Some(self.blocked_reason(id, pass)), None);
+            return (
+                Some(self.blocked_reason(id, pass.now, &mut pass.fits_free)),
+                None,
+            );
         }
         let queue = self.state.job_queue(id);
         if queue.is_some_and(|q| pass.blocked_queues.contains(&q)) {
@@ -134,7 +148,10 @@ impl Scheduler {
         }
         self.state.release_earmark(id);
         if pass.blocked {
-            return (Some(self.blocked_reason(id, pass)), None);
+            return (
+                Some(self.blocked_reason(id, pass.now, &mut pass.fits_free)),
+                None,
+            );
         }
         if self.try_preempt(id, pass, end, decisions) {
             return (Some(PendingReason::Preempting), None);
@@ -161,7 +178,10 @@ impl Scheduler {
             pass.blocked = true;
             return (Some(PendingReason::Resources), None);
         }
-        (Some(self.blocked_reason(id, pass)), None)
+        (
+            Some(self.blocked_reason(id, pass.now, &mut pass.fits_free)),
+            None,
+        )
     }
 
     /// Places the whole gang now: on what is free and not needed by reservations nor `held`
@@ -223,7 +243,12 @@ impl Scheduler {
     /// `priority` when the job would fit on what is free now (outside maintenance windows, with
     /// its licenses free) but reservations or a blocked head hold it back; `resources`
     /// otherwise.
-    fn blocked_reason(&self, id: JobId, pass: &mut Pass) -> PendingReason {
+    pub(super) fn blocked_reason(
+        &self,
+        id: JobId,
+        now: u64,
+        fits_free: &mut FitMemo,
+    ) -> PendingReason {
         if self
             .state
             .job(id)
@@ -235,8 +260,8 @@ impl Scheduler {
         let limit = self.state.job(id).map_or(0, |j| j.spec.time_limit_ms);
         let view = NowView {
             profile: None,
-            now: pass.now,
-            end: pass.now.saturating_add(limit),
+            now,
+            end: now.saturating_add(limit),
             held: &none,
             released: &none,
             maintenance: &self.state.maintenance,
@@ -250,9 +275,9 @@ impl Scheduler {
         if !self.state.index.could_hold(gang.shapes) {
             return PendingReason::Resources;
         }
-        let fits = pass.fits_free.known(&gang, view.end).unwrap_or_else(|| {
+        let fits = fits_free.known(&gang, view.end).unwrap_or_else(|| {
             let fits = place_gang(&self.state.nodes, &candidates, &view, gang).is_some();
-            pass.fits_free.record(&gang, view.end, fits);
+            fits_free.record(&gang, view.end, fits);
             fits
         });
         if fits {
@@ -388,6 +413,7 @@ impl Scheduler {
         });
         self.state.start_job(id, assignments, pass.now);
         pass.fits_free.forget_fits();
+        pass.quota_closed = None;
         if let Some(profile) = pass.profile.as_mut() {
             for (node, amounts) in self.state.node_charges(id) {
                 profile.add_running(node, amounts, end);
@@ -396,6 +422,20 @@ impl Scheduler {
                 profile.licenses.add_running(&job.licenses, end);
             }
         }
+    }
+}
+
+/// Why a job waits without being considered for resources: held, before its begin time, or
+/// for a dependency.
+pub(super) fn waiting_reason(job: &Job, now: u64) -> Option<PendingReason> {
+    if job.held {
+        Some(PendingReason::Held)
+    } else if job.spec.begin_ms.is_some_and(|b| b > now) {
+        Some(PendingReason::Begin)
+    } else if !job.waiting_on.is_empty() {
+        Some(PendingReason::Dependency)
+    } else {
+        None
     }
 }
 

@@ -1,5 +1,6 @@
 //! The last pass's report on pending jobs, kept with interned job ids: the pass writes one small
-//! entry per pending job, and names are looked up only when the report is read
+//! entry per pending job it visits (a settled pass leaves the rest to be derived on reading), and
+//! names are looked up only when the report is read
 //! ([`Scheduler::pending_info`], [`Scheduler::explain`]).
 
 use serde::{Deserialize, Serialize};
@@ -33,7 +34,7 @@ impl Scheduler {
     /// assert_eq!(s.pending_info()[0].estimated_start_ms, Some(100));
     /// ```
     pub fn pending_info(&self) -> Vec<PendingInfo> {
-        self.report
+        self.pending_entries()
             .iter()
             .map(|entry| PendingInfo {
                 job: self.state.job_name(entry.job).to_string(),
@@ -42,6 +43,14 @@ impl Scheduler {
                 estimated_start_ms: entry.estimated_start_ms,
             })
             .collect()
+    }
+
+    /// The whole report of the last pass, in order: the jobs it visited, then those a settled
+    /// pass left ([`super::settled`]).
+    pub(super) fn pending_entries(&self) -> Vec<PendingEntry> {
+        let mut entries = self.report.clone();
+        entries.extend(self.deferred_entries());
+        entries
     }
 
     /// The pending jobs holding a backfill reservation as of the last tick, with their

@@ -121,12 +121,31 @@ impl Scheduler {
         if self.state.job_queue(id).is_none() {
             return true;
         }
-        let Some(job) = self.state.job(id) else {
+        self.unplaced_demands(id)
+            .iter()
+            .any(|demand| self.quota_fits(id, &[], false, demand))
+    }
+
+    /// [`Scheduler::quota_fits_unplaced`] while no preemptor holds an earmark (nothing
+    /// promised, nothing freed): the quota as charged decides, read without changing anything.
+    pub(super) fn settled_quota_fits_unplaced(&self, id: JobId) -> bool {
+        let (Some(q), Some(tree)) = (self.state.job_queue(id), self.state.quota.tree.as_ref())
+        else {
             return true;
         };
-        // One demand per GPU model the job accepts; models without a quota key of their own
-        // give the same demand, checked once.
+        let held = self.user_held_for(id, q, &[], &[]);
+        self.unplaced_demands(id)
+            .iter()
+            .any(|demand| tree.fits(q, demand) && tree.fits_user(q, &held, demand))
+    }
+
+    /// The possible quota demands of a job with a queue: one per GPU model it accepts, models
+    /// without a quota key of their own giving the same demand once.
+    fn unplaced_demands(&self, id: JobId) -> Vec<QuotaVec> {
         let mut demands: Vec<QuotaVec> = Vec::new();
+        let Some(job) = self.state.job(id).filter(|job| job.queue.is_some()) else {
+            return demands;
+        };
         for (m, model) in self.state.models.iter().enumerate() {
             if job.shapes.iter().all(|s| s.models.allows(m as u32)) {
                 let demand = self.state.shape_demand(id, Some(model));
@@ -139,7 +158,5 @@ impl Scheduler {
             demands.push(self.state.shape_demand(id, None));
         }
         demands
-            .iter()
-            .any(|demand| self.quota_fits(id, &[], false, demand))
     }
 }

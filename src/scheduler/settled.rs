@@ -1,0 +1,344 @@
+//! A settled pass: once nothing later in the order can start, be planned or preempt, the pass
+//! stops, and the reasons of the jobs it did not visit are derived when the report is read.
+//!
+//! The pass is settled before a job when all of these hold: the backfill depth is used up, or
+//! every pending job has a queue and no queue admits the least any of them demands (so no later
+//! job is planned); preemption is off and no preemptor holds an earmark (so no later
+//! job preempts or starts on capacity held for it), no what-if job is waiting to be planned,
+//! and what is free now, summed over every node, falls short of the least any pending job
+//! needs ([`crate::placement::NeedFloor`]) — so no later job can start either. Nothing a
+//! later job would do changes the state then, and each one's reason follows from the state as
+//! the pass left it: held, begin time or dependency; quota (a strict-FIFO queue blocked by an
+//! earlier job, or the job's own demand); or resources. A full cluster with a long queue is
+//! the common case: the pass reads the order's head and stops, instead of visiting every job.
+
+use super::Scheduler;
+use super::fit_memo::FitMemo;
+use super::order::OrderKey;
+use super::pass::{Pass, waiting_reason};
+use super::pending::PendingEntry;
+use crate::config::BackfillMode;
+use crate::decision::PendingReason;
+use crate::model::ids::JobId;
+use crate::placement::NeedFloor;
+use crate::quota::QueueId;
+
+/// The least any pending job needs, for the settled test.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PendingFloor {
+    /// The least free amounts any pending job needs to start now.
+    pub(super) need: NeedFloor,
+    /// Whether every pending job has a quota queue.
+    pub(super) all_queued: bool,
+}
+
+/// The jobs a settled pass did not visit, with what their reasons depend on.
+#[derive(Clone, Debug)]
+pub(super) struct DeferredReport {
+    /// Every pending job's key; `keyed[from..]` are the ones not visited, in no order.
+    pub(super) keyed: Vec<(OrderKey, JobId)>,
+    /// How many jobs the pass visited (the last visited one's position).
+    pub(super) from: usize,
+    /// The pass's time.
+    pub(super) now: u64,
+    /// Mode `none`: an earlier job was blocked for resources.
+    pub(super) blocked: bool,
+    /// Strict-FIFO queues blocked by an earlier job.
+    pub(super) blocked_queues: Vec<QueueId>,
+}
+
+impl Scheduler {
+    /// Whether nothing the pass has not visited yet can start, be planned or preempt.
+    pub(super) fn settled(&self, pass: &mut Pass, floor: &PendingFloor) -> bool {
+        let settled = self.settle_early
+            && pass.always_plan.is_none()
+            && !self.state.config.policy.preemption.enabled
+            && self.state.earmarks.is_empty()
+            && !self.state.index.totals().covers_any(&floor.need);
+        settled
+            && (pass.reservations >= pass.depth
+                || *pass
+                    .quota_closed
+                    .get_or_insert_with(|| self.quota_closed(floor)))
+    }
+
+    /// Whether every pending job has a queue and no queue admits the least any of them
+    /// demands: then no pending job passes its quota check (a larger demand fits less).
+    fn quota_closed(&self, floor: &PendingFloor) -> bool {
+        let Some(tree) = self.state.quota.tree.as_ref().filter(|_| floor.all_queued) else {
+            return false;
+        };
+        let need = &floor.need;
+        let least = tree.demand(need.cpu_milli, need.memory_mib, &[("", need.device_milli)]);
+        (0..tree.queue_count()).all(|q| !tree.fits(QueueId(q as u32), &least))
+    }
+
+    /// The report entries of the jobs the last pass did not visit, in order.
+    pub(super) fn deferred_entries(&self) -> Vec<PendingEntry> {
+        let Some(deferred) = &self.deferred else {
+            return Vec::new();
+        };
+        let mut rest = deferred.keyed[deferred.from..].to_vec();
+        rest.sort_unstable_by_key(|(key, _)| *key);
+        let mut walk = SettledWalk {
+            blocked: deferred.blocked,
+            blocked_queues: deferred.blocked_queues.clone(),
+            fits_free: FitMemo::default(),
+        };
+        rest.iter()
+            .enumerate()
+            .filter_map(|(i, &(_, id))| {
+                Some(PendingEntry {
+                    job: id,
+                    position: deferred.from + i + 1,
+                    reason: self.settled_reason(id, deferred.now, &mut walk)?,
+                    estimated_start_ms: None,
+                })
+            })
+            .collect()
+    }
+
+    /// The reason the pass would have given `id` (`None`: no such job): the steps of
+    /// `consider` for a job that cannot start, plan or preempt, in the same order.
+    fn settled_reason(&self, id: JobId, now: u64, walk: &mut SettledWalk) -> Option<PendingReason> {
+        let job = self.state.job(id)?;
+        if let Some(reason) = waiting_reason(job, now) {
+            return Some(reason);
+        }
+        if walk.blocked {
+            return Some(self.blocked_reason(id, now, &mut walk.fits_free));
+        }
+        let queue = job.queue;
+        if queue.is_some_and(|q| walk.blocked_queues.contains(&q)) {
+            return Some(PendingReason::Quota);
+        }
+        if !self.settled_quota_fits_unplaced(id) {
+            if let Some(q) = queue
+                && self.state.config.queues[q.index()].strict_fifo
+            {
+                walk.blocked_queues.push(q);
+            }
+            return Some(PendingReason::Quota);
+        }
+        if self.state.config.policy.backfill.mode == BackfillMode::None {
+            walk.blocked = true;
+            return Some(PendingReason::Resources);
+        }
+        Some(self.blocked_reason(id, now, &mut walk.fits_free))
+    }
+}
+
+/// What carries from one deferred job to the next, as in the pass.
+struct SettledWalk {
+    blocked: bool,
+    blocked_queues: Vec<QueueId>,
+    fits_free: FitMemo,
+}
+
+#[cfg(all(test, feature = "testkit"))]
+mod tests {
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+    use serde_json::json;
+
+    use super::*;
+    use crate::testkit::harness::{Stream, resolve, scale};
+    use crate::testkit::oracle::checked_tick;
+    use crate::testkit::strategies::scenario;
+    use crate::{ClusterConfig, Event};
+
+    /// The same scheduler twice: one stopping settled passes, one visiting every job.
+    fn pair(config: &ClusterConfig) -> Option<(Scheduler, Scheduler)> {
+        let settling = Scheduler::new(config.clone()).ok()?;
+        let mut visiting = settling.clone();
+        visiting.settle_early = false;
+        Some((settling, visiting))
+    }
+
+    /// Ticks both through `stream` with the oracle on, asserting the same decisions, report
+    /// and plans after every tick; returns how many passes settled early.
+    fn same_everywhere(config: &ClusterConfig, stream: &Stream) -> Result<usize, TestCaseError> {
+        // Passes settle only without preemption.
+        let mut config = config.clone();
+        config.policy.preemption.enabled = false;
+        let Some((mut settling, mut visiting)) = pair(&config) else {
+            return Ok(0);
+        };
+        let mut settled = 0;
+        for step in &stream.ticks {
+            let events = resolve(&settling, &step.events);
+            prop_assert_eq!(&events, &resolve(&visiting, &step.events));
+            let a = checked_tick(&mut settling, step.at_ms, events.clone());
+            let b = checked_tick(&mut visiting, step.at_ms, events);
+            prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            prop_assert!(visiting.deferred.is_none());
+            settled += usize::from(settling.deferred.is_some());
+            prop_assert_eq!(settling.explain(), visiting.explain());
+            prop_assert_eq!(&settling.plans, &visiting.plans);
+        }
+        Ok(settled)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256 * scale(), ..ProptestConfig::default() })]
+
+        #[test]
+        fn a_settled_pass_decides_and_reports_exactly_as_a_full_one(
+            (cluster, stream) in scenario(30)
+        ) {
+            same_everywhere(&cluster, &stream)?;
+        }
+    }
+
+    /// A job of `gpus` GPUs on one node for an hour, in queue `queue`.
+    fn job(id: &str, queue: &str, gpus: u32, extra: serde_json::Value) -> Event {
+        let mut job = json!({"id": id, "queue": queue, "time_limit_ms": 3_600_000,
+            "groups": [{"count": 1, "gpus": gpus}]});
+        if let (Some(job), Some(extra)) = (job.as_object_mut(), extra.as_object()) {
+            job.extend(extra.clone());
+        }
+        serde_json::from_value(json!({"type": "submit", "job": job})).unwrap()
+    }
+
+    /// Two 4-GPU nodes filled by two jobs, then jobs waiting for every reason a settled pass
+    /// reports: a reservation, resources, quota (its own demand over a queue that may not
+    /// borrow, and behind it in a strict-FIFO queue), hold, begin time and dependency.
+    fn full_cluster(mode: &str) -> (ClusterConfig, Vec<Event>, Vec<Event>) {
+        full_cluster_with_quota(mode, 12, 2)
+    }
+
+    /// [`full_cluster`] with queue `big`'s and queue `fifo`'s nominal GPUs.
+    fn full_cluster_with_quota(
+        mode: &str,
+        big: u32,
+        fifo: u32,
+    ) -> (ClusterConfig, Vec<Event>, Vec<Event>) {
+        let config: ClusterConfig = serde_json::from_value(json!({
+            "nodes": [{"name": "n1", "cpus": 16, "memory_mib": 64000,
+                       "gpus": {"model": "a100", "count": 4}},
+                      {"name": "n2", "cpus": 16, "memory_mib": 64000,
+                       "gpus": {"model": "a100", "count": 4}}],
+            "cohorts": [{"name": "org"}],
+            "queues": [{"name": "big", "cohort": "org", "quota": {"gpu": {"nominal": big}}},
+                       {"name": "fifo", "cohort": "org", "strict_fifo": true,
+                        "quota": {"gpu": {"nominal": fifo, "borrowing_limit": 0}}}],
+            "policy": {"backfill": {"mode": mode}}}))
+        .unwrap();
+        let fill = vec![
+            job("r1", "big", 4, json!({})),
+            job("r2", "big", 4, json!({})),
+        ];
+        let waiting = vec![
+            job("head", "big", 4, json!({"priority": 9})),
+            job("second", "big", 2, json!({"priority": 8})),
+            job("too-big", "fifo", 4, json!({"priority": 7})),
+            job("behind", "fifo", 1, json!({"priority": 6})),
+            job("held", "big", 1, json!({"priority": 5})),
+            serde_json::from_value(json!({"type": "hold", "job": "held"})).unwrap(),
+            job(
+                "later",
+                "big",
+                1,
+                json!({"priority": 4, "begin_ms": 7_200_000}),
+            ),
+            job(
+                "after",
+                "big",
+                1,
+                json!({"priority": 3,
+                "after": [{"job": "head", "on": "ok"}]}),
+            ),
+            job("last", "big", 1, json!({"priority": 2})),
+        ];
+        (config, fill, waiting)
+    }
+
+    #[test]
+    fn a_full_cluster_settles_after_the_reservation_and_reports_every_reason() {
+        for mode in ["easy", "none"] {
+            let (config, fill, waiting) = full_cluster(mode);
+            let (mut settling, mut visiting) = pair(&config).unwrap();
+            for s in [&mut settling, &mut visiting] {
+                checked_tick(s, 0, fill.clone()).unwrap();
+                let out = checked_tick(s, 1_000, waiting.clone()).unwrap();
+                assert!(out.rejected.is_empty(), "{:?}", out.rejected);
+            }
+            let deferred = settling.deferred.as_ref().expect("the pass settled");
+            // EASY visits the head to plan it; without backfill nothing needs visiting at all.
+            assert_eq!(deferred.from, usize::from(mode == "easy"), "{mode}");
+            let reasons: Vec<(String, PendingReason)> = settling
+                .explain()
+                .pending
+                .into_iter()
+                .map(|p| (p.job, p.reason))
+                .collect();
+            // Without backfill the blocked head blocks every later job, whatever its quota.
+            let (head, quota) = match mode {
+                "easy" => (PendingReason::Reserved, PendingReason::Quota),
+                _ => (PendingReason::Resources, PendingReason::Resources),
+            };
+            let expected = [
+                ("head", head),
+                ("second", PendingReason::Resources),
+                ("too-big", quota),
+                ("behind", quota),
+                ("held", PendingReason::Held),
+                ("later", PendingReason::Begin),
+                ("after", PendingReason::Dependency),
+                ("last", PendingReason::Resources),
+            ]
+            .map(|(j, r)| (j.to_string(), r));
+            assert_eq!(reasons, expected, "{mode}");
+            assert_eq!(settling.explain(), visiting.explain(), "{mode}");
+        }
+    }
+
+    #[test]
+    fn a_pass_settles_at_once_when_no_queue_has_quota_left() {
+        // `big` uses its 8 GPUs, `fifo` has none: no job passes its quota check, so none is
+        // planned and the pass visits nobody.
+        let (config, fill, waiting) = full_cluster_with_quota("easy", 8, 0);
+        let (mut settling, mut visiting) = pair(&config).unwrap();
+        for s in [&mut settling, &mut visiting] {
+            checked_tick(s, 0, fill.clone()).unwrap();
+            checked_tick(s, 1_000, waiting.clone()).unwrap();
+        }
+        assert_eq!(settling.deferred.as_ref().map(|d| d.from), Some(0));
+        let pending = settling.explain().pending;
+        let quota_blocked = pending.iter().filter(|p| p.reason == PendingReason::Quota);
+        assert_eq!(quota_blocked.count(), 5);
+        assert_eq!(settling.explain(), visiting.explain());
+
+        // With one GPU of quota left in `fifo`, the least demand fits it: the head is visited.
+        let (config, fill, waiting) = full_cluster_with_quota("easy", 8, 1);
+        let mut s = Scheduler::new(config).unwrap();
+        checked_tick(&mut s, 0, fill).unwrap();
+        checked_tick(&mut s, 1_000, waiting).unwrap();
+        assert_ne!(s.deferred.as_ref().map(|d| d.from), Some(0));
+    }
+
+    #[test]
+    fn a_snapshot_keeps_the_deferred_report() {
+        let (config, fill, waiting) = full_cluster("easy");
+        let mut s = Scheduler::new(config).unwrap();
+        checked_tick(&mut s, 0, fill).unwrap();
+        checked_tick(&mut s, 1_000, waiting).unwrap();
+        assert!(s.deferred.is_some());
+        let restored = Scheduler::restore(s.snapshot()).unwrap();
+        assert_eq!(restored.explain(), s.explain());
+    }
+
+    #[test]
+    fn random_streams_reach_settled_passes() {
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let mut settled = 0;
+        for _ in 0..200 {
+            let (cluster, stream) = scenario(60).new_tree(&mut runner).unwrap().current();
+            settled += same_everywhere(&cluster, &stream).unwrap();
+        }
+        assert!(
+            settled >= 50,
+            "only {settled} settled passes in 200 streams"
+        );
+    }
+}
