@@ -2,6 +2,7 @@
 //! workload ([`gangway::sim::standard`]): N ∈ {1,000, 10,000} nodes × 8 GPUs full of running
 //! jobs, M ∈ {1,000, 10,000, 100,000} pending. Seeded, so every run measures the same workload.
 //! Each scheduler is built only when its benchmark runs, so a filter skips the others' set-up.
+//! A last benchmark adds reading the whole pending report after the pass.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use gangway::sim::standard::StandardWorkload;
@@ -21,9 +22,27 @@ fn bench_pass(c: &mut Criterion) {
     }
 }
 
+/// A pass followed by reading the whole pending report (`pending_info`): what a host pays when
+/// it asks for every job's reason after each pass, since a settled pass derives the reasons of
+/// the jobs it did not visit only when they are read.
+fn bench_pass_and_report(c: &mut Criterion) {
+    let mut scheduler = None;
+    c.bench_function(
+        "pass and pending report, 1000 nodes x 8 GPUs, 10000 pending, standard",
+        |b| {
+            let scheduler = scheduler
+                .get_or_insert_with(|| StandardWorkload::new(1_000, 42).loaded_scheduler(10_000));
+            b.iter(|| {
+                scheduler.tick(2_000, Vec::new()).expect("tick");
+                scheduler.pending_info()
+            })
+        },
+    );
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
-    targets = bench_pass
+    targets = bench_pass, bench_pass_and_report
 }
 criterion_main!(benches);
