@@ -9,15 +9,16 @@ use crate::placement::Assignment;
 
 impl ClusterState {
     /// What a job holds on each node: the sum of its assignments there, or the whole node for an
-    /// exclusive job.
-    pub fn node_charges(&self, id: JobId) -> Vec<(NodeId, NodeAmounts)> {
-        let Some(job) = self.job(id) else {
-            return Vec::new();
+    /// exclusive job; nothing for a job not running. Computed as iterated, without allocating.
+    pub fn node_charges(&self, id: JobId) -> impl Iterator<Item = (NodeId, NodeAmounts)> + '_ {
+        let running = self
+            .job(id)
+            .and_then(|job| Some((job.running()?, job.spec.exclusive)));
+        let (assignments, exclusive) = match running {
+            Some((run, exclusive)) => (run.assignments.as_slice(), exclusive),
+            None => (&[][..], false),
         };
-        let Some(running) = job.running() else {
-            return Vec::new();
-        };
-        charges(&running.assignments, job.spec.exclusive, |n| {
+        NodeCharges::new(assignments, exclusive, move |n| {
             self.node(n).map(|node| node.capacity).unwrap_or_default()
         })
     }
@@ -35,7 +36,8 @@ impl ClusterState {
         self.licenses.take(&job.licenses);
         self.pending.remove(&id);
         self.running.insert(id);
-        for (node_id, amounts) in self.node_charges(id) {
+        let charges: Vec<(NodeId, NodeAmounts)> = self.node_charges(id).collect();
+        for (node_id, amounts) in charges {
             if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {
                 node.used.add(&amounts);
                 node.running_jobs += 1;
@@ -49,7 +51,7 @@ impl ClusterState {
     /// Frees what a running job holds (its state is left to the caller).
     /// Quota charges and earmarks follow in the same step.
     fn release(&mut self, id: JobId) {
-        let charges = self.node_charges(id);
+        let charges: Vec<(NodeId, NodeAmounts)> = self.node_charges(id).collect();
         for (node_id, amounts) in &charges {
             if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {
                 node.used.sub(amounts);
@@ -188,17 +190,47 @@ pub(crate) fn charges(
     exclusive: bool,
     capacity: impl Fn(NodeId) -> NodeAmounts,
 ) -> Vec<(NodeId, NodeAmounts)> {
-    let mut out: Vec<(NodeId, NodeAmounts)> = Vec::new();
-    for a in assignments {
-        match out.iter_mut().find(|(n, _)| *n == a.node) {
-            Some((_, total)) => total.add(&a.amounts),
-            None => out.push((a.node, a.amounts)),
+    NodeCharges::new(assignments, exclusive, capacity).collect()
+}
+
+/// [`charges`] as an iterator: each node once, at its first assignment.
+struct NodeCharges<'a, F> {
+    assignments: &'a [Assignment],
+    exclusive: bool,
+    capacity: F,
+    next: usize,
+}
+
+impl<'a, F: Fn(NodeId) -> NodeAmounts> NodeCharges<'a, F> {
+    fn new(assignments: &'a [Assignment], exclusive: bool, capacity: F) -> Self {
+        NodeCharges {
+            assignments,
+            exclusive,
+            capacity,
+            next: 0,
         }
     }
-    if exclusive {
-        for (node, total) in &mut out {
-            *total = capacity(*node);
+}
+
+impl<F: Fn(NodeId) -> NodeAmounts> Iterator for NodeCharges<'_, F> {
+    type Item = (NodeId, NodeAmounts);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while let Some(a) = self.assignments.get(self.next) {
+            let (seen, rest) = self.assignments.split_at(self.next);
+            self.next += 1;
+            if seen.iter().any(|b| b.node == a.node) {
+                continue;
+            }
+            if self.exclusive {
+                return Some((a.node, (self.capacity)(a.node)));
+            }
+            let mut total = NodeAmounts::default();
+            for b in rest.iter().filter(|b| b.node == a.node) {
+                total.add(&b.amounts);
+            }
+            return Some((a.node, total));
         }
+        None
     }
-    out
 }

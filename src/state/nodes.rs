@@ -186,8 +186,7 @@ impl ClusterState {
             .copied()
             .filter(|j| {
                 self.node_charges(*j)
-                    .iter()
-                    .any(|(n, amounts)| *n == node && gpu.is_none_or(|g| uses(amounts, g)))
+                    .any(|(n, amounts)| n == node && gpu.is_none_or(|g| uses(&amounts, g)))
             })
             .collect();
         for id in victims {

@@ -167,7 +167,7 @@ impl ClusterState {
     /// Charges a job that just started (no-op for jobs without a queue).
     pub(super) fn charge_quota(&mut self, id: JobId) {
         let Some(q) = self.job_queue(id) else { return };
-        let demand = self.charges_demand(&self.node_charges(id));
+        let demand = self.charges_demand(&self.node_charges(id).collect::<Vec<_>>());
         if let Some(tree) = self.quota.tree.as_mut() {
             tree.add_usage(q, &demand);
             self.quota.charged.insert(id, (q, demand));
@@ -258,7 +258,7 @@ impl ClusterState {
                     || earmark
                         .victims
                         .iter()
-                        .any(|v| self.node_charges(*v).iter().any(|(n, _)| *n == node))
+                        .any(|v| self.node_charges(*v).any(|(n, _)| n == node))
             })
             .map(|(preemptor, _)| *preemptor)
             .collect();
@@ -316,7 +316,8 @@ impl ClusterState {
             let mut expected = vec![QuotaVec::ZERO; tree.queue_count()];
             for &id in &self.running {
                 if let Some(q) = self.job_queue(id) {
-                    expected[q.index()].add(&self.charges_demand(&self.node_charges(id)));
+                    expected[q.index()]
+                        .add(&self.charges_demand(&self.node_charges(id).collect::<Vec<_>>()));
                 }
             }
             for preemptor in self.earmarks.keys() {

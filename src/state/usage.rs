@@ -61,7 +61,7 @@ impl ClusterState {
             if seconds == 0.0 {
                 continue;
             }
-            let mut charges = self.node_charges(id);
+            let mut charges: Vec<_> = self.node_charges(id).collect();
             for (node, amounts) in &mut charges {
                 if let Some(node) = self.node(*node).filter(|_| amounts.mig != 0) {
                     node.mig.add_device_shares(amounts);
