@@ -41,7 +41,7 @@ impl ClusterState {
                     *held += count;
                 }
             }
-            for (node_id, amounts) in self.node_charges(id) {
+            for (node_id, amounts) in self.charges_of(&run.assignments, job.spec.exclusive) {
                 let node = self
                     .node(node_id)
                     .ok_or_else(|| format!("job {} runs on a removed node", job.spec.id))?;
@@ -109,8 +109,26 @@ impl ClusterState {
                 ));
             }
         }
+        self.check_charges()?;
         self.check_dependencies()?;
         self.check_associations()
+    }
+
+    /// Every running job's remembered per-node charges are those of its assignments.
+    fn check_charges(&self) -> Result<(), String> {
+        for &id in &self.running {
+            let Some((job, run)) = self.job(id).and_then(|j| Some((j, j.running()?))) else {
+                continue;
+            };
+            let derived = self.charges_of(&run.assignments, job.spec.exclusive);
+            if !self.node_charges(id).eq(derived) {
+                return Err(format!(
+                    "job {}: its remembered per-node charges differ from its assignments",
+                    job.spec.id
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -142,4 +160,29 @@ fn check_mig(node: &Node, counted: &NodeAmounts, amounts: &NodeAmounts) -> Resul
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ClusterConfig, Event, JobSpec, Scheduler};
+
+    #[test]
+    fn remembered_charges_that_no_longer_match_the_assignments_are_refused() {
+        let cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 8}]}"#).unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = JobSpec::new("a", 60_000, 2);
+        s.tick(0, vec![Event::Submit { job }]).unwrap();
+        let mut state = s.state().clone();
+        assert_eq!(state.check_consistency(), Ok(()));
+        let id = state.job_names["a"];
+        let Some(super::super::JobState::Running(run)) =
+            state.jobs[id.index()].as_mut().map(|j| &mut j.state)
+        else {
+            panic!("a runs")
+        };
+        run.charges[0].1.cpu_milli = 1_000;
+        let err = state.check_consistency().unwrap_err();
+        assert!(err.contains("remembered per-node charges"), "{err}");
+    }
 }

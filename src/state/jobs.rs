@@ -9,22 +9,30 @@ use crate::placement::Assignment;
 
 impl ClusterState {
     /// What a job holds on each node: the sum of its assignments there, or the whole node for an
-    /// exclusive job; nothing for a job not running. Computed as iterated, without allocating.
+    /// exclusive job (computed when it starts); nothing for a job not running.
     pub fn node_charges(&self, id: JobId) -> impl Iterator<Item = (NodeId, NodeAmounts)> + '_ {
-        let running = self
+        let charges = self
             .job(id)
-            .and_then(|job| Some((job.running()?, job.spec.exclusive)));
-        let (assignments, exclusive) = match running {
-            Some((run, exclusive)) => (run.assignments.as_slice(), exclusive),
-            None => (&[][..], false),
-        };
-        NodeCharges::new(assignments, exclusive, move |n| {
+            .and_then(|job| job.running())
+            .map_or(&[][..], |run| run.charges.as_slice());
+        charges.iter().copied()
+    }
+
+    /// The per-node charges of `assignments` for a job that is `exclusive` or not.
+    pub(crate) fn charges_of(
+        &self,
+        assignments: &[Assignment],
+        exclusive: bool,
+    ) -> Vec<(NodeId, NodeAmounts)> {
+        charges(assignments, exclusive, |n| {
             self.node(n).map(|node| node.capacity).unwrap_or_default()
         })
     }
 
     /// Starts a pending job on `assignments` (already validated by the caller).
     pub(crate) fn start_job(&mut self, id: JobId, assignments: Vec<Assignment>, now_ms: u64) {
+        let exclusive = self.job(id).is_some_and(|job| job.spec.exclusive);
+        let charges = self.charges_of(&assignments, exclusive);
         let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
             return;
         };
@@ -32,11 +40,11 @@ impl ClusterState {
             start_ms: now_ms,
             assignments,
             preemption: None,
+            charges: charges.clone(),
         });
         self.licenses.take(&job.licenses);
         self.pending.remove(&id);
         self.running.insert(id);
-        let charges: Vec<(NodeId, NodeAmounts)> = self.node_charges(id).collect();
         for (node_id, amounts) in charges {
             if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {
                 node.used.add(&amounts);
@@ -190,47 +198,17 @@ pub(crate) fn charges(
     exclusive: bool,
     capacity: impl Fn(NodeId) -> NodeAmounts,
 ) -> Vec<(NodeId, NodeAmounts)> {
-    NodeCharges::new(assignments, exclusive, capacity).collect()
-}
-
-/// [`charges`] as an iterator: each node once, at its first assignment.
-struct NodeCharges<'a, F> {
-    assignments: &'a [Assignment],
-    exclusive: bool,
-    capacity: F,
-    next: usize,
-}
-
-impl<'a, F: Fn(NodeId) -> NodeAmounts> NodeCharges<'a, F> {
-    fn new(assignments: &'a [Assignment], exclusive: bool, capacity: F) -> Self {
-        NodeCharges {
-            assignments,
-            exclusive,
-            capacity,
-            next: 0,
+    let mut out: Vec<(NodeId, NodeAmounts)> = Vec::new();
+    for a in assignments {
+        match out.iter_mut().find(|(n, _)| *n == a.node) {
+            Some((_, total)) => total.add(&a.amounts),
+            None => out.push((a.node, a.amounts)),
         }
     }
-}
-
-impl<F: Fn(NodeId) -> NodeAmounts> Iterator for NodeCharges<'_, F> {
-    type Item = (NodeId, NodeAmounts);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        while let Some(a) = self.assignments.get(self.next) {
-            let (seen, rest) = self.assignments.split_at(self.next);
-            self.next += 1;
-            if seen.iter().any(|b| b.node == a.node) {
-                continue;
-            }
-            if self.exclusive {
-                return Some((a.node, (self.capacity)(a.node)));
-            }
-            let mut total = NodeAmounts::default();
-            for b in rest.iter().filter(|b| b.node == a.node) {
-                total.add(&b.amounts);
-            }
-            return Some((a.node, total));
+    if exclusive {
+        for (node, total) in &mut out {
+            *total = capacity(*node);
         }
-        None
     }
+    out
 }

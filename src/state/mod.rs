@@ -169,6 +169,10 @@ pub struct RunningJob {
     pub assignments: Vec<Assignment>,
     /// Set once it has been told to stop.
     pub preemption: Option<Preemption>,
+    /// What it holds on each node, derived from `assignments` when it starts and on restore
+    /// ([`ClusterState::node_charges`]).
+    #[serde(skip)]
+    pub(crate) charges: Vec<(NodeId, crate::model::resources::NodeAmounts)>,
 }
 
 /// A running job asked to stop.
@@ -229,5 +233,23 @@ impl ClusterState {
             }
         }
         self.rebuild_topology();
+        self.rebuild_charges();
+    }
+
+    /// Derives every running job's per-node charges from its assignments.
+    fn rebuild_charges(&mut self) {
+        for slot in 0..self.jobs.len() {
+            let Some((assignments, exclusive)) = self.jobs[slot]
+                .as_ref()
+                .and_then(|job| Some((&job.running()?.assignments, job.spec.exclusive)))
+            else {
+                continue;
+            };
+            let charges = self.charges_of(assignments, exclusive);
+            if let Some(JobState::Running(run)) = self.jobs[slot].as_mut().map(|job| &mut job.state)
+            {
+                run.charges = charges;
+            }
+        }
     }
 }
