@@ -59,6 +59,10 @@
 //! - **MIG**: a GPU in MIG mode takes no whole or fractional task; a MIG task holds one slice of
 //!   its profile (the lowest free one); quota keys `mig:PROFILE` count slices and `gpu` keys do
 //!   not; fair-share bills a slice as its compute share of its GPU (a `1g` slice is 1/7).
+//! - **Passes stop when settled**: once nothing later in the order can start, be planned or
+//!   preempt (backfill depth used up or no quota left for anyone, preemption off, and too little
+//!   free for any pending job), the pass stops; `explain` derives the remaining reasons when
+//!   asked, identical to a full pass's. Decisions never depend on this.
 //! - **Quotas**: exclusive jobs are charged whole nodes; queues admit best-effort FIFO unless
 //!   `strict_fifo`. Preempted resources are earmarked for the preemptor until its victims stop.
 //! - **Extensions of the protocol** (new event types, ops and reasons, which PROTOCOL.md allows):

@@ -218,6 +218,11 @@ impl Scheduler {
 
     /// Why each pending job waits and when it should start, and where running jobs run, as of
     /// the last tick. Changes nothing.
+    ///
+    /// A pass stops once nothing later in its order can start, be planned or preempt (a full
+    /// cluster with a long queue); the reasons of the jobs it did not visit are derived here,
+    /// exactly as the pass would have given them, at the cost of one sort and one quota check
+    /// per such job.
     pub fn explain(&self) -> Explanation {
         let mut running: Vec<RunningInfo> = self
             .state
