@@ -5,16 +5,18 @@
 
 use std::collections::BTreeMap;
 
+use super::answers::Answers;
 use super::profile::Timeline;
 use crate::model::ids::NodeId;
 use crate::model::node::Node;
 
-/// Free cpus (thousandths) as `(from, free)` steps, the first at the profile's `now`, and which
-/// nodes count.
+/// Free cpus (thousandths) as `(from, free)` steps, the first at the profile's `now`, which
+/// nodes count, and earlier answers by cpus needed.
 #[derive(Clone, Debug, Default)]
 pub(super) struct FreeCpus {
     steps: Vec<(u64, u64)>,
     counted: Vec<bool>,
+    memo: BTreeMap<u64, Answers>,
 }
 
 impl FreeCpus {
@@ -54,7 +56,11 @@ impl FreeCpus {
                 _ => steps.push((at, free.max(0) as u64)),
             }
         }
-        FreeCpus { steps, counted }
+        FreeCpus {
+            steps,
+            counted,
+            memo: BTreeMap::new(),
+        }
     }
 
     /// Takes `cpu_milli` held on `node` over `[start, end)` off the sum (bookings always fit
@@ -85,6 +91,21 @@ impl FreeCpus {
         let free = self.steps[i].1;
         self.steps.insert(i + 1, (at, free));
         i + 1
+    }
+
+    /// [`FreeCpus::earliest`], remembering its answers for the rest of the pass: the sweep
+    /// starts at an earlier answer's bound ([`Answers`]) for the same cpus.
+    pub(super) fn earliest_memo(&mut self, cpu_milli: u64, start: u64, len: u64) -> u64 {
+        let answers = self.memo.entry(cpu_milli).or_default();
+        let known = answers.bound(start, len);
+        if known == u64::MAX {
+            return known;
+        }
+        let answer = self.earliest(cpu_milli, known, len);
+        if let Some(answers) = self.memo.get_mut(&cpu_milli) {
+            answers.remember(start, len, answer);
+        }
+        answer
     }
 
     /// The earliest `t ≥ start` from which at least `cpu_milli` cpus stay free in all over a
