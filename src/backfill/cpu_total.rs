@@ -111,18 +111,19 @@ impl FreeCpus {
     /// The earliest `t ≥ start` from which at least `cpu_milli` cpus stay free in all over a
     /// window of `len` milliseconds; `u64::MAX`: never.
     pub(super) fn earliest(&self, cpu_milli: u64, start: u64, len: u64) -> u64 {
-        let mut t = start;
+        let len = len.max(1);
+        let (mut t, mut end) = (start, start.saturating_add(len));
         let first = self
             .steps
             .partition_point(|(at, _)| *at <= start)
             .saturating_sub(1);
         for (i, (at, free)) in self.steps.iter().enumerate().skip(first) {
-            if *at >= t.saturating_add(len.max(1)) {
+            if *at >= end {
                 break;
             }
             if *free < cpu_milli {
                 match self.steps.get(i + 1) {
-                    Some(next) => t = next.0,
+                    Some(next) => (t, end) = (next.0, next.0.saturating_add(len)),
                     None => return u64::MAX,
                 }
             }

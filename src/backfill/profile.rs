@@ -78,14 +78,14 @@ impl Timeline {
         past: u64,
         blocks: impl Fn(&NodeAmounts) -> bool,
     ) -> u64 {
-        let mut t = start;
+        let (mut t, mut end) = (start, start.saturating_add(len));
         for (i, (at, usage)) in self.steps.iter().enumerate().skip(self.step_at(start)) {
-            if *at >= t.saturating_add(len) || t > past {
+            if *at >= end || t > past {
                 break;
             }
             if blocks(usage) {
                 match self.steps.get(i + 1) {
-                    Some(next) => t = next.0,
+                    Some(next) => (t, end) = (next.0, next.0.saturating_add(len)),
                     None => return u64::MAX,
                 }
             }
