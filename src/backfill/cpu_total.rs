@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::answers::Answers;
+use super::by_node::ByNode;
 use super::profile::Timeline;
 use crate::model::ids::NodeId;
 use crate::model::node::Node;
@@ -21,11 +22,7 @@ pub(super) struct FreeCpus {
 
 impl FreeCpus {
     /// Sums `available − used` over the nodes taking work.
-    pub(super) fn build(
-        usage: &BTreeMap<NodeId, Timeline>,
-        nodes: &[Option<Node>],
-        now: u64,
-    ) -> Self {
+    pub(super) fn build(usage: &ByNode<Timeline>, nodes: &[Option<Node>], now: u64) -> Self {
         let mut base = 0u64;
         let mut changes: Vec<(u64, i64)> = Vec::new();
         let mut counted = vec![false; nodes.len()];
@@ -35,7 +32,7 @@ impl FreeCpus {
             };
             counted[i] = true;
             let available = node.available().cpu_milli;
-            let Some(timeline) = usage.get(&NodeId(i as u32)) else {
+            let Some(timeline) = usage.get(NodeId(i as u32)) else {
                 base += available;
                 continue;
             };

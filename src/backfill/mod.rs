@@ -9,6 +9,7 @@
 //! Both views offer nothing on a node whose maintenance window the job would overlap.
 
 mod answers;
+mod by_node;
 mod cpu_total;
 pub mod licenses;
 pub mod profile;

@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::answers::Answers;
+use super::by_node::ByNode;
 use super::cpu_total::FreeCpus;
 use super::licenses::LicenseProfile;
 use crate::model::ids::NodeId;
@@ -112,11 +113,11 @@ impl Timeline {
 pub struct Profile {
     now: u64,
     /// Usage per node with running jobs or reservations.
-    usage: BTreeMap<NodeId, Timeline>,
+    usage: ByNode<Timeline>,
     /// For nodes with earmarks: `usage` plus the earmarked preemptors' future holdings (what is
     /// free now from now on, what their victims hold from the victims' grace deadline on, until
     /// the preemptor's time limit). Future windows read this one.
-    future: BTreeMap<NodeId, Timeline>,
+    future: ByNode<Timeline>,
     /// Nodes with reservations.
     reserved: BTreeSet<NodeId>,
     /// Times at which something is released: the only start times worth trying.
@@ -231,11 +232,10 @@ impl Profile {
             let end = stop.saturating_add(limit);
             for (node, planned) in &earmark.planned {
                 let held = victims.get(node).copied().unwrap_or_default();
-                let base = self.usage.get(node).cloned();
+                let base = self.usage.get(*node).cloned();
                 let future = self
                     .future
-                    .entry(*node)
-                    .or_insert_with(|| base.unwrap_or_else(|| Timeline::new(now)));
+                    .get_or_insert_with(*node, || base.unwrap_or_else(|| Timeline::new(now)));
                 future.add(now, end, &planned.minus(&held));
                 future.add(stop, end, &planned.minus(&planned.minus(&held)));
             }
@@ -267,19 +267,18 @@ impl Profile {
             free_cpus.book(node, start, end, amounts.cpu_milli);
         }
         self.usage
-            .entry(node)
-            .or_insert_with(|| Timeline::new(now))
+            .get_or_insert_with(node, || Timeline::new(now))
             .add(start, end, amounts);
-        if let Some(future) = self.future.get_mut(&node) {
+        if let Some(future) = self.future.get_mut(node) {
             future.add(start, end, amounts);
         }
     }
 
     /// The usage timeline a window reads: with earmarks for a future window.
     fn timeline(&self, node: NodeId, future: bool) -> Option<&Timeline> {
-        match self.future.get(&node) {
+        match self.future.get(node) {
             Some(timeline) if future => Some(timeline),
-            _ => self.usage.get(&node),
+            _ => self.usage.get(node),
         }
     }
 
