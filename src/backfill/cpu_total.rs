@@ -5,25 +5,24 @@
 
 use std::collections::BTreeMap;
 
+use super::answers::Answers;
+use super::by_node::ByNode;
 use super::profile::Timeline;
 use crate::model::ids::NodeId;
 use crate::model::node::Node;
 
-/// Free cpus (thousandths) as `(from, free)` steps, the first at the profile's `now`, and which
-/// nodes count.
+/// Free cpus (thousandths) as `(from, free)` steps, the first at the profile's `now`, which
+/// nodes count, and earlier answers by cpus needed.
 #[derive(Clone, Debug, Default)]
 pub(super) struct FreeCpus {
     steps: Vec<(u64, u64)>,
     counted: Vec<bool>,
+    memo: BTreeMap<u64, Answers>,
 }
 
 impl FreeCpus {
     /// Sums `available − used` over the nodes taking work.
-    pub(super) fn build(
-        usage: &BTreeMap<NodeId, Timeline>,
-        nodes: &[Option<Node>],
-        now: u64,
-    ) -> Self {
+    pub(super) fn build(usage: &ByNode<Timeline>, nodes: &[Option<Node>], now: u64) -> Self {
         let mut base = 0u64;
         let mut changes: Vec<(u64, i64)> = Vec::new();
         let mut counted = vec![false; nodes.len()];
@@ -33,7 +32,7 @@ impl FreeCpus {
             };
             counted[i] = true;
             let available = node.available().cpu_milli;
-            let Some(timeline) = usage.get(&NodeId(i as u32)) else {
+            let Some(timeline) = usage.get(NodeId(i as u32)) else {
                 base += available;
                 continue;
             };
@@ -54,7 +53,11 @@ impl FreeCpus {
                 _ => steps.push((at, free.max(0) as u64)),
             }
         }
-        FreeCpus { steps, counted }
+        FreeCpus {
+            steps,
+            counted,
+            memo: BTreeMap::new(),
+        }
     }
 
     /// Takes `cpu_milli` held on `node` over `[start, end)` off the sum (bookings always fit
@@ -87,21 +90,37 @@ impl FreeCpus {
         i + 1
     }
 
+    /// [`FreeCpus::earliest`], remembering its answers for the rest of the pass: the sweep
+    /// starts at an earlier answer's bound ([`Answers`]) for the same cpus.
+    pub(super) fn earliest_memo(&mut self, cpu_milli: u64, start: u64, len: u64) -> u64 {
+        let answers = self.memo.entry(cpu_milli).or_default();
+        let known = answers.bound(start, len);
+        if known == u64::MAX {
+            return known;
+        }
+        let answer = self.earliest(cpu_milli, known, len);
+        if let Some(answers) = self.memo.get_mut(&cpu_milli) {
+            answers.remember(start, len, answer);
+        }
+        answer
+    }
+
     /// The earliest `t ≥ start` from which at least `cpu_milli` cpus stay free in all over a
     /// window of `len` milliseconds; `u64::MAX`: never.
     pub(super) fn earliest(&self, cpu_milli: u64, start: u64, len: u64) -> u64 {
-        let mut t = start;
+        let len = len.max(1);
+        let (mut t, mut end) = (start, start.saturating_add(len));
         let first = self
             .steps
             .partition_point(|(at, _)| *at <= start)
             .saturating_sub(1);
         for (i, (at, free)) in self.steps.iter().enumerate().skip(first) {
-            if *at >= t.saturating_add(len.max(1)) {
+            if *at >= end {
                 break;
             }
             if *free < cpu_milli {
                 match self.steps.get(i + 1) {
-                    Some(next) => t = next.0,
+                    Some(next) => (t, end) = (next.0, next.0.saturating_add(len)),
                     None => return u64::MAX,
                 }
             }

@@ -8,6 +8,8 @@
 //! it may use only what the reservation does not need — EASY's "extra" rule, per device.
 //! Both views offer nothing on a node whose maintenance window the job would overlap.
 
+mod answers;
+mod by_node;
 mod cpu_total;
 pub mod licenses;
 pub mod profile;
@@ -86,7 +88,9 @@ impl CapacityView for FutureView<'_> {
 /// from which no instant of the window leaves it too little for one task, and the gang needs
 /// that many nodes (its task count for one strict-spread group, else one). Trying start times
 /// below the bound is wasted work; `u64::MAX`: never. Single-group gangs use the profile's
-/// memo of earlier answers.
+/// memo of earlier answers. Only the `needed` earliest nodes matter: a node's search gives up
+/// once it is later than the `needed`-th earliest found so far, and none is searched once
+/// `needed` nodes can take the window at `start` itself.
 pub fn earliest_fit_bound(
     profile: &mut Profile,
     nodes: &[Option<Node>],
@@ -103,25 +107,40 @@ pub fn earliest_fit_bound(
         [only] => Some(profile.need_slot(need(only))),
         _ => None,
     };
-    let mut bounds: Vec<u64> = Vec::new();
+    // The `needed` earliest answers so far, in order.
+    let mut earliest: Vec<u64> = Vec::with_capacity(needed + 1);
+    let mut usable = 0;
     for (i, node) in nodes.iter().enumerate() {
         let Some(node) = node.as_ref().filter(|n| n.accepts_work()) else {
             continue;
         };
+        usable += 1;
+        if earliest.len() == needed && earliest[needed - 1] == start {
+            continue;
+        }
+        let past = match earliest.get(needed - 1) {
+            Some(&last) => last,
+            None => u64::MAX,
+        };
         let id = NodeId(i as u32);
-        bounds.push(match slot {
-            Some(slot) => profile.earliest_usable_memo(slot, id, node, start, len),
-            None => profile.earliest_usable(id, node, start, len, |available, used| {
+        let answer = match slot {
+            Some(slot) => profile.earliest_usable_memo(slot, id, node, (start, len), past),
+            None => profile.earliest_usable(id, node, (start, len), past, |available, used| {
                 shapes
                     .iter()
                     .any(|s| available.fits_task(used, node.gpu_count, need(s)))
             }),
-        });
+        };
+        if answer <= past {
+            let at = earliest.partition_point(|&t| t <= answer);
+            earliest.insert(at, answer);
+            earliest.truncate(needed);
+        }
     }
-    if bounds.len() < needed {
+    if usable < needed {
         return u64::MAX;
     }
-    *bounds.select_nth_unstable(needed - 1).1
+    earliest.get(needed - 1).copied().unwrap_or(u64::MAX)
 }
 
 /// Candidates from the free index, with some nodes offered first.
@@ -148,5 +167,105 @@ impl Candidates for IndexCandidates<'_> {
                 f(id)
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::shape::{GpuNeed, ModelMask};
+
+    /// A seeded stream of numbers below a modulus (a linear congruential generator).
+    fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |modulo| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % modulo
+        }
+    }
+
+    fn shape(cpus: u64, gpus: u16, count: u32, mode: PlacementMode) -> TaskShape {
+        TaskShape {
+            cpu_milli: cpus * 1_000,
+            memory_mib: cpus * 2_000,
+            gpu: if gpus == 0 {
+                GpuNeed::None
+            } else {
+                GpuNeed::Whole(gpus)
+            },
+            models: ModelMask::default(),
+            count,
+            min_count: count,
+            mode,
+        }
+    }
+
+    /// The bound as defined: every usable node's earliest window, searched to the end, and the
+    /// `needed`-th earliest of them.
+    fn plain_bound(
+        profile: &Profile,
+        nodes: &[Option<Node>],
+        shapes: &[TaskShape],
+        (start, len): (u64, u64),
+    ) -> u64 {
+        let needed = match shapes {
+            [only] if only.mode == PlacementMode::StrictSpread => only.count.max(1) as usize,
+            _ => 1,
+        };
+        let mut answers: Vec<u64> = nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| Some((NodeId(i as u32), n.as_ref()?)))
+            .filter(|(_, n)| n.accepts_work())
+            .map(|(id, n)| {
+                profile.earliest_usable(id, n, (start, len), u64::MAX, |a, u| {
+                    shapes.iter().any(|s| {
+                        a.fits_task(u, n.gpu_count, (s.cpu_milli, s.memory_mib, s.whole_gpus()))
+                    })
+                })
+            })
+            .collect();
+        answers.sort_unstable();
+        answers.get(needed - 1).copied().unwrap_or(u64::MAX)
+    }
+
+    /// Giving up on nodes later than the gang's `needed`-th earliest, and skipping nodes once
+    /// enough can start at once, never changes the bound: interleaving reservations with
+    /// queries of single- and multi-group gangs, it equals the plain definition every time.
+    #[test]
+    fn the_fit_bound_equals_the_plain_definition() {
+        let node = |gpus| {
+            Some(Node::new(
+                "n",
+                NodeAmounts::full(8_000, 64_000, gpus),
+                gpus,
+                None,
+            ))
+        };
+        let nodes = vec![node(4), None, node(4), node(2), node(4), node(4)];
+        let mut profile = Profile::default();
+        let mut next = numbers(5);
+        for round in 0..3_000 {
+            let id = NodeId([0, 2, 3, 4, 5][next(5) as usize]);
+            let start = next(400) * 10;
+            let mut used = NodeAmounts::full(next(5) * 1_000, next(3) * 8_000, 0);
+            used.devices[next(2) as usize] = 1_000;
+            profile.reserve(id, used, start, start + 1 + next(200) * 10);
+            let mode = match next(3) {
+                0 => PlacementMode::Spread,
+                _ => PlacementMode::StrictSpread,
+            };
+            let first = shape(1 + next(6), next(3) as u16, 1 + next(5) as u32, mode);
+            let shapes = match next(4) {
+                0 => vec![first, shape(1 + next(4), next(2) as u16, 1, mode)],
+                _ => vec![first],
+            };
+            let (from, len) = (next(300) * 10, 1 + next(40) * 20);
+            let expected = plain_bound(&profile, &nodes, &shapes, (from, len));
+            assert_eq!(
+                earliest_fit_bound(&mut profile, &nodes, &shapes, from, len),
+                expected,
+                "round {round}: {shapes:?} from {from} len {len}"
+            );
+        }
     }
 }

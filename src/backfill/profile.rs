@@ -9,6 +9,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::answers::Answers;
+use super::by_node::ByNode;
 use super::cpu_total::FreeCpus;
 use super::licenses::LicenseProfile;
 use crate::model::ids::NodeId;
@@ -67,16 +69,24 @@ impl Timeline {
 
     /// The earliest `t ≥ start` such that no step overlapping `[t, t + len)` (`len` ≥ 1) has a
     /// usage that `blocks`; `u64::MAX` when a blocking step lasts forever. One sweep forward:
-    /// each blocking step moves the candidate window to the step's end.
-    fn earliest_clear(&self, start: u64, len: u64, blocks: impl Fn(&NodeAmounts) -> bool) -> u64 {
-        let mut t = start;
+    /// each blocking step moves the candidate window to the step's end. The sweep stops once
+    /// the candidate is later than `past`, returning it: a time later than `past` and no later
+    /// than the answer.
+    fn earliest_clear(
+        &self,
+        start: u64,
+        len: u64,
+        past: u64,
+        blocks: impl Fn(&NodeAmounts) -> bool,
+    ) -> u64 {
+        let (mut t, mut end) = (start, start.saturating_add(len));
         for (i, (at, usage)) in self.steps.iter().enumerate().skip(self.step_at(start)) {
-            if *at >= t.saturating_add(len) {
+            if *at >= end || t > past {
                 break;
             }
             if blocks(usage) {
                 match self.steps.get(i + 1) {
-                    Some(next) => t = next.0,
+                    Some(next) => (t, end) = (next.0, next.0.saturating_add(len)),
                     None => return u64::MAX,
                 }
             }
@@ -103,11 +113,11 @@ impl Timeline {
 pub struct Profile {
     now: u64,
     /// Usage per node with running jobs or reservations.
-    usage: BTreeMap<NodeId, Timeline>,
+    usage: ByNode<Timeline>,
     /// For nodes with earmarks: `usage` plus the earmarked preemptors' future holdings (what is
     /// free now from now on, what their victims hold from the victims' grace deadline on, until
     /// the preemptor's time limit). Future windows read this one.
-    future: BTreeMap<NodeId, Timeline>,
+    future: ByNode<Timeline>,
     /// Nodes with reservations.
     reserved: BTreeSet<NodeId>,
     /// Times at which something is released: the only start times worth trying.
@@ -125,17 +135,14 @@ pub struct Profile {
     free_cpus: Option<FreeCpus>,
 }
 
-/// The most window lengths remembered per need and node.
-const MEMO_LENGTHS: usize = 64;
-
 /// What one task needs: cpus (thousandths), memory (MiB), whole GPUs.
 pub type TaskNeed = (u64, u64, u32);
 
-/// The memo of one need: per node, `(window length, start, answer)` sorted by length.
+/// The memo of one need: earlier answers per node.
 #[derive(Clone, Debug, Default)]
 struct NeedMemo {
     need: TaskNeed,
-    by_node: Vec<Vec<(u64, u64, u64)>>,
+    by_node: Vec<Answers>,
 }
 
 impl Profile {
@@ -225,11 +232,10 @@ impl Profile {
             let end = stop.saturating_add(limit);
             for (node, planned) in &earmark.planned {
                 let held = victims.get(node).copied().unwrap_or_default();
-                let base = self.usage.get(node).cloned();
+                let base = self.usage.get(*node).cloned();
                 let future = self
                     .future
-                    .entry(*node)
-                    .or_insert_with(|| base.unwrap_or_else(|| Timeline::new(now)));
+                    .get_or_insert_with(*node, || base.unwrap_or_else(|| Timeline::new(now)));
                 future.add(now, end, &planned.minus(&held));
                 future.add(stop, end, &planned.minus(&planned.minus(&held)));
             }
@@ -261,19 +267,18 @@ impl Profile {
             free_cpus.book(node, start, end, amounts.cpu_milli);
         }
         self.usage
-            .entry(node)
-            .or_insert_with(|| Timeline::new(now))
+            .get_or_insert_with(node, || Timeline::new(now))
             .add(start, end, amounts);
-        if let Some(future) = self.future.get_mut(&node) {
+        if let Some(future) = self.future.get_mut(node) {
             future.add(start, end, amounts);
         }
     }
 
     /// The usage timeline a window reads: with earmarks for a future window.
     fn timeline(&self, node: NodeId, future: bool) -> Option<&Timeline> {
-        match self.future.get(&node) {
+        match self.future.get(node) {
             Some(timeline) if future => Some(timeline),
-            _ => self.usage.get(&node),
+            _ => self.usage.get(node),
         }
     }
 
@@ -321,47 +326,32 @@ impl Profile {
     /// remembering its answers for the rest of the pass. An earlier answer for the
     /// same need, a window no longer than `len` and a start no later than `start` is a lower
     /// bound (the profile only gains usage during a pass, and longer windows and later starts
-    /// only move the answer later), so the sweep starts there instead of at `start`.
+    /// only move the answer later), so the sweep starts there instead of at `start`. Like
+    /// [`Profile::earliest_usable`], it gives up once the answer is later than `past`.
     pub fn earliest_usable_memo(
         &mut self,
         slot: usize,
         id: NodeId,
         node: &Node,
-        start: u64,
-        len: u64,
+        (start, len): (u64, u64),
+        past: u64,
     ) -> u64 {
         let Some(memo) = self.memo.get_mut(slot) else {
             return start;
         };
         let need = memo.need;
         if memo.by_node.len() <= id.index() {
-            memo.by_node.resize_with(id.index() + 1, Vec::new);
+            memo.by_node.resize_with(id.index() + 1, Answers::default);
         }
-        let answers = &memo.by_node[id.index()];
-        let at = answers.partition_point(|(l, _, _)| *l <= len);
-        let known = answers[..at]
-            .last()
-            .filter(|(_, from, _)| *from <= start)
-            .map_or(start, |(_, _, answer)| *answer);
-        if known == u64::MAX {
+        let known = memo.by_node[id.index()].bound(start, len);
+        if known > past {
             return known;
         }
-        let answer = self.earliest_usable(id, node, start.max(known), len, |available, used| {
+        let answer = self.earliest_usable(id, node, (known, len), past, |available, used| {
             available.fits_task(used, node.gpu_count, need)
         });
-        let answers = &mut self.memo[slot].by_node[id.index()];
-        let room = answers.len() < MEMO_LENGTHS;
-        match answers.get_mut(at.wrapping_sub(1)) {
-            Some(entry) if entry.0 == len => {
-                let tighter = start < entry.1 || (start == entry.1 && answer > entry.2);
-                if tighter {
-                    *entry = (len, start, answer);
-                }
-            }
-            // Bounded, so that jobs of many distinct lengths do not make the memo a cost.
-            _ if room => answers.insert(at, (len, start, answer)),
-            _ => {}
-        }
+        // A sweep given up past `past` found a lower bound, which is all the memo keeps.
+        self.memo[slot].by_node[id.index()].remember(start, len, answer);
         answer
     }
 
@@ -396,7 +386,7 @@ impl Profile {
         let (usage, now) = (&self.usage, self.now);
         self.free_cpus
             .get_or_insert_with(|| FreeCpus::build(usage, nodes, now))
-            .earliest(cpu_milli, start, len)
+            .earliest_memo(cpu_milli, start, len)
     }
 
     /// The memo slot of a need, for [`Profile::earliest_usable_memo`].
@@ -415,19 +405,21 @@ impl Profile {
     /// The earliest time `t ≥ start` from which `node` offers `enough` at every instant of a
     /// window of `len` milliseconds `[t, t + len)` (future usage, earmarks included):
     /// `u64::MAX` when never. `enough` sees the node's available amounts and the usage of one
-    /// step at a time (so it computes only the free amounts it needs).
+    /// step at a time (so it computes only the free amounts it needs). The search gives up once
+    /// the answer is known to be later than `past` (`u64::MAX`: never gives up), returning then
+    /// a time later than `past` and no later than the answer.
     pub fn earliest_usable(
         &self,
         id: NodeId,
         node: &Node,
-        start: u64,
-        len: u64,
+        (start, len): (u64, u64),
+        past: u64,
         enough: impl Fn(&NodeAmounts, &NodeAmounts) -> bool,
     ) -> u64 {
         let available = node.available();
         let blocks = |usage: &NodeAmounts| !enough(&available, usage);
         match self.timeline(id, true) {
-            Some(timeline) => timeline.earliest_clear(start, len.max(1), blocks),
+            Some(timeline) => timeline.earliest_clear(start, len.max(1), past, blocks),
             None if blocks(&NodeAmounts::default()) => u64::MAX,
             None => start,
         }
@@ -458,6 +450,8 @@ mod tests {
         }
     }
 
+    const MAX: u64 = u64::MAX;
+
     #[test]
     fn the_peak_covers_every_step_inside_the_window_and_no_other() {
         let mut t = Timeline::new(0);
@@ -472,13 +466,18 @@ mod tests {
         assert_eq!(t.peak(400, 401).cpu_milli, 0);
         let heavy = |u: &NodeAmounts| u.cpu_milli >= 2;
         // Blocking steps: [50, 100), [100, 200), [300, 400).
-        assert_eq!(t.earliest_clear(0, 50, heavy), 0);
-        assert_eq!(t.earliest_clear(0, 60, heavy), 200);
-        assert_eq!(t.earliest_clear(0, 100, heavy), 200);
-        assert_eq!(t.earliest_clear(0, 101, heavy), 400);
-        assert_eq!(t.earliest_clear(120, 10, heavy), 200);
-        assert_eq!(t.earliest_clear(250, 50, heavy), 250);
-        assert_eq!(t.earliest_clear(500, 600, |_| true), u64::MAX);
+        assert_eq!(t.earliest_clear(0, 50, MAX, heavy), 0);
+        assert_eq!(t.earliest_clear(0, 60, MAX, heavy), 200);
+        assert_eq!(t.earliest_clear(0, 100, MAX, heavy), 200);
+        assert_eq!(t.earliest_clear(0, 101, MAX, heavy), 400);
+        assert_eq!(t.earliest_clear(120, 10, MAX, heavy), 200);
+        assert_eq!(t.earliest_clear(250, 50, MAX, heavy), 250);
+        assert_eq!(t.earliest_clear(500, 600, MAX, |_| true), u64::MAX);
+        // Giving up past a time: a candidate later than it, no later than the answer.
+        assert_eq!(t.earliest_clear(0, 101, 0, heavy), 100);
+        assert_eq!(t.earliest_clear(0, 101, 199, heavy), 200);
+        assert_eq!(t.earliest_clear(0, 101, 200, heavy), 400);
+        assert_eq!(t.earliest_clear(0, 50, 0, heavy), 0);
     }
 
     /// Building every node's timeline at once gives what booking holdings one by one gives.
@@ -513,7 +512,8 @@ mod tests {
     }
 
     /// The memo never changes an answer: interleaving reservations with queries of several
-    /// needs, lengths and starts, the remembered answer equals a fresh sweep every time.
+    /// needs, lengths and starts, the remembered answer equals a fresh sweep every time (and
+    /// a search given up past a time returns a bound between it and the answer).
     #[test]
     fn remembered_answers_equal_fresh_sweeps() {
         let node = test_node(4);
@@ -527,13 +527,23 @@ mod tests {
             let need = (next(8) * 1_000, next(4) * 8_000, next(3) as u32);
             let slot = profile.need_slot(need);
             let (from, len) = (next(3) * 100, 1 + next(40) * 25);
-            let fresh = profile
-                .earliest_usable(NodeId(0), &node, from, len, |a, u| a.fits_task(u, 4, need));
-            let remembered = profile.earliest_usable_memo(slot, NodeId(0), &node, from, len);
-            assert_eq!(
-                remembered, fresh,
-                "round {round}: need {need:?} from {from} len {len}"
-            );
+            // Every other query gives up past some time, leaving a bound in the memo.
+            let past = if round % 2 == 0 {
+                MAX
+            } else {
+                from + next(40) * 50
+            };
+            let fresh = profile.earliest_usable(NodeId(0), &node, (from, len), MAX, |a, u| {
+                a.fits_task(u, 4, need)
+            });
+            let remembered =
+                profile.earliest_usable_memo(slot, NodeId(0), &node, (from, len), past);
+            let context = format!("round {round}: need {need:?} from {from} len {len}");
+            if fresh <= past {
+                assert_eq!(remembered, fresh, "{context}");
+            } else {
+                assert!(past < remembered && remembered <= fresh, "{context}");
+            }
         }
     }
 

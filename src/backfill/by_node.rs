@@ -1,0 +1,65 @@
+//! Per-node values of the availability profile, in a vector indexed by node id: the profile
+//! reads a node's timeline for every node of every candidate start, so a lookup is an index.
+
+use crate::model::ids::NodeId;
+
+/// Values by node id; nodes without one cost a `None`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct ByNode<T>(Vec<Option<T>>);
+
+impl<T> Default for ByNode<T> {
+    fn default() -> Self {
+        ByNode(Vec::new())
+    }
+}
+
+impl<T> ByNode<T> {
+    /// The node's value, if it has one.
+    pub(super) fn get(&self, id: NodeId) -> Option<&T> {
+        self.0.get(id.index())?.as_ref()
+    }
+
+    /// The node's value to change, if it has one.
+    pub(super) fn get_mut(&mut self, id: NodeId) -> Option<&mut T> {
+        self.0.get_mut(id.index())?.as_mut()
+    }
+
+    /// The node's value, made by `make` when it has none yet.
+    pub(super) fn get_or_insert_with(&mut self, id: NodeId, make: impl FnOnce() -> T) -> &mut T {
+        self.slot(id).get_or_insert_with(make)
+    }
+
+    /// The node's place, made when the vector is shorter.
+    fn slot(&mut self, id: NodeId) -> &mut Option<T> {
+        if self.0.len() <= id.index() {
+            self.0.resize_with(id.index() + 1, || None);
+        }
+        &mut self.0[id.index()]
+    }
+}
+
+impl<T> FromIterator<(NodeId, T)> for ByNode<T> {
+    fn from_iter<I: IntoIterator<Item = (NodeId, T)>>(values: I) -> Self {
+        let mut by_node = ByNode::default();
+        for (id, value) in values {
+            *by_node.slot(id) = Some(value);
+        }
+        by_node
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_found_by_id_and_made_once() {
+        let mut by_node: ByNode<u32> = [(NodeId(2), 20)].into_iter().collect();
+        assert_eq!(by_node.get(NodeId(2)), Some(&20));
+        assert_eq!(by_node.get(NodeId(0)), None);
+        assert_eq!(by_node.get(NodeId(7)), None);
+        *by_node.get_or_insert_with(NodeId(5), || 50) += 1;
+        assert_eq!(*by_node.get_or_insert_with(NodeId(5), || 0), 51);
+        assert_eq!(by_node.get_mut(NodeId(3)), None);
+    }
+}
