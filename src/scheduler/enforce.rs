@@ -36,9 +36,10 @@ impl Scheduler {
         }
     }
 
-    /// The earliest future instant at which something happens without an event. A window's end
-    /// counts while jobs are pending: one it blocked may start then.
-    pub(super) fn compute_next_wakeup(&self, now_ms: u64) -> Option<u64> {
+    /// The earliest future instant at which something happens without an event: a time limit, a
+    /// grace deadline, `next_begin` (the pass's earliest pending begin time), or a window's end
+    /// while jobs are pending (one it blocked may start then).
+    pub(super) fn compute_next_wakeup(&self, now_ms: u64, next_begin: Option<u64>) -> Option<u64> {
         let enforce = self.state.config.policy.time_limit.enforce;
         let mut next: Option<u64> = None;
         let mut consider = |t: u64| {
@@ -59,10 +60,8 @@ impl Scheduler {
                 consider(p.deadline_ms.max(now_ms.saturating_add(1)));
             }
         }
-        for &id in &self.state.pending {
-            if let Some(begin) = self.state.job(id).and_then(|j| j.spec.begin_ms) {
-                consider(begin);
-            }
+        if let Some(begin) = next_begin {
+            consider(begin);
         }
         if !self.state.pending.is_empty() {
             for end in self.state.maintenance.ends() {

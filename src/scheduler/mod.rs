@@ -140,10 +140,10 @@ impl Scheduler {
             }
         }
         self.enforce_limits(now_ms, &mut decisions);
-        self.run_pass(now_ms, None, &mut decisions);
+        let next_begin = self.run_pass(now_ms, None, &mut decisions);
         self.state.prune_over_quota();
         decisions.sort_by_key(|d| d.order_rank());
-        self.next_wakeup_ms = self.compute_next_wakeup(now_ms);
+        self.next_wakeup_ms = self.compute_next_wakeup(now_ms, next_begin);
         Ok(TickOutcome {
             decisions,
             rejected,

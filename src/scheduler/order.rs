@@ -7,13 +7,12 @@
 use std::cmp::Reverse;
 
 use super::Scheduler;
-use super::settled::PendingFloor;
+use super::settled::PendingSummary;
 use crate::fairshare::FactorTable;
 use crate::model::ids::JobId;
-use crate::model::shape::GpuNeed;
 use crate::placement::FreeTotals;
 use crate::policy::PriorityFactors;
-use crate::state::Job;
+use crate::state::{Job, JobTotals};
 
 /// The sort key of a pending job: partition tier and priority (highest first), submit time,
 /// arrival (unique, so the order is total).
@@ -28,12 +27,13 @@ pub(super) struct Scored {
 
 impl Scheduler {
     /// Every pending job's sort key at `now_ms`, unsorted (the pass sorts only as far as it
-    /// reads: [`super::lazy_order::LazyOrder`]), and the least any of them needs.
-    pub(super) fn keyed_pending(&self, now_ms: u64) -> (Vec<(OrderKey, JobId)>, PendingFloor) {
+    /// reads: [`super::lazy_order::LazyOrder`]), and what the pass needs to know of them all.
+    pub(super) fn keyed_pending(&self, now_ms: u64) -> (Vec<(OrderKey, JobId)>, PendingSummary) {
         let scorer = Scorer::of(self, now_ms);
-        let mut floor = PendingFloor {
+        let mut summary = PendingSummary {
             need: FreeTotals::floor(),
             all_queued: true,
+            next_begin_ms: None,
         };
         let keyed = self
             .state
@@ -41,12 +41,16 @@ impl Scheduler {
             .iter()
             .filter_map(|&id| {
                 let job = self.state.job(id)?;
-                floor.need.include(&FreeTotals::need(&job.shapes));
-                floor.all_queued &= job.queue.is_some();
+                summary.need.include(&job.totals.need);
+                summary.all_queued &= job.queue.is_some();
+                if let Some(begin) = job.spec.begin_ms.filter(|&b| b > now_ms) {
+                    summary.next_begin_ms =
+                        Some(summary.next_begin_ms.map_or(begin, |n| n.min(begin)));
+                }
                 Some((scorer.score(self, job).0, id))
             })
             .collect();
-        (keyed, floor)
+        (keyed, summary)
     }
 
     /// Pending jobs in the order the pass considers them, with their factors and priority at
@@ -181,16 +185,11 @@ impl ClusterTotals {
 
     /// The job's share of the cluster's GPUs (or cpus, for a job without GPUs), capped at 1.
     fn size_factor(&self, job: &Job) -> f64 {
-        let (mut gpus, mut cpus) = (0u64, 0u64);
-        for s in &job.shapes {
-            let per_task = match s.gpu {
-                GpuNeed::None | GpuNeed::Mig(_) => 0,
-                GpuNeed::Whole(k) => u64::from(k) * 1000,
-                GpuNeed::Fraction(f) => u64::from(f),
-            };
-            gpus += per_task * u64::from(s.count);
-            cpus += s.cpu_milli * u64::from(s.count);
-        }
+        let JobTotals {
+            gpu_milli: gpus,
+            cpu_milli: cpus,
+            ..
+        } = job.totals;
         let share = if gpus > 0 && self.gpu_milli > 0 {
             gpus as f64 / self.gpu_milli as f64
         } else if self.cpu_milli > 0 {

@@ -44,14 +44,15 @@ pub(super) struct Pass {
 
 impl Scheduler {
     /// One pass at `now`. `always_plan` gets a reservation when resource-blocked even beyond
-    /// the backfill depth (without using up the depth).
+    /// the backfill depth (without using up the depth). Returns the earliest begin time of a
+    /// pending job after `now` (such a job stays pending).
     pub(super) fn run_pass(
         &mut self,
         now: u64,
         always_plan: Option<JobId>,
         decisions: &mut Vec<Decision>,
-    ) {
-        let (keyed, floor) = self.keyed_pending(now);
+    ) -> Option<u64> {
+        let (keyed, pending) = self.keyed_pending(now);
         let mut order = LazyOrder::new(keyed);
         let mut pass = Pass {
             now,
@@ -70,7 +71,7 @@ impl Scheduler {
         let none_mode = self.state.config.policy.backfill.mode == BackfillMode::None;
         let mut report = Vec::new();
         self.deferred = None;
-        while !self.settled(&mut pass, &floor) {
+        while !self.settled(&mut pass, &pending) {
             let Some(id) = order.next() else {
                 break;
             };
@@ -96,6 +97,7 @@ impl Scheduler {
         }
         self.report = report;
         self.plans = pass.plans;
+        pending.next_begin_ms
     }
 
     /// Decides one pending job: started (`None`), or its reason and estimated start.

@@ -23,13 +23,16 @@ use crate::model::ids::JobId;
 use crate::placement::NeedFloor;
 use crate::quota::QueueId;
 
-/// The least any pending job needs, for the settled test.
+/// What a pass knows of all pending jobs before it visits any: the least any of them needs,
+/// for the settled test, and the next begin time, for the wake-up.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct PendingFloor {
+pub(super) struct PendingSummary {
     /// The least free amounts any pending job needs to start now.
     pub(super) need: NeedFloor,
     /// Whether every pending job has a quota queue.
     pub(super) all_queued: bool,
+    /// The earliest begin time after the pass's time.
+    pub(super) next_begin_ms: Option<u64>,
 }
 
 /// The jobs a settled pass did not visit, with what their reasons depend on.
@@ -49,26 +52,32 @@ pub(super) struct DeferredReport {
 
 impl Scheduler {
     /// Whether nothing the pass has not visited yet can start, be planned or preempt.
-    pub(super) fn settled(&self, pass: &mut Pass, floor: &PendingFloor) -> bool {
+    pub(super) fn settled(&self, pass: &mut Pass, pending: &PendingSummary) -> bool {
         let settled = self.settle_early
             && pass.always_plan.is_none()
             && !self.state.config.policy.preemption.enabled
             && self.state.earmarks.is_empty()
-            && !self.state.index.totals().covers_any(&floor.need);
+            && !self.state.index.totals().covers_any(&pending.need);
         settled
             && (pass.reservations >= pass.depth
                 || *pass
                     .quota_closed
-                    .get_or_insert_with(|| self.quota_closed(floor)))
+                    .get_or_insert_with(|| self.quota_closed(pending)))
     }
 
     /// Whether every pending job has a queue and no queue admits the least any of them
     /// demands: then no pending job passes its quota check (a larger demand fits less).
-    fn quota_closed(&self, floor: &PendingFloor) -> bool {
-        let Some(tree) = self.state.quota.tree.as_ref().filter(|_| floor.all_queued) else {
+    fn quota_closed(&self, pending: &PendingSummary) -> bool {
+        let Some(tree) = self
+            .state
+            .quota
+            .tree
+            .as_ref()
+            .filter(|_| pending.all_queued)
+        else {
             return false;
         };
-        let need = &floor.need;
+        let need = &pending.need;
         let least = tree.demand(need.cpu_milli, need.memory_mib, &[("", need.device_milli)]);
         (0..tree.queue_count()).all(|q| !tree.fits(QueueId(q as u32), &least))
     }

@@ -15,6 +15,7 @@ mod quota;
 mod reconfigure;
 mod submit;
 mod topology;
+mod totals;
 mod usage;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -35,6 +36,7 @@ pub use dependencies::DependencyGraph;
 pub(crate) use jobs::charges;
 pub use maintenance::{Maintenance, Window};
 pub use quota::{Earmark, QuotaBook};
+pub use totals::JobTotals;
 pub use usage::NO_USER;
 
 /// The whole scheduler state: configuration, nodes, jobs.
@@ -120,6 +122,9 @@ pub struct Job {
     pub partition: PartitionId,
     /// Compiled task groups.
     pub shapes: Vec<TaskShape>,
+    /// What `shapes` add up to (derived: set at submit and by [`ClusterState::rebuild_index`]).
+    #[serde(skip)]
+    pub totals: JobTotals,
     /// Held by the host.
     pub held: bool,
     /// Licenses held while it runs.
@@ -233,7 +238,15 @@ impl ClusterState {
             }
         }
         self.rebuild_topology();
+        self.rebuild_totals();
         self.rebuild_charges();
+    }
+
+    /// Derives every job's totals from its shapes.
+    fn rebuild_totals(&mut self) {
+        for job in self.jobs.iter_mut().flatten() {
+            job.totals = JobTotals::of(&job.shapes);
+        }
     }
 
     /// Derives every running job's per-node charges from its assignments.

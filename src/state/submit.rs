@@ -3,7 +3,7 @@
 
 use std::ops::ControlFlow;
 
-use super::{ClusterState, Job, JobState};
+use super::{ClusterState, Job, JobState, JobTotals};
 use crate::error::{ErrorKind, EventError};
 use crate::model::ids::{JobId, NodeId, PartitionId};
 use crate::model::job::{JobSpec, PlacementMode, TaskGroup};
@@ -104,6 +104,7 @@ impl ClusterState {
             submit_ms: spec.submit_ms.unwrap_or(now_ms),
             arrival: self.next_arrival,
             partition,
+            totals: JobTotals::of(&shapes),
             shapes,
             topology,
             held: false,
