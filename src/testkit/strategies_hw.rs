@@ -252,7 +252,7 @@ impl GroupRequests {
 pub fn group_requests() -> impl Strategy<Value = GroupRequests> {
     let level = prop_oneof![5 => Just("rack"), 3 => Just("block"), 1 => Just("row")];
     let topology = option::weighted(
-        0.25,
+        0.15,
         (any::<bool>(), level).prop_map(|(required, level)| {
             if required {
                 TopologyRequest::Required(level.to_string())
@@ -262,7 +262,7 @@ pub fn group_requests() -> impl Strategy<Value = GroupRequests> {
         }),
     );
     let mig = option::weighted(
-        0.2,
+        0.1,
         (
             prop_oneof![
                 3 => select(BALANCED_PROFILES.map(String::from).to_vec()),
