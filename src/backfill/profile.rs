@@ -183,10 +183,11 @@ impl Profile {
         let now = self.now;
         let first_free = now.saturating_add(1);
         holdings.sort_unstable_by_key(|(node, end, _)| (*node, (*end).max(first_free)));
+        // Every step down is a release, also `now + 1` for jobs past their time limit (held
+        // at `now` only): a reservation may start there.
         let mut releases: Vec<u64> = holdings
             .iter()
-            .map(|(_, end, _)| *end)
-            .filter(|&end| end > now)
+            .map(|(_, end, _)| (*end).max(first_free))
             .collect();
         releases.sort_unstable();
         releases.dedup();
@@ -246,11 +247,9 @@ impl Profile {
     /// Records a holding that started now and ends at `end` (held at `now` even when `end` is
     /// `now`).
     pub fn add_running(&mut self, node: NodeId, amounts: NodeAmounts, end: u64) {
-        let now = self.now;
-        self.book(node, now, end.max(now.saturating_add(1)), &amounts);
-        if end > now {
-            self.releases.insert(end);
-        }
+        let end = end.max(self.now.saturating_add(1));
+        self.book(node, self.now, end, &amounts);
+        self.releases.insert(end);
     }
 
     /// Records a reservation of `amounts` on `node` over `[start, end)`.
@@ -478,6 +477,37 @@ mod tests {
         assert_eq!(t.earliest_clear(0, 101, 199, heavy), 200);
         assert_eq!(t.earliest_clear(0, 101, 200, heavy), 400);
         assert_eq!(t.earliest_clear(0, 50, 0, heavy), 0);
+    }
+
+    /// A job past its time limit (limits not enforced) is taken to end now: the next instant
+    /// is a release, so a reservation can be planned there and not only at the next end.
+    #[cfg(feature = "testkit")]
+    #[test]
+    fn a_job_past_its_limit_releases_at_the_next_instant() {
+        use crate::testkit::oracle::checked_tick;
+        use crate::{ClusterConfig, Event, JobSpec, Scheduler};
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}],
+                "policy": {"time_limit": {"enforce": false}}}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let jobs = vec![
+            Event::Submit {
+                job: JobSpec::new("over", 100, 2),
+            },
+            Event::Submit {
+                job: JobSpec::new("later", 1_000, 2),
+            },
+        ];
+        checked_tick(&mut s, 0, jobs).unwrap();
+        let profile = Profile::build(s.state(), 500);
+        assert_eq!(
+            profile.next_release(501),
+            Some(501),
+            "\"over\" is past its limit"
+        );
+        assert_eq!(profile.next_release(502), Some(1_000));
     }
 
     /// Building every node's timeline at once gives what booking holdings one by one gives.

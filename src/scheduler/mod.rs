@@ -2,6 +2,7 @@
 
 mod enforce;
 mod fit_memo;
+mod kept_plans;
 mod lazy_order;
 mod order;
 mod pass;
@@ -25,6 +26,7 @@ use crate::model::ids::JobId;
 use crate::placement::Assignment;
 use crate::policy::{Multifactor, Policy};
 use crate::state::ClusterState;
+use kept_plans::KeptPlans;
 use pending::PendingEntry;
 use settled::DeferredReport;
 
@@ -56,8 +58,11 @@ pub struct Scheduler {
     report: Vec<PendingEntry>,
     /// The jobs a settled last pass did not visit, reported when read.
     deferred: Option<DeferredReport>,
-    /// Whether passes stop once settled (off only to test that stopping changes nothing).
-    settle_early: bool,
+    /// The last pass's reservations, for keeping them without a search in the next.
+    kept: Option<KeptPlans>,
+    /// Whether passes stop once settled and keep plans that provably stand (off only to test
+    /// that neither changes anything).
+    shortcuts: bool,
     next_wakeup_ms: Option<u64>,
     plans: BTreeMap<JobId, Plan>,
 }
@@ -106,7 +111,8 @@ impl Scheduler {
             last_tick_ms: None,
             report: Vec::new(),
             deferred: None,
-            settle_early: true,
+            kept: None,
+            shortcuts: true,
             next_wakeup_ms: None,
             plans: BTreeMap::new(),
         })
@@ -206,6 +212,7 @@ impl Scheduler {
         }
         self.state = state;
         self.plans.clear();
+        self.kept = None;
         Ok(())
     }
 
@@ -318,7 +325,8 @@ impl Scheduler {
             last_tick_ms: snapshot.last_tick_ms,
             report: snapshot.report,
             deferred: None,
-            settle_early: true,
+            kept: None,
+            shortcuts: true,
             next_wakeup_ms: snapshot.next_wakeup_ms,
             plans: snapshot.plans,
         })
@@ -332,6 +340,7 @@ impl std::fmt::Debug for Scheduler {
             .field("nodes", &self.state.node_names.len())
             .field("pending", &self.state.pending.len())
             .field("running", &self.state.running.len())
+            .field("plans_kept", &self.kept.as_ref().map_or(0, |k| k.kept))
             .finish_non_exhaustive()
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::fit_memo::FitMemo;
+use super::kept_plans::{Confirmed, KeptPlans};
 use super::lazy_order::LazyOrder;
 use super::pending::PendingEntry;
 use super::settled::DeferredReport;
@@ -30,8 +31,8 @@ pub(super) struct Pass {
     pub(super) reserved_nodes: Vec<NodeId>,
     /// Strict-FIFO queues whose head waits for quota: their later jobs wait too.
     pub(super) blocked_queues: Vec<QueueId>,
-    /// Reservations made in this pass (the next pass's plans).
-    plans: BTreeMap<JobId, Plan>,
+    /// Reservations made in this pass, in order (the next pass's plans).
+    plans: Vec<(JobId, Plan)>,
     /// A job planned even beyond the backfill depth (a what-if question's job).
     pub(super) always_plan: Option<JobId>,
     /// Placements now (around reservations, nothing earmarked) already tried in this pass.
@@ -40,6 +41,8 @@ pub(super) struct Pass {
     fits_free: FitMemo,
     /// Whether no queue admits the least any pending job demands; known until a job starts.
     pub(super) quota_closed: Option<bool>,
+    /// The last pass's reservations made again identically.
+    confirmed: Confirmed,
 }
 
 impl Scheduler {
@@ -62,11 +65,12 @@ impl Scheduler {
             profile: None,
             reserved_nodes: Vec::new(),
             blocked_queues: Vec::new(),
-            plans: BTreeMap::new(),
+            plans: Vec::new(),
             always_plan,
             fits_now: FitMemo::default(),
             fits_free: FitMemo::default(),
             quota_closed: None,
+            confirmed: Confirmed::default(),
         };
         let none_mode = self.state.config.policy.backfill.mode == BackfillMode::None;
         let mut report = Vec::new();
@@ -96,7 +100,10 @@ impl Scheduler {
             });
         }
         self.report = report;
-        self.plans = pass.plans;
+        let order: Vec<JobId> = pass.plans.iter().map(|(id, _)| *id).collect();
+        let kept = pass.confirmed.kept;
+        self.kept = Some(KeptPlans::new(self.state.release_epoch, &order, kept));
+        self.plans = pass.plans.into_iter().collect();
         pending.next_begin_ms
     }
 
@@ -322,14 +329,30 @@ impl Scheduler {
             preferred: &[],
             all_levels: true,
         };
-        let previous = self.plans.get(&id).filter(|plan| plan.start_ms > pass.now);
-        let mut planned = None;
+        // Taken: the pass replaces every plan anyway.
+        let mut previous = self
+            .plans
+            .remove(&id)
+            .filter(|plan| plan.start_ms > pass.now);
+        let rank = self.kept_rank(id);
+        let stands = previous.as_ref().zip(rank).is_some_and(|kept| {
+            let need = (limit, &licenses);
+            self.plan_stands(kept, &gang, need, profile, &mut pass.confirmed)
+        });
+        pass.confirmed.kept += usize::from(stands);
+        let mut planned = previous
+            .take_if(|_| stands)
+            .map(|plan| (plan.start_ms, plan.assignments));
         // Candidate start times: the profile's release times and the previous plan's start,
         // from `cursor` on; the fit bound moves the cursor past hopeless stretches at once.
         let mut cursor = pass.now.saturating_add(1);
-        loop {
+        while planned.is_none() {
             let release = profile.next_release(cursor);
-            let start = match previous.map(|p| p.start_ms).filter(|&t| t >= cursor) {
+            let start = match previous
+                .as_ref()
+                .map(|p| p.start_ms)
+                .filter(|&t| t >= cursor)
+            {
                 Some(t) => release.map_or(t, |r| r.min(t)),
                 None => match release {
                     Some(r) => r,
@@ -360,7 +383,7 @@ impl Scheduler {
                 end,
                 maintenance: &self.state.maintenance,
             };
-            planned = match previous {
+            planned = match &previous {
                 Some(plan)
                     if plan.start_ms == start
                         && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments) =>
@@ -369,11 +392,14 @@ impl Scheduler {
                 }
                 _ => place_gang(&self.state.nodes, &candidates, &view, gang).map(|a| (start, a)),
             };
-            if planned.is_some() {
-                break;
-            }
         }
         let (start, assignments) = planned?;
+        if let Some(rank) = rank
+            && (stands
+                || previous.is_some_and(|p| p.start_ms == start && p.assignments == assignments))
+        {
+            pass.confirmed.made_again(rank);
+        }
         let charges = crate::state::charges(&assignments, job.spec.exclusive, |n| {
             self.state
                 .node(n)
@@ -390,13 +416,13 @@ impl Scheduler {
             .licenses
             .reserve(&licenses, start, start.saturating_add(limit));
         pass.reserved_nodes.sort_unstable();
-        pass.plans.insert(
+        pass.plans.push((
             id,
             Plan {
                 start_ms: start,
                 assignments,
             },
-        );
+        ));
         Some(start)
     }
 

@@ -129,6 +129,7 @@ impl ClusterState {
             fairshare,
             licenses: super::licenses::Licenses::new(config.licenses.clone()),
             shape_mix: crate::placement::ShapeMix::default(),
+            release_epoch: 0,
             index: FreeIndex::default(),
             topology: None,
             quota: super::QuotaBook::default(),

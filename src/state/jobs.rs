@@ -59,6 +59,7 @@ impl ClusterState {
     /// Frees what a running job holds (its state is left to the caller).
     /// Quota charges and earmarks follow in the same step.
     fn release(&mut self, id: JobId) {
+        self.release_epoch += 1;
         let charges: Vec<(NodeId, NodeAmounts)> = self.node_charges(id).collect();
         for (node_id, amounts) in &charges {
             if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {

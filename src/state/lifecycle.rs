@@ -16,6 +16,9 @@ impl ClusterState {
         now_ms: u64,
         decisions: &mut Vec<Decision>,
     ) -> Result<(), EventError> {
+        if !matches!(event, Event::Submit { .. }) {
+            self.release_epoch += 1;
+        }
         match event {
             Event::Submit { job } => {
                 let mut job = self.compile_job(job, now_ms)?;

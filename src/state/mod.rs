@@ -75,6 +75,12 @@ pub struct ClusterState {
     pub next_arrival: u64,
     /// The time of the last tick. Every running job's usage is charged up to it.
     pub now_ms: u64,
+    /// Counts the changes that may have freed capacity or changed a pending job's request since
+    /// the state was built or restored: every event other than a submit, and every running job
+    /// losing its resources. A backfill plan made when it had the same value is still the
+    /// earliest one if it still fits (see `scheduler::kept_plans`).
+    #[serde(skip)]
+    pub release_epoch: u64,
     /// Resources held for preemptors until they start, by preemptor.
     #[serde(default)]
     pub earmarks: BTreeMap<JobId, Earmark>,
