@@ -62,7 +62,9 @@
 //! - **Passes stop when settled**: once nothing later in the order can start, be planned or
 //!   preempt (backfill depth used up or no quota left for anyone, preemption off, and too little
 //!   free for any pending job), the pass stops; `explain` derives the remaining reasons when
-//!   asked, identical to a full pass's. Decisions never depend on this.
+//!   asked, identical to a full pass's. A reservation that provably still is the earliest
+//!   (nothing released since, earlier reservations unchanged) is kept without a search.
+//!   Decisions never depend on either.
 //! - **Quotas**: exclusive jobs are charged whole nodes; queues admit best-effort FIFO unless
 //!   `strict_fifo`. Preempted resources are earmarked for the preemptor until its victims stop.
 //! - **Extensions of the protocol** (new event types, ops and reasons, which PROTOCOL.md allows):
