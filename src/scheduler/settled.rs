@@ -336,6 +336,22 @@ mod tests {
     }
 
     #[test]
+    fn a_reconfiguration_keeps_the_last_report_as_it_was() {
+        let (config, fill, waiting) = full_cluster("easy");
+        let mut s = Scheduler::new(config.clone()).unwrap();
+        checked_tick(&mut s, 0, fill).unwrap();
+        checked_tick(&mut s, 1_000, waiting).unwrap();
+        assert!(s.deferred.is_some());
+        let before = s.explain();
+        // Without the strict-FIFO rule, "behind" would no longer wait for quota.
+        let mut relaxed = config;
+        relaxed.queues[1].strict_fifo = false;
+        s.reconfigure(relaxed).unwrap();
+        assert!(s.deferred.is_none());
+        assert_eq!(s.explain(), before);
+    }
+
+    #[test]
     fn a_snapshot_keeps_the_deferred_report() {
         let (config, fill, waiting) = full_cluster("easy");
         let mut s = Scheduler::new(config).unwrap();
