@@ -18,6 +18,25 @@ pub enum GpuNeed {
     Mig(MigProfileId),
 }
 
+impl GpuNeed {
+    /// The device share one task asks for, in thousandths of a device: 1000 per whole device,
+    /// the fraction itself, 0 without a GPU or for a MIG slice (slices are counted apart).
+    ///
+    /// ```
+    /// use gangway::model::shape::GpuNeed;
+    /// assert_eq!(GpuNeed::Whole(2).device_milli(), 2_000);
+    /// assert_eq!(GpuNeed::Fraction(250).device_milli(), 250);
+    /// assert_eq!(GpuNeed::None.device_milli(), 0);
+    /// ```
+    pub fn device_milli(self) -> u64 {
+        match self {
+            GpuNeed::None | GpuNeed::Mig(_) => 0,
+            GpuNeed::Whole(k) => u64::from(k) * 1000,
+            GpuNeed::Fraction(f) => u64::from(f),
+        }
+    }
+}
+
 /// A set of GPU models as a bitmask over interned model ids; empty means any model.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -128,18 +128,11 @@ impl ClusterState {
         let (Some(tree), Some(job)) = (self.quota.tree.as_ref(), self.job(id)) else {
             return QuotaVec::ZERO;
         };
-        let (mut cpu, mut memory, mut gpu) = (0u64, 0u64, 0u64);
-        for shape in &job.shapes {
-            let count = u64::from(shape.count);
-            cpu = cpu.saturating_add(shape.cpu_milli.saturating_mul(count));
-            memory = memory.saturating_add(shape.memory_mib.saturating_mul(count));
-            let per_task = match shape.gpu {
-                GpuNeed::None | GpuNeed::Mig(_) => 0,
-                GpuNeed::Whole(k) => u64::from(k) * 1000,
-                GpuNeed::Fraction(f) => u64::from(f),
-            };
-            gpu = gpu.saturating_add(per_task.saturating_mul(count));
-        }
+        let (cpu, memory, gpu) = (
+            job.totals.cpu_milli,
+            job.totals.memory_mib,
+            job.totals.gpu_milli,
+        );
         let mut demand = match model {
             Some(model) if gpu > 0 => tree.demand(cpu, memory, &[(model, gpu)]),
             _ => tree.demand(cpu, memory, &[("", gpu)]),

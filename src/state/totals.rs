@@ -1,7 +1,7 @@
 //! What a job's task groups add up to, kept on the job so that a pass reads one small record
 //! per pending job instead of walking its groups.
 
-use crate::model::shape::{GpuNeed, TaskShape};
+use crate::model::shape::TaskShape;
 use crate::placement::FreeTotals;
 
 /// A job's summed amounts, derived from its task shapes.
@@ -18,33 +18,34 @@ use crate::placement::FreeTotals;
 /// assert_eq!(totals.need.whole_gpus, 6); // at min_count
 /// assert_eq!(totals.gpu_milli, 8_000); // at count
 /// assert_eq!(totals.cpu_milli, 8_000);
+/// assert_eq!(totals.memory_mib, 400);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JobTotals {
     /// What it needs free to start, at each group's `min_count` ([`FreeTotals::need`]).
     pub need: FreeTotals,
     /// Its GPUs at each group's `count`, thousandths (MIG slices not counted): the job-size
-    /// priority factor's numerator.
+    /// priority factor's numerator and its GPU quota demand.
     pub gpu_milli: u64,
     /// Its cpus at each group's `count`, thousandths.
     pub cpu_milli: u64,
+    /// Its memory at each group's `count`, MiB.
+    pub memory_mib: u64,
 }
 
 impl JobTotals {
-    /// The totals of `shapes`.
+    /// The totals of `shapes` (saturating: a sum too large to count is as large as can be).
     pub fn of(shapes: &[TaskShape]) -> Self {
         let mut totals = JobTotals {
             need: FreeTotals::need(shapes),
             ..JobTotals::default()
         };
         for s in shapes {
-            let per_task = match s.gpu {
-                GpuNeed::None | GpuNeed::Mig(_) => 0,
-                GpuNeed::Whole(k) => u64::from(k) * 1000,
-                GpuNeed::Fraction(f) => u64::from(f),
-            };
-            totals.gpu_milli += per_task * u64::from(s.count);
-            totals.cpu_milli += s.cpu_milli * u64::from(s.count);
+            let count = u64::from(s.count);
+            let add = |sum: u64, per_task: u64| sum.saturating_add(per_task.saturating_mul(count));
+            totals.gpu_milli = add(totals.gpu_milli, s.gpu.device_milli());
+            totals.cpu_milli = add(totals.cpu_milli, s.cpu_milli);
+            totals.memory_mib = add(totals.memory_mib, s.memory_mib);
         }
         totals
     }
