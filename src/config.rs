@@ -18,8 +18,11 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use crate::fairshare::ResetPeriod;
 use crate::model::amount::Milli;
+
+pub(crate) mod reset;
+
+pub use reset::ResetPeriod;
 
 /// The whole cluster configuration.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -571,7 +574,7 @@ pub struct FairshareConfig {
     ///
     /// ```
     /// use gangway::config::FairshareConfig;
-    /// use gangway::fairshare::ResetPeriod;
+    /// use gangway::config::ResetPeriod;
     /// let c: FairshareConfig = serde_json::from_str(r#"{"reset": "monthly"}"#).unwrap();
     /// assert_eq!(c.reset, ResetPeriod::Monthly);
     /// ```

@@ -30,8 +30,8 @@ mod tree;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::config::ResetPeriod;
 pub use factors::FactorTable;
-pub use ledger::ResetPeriod;
 pub use report::{ShareRow, format_table};
 
 use crate::config::{AccountConfig, FairshareAlgorithm, FairshareConfig};

@@ -313,9 +313,7 @@ pub fn assignments_fit(
     assignments: &[Assignment],
 ) -> bool {
     let node = |id: NodeId| nodes.get(id.index()).and_then(Option::as_ref);
-    let per_node = crate::state::charges(assignments, request.exclusive, |id| {
-        node(id).map(|n| n.capacity).unwrap_or_default()
-    });
+    let per_node = crate::placement::charges(nodes, assignments, request.exclusive);
     per_node.iter().all(|(id, amounts)| {
         node(*id).is_some_and(|n| {
             n.partitions.contains(request.partition)

@@ -18,31 +18,84 @@ use crate::model::resources::NodeAmounts;
 use crate::model::shape::{GpuNeed, TaskShape};
 use crate::placement::{Assignment, GangRequest, assignments_fit, place_gang};
 use crate::quota::QueueId;
+use crate::state::licenses::LicenseNeed;
 use crate::state::{ClusterState, Job};
+
+/// What one pending job's turn in a pass came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// It started in this pass.
+    Started,
+    /// It waits, for `reason`; a reservation gives its planned start.
+    Waits {
+        /// Why it waits.
+        reason: PendingReason,
+        /// When its reservation starts, if it has one.
+        estimated_start_ms: Option<u64>,
+    },
+}
+
+impl Verdict {
+    /// Waits for `reason`, without a planned start.
+    fn waits(reason: PendingReason) -> Self {
+        Verdict::Waits {
+            reason,
+            estimated_start_ms: None,
+        }
+    }
+}
+
+/// A job id in the pass's order that names no job (the order is built from the pending jobs,
+/// and a pass removes no job, so this marks a broken state, never input).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct NoSuchJob(pub(super) JobId);
+
+/// What holds later jobs back, carried from one job to the next in order: by a pass, and by the
+/// derivation of a settled pass's remaining reasons.
+#[derive(Debug, Default)]
+pub(super) struct Blocking {
+    /// Mode `none`: a resource-blocked job stops every later job.
+    pub(super) blocked: bool,
+    /// Strict-FIFO queues whose head waits for quota: their later jobs wait too.
+    pub(super) blocked_queues: Vec<QueueId>,
+    /// Placements on what is free now (reservations ignored) already tried.
+    pub(super) fits_free: FitMemo,
+}
 
 /// Per-pass bookkeeping.
 pub(super) struct Pass {
     pub(super) now: u64,
     pub(super) depth: usize,
     pub(super) reservations: usize,
-    /// Mode `none`: a resource-blocked job stops every later job.
-    pub(super) blocked: bool,
+    /// What holds later jobs back.
+    pub(super) blocking: Blocking,
     pub(super) profile: Option<Profile>,
-    pub(super) reserved_nodes: Vec<NodeId>,
-    /// Strict-FIFO queues whose head waits for quota: their later jobs wait too.
-    pub(super) blocked_queues: Vec<QueueId>,
-    /// Reservations made in this pass, in order (the next pass's plans).
-    plans: Vec<(JobId, Plan)>,
+    /// The reservations made in this pass.
+    bookings: Bookings,
     /// A job planned even beyond the backfill depth (a what-if question's job).
     pub(super) always_plan: Option<JobId>,
     /// Placements now (around reservations, nothing earmarked) already tried in this pass.
     fits_now: FitMemo,
-    /// Placements on what is free now (reservations ignored) already tried in this pass.
-    fits_free: FitMemo,
     /// Whether no queue admits the least any pending job demands; known until a job starts.
     pub(super) quota_closed: Option<bool>,
     /// The last pass's reservations made again identically.
     confirmed: Confirmed,
+}
+
+/// The reservations a pass has made.
+#[derive(Debug, Default)]
+struct Bookings {
+    /// Nodes with a reservation, in id order: placement now tries them first.
+    reserved_nodes: Vec<NodeId>,
+    /// The reservations in the order they were made (the next pass's plans).
+    plans: Vec<(JobId, Plan)>,
+}
+
+/// What a reservation is sought for: the gang at its minimal counts, for its time limit.
+struct Reservation<'a> {
+    gang: GangRequest<'a>,
+    limit: u64,
+    licenses: &'a LicenseNeed,
 }
 
 impl Scheduler {
@@ -61,31 +114,31 @@ impl Scheduler {
             now,
             depth: self.state.backfill_depth(),
             reservations: 0,
-            blocked: false,
+            blocking: Blocking::default(),
             profile: None,
-            reserved_nodes: Vec::new(),
-            blocked_queues: Vec::new(),
-            plans: Vec::new(),
+            bookings: Bookings::default(),
             always_plan,
             fits_now: FitMemo::default(),
-            fits_free: FitMemo::default(),
             quota_closed: None,
             confirmed: Confirmed::default(),
         };
-        let none_mode = self.state.config.policy.backfill.mode == BackfillMode::None;
         let mut report = Vec::new();
         self.deferred = None;
         while !self.settled(&mut pass, &pending) {
             let Some(id) = order.next() else {
                 break;
             };
-            let (reason, estimated) = self.consider(id, &mut pass, none_mode, decisions);
-            if let Some(reason) = reason {
+            // A job missing from the state has nothing to report.
+            if let Ok(Verdict::Waits {
+                reason,
+                estimated_start_ms,
+            }) = self.consider(id, &mut pass, decisions)
+            {
                 report.push(PendingEntry {
                     job: id,
                     position: order.taken(),
                     reason,
-                    estimated_start_ms: estimated,
+                    estimated_start_ms,
                 });
             }
         }
@@ -95,43 +148,34 @@ impl Scheduler {
                 keyed,
                 from: taken,
                 now,
-                blocked: pass.blocked,
-                blocked_queues: pass.blocked_queues,
+                blocked: pass.blocking.blocked,
+                blocked_queues: pass.blocking.blocked_queues,
             });
         }
         self.report = report;
-        let order: Vec<JobId> = pass.plans.iter().map(|(id, _)| *id).collect();
+        let plans = pass.bookings.plans;
+        let order: Vec<JobId> = plans.iter().map(|(id, _)| *id).collect();
         let kept = pass.confirmed.kept;
         self.kept = Some(KeptPlans::new(self.state.release_epoch, &order, kept));
-        self.plans = pass.plans.into_iter().collect();
+        self.plans = plans.into_iter().collect();
         pending.next_begin_ms
     }
 
-    /// Decides one pending job: started (`None`), or its reason and estimated start.
+    /// Decides one pending job: start it now, preempt for it, reserve for it, or give the
+    /// reason it waits.
     fn consider(
         &mut self,
         id: JobId,
         pass: &mut Pass,
-        none_mode: bool,
         decisions: &mut Vec<Decision>,
-    ) -> (Option<PendingReason>, Option<u64>) {
-        let Some(job) = self.state.job(id) else {
-            return (None, None);
-        };
+    ) -> Result<Verdict, NoSuchJob> {
+        let job = self.state.job(id).ok_or(NoSuchJob(id))?;
         if let Some(reason) = waiting_reason(job, pass.now) {
             self.state.release_earmark(id);
-            return (Some(reason), None);
+            return Ok(Verdict::waits(reason));
         }
-        // A preemptor's earmark is its own: a head blocked ahead of it could not use it.
-        if pass.blocked && !self.state.earmarks.contains_key(&id) {
-            return (
-                Some(self.blocked_reason(id, pass.now, &mut pass.fits_free)),
-                None,
-            );
-        }
-        let queue = self.state.job_queue(id);
-        if queue.is_some_and(|q| pass.blocked_queues.contains(&q)) {
-            return (Some(PendingReason::Quota), None);
+        if let Some(reason) = self.held_back(id, job, pass.now, &mut pass.blocking) {
+            return Ok(Verdict::waits(reason));
         }
         let end = pass.now.saturating_add(job.spec.time_limit_ms);
         let held = self.state.earmark_holds(Some(id));
@@ -145,52 +189,79 @@ impl Scheduler {
         };
         if let Some(assignments) = placed.filter(|_| quota_ok) {
             self.start(id, assignments, end, pass, decisions);
-            return (None, None);
+            return Ok(Verdict::Started);
         }
-        if self
-            .state
-            .earmarks
-            .get(&id)
-            .is_some_and(|e| !e.victims.is_empty())
-        {
-            return (Some(PendingReason::Preempting), None);
+        if self.state.has_victims_stopping(id) {
+            return Ok(Verdict::waits(PendingReason::Preempting));
         }
         self.state.release_earmark(id);
-        if pass.blocked {
-            return (
-                Some(self.blocked_reason(id, pass.now, &mut pass.fits_free)),
-                None,
-            );
+        let job = self.state.job(id).ok_or(NoSuchJob(id))?;
+        if pass.blocking.blocked {
+            let reason = self.blocked_reason(job, pass.now, &mut pass.blocking.fits_free);
+            return Ok(Verdict::waits(reason));
         }
         if self.try_preempt(id, pass, end, decisions) {
-            return (Some(PendingReason::Preempting), None);
-        }
-        if !quota_ok {
-            if let Some(q) = queue
-                && self.state.config.queues[q.index()].strict_fifo
-            {
-                pass.blocked_queues.push(q);
-            }
-            return (Some(PendingReason::Quota), None);
+            return Ok(Verdict::waits(PendingReason::Preempting));
         }
         let within_depth = pass.reservations < pass.depth;
-        if within_depth || pass.always_plan == Some(id) {
+        if quota_ok && (within_depth || pass.always_plan == Some(id)) {
             if within_depth {
                 pass.reservations += 1;
             }
-            return match self.reserve(id, pass) {
-                Some(start) => (Some(PendingReason::Reserved), Some(start)),
-                None => (Some(PendingReason::Resources), None),
-            };
+            return Ok(match self.reserve(id, pass) {
+                Some(start) => Verdict::Waits {
+                    reason: PendingReason::Reserved,
+                    estimated_start_ms: Some(start),
+                },
+                None => Verdict::waits(PendingReason::Resources),
+            });
         }
-        if none_mode {
-            pass.blocked = true;
-            return (Some(PendingReason::Resources), None);
+        let job = self.state.job(id).ok_or(NoSuchJob(id))?;
+        let reason = self.unplanned_reason(job, pass.now, quota_ok, &mut pass.blocking);
+        Ok(Verdict::waits(reason))
+    }
+
+    /// Why a job ready to run waits before anything is tried for it: a blocked head ahead of it
+    /// (mode `none`; a preemptor's earmark is its own, which a blocked head could not use), or
+    /// its strict-FIFO queue blocked by an earlier job. `None`: it gets its turn.
+    pub(super) fn held_back(
+        &self,
+        id: JobId,
+        job: &Job,
+        now: u64,
+        blocking: &mut Blocking,
+    ) -> Option<PendingReason> {
+        if blocking.blocked && !self.state.earmarks.contains_key(&id) {
+            return Some(self.blocked_reason(job, now, &mut blocking.fits_free));
         }
-        (
-            Some(self.blocked_reason(id, pass.now, &mut pass.fits_free)),
-            None,
-        )
+        job.queue
+            .is_some_and(|q| blocking.blocked_queues.contains(&q))
+            .then_some(PendingReason::Quota)
+    }
+
+    /// Why a job that neither starts, preempts nor gets a reservation waits: its quota (which
+    /// blocks the rest of a strict-FIFO queue); in mode `none`, resources (and every later job
+    /// waits behind it); otherwise [`Scheduler::blocked_reason`].
+    pub(super) fn unplanned_reason(
+        &self,
+        job: &Job,
+        now: u64,
+        quota_ok: bool,
+        blocking: &mut Blocking,
+    ) -> PendingReason {
+        if !quota_ok {
+            if let Some(q) = job.queue
+                && self.state.config.queues[q.index()].strict_fifo
+            {
+                blocking.blocked_queues.push(q);
+            }
+            return PendingReason::Quota;
+        }
+        if self.state.config.policy.backfill.mode == BackfillMode::None {
+            blocking.blocked = true;
+            return PendingReason::Resources;
+        }
+        self.blocked_reason(job, now, &mut blocking.fits_free)
     }
 
     /// Places the whole gang now: on what is free and not needed by reservations nor `held`
@@ -213,20 +284,18 @@ impl Scheduler {
         };
         let candidates = IndexCandidates {
             index: &self.state.index,
-            preferred: &pass.reserved_nodes,
+            preferred: &pass.bookings.reserved_nodes,
             all_levels: !released.is_empty(),
         };
-        let licensed = self
-            .state
-            .job(id)
-            .is_none_or(|job| match pass.profile.as_ref() {
-                Some(profile) => profile.licenses.covers(&job.licenses, pass.now, end),
-                None => self.state.licenses.covers(&job.licenses),
-            });
+        let job = self.state.job(id)?;
+        let licensed = match pass.profile.as_ref() {
+            Some(profile) => profile.licenses.covers(&job.licenses, pass.now, end),
+            None => self.state.licenses.covers(&job.licenses),
+        };
         if !licensed {
             return None;
         }
-        let gang = request(&self.state, id);
+        let gang = self.state.gang_request(job);
         if released.is_empty() && !self.state.index.could_hold(gang.shapes) {
             return None;
         }
@@ -254,23 +323,18 @@ impl Scheduler {
     /// otherwise.
     pub(super) fn blocked_reason(
         &self,
-        id: JobId,
+        job: &Job,
         now: u64,
         fits_free: &mut FitMemo,
     ) -> PendingReason {
-        if self
-            .state
-            .job(id)
-            .is_some_and(|job| !self.state.licenses.covers(&job.licenses))
-        {
+        if !self.state.licenses.covers(&job.licenses) {
             return PendingReason::Resources;
         }
         let none = BTreeMap::new();
-        let limit = self.state.job(id).map_or(0, |j| j.spec.time_limit_ms);
         let view = NowView {
             profile: None,
             now,
-            end: now.saturating_add(limit),
+            end: now.saturating_add(job.spec.time_limit_ms),
             held: &none,
             released: &none,
             maintenance: &self.state.maintenance,
@@ -280,7 +344,7 @@ impl Scheduler {
             preferred: &[],
             all_levels: false,
         };
-        let gang = request(&self.state, id);
+        let gang = self.state.gang_request(job);
         if !self.state.index.could_hold(gang.shapes) {
             return PendingReason::Resources;
         }
@@ -296,32 +360,72 @@ impl Scheduler {
         }
     }
 
-    /// Plans the job at the earliest release time where its whole gang (at `min_count`) fits,
-    /// and pins that reservation in the profile.
+    /// Plans a blocked job at the earliest time its whole gang (at `min_count`) fits and pins
+    /// that reservation in the profile: the last pass's plan when it provably still is the
+    /// earliest, otherwise the result of a search. `None`: it never fits.
     fn reserve(&mut self, id: JobId, pass: &mut Pass) -> Option<u64> {
+        // Taken: the pass replaces every plan anyway.
+        let previous = self
+            .plans
+            .remove(&id)
+            .filter(|plan| plan.start_ms > pass.now);
         let job = self.state.job(id)?;
-        let limit = job.spec.time_limit_ms;
-        let licenses = job.licenses.clone();
         let minimal: Vec<TaskShape> = job
             .shapes
             .iter()
             .map(|s| s.with_count(s.min_count))
             .collect();
-        let gang = GangRequest {
-            shapes: &minimal,
-            exclusive: job.spec.exclusive,
-            partition: job.partition,
-            mix: &self.state.shape_mix,
-            topology: self.state.gang_topology(&job.topology),
+        let wanted = Reservation {
+            gang: GangRequest {
+                shapes: &minimal,
+                ..self.state.gang_request(job)
+            },
+            limit: job.spec.time_limit_ms,
+            licenses: &job.licenses,
         };
         let profile = pass
             .profile
             .get_or_insert_with(|| Profile::build(&self.state, pass.now));
-        let cpu_milli: u64 = minimal
+        let rank = self.kept_rank(id);
+        let stands = previous.as_ref().zip(rank).is_some_and(|kept| {
+            let need = (wanted.limit, wanted.licenses);
+            self.plan_stands(kept, &wanted.gang, need, profile, &mut pass.confirmed)
+        });
+        pass.confirmed.kept += usize::from(stands);
+        let plan = match previous.as_ref().filter(|_| stands) {
+            Some(kept) => kept.clone(),
+            None => self.earliest_start(&wanted, profile, pass.now, previous.as_ref())?,
+        };
+        if let Some(rank) = rank
+            && (stands || previous.as_ref() == Some(&plan))
+        {
+            pass.confirmed.made_again(rank);
+        }
+        let start = plan.start_ms;
+        let charges = self.state.charges_of(&plan.assignments, job.spec.exclusive);
+        let limit = wanted.limit;
+        pass.bookings
+            .book(profile, (id, plan), charges, limit, wanted.licenses);
+        Some(start)
+    }
+
+    /// Searches the earliest start of `wanted`, with its resources: the candidate times are
+    /// the profile's release times and the `previous` plan's start, after `now`; the fit bounds
+    /// move past hopeless stretches at once. A candidate equal to the previous plan's start
+    /// keeps its resources when they still fit.
+    fn earliest_start(
+        &self,
+        wanted: &Reservation<'_>,
+        profile: &mut Profile,
+        now: u64,
+        previous: Option<&Plan>,
+    ) -> Option<Plan> {
+        let shapes = wanted.gang.shapes;
+        let cpu_milli: u64 = shapes
             .iter()
             .map(|s| s.cpu_milli * u64::from(s.count))
             .sum();
-        let cpus_bound_them = minimal.iter().all(|s| {
+        let cpus_bound_them = shapes.iter().all(|s| {
             s.gpu == GpuNeed::None && s.memory_mib == 0 && s.mode == PlacementMode::Spread
         });
         let candidates = IndexCandidates {
@@ -329,52 +433,30 @@ impl Scheduler {
             preferred: &[],
             all_levels: true,
         };
-        // Taken: the pass replaces every plan anyway.
-        let mut previous = self
-            .plans
-            .remove(&id)
-            .filter(|plan| plan.start_ms > pass.now);
-        let rank = self.kept_rank(id);
-        let stands = previous.as_ref().zip(rank).is_some_and(|kept| {
-            let need = (limit, &licenses);
-            self.plan_stands(kept, &gang, need, profile, &mut pass.confirmed)
-        });
-        pass.confirmed.kept += usize::from(stands);
-        let mut planned = previous
-            .take_if(|_| stands)
-            .map(|plan| (plan.start_ms, plan.assignments));
-        // Candidate start times: the profile's release times and the previous plan's start,
-        // from `cursor` on; the fit bound moves the cursor past hopeless stretches at once.
-        let mut cursor = pass.now.saturating_add(1);
-        while planned.is_none() {
+        let mut cursor = now.saturating_add(1);
+        loop {
             let release = profile.next_release(cursor);
-            let start = match previous
-                .as_ref()
-                .map(|p| p.start_ms)
-                .filter(|&t| t >= cursor)
-            {
+            let start = match previous.map(|p| p.start_ms).filter(|&t| t >= cursor) {
                 Some(t) => release.map_or(t, |r| r.min(t)),
-                None => match release {
-                    Some(r) => r,
-                    None => break,
-                },
+                None => release?,
             };
             cursor = start.saturating_add(1);
-            let end = start.saturating_add(limit);
-            if !profile.licenses.covers(&licenses, start, end) {
+            let end = start.saturating_add(wanted.limit);
+            if !profile.licenses.covers(wanted.licenses, start, end) {
                 continue;
             }
             // Both bounds only skip hopeless starts. For cpu-only spread gangs the per-node one
             // (room for one task anywhere) is rarely the later: its sweep is not worth it.
-            let bound = match profile.earliest_cpu_fit(&self.state.nodes, cpu_milli, start, limit) {
+            let nodes = &self.state.nodes;
+            let bound = match profile.earliest_cpu_fit(nodes, cpu_milli, start, wanted.limit) {
                 b if b > start || cpus_bound_them => b,
-                _ => earliest_fit_bound(profile, &self.state.nodes, &minimal, start, limit),
+                _ => earliest_fit_bound(profile, nodes, shapes, start, wanted.limit),
             };
             if bound > start {
-                cursor = bound;
                 if bound == u64::MAX {
-                    break;
+                    return None;
                 }
+                cursor = bound;
                 continue;
             }
             let view = FutureView {
@@ -383,47 +465,22 @@ impl Scheduler {
                 end,
                 maintenance: &self.state.maintenance,
             };
-            planned = match &previous {
+            let assignments = match previous {
                 Some(plan)
                     if plan.start_ms == start
-                        && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments) =>
+                        && assignments_fit(nodes, &view, wanted.gang, &plan.assignments) =>
                 {
-                    Some((start, plan.assignments.clone()))
+                    Some(plan.assignments.clone())
                 }
-                _ => place_gang(&self.state.nodes, &candidates, &view, gang).map(|a| (start, a)),
+                _ => place_gang(nodes, &candidates, &view, wanted.gang),
             };
-        }
-        let (start, assignments) = planned?;
-        if let Some(rank) = rank
-            && (stands
-                || previous.is_some_and(|p| p.start_ms == start && p.assignments == assignments))
-        {
-            pass.confirmed.made_again(rank);
-        }
-        let charges = crate::state::charges(&assignments, job.spec.exclusive, |n| {
-            self.state
-                .node(n)
-                .map(|node| node.capacity)
-                .unwrap_or_default()
-        });
-        for (node, amounts) in charges {
-            profile.reserve(node, amounts, start, start.saturating_add(limit));
-            if !pass.reserved_nodes.contains(&node) {
-                pass.reserved_nodes.push(node);
+            if let Some(assignments) = assignments {
+                return Some(Plan {
+                    start_ms: start,
+                    assignments,
+                });
             }
         }
-        profile
-            .licenses
-            .reserve(&licenses, start, start.saturating_add(limit));
-        pass.reserved_nodes.sort_unstable();
-        pass.plans.push((
-            id,
-            Plan {
-                start_ms: start,
-                assignments,
-            },
-        ));
-        Some(start)
     }
 
     fn start(
@@ -440,7 +497,7 @@ impl Scheduler {
             placement,
         });
         self.state.start_job(id, assignments, pass.now);
-        pass.fits_free.forget_fits();
+        pass.blocking.fits_free.forget_fits();
         pass.quota_closed = None;
         if let Some(profile) = pass.profile.as_mut() {
             for (node, amounts) in self.state.node_charges(id) {
@@ -496,22 +553,26 @@ pub(super) fn placement_entries(
         .collect()
 }
 
-/// The gang request of a pending job.
-pub(super) fn request(state: &ClusterState, id: JobId) -> GangRequest<'_> {
-    match state.job(id) {
-        Some(job) => GangRequest {
-            shapes: &job.shapes,
-            exclusive: job.spec.exclusive,
-            partition: job.partition,
-            mix: &state.shape_mix,
-            topology: state.gang_topology(&job.topology),
-        },
-        None => GangRequest {
-            shapes: &[],
-            exclusive: false,
-            partition: crate::model::ids::PartitionId(0),
-            mix: &state.shape_mix,
-            topology: None,
-        },
+impl Bookings {
+    /// Books `plan` for job `id`: its per-node `charges` and its licenses are reserved in
+    /// `profile` over its window, and it becomes one of the next pass's plans.
+    fn book(
+        &mut self,
+        profile: &mut Profile,
+        (id, plan): (JobId, Plan),
+        charges: Vec<(NodeId, NodeAmounts)>,
+        limit: u64,
+        licenses: &LicenseNeed,
+    ) {
+        let (start, end) = (plan.start_ms, plan.start_ms.saturating_add(limit));
+        for (node, amounts) in charges {
+            profile.reserve(node, amounts, start, end);
+            if !self.reserved_nodes.contains(&node) {
+                self.reserved_nodes.push(node);
+            }
+        }
+        profile.licenses.reserve(licenses, start, end);
+        self.reserved_nodes.sort_unstable();
+        self.plans.push((id, plan));
     }
 }

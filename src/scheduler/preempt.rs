@@ -299,12 +299,7 @@ impl Scheduler {
             });
         }
         let exclusive = self.state.job(id).is_some_and(|j| j.spec.exclusive);
-        let planned = crate::state::charges(&choice.plan, exclusive, |n| {
-            self.state
-                .node(n)
-                .map(|node| node.capacity)
-                .unwrap_or_default()
-        });
+        let planned = self.state.charges_of(&choice.plan, exclusive);
         self.state.earmarks.insert(
             id,
             Earmark {

@@ -10,12 +10,7 @@ impl Scheduler {
     /// The quota demand of a job placed on `assignments`.
     pub(super) fn assignments_demand(&self, id: JobId, assignments: &[Assignment]) -> QuotaVec {
         let exclusive = self.state.job(id).is_some_and(|j| j.spec.exclusive);
-        let charges = crate::state::charges(assignments, exclusive, |n| {
-            self.state
-                .node(n)
-                .map(|node| node.capacity)
-                .unwrap_or_default()
-        });
+        let charges = self.state.charges_of(assignments, exclusive);
         self.state.charges_demand(&charges)
     }
 

@@ -15,9 +15,8 @@
 use super::Scheduler;
 use super::fit_memo::FitMemo;
 use super::order::OrderKey;
-use super::pass::{Pass, waiting_reason};
+use super::pass::{Blocking, Pass, waiting_reason};
 use super::pending::PendingEntry;
-use crate::config::BackfillMode;
 use crate::decision::PendingReason;
 use crate::model::ids::JobId;
 use crate::placement::NeedFloor;
@@ -89,7 +88,7 @@ impl Scheduler {
         };
         let mut rest = deferred.keyed[deferred.from..].to_vec();
         rest.sort_unstable_by_key(|(key, _)| *key);
-        let mut walk = SettledWalk {
+        let mut blocking = Blocking {
             blocked: deferred.blocked,
             blocked_queues: deferred.blocked_queues.clone(),
             fits_free: FitMemo::default(),
@@ -100,48 +99,31 @@ impl Scheduler {
                 Some(PendingEntry {
                     job: id,
                     position: deferred.from + i + 1,
-                    reason: self.settled_reason(id, deferred.now, &mut walk)?,
+                    reason: self.settled_reason(id, deferred.now, &mut blocking)?,
                     estimated_start_ms: None,
                 })
             })
             .collect()
     }
 
-    /// The reason the pass would have given `id` (`None`: no such job): the steps of
-    /// `consider` for a job that cannot start, plan or preempt, in the same order.
-    fn settled_reason(&self, id: JobId, now: u64, walk: &mut SettledWalk) -> Option<PendingReason> {
+    /// The reason the pass would have given `id` (`None`: no such job). A settled pass's
+    /// remaining jobs can neither start, be planned nor preempt, so the pass's own steps for
+    /// a job that does none of these decide it: waiting, held back, or unplanned.
+    fn settled_reason(
+        &self,
+        id: JobId,
+        now: u64,
+        blocking: &mut Blocking,
+    ) -> Option<PendingReason> {
         let job = self.state.job(id)?;
-        if let Some(reason) = waiting_reason(job, now) {
-            return Some(reason);
-        }
-        if walk.blocked {
-            return Some(self.blocked_reason(id, now, &mut walk.fits_free));
-        }
-        let queue = job.queue;
-        if queue.is_some_and(|q| walk.blocked_queues.contains(&q)) {
-            return Some(PendingReason::Quota);
-        }
-        if !self.settled_quota_fits_unplaced(id) {
-            if let Some(q) = queue
-                && self.state.config.queues[q.index()].strict_fifo
-            {
-                walk.blocked_queues.push(q);
-            }
-            return Some(PendingReason::Quota);
-        }
-        if self.state.config.policy.backfill.mode == BackfillMode::None {
-            walk.blocked = true;
-            return Some(PendingReason::Resources);
-        }
-        Some(self.blocked_reason(id, now, &mut walk.fits_free))
+        let reason = waiting_reason(job, now)
+            .or_else(|| self.held_back(id, job, now, blocking))
+            .unwrap_or_else(|| {
+                let quota_ok = self.settled_quota_fits_unplaced(id);
+                self.unplanned_reason(job, now, quota_ok, blocking)
+            });
+        Some(reason)
     }
-}
-
-/// What carries from one deferred job to the next, as in the pass.
-struct SettledWalk {
-    blocked: bool,
-    blocked_queues: Vec<QueueId>,
-    fits_free: FitMemo,
 }
 
 #[cfg(all(test, feature = "testkit"))]

@@ -24,9 +24,7 @@ impl ClusterState {
         assignments: &[Assignment],
         exclusive: bool,
     ) -> Vec<(NodeId, NodeAmounts)> {
-        charges(assignments, exclusive, |n| {
-            self.node(n).map(|node| node.capacity).unwrap_or_default()
-        })
+        crate::placement::charges(&self.nodes, assignments, exclusive)
     }
 
     /// Starts a pending job on `assignments` (already validated by the caller).
@@ -190,26 +188,4 @@ impl ClusterState {
             }
         }
     }
-}
-
-/// Per-node charges of a set of assignments: summed per node in first-seen order, or the whole
-/// node (from `capacity`) when exclusive.
-pub(crate) fn charges(
-    assignments: &[Assignment],
-    exclusive: bool,
-    capacity: impl Fn(NodeId) -> NodeAmounts,
-) -> Vec<(NodeId, NodeAmounts)> {
-    let mut out: Vec<(NodeId, NodeAmounts)> = Vec::new();
-    for a in assignments {
-        match out.iter_mut().find(|(n, _)| *n == a.node) {
-            Some((_, total)) => total.add(&a.amounts),
-            None => out.push((a.node, a.amounts)),
-        }
-    }
-    if exclusive {
-        for (node, total) in &mut out {
-            *total = capacity(*node);
-        }
-    }
-    out
 }

@@ -33,7 +33,6 @@ use crate::quota::QueueId;
 
 pub use build::Partition;
 pub use dependencies::DependencyGraph;
-pub(crate) use jobs::charges;
 pub use maintenance::{Maintenance, Window};
 pub use quota::{Earmark, QuotaBook};
 pub use totals::JobTotals;

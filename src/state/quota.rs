@@ -221,6 +221,13 @@ impl ClusterState {
             .collect()
     }
 
+    /// Whether `preemptor` holds an earmark with victims still running.
+    pub fn has_victims_stopping(&self, preemptor: JobId) -> bool {
+        self.earmarks
+            .get(&preemptor)
+            .is_some_and(|e| !e.victims.is_empty())
+    }
+
     /// Drops `preemptor`'s earmark, returning the quota it held to the tree. Victims still
     /// running keep stopping; their release is then an ordinary one.
     pub fn release_earmark(&mut self, preemptor: JobId) {

@@ -1,13 +1,14 @@
 //! The cluster's topology tree as the state keeps it: checked against node labels when nodes
 //! are configured, added or reconfigured, and the compiled topology constraints of jobs.
 
-use super::ClusterState;
+use super::{ClusterState, Job};
 use crate::config::ClusterConfig;
 use crate::error::{ConfigError, ErrorKind, EventError};
 use crate::model::ids::NodeId;
 use crate::model::job::{TaskGroup, TopologyRequest};
 use crate::model::node::Node;
 use crate::model::topology::{LevelNeed, Topology};
+use crate::placement::GangRequest;
 use crate::placement::topology::GangTopology;
 
 impl ClusterState {
@@ -61,6 +62,18 @@ impl ClusterState {
         self.topology
             .as_ref()
             .map(|tree| GangTopology { tree, needs })
+    }
+
+    /// The gang request of `job` as submitted: its task groups, exclusivity, partition and
+    /// topology constraints, measured against the cluster's shape mix.
+    pub(crate) fn gang_request<'a>(&'a self, job: &'a Job) -> GangRequest<'a> {
+        GangRequest {
+            shapes: &job.shapes,
+            exclusive: job.spec.exclusive,
+            partition: job.partition,
+            mix: &self.shape_mix,
+            topology: self.gang_topology(&job.topology),
+        }
     }
 
     /// Compiles the groups' topology constraints; empty when no group has one.
