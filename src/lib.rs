@@ -71,7 +71,7 @@
 //!   events `gpu_down` / `gpu_up` and `maintenance_add` / `maintenance_remove`; requests
 //!   `what_if`, `reconfigure`, `explain` with `"detail": true`; kill and requeue reason
 //!   `gpu_down`; error kind `unknown_maintenance`. A blank shim line gets no response. The
-//!   repository's `docs/protocol-extensions.md` lists every such field with its JSON.
+//!   repository's `docs/protocol.md` documents every field with its JSON.
 
 pub mod backfill;
 pub mod config;
