@@ -1,6 +1,7 @@
-//! One full scheduling pass (fair-share + quotas + EASY backfill) on DESIGN.md §5's standard
-//! workload ([`gangway::sim::standard`]): N ∈ {1,000, 10,000} nodes × 8 GPUs full of running
-//! jobs, M ∈ {1,000, 10,000, 100,000} pending. Seeded, so every run measures the same workload.
+//! One full scheduling pass (fair-share + quotas + EASY backfill) on the standard workload
+//! (docs/design.md, section Performance targets; [`gangway::sim::standard`]): N ∈ {1,000,
+//! 10,000} nodes × 8 GPUs full of running jobs, M ∈ {1,000, 10,000, 100,000} pending. Seeded,
+//! so every run measures the same workload.
 //! Each scheduler is built only when its benchmark runs, so a filter skips the others' set-up.
 //! A last benchmark adds reading the whole pending report after the pass.
 

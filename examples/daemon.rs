@@ -5,7 +5,7 @@
 //! ```
 //!
 //! `NODE.json` is the node entry `gangway inventory` prints. Jobs arrive as JSON lines (from
-//! `--jobs FILE`, else stdin), each a JOB of PROTOCOL.md with one more field, `command`, a shell
+//! `--jobs FILE`, else stdin), each a JOB (docs/protocol.md) plus one field, `command`, a shell
 //! command line. The loop runs on the real clock: it ticks on each event (a submission, a child
 //! exiting) and at the scheduler's `next_wakeup_ms`. A `start` launches the job's command in its
 //! own process group with `CUDA_VISIBLE_DEVICES` set to the decision's GPUs; `preempt` sends it
@@ -307,7 +307,7 @@ fn outcome_word(outcome: FinishOutcome) -> &'static str {
     }
 }
 
-/// A reason as PROTOCOL.md spells it (`time_limit`, `gpu_down`, …).
+/// A reason as the wire protocol spells it (`time_limit`, `gpu_down`, …).
 fn json_word(reason: &impl serde::Serialize) -> String {
     serde_json::to_value(reason)
         .ok()

@@ -1,9 +1,9 @@
-//! Memory per pending job on DESIGN.md §5's standard workload: a counting global allocator
-//! reads the bytes allocated before one million pending jobs are generated and after they have
-//! been submitted to a full 1,000-node cluster (the submitted events are consumed, so what stays
-//! allocated is the scheduler's), and prints the difference per job. Everything the scheduler
-//! keeps for a pending job counts: its spec, compiled shapes, indexes, priority inputs and its
-//! line in the per-pass report.
+//! Memory per pending job on the standard workload (docs/design.md, section Performance targets):
+//! a counting global allocator reads the bytes allocated before one million pending jobs are
+//! generated and after they have been submitted to a full 1,000-node cluster (the submitted
+//! events are consumed, so what stays allocated is the scheduler's), and prints the difference
+//! per job. Everything the scheduler keeps for a pending job counts: its spec, compiled shapes,
+//! indexes, priority inputs and its line in the per-pass report.
 //!
 //!     cargo run --release --features sim --example memory_per_job [-- JOBS]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Drives `gangway shim` from Python over its JSON-lines protocol (PROTOCOL.md).
+"""Drives `gangway shim` from Python over its JSON-lines protocol (docs/protocol.md).
 
     python3 examples/python_host.py [PATH_TO_GANGWAY]
 

@@ -1,5 +1,6 @@
-//! The scaling curve of one full pass (fair-share + quotas + EASY) on DESIGN.md §5's standard
-//! workload: 1,000 nodes × 8 GPUs full of running jobs, M pending jobs from 1,000 to 100,000.
+//! The scaling curve of one full pass (fair-share + quotas + EASY) on the standard workload
+//! (docs/design.md, section Performance targets): 1,000 nodes × 8 GPUs full of running jobs,
+//! M pending jobs from 1,000 to 100,000.
 //! For each M it times `RUNS` passes and takes the median, prints a table (with time per pending
 //! job, flat for O(M) and growing like log M for O(M log M)) and draws `docs/scaling.svg`.
 //!

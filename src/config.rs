@@ -1,5 +1,5 @@
-//! The cluster configuration (PROTOCOL.md's `CLUSTER`): nodes, partitions, cohorts, queues,
-//! accounts, QoS and policy, with every default of PROTOCOL.md's defaults table.
+//! The cluster configuration (docs/protocol.md, section Cluster configuration): nodes, partitions,
+//! cohorts, queues, accounts, QoS and policy, with every default listed there.
 //!
 //! These are plain data types that (de)serialize exactly as the wire format; unknown fields are
 //! refused so that a typo never passes silently. [`crate::Scheduler::new`] validates the

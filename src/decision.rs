@@ -1,4 +1,4 @@
-//! Decisions: everything the scheduler tells the host (PROTOCOL.md's `DECISION`), and the
+//! Decisions: all the scheduler tells the host (docs/protocol.md, section Decisions), and the
 //! `explain` report.
 
 use serde::{Deserialize, Serialize};
@@ -165,7 +165,7 @@ pub struct Rejection {
 /// The result of one tick.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TickOutcome {
-    /// Decisions in PROTOCOL.md's order: kill, cancel, requeue, preempt, start.
+    /// Decisions in the order kill, cancel, requeue, preempt, start (docs/protocol.md).
     pub decisions: Vec<Decision>,
     /// Events refused, each alone.
     pub rejected: Vec<Rejection>,
@@ -173,7 +173,7 @@ pub struct TickOutcome {
     pub next_wakeup_ms: Option<u64>,
 }
 
-/// Why a pending job is not running (PROTOCOL.md's reasons, first that applies).
+/// Why a pending job is not running: the first that applies (docs/protocol.md, Pending reasons).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PendingReason {

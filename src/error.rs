@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-/// The kind of a rejected event (PROTOCOL.md's error kinds for events).
+/// The kind of a rejected event (docs/protocol.md, section Rejected events).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {

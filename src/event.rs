@@ -1,4 +1,4 @@
-//! Events: everything the host tells the scheduler (PROTOCOL.md's `EVENT`).
+//! Events: everything the host tells the scheduler (docs/protocol.md, section Events).
 
 use serde::{Deserialize, Serialize};
 

@@ -24,7 +24,7 @@
 //!
 //! # Map
 //!
-//! - [`config`]: the CLUSTER document with PROTOCOL.md's defaults; [`event`], [`decision`],
+//! - [`config`]: the CLUSTER document and its defaults (docs/protocol.md); [`event`], [`decision`],
 //!   [`error`]: the wire types; [`protocol`]: the JSON-lines shim (`gangway shim`).
 //! - [`model`]: interned ids, fixed-point amounts, fixed-size per-node resource vectors, jobs,
 //!   task shapes, topology, MIG layouts. [`state`]: `ClusterState`, every change to it, and its
@@ -34,11 +34,11 @@
 //!   [`policy::Policy`] trait and the built-in multifactor priority. [`fairshare`],
 //!   [`quota`]: fair-share trees and Kueue-style quota trees.
 //! - [`nvml`]: the node adapter (probe trait; the NVML driver behind feature `nvml`).
-//!   `sim` (feature `sim`): the simulator, trace readers and DESIGN.md §5's standard workload.
+//!   `sim` (feature `sim`): the simulator, trace readers and docs/design.md's standard workload.
 //!   `testkit` (feature `testkit`): proptest strategies, the invariant oracle, a harness that
 //!   property-checks any policy, and the fuzz entry points.
 //!
-//! # Choices where PROTOCOL.md and DESIGN.md are silent
+//! # Choices (written down in docs/protocol.md and docs/design.md)
 //!
 //! - **Limits**: at most 16 GPUs per node, 64 GPU models, 64 partitions, 128 MIG slices per
 //!   node. A GPU request of 1 or more must be whole; below 1 it is a shareable fraction.
@@ -67,11 +67,11 @@
 //!   Decisions never depend on either.
 //! - **Quotas**: exclusive jobs are charged whole nodes; queues admit best-effort FIFO unless
 //!   `strict_fifo`. Preempted resources are earmarked for the preemptor until its victims stop.
-//! - **Extensions of the protocol** (new event types, ops and reasons, which PROTOCOL.md allows):
+//! - **Extensions of the protocol** (new event types, ops and reasons, which its contract allows):
 //!   events `gpu_down` / `gpu_up` and `maintenance_add` / `maintenance_remove`; requests
 //!   `what_if`, `reconfigure`, `explain` with `"detail": true`; kill and requeue reason
 //!   `gpu_down`; error kind `unknown_maintenance`. A blank shim line gets no response. The
-//!   repository's `docs/protocol-extensions.md` lists every such field with its JSON.
+//!   repository's `docs/protocol.md` documents every field with its JSON.
 
 pub mod backfill;
 pub mod config;

@@ -1,4 +1,4 @@
-//! The JSON-lines wire protocol (PROTOCOL.md): one request object per line in, exactly one
+//! The JSON-lines wire protocol (docs/protocol.md): one request object per line in, exactly one
 //! response object per line out. [`Shim`] is the whole protocol as a pure line handler; the
 //! `gangway shim` command only moves lines between it and stdin/stdout.
 //!
@@ -29,10 +29,10 @@
 //! assert!(bad.starts_with(r#"{"ok":false,"error":{"kind":"invalid_config","message":"cluster.queues[0].name"#), "{bad}");
 //! ```
 //!
-//! Beyond PROTOCOL.md, `explain` takes an optional `"detail": true`, which adds `"shares"` (the
+//! `explain` also takes an optional `"detail": true`, which adds `"shares"` (the
 //! `sshare`-like report, [`Scheduler::share_report`]) and `"priorities"` (the `sprio`-like
-//! breakdown, [`Scheduler::priorities`]) to the response; without it the response is exactly
-//! PROTOCOL.md's.
+//! breakdown, [`Scheduler::priorities`]) to the response; without it the response has only
+//! `pending` and `running`.
 //!
 //! `{"op":"what_if","job":JOB}` answers when and where the job would start if submitted now
 //! ([`Scheduler::what_if`]), changing nothing: `{"ok":true,"start_ms":T,"placement":[…]}`

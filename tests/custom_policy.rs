@@ -1,6 +1,6 @@
 //! Property-checks a user-written policy (examples/custom_policy.rs's shortest job first) with
 //! the test kit: random clusters and adversarial streams, the oracle after every tick, and a
-//! failure shrunk to a minimal stream of PROTOCOL.md lines.
+//! failure shrunk to a minimal stream of protocol lines (docs/protocol.md).
 
 use gangway::JobSpec;
 use gangway::policy::{Policy, PriorityFactors};

@@ -44,7 +44,7 @@ fn scenarios() -> Vec<(String, Value)> {
         .collect()
 }
 
-/// The scenario as PROTOCOL.md lines: configure, its ticks, explain and snapshot.
+/// The scenario as protocol lines (docs/protocol.md): configure, its ticks, explain and snapshot.
 fn protocol_lines(scenario: &Value) -> String {
     let mut lines = vec![json!({"op": "configure", "cluster": scenario["cluster"]}).to_string()];
     for tick in scenario["ticks"].as_array().unwrap() {

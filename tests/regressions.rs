@@ -1,5 +1,5 @@
 //! Minimal event streams that once broke an invariant (found by the property tests), replayed
-//! through the shim with the oracle after every tick. Each file is PROTOCOL.md lines: a
+//! through the shim with the oracle after every tick. Each file is docs/protocol.md lines: a
 //! `configure`, then `tick`s.
 
 use gangway::protocol::Shim;

@@ -1,7 +1,7 @@
 //! Runs every `../shared/scenarios/*.json` (the shared contract) and every `tests/scenarios/*.json`
 //! (gangway's own scenarios, one or more per feature) through the shim's request handling
-//! in-process and checks every expectation as PROTOCOL.md defines them, plus the invariant oracle
-//! after every tick and the physical sanity of every `start`.
+//! in-process and checks every expectation as docs/protocol.md (section Scenario files) defines
+//! them, plus the invariant oracle after every tick and the physical sanity of every `start`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

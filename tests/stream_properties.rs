@@ -1,7 +1,7 @@
 //! Volume: random clusters and adversarial event streams through the scheduler with the oracle
 //! after every tick. The default run sends over 1,000,000 stream events in all (counted and
 //! asserted); `GANGWAY_PROPTEST_SCALE=N` multiplies the cases for long local runs. A failure
-//! shrinks to a minimal stream printed as PROTOCOL.md lines. The runs also count what the
+//! shrinks to a minimal stream printed as docs/protocol.md lines. The runs also count what the
 //! hardware generators reached — clusters with a topology, MIG and NVLink islands, starts of
 //! MIG and topology-constrained groups (which the oracle's topology and MIG checks then
 //! inspect), and rejected submits asking for what the cluster cannot have — and the

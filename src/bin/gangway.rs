@@ -30,7 +30,7 @@ struct Cli {
 enum Command {
     /// Replay a workload (the built-in GPU-ML one, or a trace) and compare policies.
     Simulate(simulate::SimulateArgs),
-    /// Serve PROTOCOL.md's JSON-lines protocol on stdin/stdout.
+    /// Serve the JSON-lines protocol (docs/protocol.md) on stdin/stdout.
     Shim {
         /// Configure from this CLUSTER file instead of a first `configure` request.
         #[arg(long)]

@@ -1,4 +1,4 @@
-//! Job specifications as the host submits them (PROTOCOL.md's `JOB`).
+//! Job specifications as the host submits them (docs/protocol.md, section Jobs).
 
 use serde::{Deserialize, Serialize};
 
@@ -6,7 +6,7 @@ use crate::model::amount::Milli;
 
 /// A job as submitted: who, where, how long, and one or more task groups placed as one gang.
 ///
-/// Every field but `id`, `time_limit_ms` and `groups` has PROTOCOL.md's default.
+/// Every field but `id`, `time_limit_ms` and `groups` has a default (docs/protocol.md, Jobs).
 ///
 /// ```
 /// use gangway::JobSpec;

@@ -20,7 +20,7 @@ use crate::event::Event;
 /// NVIDIA's Kubernetes device plugin treats them.
 pub const APPLICATION_XIDS: [u64; 5] = [13, 31, 43, 45, 68];
 
-/// A device-level change for the engine, in PROTOCOL.md's style: `{"type":"gpu_down",
+/// A device-level change for the engine, in the style of docs/protocol.md: `{"type":"gpu_down",
 /// "node":NAME,"gpu":IDX,"reason":…}` and `{"type":"gpu_up","node":NAME,"gpu":IDX}`. The
 /// engine's own `gpu_down` event has no `reason`; a host logs it and passes the rest on.
 ///

@@ -5,7 +5,7 @@
 //! feature so that it is tested against recorded fixtures ([`FixtureProbe`]) on machines without
 //! GPUs. Only `NvmlProbe` and `host_facts`, which talk to the NVIDIA driver and to `/proc`,
 //! need the `nvml` feature, and exist on Linux only; the driver library is loaded at run time,
-//! so the feature builds on machines without one. (DESIGN.md places the whole adapter behind the
+//! so the feature builds on machines without one. (The design had the whole adapter behind the
 //! feature; keeping only the driver part there lets CI test the rest without NVML.)
 //!
 //! ```

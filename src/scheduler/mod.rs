@@ -158,7 +158,7 @@ impl Scheduler {
     }
 
     /// Replaces the partitions, cohorts, queues, accounts, QoS and policy with those of `config`
-    /// while keeping the nodes and every job (PROTOCOL.md's `reconfigure`). The change applies
+    /// while keeping the nodes and every job (docs/protocol.md's `reconfigure`). The change applies
     /// from the next pass: nothing starts or stops now, running jobs keep running even if that
     /// leaves a queue over its new quota, and pending jobs are ordered and admitted under the new
     /// configuration at the next tick. The built-in policy takes the new priority weights (a

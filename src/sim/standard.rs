@@ -1,4 +1,5 @@
-//! DESIGN.md §5's standard workload, seeded so that every benchmark run measures the same thing:
+//! The standard workload (docs/design.md, section Performance targets), seeded so that every
+//! benchmark run measures the same thing:
 //! N nodes × 8 GPUs (one GPU model per rack of 32 nodes, three models), 100 queues in 10 cohorts
 //! with GPU quotas, 1,000 accounts (10 users each) with fair-share; pending jobs, in a random
 //! queue, account and user each, need 1 GPU (40%), 2

@@ -42,7 +42,7 @@ fn seed_of(data: &[u8]) -> [u8; 32] {
 
 /// Arbitrary config and tick stream into the scheduler, with the oracle after each tick.
 ///
-/// Input starting with `{` is read as PROTOCOL.md lines: the first `configure` line gives the
+/// Input starting with `{` is read as docs/protocol.md lines: the first `configure` line gives the
 /// cluster, each `tick` line a tick (unparseable lines and events are skipped, times are made
 /// non-decreasing). Any other input seeds the proptest strategies, so every input is a
 /// valid-shaped cluster and stream, topology levels, NVLink islands, MIG layouts and the jobs'

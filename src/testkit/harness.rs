@@ -1,6 +1,6 @@
 //! The stream harness: ticks a scheduler with any [`Policy`] through an event stream, runs the
 //! oracle (with the cross-tick [`Checker`]) after every tick, and reports a violation as a
-//! [`Failure`] that prints the stream up to the failing tick as PROTOCOL.md request lines
+//! [`Failure`] that prints the stream up to the failing tick as request lines (docs/protocol.md)
 //! (`configure`, then one `tick` per step), ready to replay with `gangway shim`.
 //!
 //! With proptest, a failing case shrinks to a minimal stream; [`check_policy`] does the whole
