@@ -97,7 +97,7 @@ pub struct Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "at {} ms: {}", self.at_ms, self.message)?;
-        writeln!(f, "replay (PROTOCOL.md lines):")?;
+        writeln!(f, "replay (docs/protocol.md request lines):")?;
         for line in &self.lines {
             writeln!(f, "{line}")?;
         }
