@@ -101,7 +101,6 @@ impl QuotaTree {
                 subtree: quota.nominal,
                 guaranteed: QuotaVec::ZERO,
                 borrowing_limit: quota.borrowing_limit,
-                usage: QuotaVec::ZERO,
             })
             .collect();
         sum_subtrees(&mut nodes, &raw, &cohort_depths(&parents), nq);
@@ -122,6 +121,7 @@ impl QuotaTree {
             });
         }
         Ok(QuotaTree {
+            usage: vec![QuotaVec::ZERO; nodes.len()],
             keys,
             queue_names,
             cohort_names,

@@ -28,10 +28,10 @@ impl QuotaTree {
     /// ```
     pub fn check_totals(&self) -> Result<(), String> {
         let mut expected = vec![QuotaVec::ZERO; self.nodes.len()];
-        for node in &self.nodes {
+        for (node, usage) in self.nodes.iter().zip(&self.usage) {
             if let Some(parent) = node.parent {
                 for key in node.limits.iter() {
-                    let above = node.usage[key].saturating_sub(node.guaranteed[key]);
+                    let above = usage[key].saturating_sub(node.guaranteed[key]);
                     let sum = &mut expected[parent as usize][key];
                     *sum = sum.saturating_add(above);
                 }
@@ -39,7 +39,7 @@ impl QuotaTree {
         }
         let nq = self.queue_names.len();
         for (n, want) in expected.iter().enumerate().skip(nq) {
-            let have = &self.nodes[n].usage;
+            let have = &self.usage[n];
             if let Some(key) = self.keys().find(|&key| have[key] != want[key]) {
                 return Err(format!(
                     "{}: {} usage {} but its children use {} above their guaranteed quota",
@@ -80,7 +80,7 @@ impl QuotaTree {
     pub fn check_limits(&self) -> Result<(), String> {
         for (n, node) in self.nodes.iter().enumerate() {
             for key in node.limits.iter() {
-                let usage = node.usage[key];
+                let usage = self.usage[n][key];
                 let quota = node.subtree[key];
                 let borrowing_limit = node.borrowing_limit[key];
                 let bound = match node.parent {

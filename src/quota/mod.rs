@@ -45,6 +45,7 @@
 //! tree.check_invariants().unwrap();
 //! ```
 
+mod adjusted;
 mod build;
 mod invariants;
 pub(crate) mod keys;
@@ -54,5 +55,6 @@ mod vector;
 #[cfg(test)]
 mod tests;
 
+pub use adjusted::AdjustedQuota;
 pub use tree::{Fit, QueueId, QuotaTree};
 pub use vector::{KeyId, MAX_KEYS, QuotaVec};

@@ -59,7 +59,7 @@ fn id(tree: &QuotaTree, name: &str) -> QueueId {
 
 /// Every node's usage, to compare states.
 fn usages(tree: &QuotaTree) -> Vec<QuotaVec> {
-    tree.nodes.iter().map(|n| n.usage).collect()
+    tree.usage.clone()
 }
 
 #[test]
@@ -345,7 +345,7 @@ fn invariants_report_inconsistent_cohort_totals() {
     let queues = [queue("a", Some("co"), &[("cpu", q(2, None, None))])];
     let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
     tree.add_usage(id(&tree, "a"), &cpus(&tree, 1));
-    tree.nodes[1].usage[KeyId::CPU] = 0;
+    tree.usage[1][KeyId::CPU] = 0;
     assert_eq!(
         tree.check_invariants().unwrap_err(),
         r#"cohort "co": cpu usage 0 but its children use 1 above their guaranteed quota"#

@@ -79,16 +79,14 @@ pub(crate) struct Node {
     pub(crate) guaranteed: QuotaVec,
     /// The most it may use above `subtree`; [`UNLIMITED`] where none.
     pub(crate) borrowing_limit: QuotaVec,
-    /// For a queue, its jobs' usage; for a cohort, its children's usage above their guaranteed
-    /// parts.
-    pub(crate) usage: QuotaVec,
 }
 
 impl Node {
-    /// How much of `key` this node can still take, given what its parent offers it.
-    fn available_with(&self, key: KeyId, from_parent: u64) -> u64 {
+    /// How much of `key` this node, using `usage`, can still take, given what its parent
+    /// offers it.
+    fn available_with(&self, usage: &QuotaVec, key: KeyId, from_parent: u64) -> u64 {
         let guaranteed = self.guaranteed[key];
-        let usage = self.usage[key];
+        let usage = usage[key];
         let local = guaranteed.saturating_sub(usage);
         if self.parent.is_none() {
             return local;
@@ -119,9 +117,9 @@ impl Node {
         potential
     }
 
-    /// True when the usage of `key` is above this node's own subtree quota.
-    fn above_nominal(&self, key: KeyId) -> bool {
-        self.limits.contains(key) && self.usage[key] > self.subtree[key]
+    /// True when `usage` of `key` is above this node's own subtree quota.
+    fn above_nominal(&self, usage: &QuotaVec, key: KeyId) -> bool {
+        self.limits.contains(key) && usage[key] > self.subtree[key]
     }
 }
 
@@ -150,9 +148,8 @@ pub(crate) struct QueueInfo {
 /// [`QuotaTree::demand`]) and hand it back to [`QuotaTree::remove_usage`] when the job ends.
 /// `fits`, `add_usage` and `remove_usage` cost O(tree depth × keys) and never allocate.
 ///
-/// **Tentative checks** (preemption search): remove the candidate victims' demands with
-/// `remove_usage`, ask `fits`, then `add_usage` them back. The state depends only on each
-/// queue's usage, so this restores it exactly, in any order.
+/// **Tentative checks** (preemption search, earmarked preemptors): [`QuotaTree::adjusted`]
+/// weighs usage added and removed on paper, changing nothing.
 ///
 /// **Reconfiguration**: build a new tree with [`QuotaTree::new`], recompute each running job's
 /// demand with the new tree's [`QuotaTree::demand`] (key ids may change) and `add_usage` it.
@@ -197,6 +194,9 @@ pub struct QuotaTree {
     pub(crate) cohort_names: IndexSet<String>,
     /// Queues at `0..queue_names.len()`, then cohorts in configuration order.
     pub(crate) nodes: Vec<Node>,
+    /// Each node's usage, by node index: for a queue, its jobs' usage; for a cohort, its
+    /// children's usage above their guaranteed parts.
+    pub(crate) usage: Vec<QuotaVec>,
     /// One entry per queue.
     pub(crate) queues: Vec<QueueInfo>,
     /// The queues' bottom-up paths, concatenated.
@@ -338,12 +338,18 @@ impl QuotaTree {
     /// assert_eq!(tree.available(tree.queue_id("a").unwrap(), KeyId::CPU), u64::MAX);
     /// ```
     pub fn available(&self, q: QueueId, key: KeyId) -> u64 {
+        self.available_in(&self.usage, q, key)
+    }
+
+    /// [`QuotaTree::available`] with every node's usage read from `usage`.
+    fn available_in(&self, usage: &[QuotaVec], q: QueueId, key: KeyId) -> u64 {
         if !self.nodes[q.index()].limits.contains(key) {
             return u64::MAX;
         }
         let mut from_parent = 0;
         for &n in self.path(q).iter().rev() {
-            from_parent = self.nodes[n as usize].available_with(key, from_parent);
+            let n = n as usize;
+            from_parent = self.nodes[n].available_with(&usage[n], key, from_parent);
         }
         from_parent
     }
@@ -363,10 +369,15 @@ impl QuotaTree {
     /// assert!(!tree.fits(a, &tree.demand(0, 0, &[("a100", 3000)])));
     /// ```
     pub fn fits(&self, q: QueueId, demand: &QuotaVec) -> bool {
+        self.fits_in(&self.usage, q, demand)
+    }
+
+    /// [`QuotaTree::fits`] with every node's usage read from `usage`.
+    pub(super) fn fits_in(&self, usage: &[QuotaVec], q: QueueId, demand: &QuotaVec) -> bool {
         self.nodes[q.index()]
             .limits
             .iter()
-            .all(|key| demand[key] == 0 || demand[key] <= self.available(q, key))
+            .all(|key| demand[key] == 0 || demand[key] <= self.available_in(usage, q, key))
     }
 
     /// Whether `demand` fits queue `q` now, and whether it needs to borrow for that.
@@ -410,10 +421,20 @@ impl QuotaTree {
     /// assert!(!tree.within_nominal(a, &tree.demand(1001, 0, &[])));
     /// ```
     pub fn within_nominal(&self, q: QueueId, demand: &QuotaVec) -> bool {
-        let node = &self.nodes[q.index()];
+        self.within_nominal_in(&self.usage, q, demand)
+    }
+
+    /// [`QuotaTree::within_nominal`] with every node's usage read from `usage`.
+    pub(super) fn within_nominal_in(
+        &self,
+        usage: &[QuotaVec],
+        q: QueueId,
+        demand: &QuotaVec,
+    ) -> bool {
+        let (node, usage) = (&self.nodes[q.index()], &usage[q.index()]);
         node.limits
             .iter()
-            .all(|key| node.usage[key].saturating_add(demand[key]) <= node.subtree[key])
+            .all(|key| usage[key].saturating_add(demand[key]) <= node.subtree[key])
     }
 
     /// True when `demand` would fit queue `q` if nothing at all were running anywhere (Kueue's
@@ -461,12 +482,7 @@ impl QuotaTree {
     /// assert_eq!(tree.usage(a)[KeyId::CPU], 1000);
     /// ```
     pub fn add_usage(&mut self, q: QueueId, demand: &QuotaVec) {
-        self.walk_up(q, demand, |usage, guaranteed, d| {
-            (
-                usage.saturating_add(d),
-                d.saturating_sub(guaranteed.saturating_sub(usage)),
-            )
-        });
+        add_usage_in(&self.nodes, &mut self.usage, q, demand);
     }
 
     /// Releases `demand` from queue `q`, and from its cohorts the part that had bubbled up.
@@ -484,46 +500,7 @@ impl QuotaTree {
     /// assert!(tree.usage(a).is_zero());
     /// ```
     pub fn remove_usage(&mut self, q: QueueId, demand: &QuotaVec) {
-        self.walk_up(q, demand, |usage, guaranteed, d| {
-            (
-                usage.saturating_sub(d),
-                d.min(usage.saturating_sub(guaranteed)),
-            )
-        });
-    }
-
-    /// Applies `demand` to queue `q` and walks up its cohorts: `step(usage, guaranteed, d)`
-    /// gives a node's new usage of a key and the part of `d` that moves on to the parent (only
-    /// for keys the node limits); the walk stops when nothing moves on.
-    fn walk_up(
-        &mut self,
-        q: QueueId,
-        demand: &QuotaVec,
-        step: impl Fn(u64, u64, u64) -> (u64, u64),
-    ) {
-        let mut delta = *demand;
-        let mut n = q.index();
-        loop {
-            let node = &mut self.nodes[n];
-            let mut up = QuotaVec::ZERO;
-            for (i, &d) in delta.as_slice().iter().enumerate() {
-                let Some(key) = KeyId::from_index(i).filter(|_| d != 0) else {
-                    continue;
-                };
-                let (usage, moved) = step(node.usage[key], node.guaranteed[key], d);
-                node.usage[key] = usage;
-                if node.limits.contains(key) {
-                    up[key] = moved;
-                }
-            }
-            match node.parent {
-                Some(parent) if !up.is_zero() => {
-                    delta = up;
-                    n = parent as usize;
-                }
-                _ => break,
-            }
-        }
+        remove_usage_in(&self.nodes, &mut self.usage, q, demand);
     }
 
     /// The usage charged to queue `q`, on every key (listed or not).
@@ -536,7 +513,7 @@ impl QuotaTree {
     /// assert!(tree.usage(tree.queue_id("a").unwrap()).is_zero());
     /// ```
     pub fn usage(&self, q: QueueId) -> &QuotaVec {
-        &self.nodes[q.index()].usage
+        &self.usage[q.index()]
     }
 
     /// Queue `q`'s nominal quota (zero on the keys it does not list).
@@ -581,7 +558,7 @@ impl QuotaTree {
     /// ```
     pub fn cohort_usage(&self, name: &str) -> Option<&QuotaVec> {
         let index = self.cohort_names.get_index_of(name)?;
-        Some(&self.nodes[self.queue_names.len() + index].usage)
+        Some(&self.usage[self.queue_names.len() + index])
     }
 
     /// True when queue `q` uses more than its nominal quota of `key` (only for keys it lists).
@@ -594,7 +571,7 @@ impl QuotaTree {
     /// assert!(!tree.above_nominal(tree.queue_id("a").unwrap(), KeyId::GPU));
     /// ```
     pub fn above_nominal(&self, q: QueueId, key: KeyId) -> bool {
-        self.nodes[q.index()].above_nominal(key)
+        self.nodes[q.index()].above_nominal(&self.usage[q.index()], key)
     }
 
     /// True when queue `q` uses more than its nominal quota on some resource it lists, i.e. it
@@ -608,8 +585,8 @@ impl QuotaTree {
     /// assert!(!tree.is_borrowing(tree.queue_id("a").unwrap()));
     /// ```
     pub fn is_borrowing(&self, q: QueueId) -> bool {
-        let node = &self.nodes[q.index()];
-        node.limits.iter().any(|key| node.above_nominal(key))
+        let (node, usage) = (&self.nodes[q.index()], &self.usage[q.index()]);
+        node.limits.iter().any(|key| node.above_nominal(usage, key))
     }
 
     /// True when queue `q` is above its nominal quota on some resource that `demand` asks for
@@ -624,10 +601,10 @@ impl QuotaTree {
     /// assert!(!tree.above_nominal_in(a, &tree.demand(1000, 0, &[])));
     /// ```
     pub fn above_nominal_in(&self, q: QueueId, demand: &QuotaVec) -> bool {
-        let node = &self.nodes[q.index()];
+        let (node, usage) = (&self.nodes[q.index()], &self.usage[q.index()]);
         node.limits
             .iter()
-            .any(|key| demand[key] != 0 && node.above_nominal(key))
+            .any(|key| demand[key] != 0 && node.above_nominal(usage, key))
     }
 
     /// True when two queues are in the same cohort tree (a queue without a cohort is alone
@@ -689,5 +666,67 @@ impl QuotaTree {
         info.user_capped.iter().all(|key| {
             demand[key] == 0 || held[key].saturating_add(demand[key]) <= info.user_cap[key]
         })
+    }
+}
+
+/// Charges `demand` to queue `q` in `usage` (one entry per node of `nodes`): usage above a
+/// node's guaranteed part bubbles up its cohorts.
+pub(super) fn add_usage_in(nodes: &[Node], usage: &mut [QuotaVec], q: QueueId, demand: &QuotaVec) {
+    walk_up(nodes, usage, q, demand, |usage, guaranteed, d| {
+        (
+            usage.saturating_add(d),
+            d.saturating_sub(guaranteed.saturating_sub(usage)),
+        )
+    });
+}
+
+/// Releases `demand` from queue `q` in `usage`, and from its cohorts the part that had bubbled
+/// up.
+pub(super) fn remove_usage_in(
+    nodes: &[Node],
+    usage: &mut [QuotaVec],
+    q: QueueId,
+    demand: &QuotaVec,
+) {
+    walk_up(nodes, usage, q, demand, |usage, guaranteed, d| {
+        (
+            usage.saturating_sub(d),
+            d.min(usage.saturating_sub(guaranteed)),
+        )
+    });
+}
+
+/// Applies `demand` to queue `q` and walks up its cohorts: `step(usage, guaranteed, d)` gives a
+/// node's new usage of a key and the part of `d` that moves on to the parent (only for keys the
+/// node limits); the walk stops when nothing moves on.
+fn walk_up(
+    nodes: &[Node],
+    usage: &mut [QuotaVec],
+    q: QueueId,
+    demand: &QuotaVec,
+    step: impl Fn(u64, u64, u64) -> (u64, u64),
+) {
+    let mut delta = *demand;
+    let mut n = q.index();
+    loop {
+        let (node, used) = (&nodes[n], &mut usage[n]);
+        let mut up = QuotaVec::ZERO;
+        for (i, &d) in delta.as_slice().iter().enumerate() {
+            let Some(key) = KeyId::from_index(i).filter(|_| d != 0) else {
+                continue;
+            };
+            let (new_usage, moved) = step(used[key], node.guaranteed[key], d);
+            used[key] = new_usage;
+            if node.limits.contains(key) {
+                up[key] = moved;
+            }
+        }
+        match node.parent {
+            Some(parent) if !up.is_zero() => {
+                delta = up;
+                n = parent as usize;
+            }
+            _ => break,
+        }
     }
 }

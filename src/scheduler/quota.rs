@@ -25,13 +25,14 @@ impl Scheduler {
     /// only what is charged now: every job that started since its earmark was made counted its
     /// demand. One starting elsewhere before they stop is any other job.
     pub(super) fn quota_fits(
-        &mut self,
+        &self,
         id: JobId,
         victims: &[JobId],
         reclaiming: bool,
         demand: &QuotaVec,
     ) -> bool {
-        let Some(q) = self.state.job_queue(id) else {
+        let (Some(q), Some(tree)) = (self.state.job_queue(id), self.state.quota.tree.as_ref())
+        else {
             return true;
         };
         let promised = match self.state.earmarks.get(&id) {
@@ -50,25 +51,11 @@ impl Scheduler {
                 .filter_map(|v| self.state.quota.charged.get(v).copied()),
         );
         let held = self.user_held_for(id, q, victims, &promised);
-        let Some(tree) = self.state.quota.tree.as_mut() else {
-            return true;
-        };
-        for (_, pq, d) in &promised {
-            tree.add_usage(*pq, d);
-        }
-        for (vq, d) in &freed {
-            tree.remove_usage(*vq, d);
-        }
-        let fits = tree.fits(q, demand)
+        let added: Vec<(QueueId, QuotaVec)> = promised.iter().map(|(_, pq, d)| (*pq, *d)).collect();
+        let adjusted = tree.adjusted(&added, &freed);
+        adjusted.fits(q, demand)
             && tree.fits_user(q, &held, demand)
-            && (!reclaiming || tree.within_nominal(q, demand));
-        for (vq, d) in freed.iter().rev() {
-            tree.add_usage(*vq, d);
-        }
-        for (_, pq, d) in promised.iter().rev() {
-            tree.remove_usage(*pq, d);
-        }
-        fits
+            && (!reclaiming || adjusted.within_nominal(q, demand))
     }
 
     /// What the job's user holds in queue `q` for `max_per_user`, counting the victims as gone
@@ -112,26 +99,13 @@ impl Scheduler {
 
     /// Quota check for a job not placed yet: it fits when it would with all its GPUs on some
     /// model it accepts.
-    pub(super) fn quota_fits_unplaced(&mut self, id: JobId) -> bool {
+    pub(super) fn quota_fits_unplaced(&self, id: JobId) -> bool {
         if self.state.job_queue(id).is_none() {
             return true;
         }
         self.unplaced_demands(id)
             .iter()
             .any(|demand| self.quota_fits(id, &[], false, demand))
-    }
-
-    /// [`Scheduler::quota_fits_unplaced`] while no preemptor holds an earmark (nothing
-    /// promised, nothing freed): the quota as charged decides, read without changing anything.
-    pub(super) fn settled_quota_fits_unplaced(&self, id: JobId) -> bool {
-        let (Some(q), Some(tree)) = (self.state.job_queue(id), self.state.quota.tree.as_ref())
-        else {
-            return true;
-        };
-        let held = self.user_held_for(id, q, &[], &[]);
-        self.unplaced_demands(id)
-            .iter()
-            .any(|demand| tree.fits(q, demand) && tree.fits_user(q, &held, demand))
     }
 
     /// The possible quota demands of a job with a queue: one per GPU model it accepts, models

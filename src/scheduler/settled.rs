@@ -119,7 +119,7 @@ impl Scheduler {
         let reason = waiting_reason(job, now)
             .or_else(|| self.held_back(id, job, now, blocking))
             .unwrap_or_else(|| {
-                let quota_ok = self.settled_quota_fits_unplaced(id);
+                let quota_ok = self.quota_fits_unplaced(id);
                 self.unplanned_reason(job, now, quota_ok, blocking)
             });
         Some(reason)

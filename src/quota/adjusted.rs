@@ -1,0 +1,82 @@
+//! Quota checks against usage changed on paper: what would fit if some charges were added (the
+//! earmarked preemptors') and others removed (tentative victims'), without touching the tree.
+
+use std::borrow::Cow;
+
+use super::tree::{add_usage_in, remove_usage_in};
+use super::{QueueId, QuotaTree, QuotaVec};
+
+/// A read-only view of a [`QuotaTree`] with some charges added and others removed; made by
+/// [`QuotaTree::adjusted`].
+///
+/// ```
+/// use gangway::config::{CohortConfig, QueueConfig, QuotaConfig};
+/// use gangway::quota::QuotaTree;
+/// use gangway::Milli;
+///
+/// let gpus = |n| [("gpu".to_string(), QuotaConfig { nominal: Milli::from_units(n),
+///     ..Default::default() })].into_iter().collect();
+/// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
+/// let queues = [
+///     QueueConfig { name: "a".into(), cohort: Some("co".into()), quota: gpus(4),
+///                   ..Default::default() },
+///     QueueConfig { name: "b".into(), cohort: Some("co".into()), quota: gpus(4),
+///                   ..Default::default() },
+/// ];
+/// let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+/// let (a, b) = (tree.queue_id("a").unwrap(), tree.queue_id("b").unwrap());
+/// let six = tree.demand(0, 0, &[("h100", 6000)]);
+/// tree.add_usage(a, &six); // a borrows 2 of b's 4
+/// let four = tree.demand(0, 0, &[("h100", 4000)]);
+/// assert!(!tree.fits(b, &four));
+/// // Without a's job, b's four fit; the tree itself is unchanged.
+/// assert!(tree.adjusted(&[], &[(a, six)]).fits(b, &four));
+/// assert_eq!(tree.usage(a), &six);
+/// ```
+#[derive(Clone, Debug)]
+pub struct AdjustedQuota<'a> {
+    tree: &'a QuotaTree,
+    /// Every node's usage with the changes applied (the tree's own when there are none).
+    usage: Cow<'a, [QuotaVec]>,
+}
+
+impl QuotaTree {
+    /// The tree as it would be with each `added` demand charged to its queue, then each
+    /// `removed` demand (one that was charged there) released, in order; the tree is not
+    /// changed. Without changes nothing is copied.
+    pub fn adjusted(
+        &self,
+        added: &[(QueueId, QuotaVec)],
+        removed: &[(QueueId, QuotaVec)],
+    ) -> AdjustedQuota<'_> {
+        if added.is_empty() && removed.is_empty() {
+            return AdjustedQuota {
+                tree: self,
+                usage: Cow::Borrowed(&self.usage),
+            };
+        }
+        let mut usage = self.usage.clone();
+        for (q, demand) in added {
+            add_usage_in(&self.nodes, &mut usage, *q, demand);
+        }
+        for (q, demand) in removed {
+            remove_usage_in(&self.nodes, &mut usage, *q, demand);
+        }
+        AdjustedQuota {
+            tree: self,
+            usage: Cow::Owned(usage),
+        }
+    }
+}
+
+impl AdjustedQuota<'_> {
+    /// [`QuotaTree::fits`] on the adjusted usage.
+    pub fn fits(&self, q: QueueId, demand: &QuotaVec) -> bool {
+        self.tree.fits_in(&self.usage, q, demand)
+    }
+
+    /// [`QuotaTree::within_nominal`] on the adjusted usage.
+    pub fn within_nominal(&self, q: QueueId, demand: &QuotaVec) -> bool {
+        self.tree.within_nominal_in(&self.usage, q, demand)
+    }
+}
