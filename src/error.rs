@@ -74,7 +74,7 @@ pub enum RefusalKind {
     /// The state of a `restore` is not a valid snapshot.
     InvalidState,
     /// The line is longer than the shim's line limit (`gangway shim --max-line-bytes`,
-    /// the serve loop); it was read past and dropped, not parsed.
+    /// [`crate::protocol::ServeLimits`]); it was read past and dropped, not parsed.
     LineTooLong,
     /// A response could not be serialized (a bug in gangway).
     Internal,

@@ -1,6 +1,10 @@
 //! The JSON-lines wire protocol (PROTOCOL.md): one request object per line in, exactly one
-//! response object per line out. [`Shim`] is the whole protocol as a pure line handler; the
-//! `gangway shim` command only moves lines between it and stdin/stdout.
+//! response object per line out. [`Shim`] is the whole protocol: [`Shim::handle_line`] answers
+//! one decoded line, [`Shim::serve`] reads lines from any byte stream and writes the responses
+//! (`gangway shim` is `serve` on stdin and stdout). `serve` answers every non-blank line of any
+//! bytes: a line that is not UTF-8 gets a `parse` refusal naming the offset of its first invalid
+//! byte, a line over [`ServeLimits::max_line_bytes`] a `line_too_long` refusal, and the scheduler
+//! keeps its state.
 //!
 //! ```
 //! use gangway::protocol::Shim;
@@ -65,6 +69,10 @@
 //! assert!(detailed.contains(r#""shares":[{"account":"ml","user":null"#), "{detailed}");
 //! assert!(detailed.contains(r#""priorities":[{"job":"b","base":0,"factors":{"age":0.0,"fairshare":1.0"#), "{detailed}");
 //! ```
+
+mod serve;
+
+pub use serve::{DEFAULT_MAX_LINE_BYTES, ServeEnd, ServeError, ServeLimits};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -194,7 +202,7 @@ impl Shim {
     pub fn handle_line(&mut self, line: &str) -> String {
         match self.handle(line) {
             Ok(json) => json,
-            Err(error) => to_json(&Refused { ok: false, error }),
+            Err(error) => refusal(error),
         }
     }
 
@@ -316,6 +324,11 @@ impl Shim {
             )
         })
     }
+}
+
+/// The response line of a request refused as a whole.
+fn refusal(error: WireError) -> String {
+    to_json(&Refused { ok: false, error })
 }
 
 fn refused(kind: RefusalKind, message: String) -> WireError {
