@@ -51,6 +51,60 @@ impl ErrorKind {
     }
 }
 
+/// The kind of a request the shim refused as a whole (PROTOCOL.md's "anything refused as a
+/// whole", plus gangway's framing kinds): the `kind` of `{"ok":false,"error":{…}}`. A refused
+/// `what_if` carries an event [`ErrorKind`] instead.
+///
+/// ```
+/// use gangway::RefusalKind;
+/// assert_eq!(RefusalKind::LineTooLong.as_str(), "line_too_long");
+/// assert_eq!(RefusalKind::Parse.to_string(), "parse");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalKind {
+    /// The line is not UTF-8, not JSON, or not a known request.
+    Parse,
+    /// A request that needs a scheduler came before `configure` (or `restore`).
+    NotConfigured,
+    /// The CLUSTER of a `configure` or `reconfigure` is invalid; the message names the field.
+    InvalidConfig,
+    /// A `tick` or `explain` is earlier than the last tick.
+    TimeWentBackwards,
+    /// The state of a `restore` is not a valid snapshot.
+    InvalidState,
+    /// The line is longer than the shim's line limit (`gangway shim --max-line-bytes`,
+    /// [`crate::protocol::ServeLimits`]); it was read past and dropped, not parsed.
+    LineTooLong,
+    /// A response could not be serialized (a bug in gangway).
+    Internal,
+}
+
+impl RefusalKind {
+    /// The wire name (`parse`, `line_too_long`, …).
+    ///
+    /// ```
+    /// assert_eq!(gangway::RefusalKind::NotConfigured.as_str(), "not_configured");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalKind::Parse => "parse",
+            RefusalKind::NotConfigured => "not_configured",
+            RefusalKind::InvalidConfig => "invalid_config",
+            RefusalKind::TimeWentBackwards => "time_went_backwards",
+            RefusalKind::InvalidState => "invalid_state",
+            RefusalKind::LineTooLong => "line_too_long",
+            RefusalKind::Internal => "internal",
+        }
+    }
+}
+
+impl std::fmt::Display for RefusalKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An event that was rejected; it changed nothing.
 ///
 /// ```

@@ -70,8 +70,17 @@
 //! - **Extensions of the protocol** (new event types, ops and reasons, which its contract allows):
 //!   events `gpu_down` / `gpu_up` and `maintenance_add` / `maintenance_remove`; requests
 //!   `what_if`, `reconfigure`, `explain` with `"detail": true`; kill and requeue reason
-//!   `gpu_down`; error kind `unknown_maintenance`. A blank shim line gets no response. The
-//!   repository's `docs/protocol.md` documents every field with its JSON.
+//!   `gpu_down`; error kinds `unknown_maintenance` and `line_too_long`. The repository's
+//!   `docs/protocol.md` documents every field with its JSON.
+//! - **The shim's framing** ([`protocol::Shim::serve`], `gangway shim`): every non-blank line of
+//!   any byte stream gets exactly one response line and no refusal changes the state. A line ends
+//!   at `\n` (a `\r` before it belongs to the line end) or at the end of the input; a blank line
+//!   (only whitespace) gets no response; a line that is not UTF-8 is refused with `parse`, naming
+//!   the offset of its first invalid byte; a line longer than `--max-line-bytes` (default 4 GiB,
+//!   about five times the `restore` of a million pending jobs) is skipped unread and refused with
+//!   `line_too_long`. `gangway shim` exits 0 at the end of the input, 0 quietly when the reader
+//!   of its standard output closes it, 1 with a message on standard error on any other I/O
+//!   error, and 2 when its `--config` file is unusable.
 
 pub mod backfill;
 pub mod config;
@@ -96,7 +105,7 @@ pub use config::ClusterConfig;
 pub use decision::{
     Decision, KillReason, MigPlacement, PendingReason, PlacementEntry, TickOutcome,
 };
-pub use error::{ConfigError, ErrorKind, EventError, TickError};
+pub use error::{ConfigError, ErrorKind, EventError, RefusalKind, TickError};
 pub use event::Event;
 pub use model::amount::Milli;
 pub use model::job::{Dependency, DependencyKind, JobSpec, Outcome, PlacementMode, TaskGroup};

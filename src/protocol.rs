@@ -1,6 +1,10 @@
 //! The JSON-lines wire protocol (docs/protocol.md): one request object per line in, exactly one
-//! response object per line out. [`Shim`] is the whole protocol as a pure line handler; the
-//! `gangway shim` command only moves lines between it and stdin/stdout.
+//! response object per line out. [`Shim`] is the whole protocol: [`Shim::handle_line`] answers
+//! one decoded line, [`Shim::serve`] reads lines from any byte stream and writes the responses
+//! (`gangway shim` is `serve` on stdin and stdout). `serve` answers every non-blank line of any
+//! bytes: a line that is not UTF-8 gets a `parse` refusal naming the offset of its first invalid
+//! byte, a line over [`ServeLimits::max_line_bytes`] a `line_too_long` refusal, and the scheduler
+//! keeps its state.
 //!
 //! ```
 //! use gangway::protocol::Shim;
@@ -66,13 +70,17 @@
 //! assert!(detailed.contains(r#""priorities":[{"job":"b","base":0,"factors":{"age":0.0,"fairshare":1.0"#), "{detailed}");
 //! ```
 
+mod serve;
+
+pub use serve::{DEFAULT_MAX_LINE_BYTES, ServeEnd, ServeError, ServeLimits};
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::ClusterConfig;
 use crate::decision::{Decision, PendingInfo, Rejection, RunningInfo};
-use crate::error::{ErrorKind, EventError, TickError};
+use crate::error::{ErrorKind, EventError, RefusalKind, TickError};
 use crate::event::Event;
 use crate::fairshare::ShareRow;
 use crate::scheduler::{JobPriority, Scheduler, Snapshot, WhatIf};
@@ -111,8 +119,9 @@ enum Request {
 /// The error object of a refused request or a rejected event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WireError {
-    /// `parse`, `not_configured`, `invalid_config`, `time_went_backwards`, `invalid_state`, or
-    /// an event error kind.
+    /// A [`RefusalKind`] (`parse`, `not_configured`, `invalid_config`, `time_went_backwards`,
+    /// `invalid_state`, `line_too_long`), or an event [`ErrorKind`] (a refused `what_if`, a
+    /// rejected event).
     pub kind: String,
     /// What was wrong and where.
     pub message: String,
@@ -193,21 +202,21 @@ impl Shim {
     pub fn handle_line(&mut self, line: &str) -> String {
         match self.handle(line) {
             Ok(json) => json,
-            Err(error) => to_json(&Refused { ok: false, error }),
+            Err(error) => refusal(error),
         }
     }
 
     fn handle(&mut self, line: &str) -> Result<String, WireError> {
         let value: Value = serde_json::from_str(line)
-            .map_err(|e| wire("parse", format!("the line is not JSON: {e}")))?;
-        let request: Request =
-            parse_value(value).map_err(|m| wire("parse", format!("not a known request: {m}")))?;
+            .map_err(|e| refused(RefusalKind::Parse, format!("the line is not JSON: {e}")))?;
+        let request: Request = parse_value(value)
+            .map_err(|m| refused(RefusalKind::Parse, format!("not a known request: {m}")))?;
         match request {
             Request::Configure { cluster } => {
                 let config: ClusterConfig = parse_value(cluster)
-                    .map_err(|m| wire("invalid_config", format!("cluster.{m}")))?;
+                    .map_err(|m| refused(RefusalKind::InvalidConfig, format!("cluster.{m}")))?;
                 let scheduler = Scheduler::new(config)
-                    .map_err(|e| wire("invalid_config", format!("cluster.{e}")))?;
+                    .map_err(|e| refused(RefusalKind::InvalidConfig, format!("cluster.{e}")))?;
                 self.scheduler = Some(scheduler);
                 Ok(to_json(&Configured {
                     ok: true,
@@ -217,10 +226,10 @@ impl Shim {
             Request::Reconfigure { cluster } => {
                 let scheduler = self.configured("reconfigure")?;
                 let config: ClusterConfig = parse_value(cluster)
-                    .map_err(|m| wire("invalid_config", format!("cluster.{m}")))?;
+                    .map_err(|m| refused(RefusalKind::InvalidConfig, format!("cluster.{m}")))?;
                 scheduler
                     .reconfigure(config)
-                    .map_err(|e| wire("invalid_config", format!("cluster.{e}")))?;
+                    .map_err(|e| refused(RefusalKind::InvalidConfig, format!("cluster.{e}")))?;
                 Ok(to_json(&Done { ok: true }))
             }
             Request::Tick { at_ms, events } => {
@@ -244,7 +253,7 @@ impl Shim {
                     .tick(at_ms, parsed.into_iter().map(|(_, e)| e).collect())
                     .map_err(|e| match e {
                         TickError::TimeWentBackwards { .. } => {
-                            wire("time_went_backwards", e.to_string())
+                            refused(RefusalKind::TimeWentBackwards, e.to_string())
                         }
                     })?;
                 let mut rejected = malformed;
@@ -266,8 +275,8 @@ impl Shim {
                 if let (Some(at), Some(last)) = (at_ms, scheduler.last_tick())
                     && at < last
                 {
-                    return Err(wire(
-                        "time_went_backwards",
+                    return Err(refused(
+                        RefusalKind::TimeWentBackwards,
                         format!("explain at {at} ms is earlier than the last tick at {last} ms"),
                     ));
                 }
@@ -288,17 +297,17 @@ impl Shim {
                 }))
             }
             Request::Restore { state } => {
-                let snapshot: Snapshot =
-                    parse_value(state).map_err(|m| wire("invalid_state", format!("state.{m}")))?;
-                let scheduler =
-                    Scheduler::restore(snapshot).map_err(|m| wire("invalid_state", m))?;
+                let snapshot: Snapshot = parse_value(state)
+                    .map_err(|m| refused(RefusalKind::InvalidState, format!("state.{m}")))?;
+                let scheduler = Scheduler::restore(snapshot)
+                    .map_err(|m| refused(RefusalKind::InvalidState, m))?;
                 self.scheduler = Some(scheduler);
                 Ok(to_json(&Done { ok: true }))
             }
             Request::WhatIf { job } => {
                 let scheduler = self.configured("what_if")?;
-                let job: crate::model::job::JobSpec =
-                    parse_value(job).map_err(|m| wire("invalid", format!("job.{m}")))?;
+                let job: crate::model::job::JobSpec = parse_value(job)
+                    .map_err(|m| wire(ErrorKind::Invalid.as_str(), format!("job.{m}")))?;
                 let answer = scheduler
                     .what_if(job)
                     .map_err(|e| wire(e.kind.as_str(), e.message))?;
@@ -309,12 +318,21 @@ impl Shim {
 
     fn configured(&mut self, what: &str) -> Result<&mut Scheduler, WireError> {
         self.scheduler.as_mut().ok_or_else(|| {
-            wire(
-                "not_configured",
+            refused(
+                RefusalKind::NotConfigured,
                 format!("{what} before configure: send a configure request first"),
             )
         })
     }
+}
+
+/// The response line of a request refused as a whole.
+fn refusal(error: WireError) -> String {
+    to_json(&Refused { ok: false, error })
+}
+
+fn refused(kind: RefusalKind, message: String) -> WireError {
+    wire(kind.as_str(), message)
 }
 
 fn wire(kind: &str, message: String) -> WireError {
@@ -361,6 +379,9 @@ fn parse_event(raw: Value) -> Result<Event, String> {
 
 fn to_json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|e| {
-        format!(r#"{{"ok":false,"error":{{"kind":"internal","message":"cannot serialize: {e}"}}}}"#)
+        format!(
+            r#"{{"ok":false,"error":{{"kind":"{}","message":"cannot serialize: {e}"}}}}"#,
+            RefusalKind::Internal
+        )
     })
 }

@@ -145,6 +145,53 @@ fn alibaba(scenario: &Value) -> Vec<u8> {
     bytes
 }
 
+/// The scenario's protocol lines as a host with broken framing might send them: CRLF and LF
+/// line ends in turn, and after `configure` lines that are not UTF-8, hold a NUL, are blank,
+/// are blank but longer than `shim_bytes`'s short limit, or are too deeply nested.
+fn mangled(scenario: &Value) -> Vec<u8> {
+    let junk: [&[u8]; 5] = [
+        b"\xff\xfe\x00",
+        b"{\"op\":\"explain\"}\x00",
+        b"\r",
+        &[b' '; 200],
+        &[b'['; 300],
+    ];
+    let mut bytes = Vec::new();
+    for (i, line) in protocol_lines(scenario).lines().enumerate() {
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.extend_from_slice(if i % 2 == 0 { b"\r\n" } else { b"\n" });
+        if i == 0 {
+            for junk in junk {
+                bytes.extend_from_slice(junk);
+                bytes.push(b'\n');
+            }
+        }
+    }
+    bytes
+}
+
+/// Hand-made `shim_bytes` seeds: the bytes that once ended `gangway shim`
+/// (`printf '{"op":"explain","at_ms":0}\n\xff\xfe\x00\n{"op":"explain","at_ms":0}\n'`), and
+/// framing corner cases.
+const SHIM_BYTES_SEEDS: [(&str, &[u8]); 4] = [
+    (
+        "printf_not_utf8",
+        b"{\"op\":\"explain\",\"at_ms\":0}\n\xff\xfe\x00\n{\"op\":\"explain\",\"at_ms\":0}\n",
+    ),
+    (
+        "no_final_newline",
+        b"{\"op\":\"configure\",\"cluster\":{\"nodes\":[{\"name\":\"n1\",\"cpus\":2}]}}\r\n{\"op\":\"explain\"}",
+    ),
+    (
+        "blank_and_carriage_returns",
+        b"\n\r\n \t\r\n\r\r\n{\"op\":\r\"explain\"}\n\x0c\n\rx\n",
+    ),
+    (
+        "cut_sequences",
+        b"{\"op\":\"\xc3\xa9\xc3\"}\n[\"\xed\xa0\x80\"]\n{\"op\":\"\xc3",
+    ),
+];
+
 /// Deterministic pseudo-random bytes for the `events` target's binary (strategy-driven) path.
 fn noise(seed: u64, len: usize) -> Vec<u8> {
     let mut x = seed
@@ -179,8 +226,12 @@ fn corpus() -> Vec<(&'static str, Target, String, Vec<u8>)> {
             name.clone(),
             protocol_lines(&s).into_bytes(),
         ));
+        all.push(("shim_bytes", fuzz::shim_bytes, name.clone(), mangled(&s)));
         all.push(("swf", fuzz::swf, name.clone(), swf(&s).into_bytes()));
         all.push(("alibaba_csv", fuzz::alibaba_csv, name, alibaba(&s)));
+    }
+    for (name, bytes) in SHIM_BYTES_SEEDS {
+        all.push(("shim_bytes", fuzz::shim_bytes, name.into(), bytes.to_vec()));
     }
     for seed in 0..8u64 {
         all.push((
@@ -224,9 +275,10 @@ fn generated_seeds_find_nothing() {
 
 #[test]
 fn committed_seeds_find_nothing() {
-    let targets: [(&str, Target); 4] = [
+    let targets: [(&str, Target); 5] = [
         ("events", fuzz::events),
         ("shim_lines", fuzz::shim_lines),
+        ("shim_bytes", fuzz::shim_bytes),
         ("swf", fuzz::swf),
         ("alibaba_csv", fuzz::alibaba_csv),
     ];

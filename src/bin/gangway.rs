@@ -7,12 +7,12 @@ mod inventory;
 #[path = "gangway/simulate.rs"]
 mod simulate;
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gangway::protocol::Shim;
+use gangway::protocol::{DEFAULT_MAX_LINE_BYTES, ServeEnd, ServeLimits, Shim};
 use gangway::{ClusterConfig, Scheduler};
 
 #[derive(Parser)]
@@ -31,10 +31,23 @@ enum Command {
     /// Replay a workload (the built-in GPU-ML one, or a trace) and compare policies.
     Simulate(simulate::SimulateArgs),
     /// Serve the JSON-lines protocol (docs/protocol.md) on stdin/stdout.
+    ///
+    /// Every non-blank line gets exactly one response line, whatever its bytes: a line that is
+    /// not UTF-8 is refused with kind `parse`, one longer than --max-line-bytes with kind
+    /// `line_too_long`, and the scheduler keeps its state.
+    ///
+    /// Exit status: 0 at the end of the input, 0 (quietly) when the reader of standard output
+    /// closes it, 1 with a message on standard error on any other read or write error, 2 when
+    /// the --config file cannot be read or is invalid.
     Shim {
         /// Configure from this CLUSTER file instead of a first `configure` request.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// The longest request line, in bytes without its line end; a longer line is skipped
+        /// unread and refused with kind `line_too_long`. The default, 4 GiB, is about five
+        /// times the `restore` of a snapshot with a million pending jobs.
+        #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
+        max_line_bytes: u64,
     },
     /// Check a CLUSTER file and print what is wrong with it, if anything.
     Validate {
@@ -69,7 +82,10 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
-        Command::Shim { config } => shim(config),
+        Command::Shim {
+            config,
+            max_line_bytes,
+        } => shim(config, ServeLimits { max_line_bytes }),
         Command::Inventory {
             fixture,
             name,
@@ -126,7 +142,7 @@ fn read_config(path: &Path) -> Result<ClusterConfig, String> {
     })
 }
 
-fn shim(config: Option<PathBuf>) -> ExitCode {
+fn shim(config: Option<PathBuf>, limits: ServeLimits) -> ExitCode {
     let mut shim = match config {
         None => Shim::default(),
         Some(path) => match load_config(&path) {
@@ -137,20 +153,11 @@ fn shim(config: Option<PathBuf>) -> ExitCode {
             }
         },
     };
-    let stdin = io::stdin();
-    let mut stdout = io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let response = shim.handle_line(&line);
-        if writeln!(stdout, "{response}")
-            .and_then(|()| stdout.flush())
-            .is_err()
-        {
-            break;
+    match shim.serve(io::stdin().lock(), io::stdout().lock(), limits) {
+        Ok(ServeEnd::EndOfInput | ServeEnd::OutputClosed) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gangway shim: {e}");
+            ExitCode::from(1)
         }
     }
-    ExitCode::SUCCESS
 }

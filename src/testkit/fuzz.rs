@@ -7,6 +7,7 @@
 //! use gangway::testkit::fuzz;
 //! fuzz::events(b"\x01\x02\x03").unwrap();
 //! fuzz::shim_lines(b"{\"op\":\"explain\"}\nnot json\n").unwrap();
+//! fuzz::shim_bytes(b"{\"op\":\"explain\"}\r\n\xff\xfe\x00\n\n").unwrap();
 //! ```
 
 use proptest::strategy::{Strategy, ValueTree};
@@ -17,7 +18,7 @@ use crate::config::ClusterConfig;
 use crate::decision::TickOutcome;
 use crate::event::Event;
 use crate::policy::Multifactor;
-use crate::protocol::Shim;
+use crate::protocol::{DEFAULT_MAX_LINE_BYTES, ServeEnd, ServeLimits, Shim};
 use crate::testkit::check_tick;
 use crate::testkit::harness::{Stream, StreamEvent, TickStep, run_stream};
 use crate::testkit::strategies::scenario;
@@ -115,18 +116,9 @@ pub fn shim_lines(data: &[u8]) -> Result<(), String> {
     let mut shim = Shim::default();
     for line in String::from_utf8_lossy(data).lines() {
         let reply = shim.handle_line(line);
-        let value: Value = serde_json::from_str(&reply)
-            .map_err(|e| format!("response is not JSON ({e}): {reply}"))?;
-        match value.get("ok").and_then(Value::as_bool) {
-            Some(true) => {}
-            Some(false) => {
-                let error = &value["error"];
-                if !error["kind"].is_string() || !error["message"].is_string() {
-                    return Err(format!("refusal without kind and message: {reply}"));
-                }
-                continue;
-            }
-            None => return Err(format!("response without a boolean ok: {reply}")),
+        let value = check_reply(&reply)?;
+        if value["ok"] == false {
+            continue;
         }
         if value.get("decisions").is_some() {
             let outcome = TickOutcome {
@@ -141,6 +133,119 @@ pub fn shim_lines(data: &[u8]) -> Result<(), String> {
                 .ok_or_else(|| format!("a tick answered without a scheduler: {reply}"))?;
             check_tick(scheduler, &outcome).map_err(|m| format!("after {line}: {m}"))?;
         }
+    }
+    Ok(())
+}
+
+/// A response must be one JSON object with a boolean `ok`, and an error `kind` and `message`
+/// when `ok` is false.
+fn check_reply(reply: &str) -> Result<Value, String> {
+    let value: Value =
+        serde_json::from_str(reply).map_err(|e| format!("response is not JSON ({e}): {reply}"))?;
+    match value.get("ok").and_then(Value::as_bool) {
+        Some(true) => {}
+        Some(false) => {
+            let error = &value["error"];
+            if !error["kind"].is_string() || !error["message"].is_string() {
+                return Err(format!("refusal without kind and message: {reply}"));
+            }
+        }
+        None => return Err(format!("response without a boolean ok: {reply}")),
+    }
+    Ok(value)
+}
+
+/// The line limit of `shim_bytes`'s second pass: short enough for fuzz inputs to cross it.
+const SHORT_LINE_LIMIT: u64 = 128;
+
+/// Arbitrary bytes into [`Shim::serve`], once with the default limits and once with lines of
+/// at most 128 bytes. The input is cut into lines here independently of the serve loop: at
+/// each `\n`, dropping a `\r` right before it; a final piece without `\n` is a line unless
+/// empty. A line is blank when it is within the limit, UTF-8, and only whitespace
+/// ([`str::trim`]). There must be exactly one response line per non-blank line, each passing
+/// [`shim_lines`]'s response check, and in order: `line_too_long` naming the length for a line
+/// over the limit, `parse` naming the offset of the first invalid byte for one that is not
+/// UTF-8, and for every other line exactly what [`Shim::handle_line`] of a second shim answers
+/// when given the other lines alone. After the input both shims' snapshots must be equal: the
+/// refused lines changed nothing.
+pub fn shim_bytes(data: &[u8]) -> Result<(), String> {
+    for max_line_bytes in [DEFAULT_MAX_LINE_BYTES, SHORT_LINE_LIMIT] {
+        serve_checked(data, ServeLimits { max_line_bytes })?;
+    }
+    Ok(())
+}
+
+fn serve_checked(data: &[u8], limits: ServeLimits) -> Result<(), String> {
+    let max = limits.max_line_bytes;
+    let mut served = Shim::default();
+    let mut out = Vec::new();
+    let end = served
+        .serve(data, &mut out, limits)
+        .map_err(|e| format!("serve into memory failed: {e}"))?;
+    if end != ServeEnd::EndOfInput {
+        return Err(format!("serve into memory ended with {end:?}"));
+    }
+    let out = String::from_utf8(out).map_err(|e| format!("responses are not UTF-8: {e}"))?;
+    let mut replies = match out.strip_suffix('\n') {
+        Some(body) => body.split('\n').collect::<Vec<_>>(),
+        None if out.is_empty() => Vec::new(),
+        None => return Err(format!("responses do not end with a newline: {out:?}")),
+    }
+    .into_iter();
+    let mut reference = Shim::default();
+    let mut pieces: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    // The piece after the last `\n` is a line only when not empty.
+    let last = pieces.pop().filter(|piece| !piece.is_empty());
+    let lines = pieces
+        .into_iter()
+        .map(|piece| piece.strip_suffix(b"\r").unwrap_or(piece))
+        .chain(last);
+    for (number, line) in lines.enumerate() {
+        let what = format!("line {} (limit {max})", number + 1);
+        let text = std::str::from_utf8(line);
+        if line.len() as u64 <= max && text.is_ok_and(|t| t.trim().is_empty()) {
+            continue;
+        }
+        let reply = replies
+            .next()
+            .ok_or_else(|| format!("no response to non-blank {what}"))?;
+        let value = check_reply(reply)?;
+        let (kind, message) = (&value["error"]["kind"], &value["error"]["message"]);
+        let message = message.as_str().unwrap_or_default();
+        if line.len() as u64 > max {
+            let length = format!("has {} bytes", line.len());
+            if kind != "line_too_long" || !message.contains(&length) {
+                return Err(format!("{what} is too long, got {reply}"));
+            }
+            continue;
+        }
+        match text {
+            Err(e) => {
+                let offset = format!("at offset {} is invalid", e.valid_up_to());
+                if kind != "parse" || !message.contains(&offset) {
+                    return Err(format!("{what} is not UTF-8 ({e}), got {reply}"));
+                }
+            }
+            Ok(text) => {
+                let expected = reference.handle_line(text);
+                if reply != expected {
+                    return Err(format!("{what}: served {reply}, handle_line {expected}"));
+                }
+            }
+        }
+    }
+    if let Some(extra) = replies.next() {
+        return Err(format!("a response beyond the non-blank lines: {extra}"));
+    }
+    let snapshot = |shim: &Shim| {
+        shim.scheduler()
+            .map(|s| serde_json::to_string(&s.snapshot()).map_err(|e| e.to_string()))
+            .transpose()
+    };
+    if snapshot(&served)? != snapshot(&reference)? {
+        return Err(format!(
+            "limit {max}: the state differs from the good lines' alone"
+        ));
     }
     Ok(())
 }
