@@ -170,3 +170,53 @@ pub enum TickError {
         requested_ms: u64,
     },
 }
+
+/// A state that breaks one of its invariants: usage that does not add up, a device held twice,
+/// a job on a node that is down, quota usage that differs from its running jobs' charges, …
+/// Found by [`ClusterState::check_consistency`](crate::state::ClusterState::check_consistency)
+/// and [`ClusterState::check_quota`](crate::state::ClusterState::check_quota); a snapshot with
+/// one is refused on restore.
+///
+/// ```
+/// let error = gangway::error::ConsistencyError::new("node n1: used 5 cpus of 4");
+/// assert_eq!(error.to_string(), "node n1: used 5 cpus of 4");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{message}")]
+pub struct ConsistencyError {
+    /// What does not hold, naming the node, job or queue.
+    pub message: String,
+}
+
+impl ConsistencyError {
+    /// An error saying `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        ConsistencyError {
+            message: message.into(),
+        }
+    }
+}
+
+impl From<String> for ConsistencyError {
+    fn from(message: String) -> Self {
+        ConsistencyError { message }
+    }
+}
+
+/// A snapshot refused by [`Scheduler::restore`](crate::Scheduler::restore); nothing was
+/// restored.
+///
+/// ```
+/// use gangway::error::{ConsistencyError, RestoreError};
+/// let error = RestoreError::from(ConsistencyError::new("running job slot 3 is empty"));
+/// assert_eq!(error.to_string(), "inconsistent snapshot: running job slot 3 is empty");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum RestoreError {
+    /// Its configuration is invalid (a quota tree that cannot be built).
+    #[error("invalid configuration in snapshot: {0}")]
+    Config(#[from] ConfigError),
+    /// Its allocations, quota usage or dependencies do not add up.
+    #[error("inconsistent snapshot: {0}")]
+    Inconsistent(#[from] ConsistencyError),
+}

@@ -105,7 +105,9 @@ pub use config::ClusterConfig;
 pub use decision::{
     Decision, KillReason, MigPlacement, PendingReason, PlacementEntry, TickOutcome,
 };
-pub use error::{ConfigError, ErrorKind, EventError, RefusalKind, TickError};
+pub use error::{
+    ConfigError, ConsistencyError, ErrorKind, EventError, RefusalKind, RestoreError, TickError,
+};
 pub use event::Event;
 pub use model::amount::Milli;
 pub use model::job::{Dependency, DependencyKind, JobSpec, Outcome, PlacementMode, TaskGroup};

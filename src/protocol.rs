@@ -300,7 +300,7 @@ impl Shim {
                 let snapshot: Snapshot = parse_value(state)
                     .map_err(|m| refused(RefusalKind::InvalidState, format!("state.{m}")))?;
                 let scheduler = Scheduler::restore(snapshot)
-                    .map_err(|m| refused(RefusalKind::InvalidState, m))?;
+                    .map_err(|e| refused(RefusalKind::InvalidState, e.to_string()))?;
                 self.scheduler = Some(scheduler);
                 Ok(to_json(&Done { ok: true }))
             }

@@ -423,10 +423,10 @@ fn the_consistency_check_refuses_a_slice_held_twice_or_a_share_of_a_mig_gpu() {
     assert!(tamper(&|_| {}).is_ok());
     // b claims a's slice (bit 0) instead of its own (bit 1).
     let err = tamper(&|a| a.mig = 0b1).unwrap_err();
-    assert!(err.contains("held by another job"), "{err}");
+    assert!(err.message.contains("held by another job"), "{err}");
     // b takes a share of GPU 1, which is in MIG mode.
     let err = tamper(&|a| a.devices[1] = 500).unwrap_err();
-    assert!(err.contains("MIG mode"), "{err}");
+    assert!(err.message.contains("MIG mode"), "{err}");
 }
 
 #[test]

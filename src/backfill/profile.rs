@@ -286,11 +286,6 @@ impl Profile {
         self.reserved.contains(&node)
     }
 
-    /// Nodes with reservations, in id order.
-    pub fn reserved_nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.reserved.iter().copied()
-    }
-
     /// The first candidate start time at or after `from` (and after now).
     pub fn next_release(&self, from: u64) -> Option<u64> {
         self.releases

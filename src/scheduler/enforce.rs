@@ -10,7 +10,7 @@ impl Scheduler {
     /// expiry (those go back to pending when requeueable).
     pub(super) fn enforce_limits(&mut self, now_ms: u64, decisions: &mut Vec<Decision>) {
         let enforce = self.state.config.policy.time_limit.enforce;
-        let mut expired: Vec<(JobId, KillReason)> = Vec::new();
+        let mut expired: Vec<(JobId, String, KillReason)> = Vec::new();
         for &id in &self.state.running {
             let Some(job) = self.state.job(id) else {
                 continue;
@@ -19,16 +19,13 @@ impl Scheduler {
             if let Some(p) = run.preemption
                 && p.deadline_ms <= now_ms
             {
-                expired.push((id, KillReason::GraceExpired));
+                expired.push((id, job.spec.id.clone(), KillReason::GraceExpired));
             } else if enforce && run.start_ms.saturating_add(job.spec.time_limit_ms) <= now_ms {
-                expired.push((id, KillReason::TimeLimit));
+                expired.push((id, job.spec.id.clone(), KillReason::TimeLimit));
             }
         }
-        for (id, reason) in expired {
-            decisions.push(Decision::Kill {
-                job: self.state.job_name(id).to_string(),
-                reason,
-            });
+        for (id, job, reason) in expired {
+            decisions.push(Decision::Kill { job, reason });
             match reason {
                 KillReason::GraceExpired => self.state.stop_preempted(id, now_ms, decisions),
                 _ => self.state.end_job(id, Outcome::Killed, now_ms, decisions),

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ClusterConfig;
 use crate::decision::{Explanation, Rejection, RunningInfo, TickOutcome};
-use crate::error::{ConfigError, TickError};
+use crate::error::{ConfigError, RestoreError, TickError};
 use crate::event::Event;
 use crate::model::ids::JobId;
 use crate::placement::Assignment;
@@ -288,7 +288,7 @@ impl Scheduler {
     /// Restores a snapshot with the built-in policy; the scheduler continues with exactly the
     /// decisions the original would have made. A snapshot whose allocations do not add up is
     /// refused.
-    pub fn restore(snapshot: Snapshot) -> Result<Self, String> {
+    pub fn restore(snapshot: Snapshot) -> Result<Self, RestoreError> {
         let policy = Multifactor {
             weights: snapshot.state.config.policy.priority.weights.clone(),
         };
@@ -313,10 +313,10 @@ impl Scheduler {
     pub fn restore_with_policy(
         snapshot: Snapshot,
         policy: Box<dyn Policy>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, RestoreError> {
         let mut state = snapshot.state;
         state.rebuild_index();
-        state.rebuild_quota().map_err(|e| e.to_string())?;
+        state.rebuild_quota()?;
         state.check_consistency()?;
         Ok(Scheduler {
             state,

@@ -188,7 +188,7 @@ impl Scheduler {
             None => self.quota_fits_unplaced(id),
         };
         if let Some(assignments) = placed.filter(|_| quota_ok) {
-            self.start(id, assignments, end, pass, decisions);
+            self.start(id, assignments, end, pass, decisions)?;
             return Ok(Verdict::Started);
         }
         if self.state.has_victims_stopping(id) {
@@ -483,6 +483,7 @@ impl Scheduler {
         }
     }
 
+    /// Starts job `id` on `assignments` now, and counts it in the pass's profile until `end`.
     fn start(
         &mut self,
         id: JobId,
@@ -490,12 +491,10 @@ impl Scheduler {
         end: u64,
         pass: &mut Pass,
         decisions: &mut Vec<Decision>,
-    ) {
+    ) -> Result<(), NoSuchJob> {
+        let job = self.state.job_name(id).ok_or(NoSuchJob(id))?.to_string();
         let placement = placement_entries(&self.state, &assignments);
-        decisions.push(Decision::Start {
-            job: self.state.job_name(id).to_string(),
-            placement,
-        });
+        decisions.push(Decision::Start { job, placement });
         self.state.start_job(id, assignments, pass.now);
         pass.blocking.fits_free.forget_fits();
         pass.quota_closed = None;
@@ -507,6 +506,7 @@ impl Scheduler {
                 profile.licenses.add_running(&job.licenses, end);
             }
         }
+        Ok(())
     }
 }
 

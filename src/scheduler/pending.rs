@@ -36,11 +36,13 @@ impl Scheduler {
     pub fn pending_info(&self) -> Vec<PendingInfo> {
         self.pending_entries()
             .iter()
-            .map(|entry| PendingInfo {
-                job: self.state.job_name(entry.job).to_string(),
-                position: entry.position,
-                reason: entry.reason,
-                estimated_start_ms: entry.estimated_start_ms,
+            .filter_map(|entry| {
+                Some(PendingInfo {
+                    job: self.state.job_name(entry.job)?.to_string(),
+                    position: entry.position,
+                    reason: entry.reason,
+                    estimated_start_ms: entry.estimated_start_ms,
+                })
             })
             .collect()
     }
@@ -71,7 +73,7 @@ impl Scheduler {
                 reason: PendingReason::Reserved,
                 estimated_start_ms: Some(start),
                 ..
-            } => Some((self.state.job_name(entry.job), *start)),
+            } => Some((self.state.job_name(entry.job)?, *start)),
             _ => None,
         })
     }

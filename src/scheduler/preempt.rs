@@ -72,7 +72,6 @@ use crate::decision::Decision;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::placement::Assignment;
-use crate::state::{Earmark, JobState, Preemption};
 
 /// Why a running job may be a victim: it decides what the preemptor's quota must satisfy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,39 +273,11 @@ impl Scheduler {
 
     /// Emits the `preempt` decisions, marks the victims and earmarks `plan` for `id`.
     fn preempt(&mut self, id: JobId, choice: Choice, decisions: &mut Vec<Decision>) {
-        let now = self.state.now_ms;
-        let preemptor = self.state.job_name(id).to_string();
-        let arrival = self.state.job(id).map_or(0, |j| j.arrival);
-        for &v in &choice.victims {
-            let Some(job) = self.state.jobs[v.index()].as_mut() else {
-                continue;
-            };
-            let grace_ms = job.spec.grace_ms;
-            if !job.preempted_by.contains(&arrival) {
-                job.preempted_by.push(arrival);
-            }
-            let JobState::Running(run) = &mut job.state else {
-                continue;
-            };
-            decisions.push(Decision::Preempt {
-                job: job.spec.id.clone(),
-                for_job: preemptor.clone(),
-                grace_ms,
-            });
-            run.preemption = Some(Preemption {
-                for_job: id,
-                deadline_ms: now.saturating_add(grace_ms),
-            });
+        for &victim in &choice.victims {
+            decisions.extend(self.state.mark_preempted(victim, id));
         }
         let exclusive = self.state.job(id).is_some_and(|j| j.spec.exclusive);
         let planned = self.state.charges_of(&choice.plan, exclusive);
-        self.state.earmarks.insert(
-            id,
-            Earmark {
-                victims: choice.victims,
-                planned,
-                freed: Vec::new(),
-            },
-        );
+        self.state.earmark(id, choice.victims, planned);
     }
 }

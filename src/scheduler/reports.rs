@@ -77,15 +77,16 @@ impl Scheduler {
         let w = &self.state.config.policy.priority.weights;
         self.scored_pending(self.state.now_ms)
             .into_iter()
-            .map(|s| {
+            .filter_map(|s| {
+                let job = self.state.job(s.id)?;
                 let f = s.factors;
-                JobPriority {
-                    job: self.state.job_name(s.id).to_owned(),
-                    base: self.state.job(s.id).map_or(0, |j| j.spec.priority),
+                Some(JobPriority {
+                    job: job.spec.id.clone(),
+                    base: job.spec.priority,
                     factors: f,
                     weighted: f.weighted(w),
                     priority: s.priority,
-                }
+                })
             })
             .collect()
     }

@@ -2,6 +2,8 @@
 //! check a restored snapshot must pass.
 
 use super::ClusterState;
+use crate::error::ConsistencyError;
+use crate::model::ids::JobId;
 use crate::model::node::Node;
 use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 
@@ -11,7 +13,18 @@ impl ClusterState {
     /// or a down GPU, that MIG-mode GPUs hold no whole or fractional task, that licenses held
     /// add up to the running jobs' and stay within their totals, that the dependency graph
     /// matches the jobs' waiting lists, and that every job's fair-share association exists.
-    pub fn check_consistency(&self) -> Result<(), String> {
+    pub fn check_consistency(&self) -> Result<(), ConsistencyError> {
+        self.recount().map_err(ConsistencyError::from)
+    }
+
+    /// A job's external id for a message, or its slot when the slot is empty.
+    pub(crate) fn job_label(&self, id: JobId) -> String {
+        self.job_name(id)
+            .map_or_else(|| format!("job slot {}", id.0), str::to_string)
+    }
+
+    /// [`ClusterState::check_consistency`]'s checks, each failure a message.
+    fn recount(&self) -> Result<(), String> {
         let mut counted = vec![NodeAmounts::default(); self.nodes.len()];
         let mut jobs_on = vec![0u32; self.nodes.len()];
         let mut licenses = vec![0u32; self.licenses.len()];
@@ -183,6 +196,6 @@ mod tests {
         };
         run.charges[0].1.cpu_milli = 1_000;
         let err = state.check_consistency().unwrap_err();
-        assert!(err.contains("remembered per-node charges"), "{err}");
+        assert!(err.message.contains("remembered per-node charges"), "{err}");
     }
 }

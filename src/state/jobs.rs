@@ -112,9 +112,11 @@ impl ClusterState {
             let mut dependents = self.dependents.take_dependents(id);
             dependents.sort_by_key(|d| self.job(*d).map_or(u64::MAX, |j| j.arrival));
             for dependent in dependents {
-                if self.resolve_dependency(dependent, id, outcome) {
+                if self.resolve_dependency(dependent, id, outcome)
+                    && let Some(name) = self.job_name(dependent)
+                {
                     decisions.push(Decision::Cancel {
-                        job: self.job_name(dependent).to_string(),
+                        job: name.to_string(),
                         reason: CancelReason::DependencyNeverSatisfied,
                     });
                     queue.push((dependent, Outcome::CancelledPending));

@@ -23,10 +23,11 @@ impl ClusterState {
             Event::Submit { job } => {
                 let mut job = self.compile_job(job, now_ms)?;
                 job.assoc = self.associate(&job.spec)?;
+                let name = job.spec.id.clone();
                 let id = self.insert_job(job);
                 if self.resolve_ended_dependencies(id) {
                     decisions.push(Decision::Cancel {
-                        job: self.job_name(id).to_string(),
+                        job: name,
                         reason: CancelReason::DependencyNeverSatisfied,
                     });
                     self.end_job(id, Outcome::CancelledPending, now_ms, decisions);

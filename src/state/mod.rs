@@ -221,9 +221,9 @@ impl ClusterState {
         self.nodes.get(id.index()).and_then(Option::as_ref)
     }
 
-    /// A job's external id.
-    pub fn job_name(&self, id: JobId) -> &str {
-        self.job(id).map_or("", |j| j.spec.id.as_str())
+    /// A job's external id; `None` for an empty slot.
+    pub fn job_name(&self, id: JobId) -> Option<&str> {
+        self.job(id).map(|j| j.spec.id.as_str())
     }
 
     /// A node's name.

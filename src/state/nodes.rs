@@ -190,8 +190,11 @@ impl ClusterState {
             })
             .collect();
         for id in victims {
-            let name = self.job_name(id).to_string();
-            if self.job(id).is_some_and(|j| j.spec.requeue) {
+            let Some((name, requeue)) = self.job(id).map(|j| (j.spec.id.clone(), j.spec.requeue))
+            else {
+                continue;
+            };
+            if requeue {
                 decisions.push(Decision::Requeue {
                     job: name,
                     reason: requeue_reason,

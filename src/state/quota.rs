@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::ClusterState;
-use crate::error::ConfigError;
+use super::{ClusterState, JobState, Preemption};
+use crate::decision::Decision;
+use crate::error::{ConfigError, ConsistencyError};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::GpuNeed;
@@ -221,6 +222,50 @@ impl ClusterState {
             .collect()
     }
 
+    /// Tells running job `victim` to stop for pending job `preemptor` within its grace: it is
+    /// marked as being preempted, with its deadline, and remembers `preemptor`, which it will
+    /// never preempt in turn. Returns the `preempt` decision; `None` (nothing changed) when
+    /// either job is unknown or `victim` is not running.
+    pub(crate) fn mark_preempted(&mut self, victim: JobId, preemptor: JobId) -> Option<Decision> {
+        let (for_job, arrival) = self
+            .job(preemptor)
+            .map(|p| (p.spec.id.clone(), p.arrival))?;
+        let deadline_from = self.now_ms;
+        let job = self.jobs.get_mut(victim.index()).and_then(Option::as_mut)?;
+        let grace_ms = job.spec.grace_ms;
+        let JobState::Running(run) = &mut job.state else {
+            return None;
+        };
+        run.preemption = Some(Preemption {
+            for_job: preemptor,
+            deadline_ms: deadline_from.saturating_add(grace_ms),
+        });
+        if !job.preempted_by.contains(&arrival) {
+            job.preempted_by.push(arrival);
+        }
+        Some(Decision::Preempt {
+            job: job.spec.id.clone(),
+            for_job,
+            grace_ms,
+        })
+    }
+
+    /// Holds `planned` (per-node charges) for `preemptor` until its `victims` have stopped:
+    /// no other job may use it, and the victims' quota passes to the earmark as they stop.
+    pub(crate) fn earmark(
+        &mut self,
+        preemptor: JobId,
+        victims: Vec<JobId>,
+        planned: Vec<(NodeId, NodeAmounts)>,
+    ) {
+        let earmark = Earmark {
+            victims,
+            planned,
+            freed: Vec::new(),
+        };
+        self.earmarks.insert(preemptor, earmark);
+    }
+
     /// Whether `preemptor` holds an earmark with victims still running.
     pub fn has_victims_stopping(&self, preemptor: JobId) -> bool {
         self.earmarks
@@ -309,7 +354,12 @@ impl ClusterState {
     /// every queue's usage equal to its running jobs' and earmarks' charges recounted, every
     /// earmark naming a pending preemptor and victims being preempted for it, and every node
     /// still having free what earmarks hold on it (nobody else used it).
-    pub fn check_quota(&self) -> Result<(), String> {
+    pub fn check_quota(&self) -> Result<(), ConsistencyError> {
+        self.recount_quota().map_err(ConsistencyError::from)
+    }
+
+    /// [`ClusterState::check_quota`]'s checks, each failure a message.
+    fn recount_quota(&self) -> Result<(), String> {
         if let Some(tree) = self.quota.tree.as_ref() {
             tree.check_totals()?;
             self.check_quota_limits(tree)?;
@@ -339,7 +389,7 @@ impl ClusterState {
             }
         }
         for (preemptor, earmark) in &self.earmarks {
-            let name = self.job_name(*preemptor);
+            let name = self.job_label(*preemptor);
             if !self.pending.contains(preemptor) {
                 return Err(format!("earmark for {name}, which is not pending"));
             }
@@ -352,7 +402,7 @@ impl ClusterState {
                 if for_job != Some(*preemptor) {
                     return Err(format!(
                         "earmark for {name}: victim {} is not being preempted for it",
-                        self.job_name(*victim)
+                        self.job_label(*victim)
                     ));
                 }
             }

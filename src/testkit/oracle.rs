@@ -24,8 +24,8 @@ use crate::state::{ClusterState, Job, JobState};
 /// ```
 pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), String> {
     let state = scheduler.state();
-    state.check_consistency()?;
-    state.check_quota()?;
+    state.check_consistency().map_err(|e| e.message)?;
+    state.check_quota().map_err(|e| e.message)?;
     check_topology(state)?;
     let ranks: Vec<u8> = outcome.decisions.iter().map(Decision::order_rank).collect();
     if ranks.windows(2).any(|w| w[0] > w[1]) {
