@@ -82,6 +82,9 @@
 //!   of its standard output closes it, 1 with a message on standard error on any other I/O
 //!   error, and 2 when its `--config` file is unusable.
 
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
 pub mod backfill;
 pub mod config;
 pub mod decision;
