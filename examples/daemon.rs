@@ -145,7 +145,7 @@ impl Host {
                 self.tick(now, events);
             }
             let state = self.scheduler.state();
-            if !self.input_open && state.pending.is_empty() && state.running.is_empty() {
+            if !self.input_open && state.pending_count() == 0 && state.running_count() == 0 {
                 return;
             }
         }

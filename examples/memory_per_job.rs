@@ -49,7 +49,7 @@ fn main() {
     let held = LIVE.load(Ordering::Relaxed) as f64 - before as f64;
     println!(
         "{} pending jobs: {:.1} MiB held by the scheduler, {:.0} bytes per pending job",
-        scheduler.state().pending.len(),
+        scheduler.state().pending_count(),
         held / (1024.0 * 1024.0),
         held / jobs as f64
     );

@@ -85,6 +85,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[doc(hidden)]
 pub mod backfill;
 pub mod config;
 pub mod decision;

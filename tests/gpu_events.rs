@@ -205,7 +205,7 @@ fn gpu_events_read_as_protocol_json() {
 fn snapshots_keep_down_gpus_and_older_ones_read_as_all_up() {
     let mut s = scheduler();
     checked_tick(&mut s, 0, vec![gpu_down(2)]).unwrap();
-    let node = s.state().nodes[0].clone().unwrap();
+    let node = s.state().nodes().next().unwrap().record().clone();
     let mut json = serde_json::to_value(&node).unwrap();
     assert_eq!(json["down_gpus"], 4);
     assert_eq!(serde_json::from_value::<Node>(json.clone()).unwrap(), node);

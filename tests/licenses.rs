@@ -43,7 +43,7 @@ fn licenses_are_held_while_jobs_run_and_given_back_when_they_end() {
     ];
     let out = checked_tick(&mut s, 0, events).unwrap();
     assert_eq!(started(&out), ["a", "c"]);
-    assert_eq!(s.state().licenses.used(0), 2);
+    assert_eq!(s.state().licenses().used(0), 2);
     let out = checked_tick(
         &mut s,
         1_000,

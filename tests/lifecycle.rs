@@ -131,7 +131,7 @@ fn gang_is_all_or_nothing_across_groups() {
     assert!(started(&out.decisions).is_empty());
     let state = s.state();
     assert_eq!(
-        state.node(state.node_names["n2"]).unwrap().used.devices,
+        state.node_by_name("n2").unwrap().record().used.devices,
         [0; 16]
     );
 }
@@ -461,5 +461,5 @@ fn tick_earlier_than_previous_is_refused_whole() {
     checked_tick(&mut s, 100, vec![]).unwrap();
     let err = s.tick(99, vec![submit(gpu_job("a", 1, 1))]).unwrap_err();
     assert!(err.to_string().contains("earlier"));
-    assert!(s.state().job_names.is_empty());
+    assert!(s.state().jobs().next().is_none());
 }

@@ -293,7 +293,7 @@ fn cancelled_preemptor_releases_its_earmark() {
     .unwrap();
     // `old` was requeued with its original submit time and takes its quota back first.
     assert_eq!(started(&out.decisions), ["old"]);
-    assert!(s.state().earmarks.is_empty());
+    assert!(s.state().earmarks().is_empty());
 }
 
 #[test]

@@ -51,17 +51,17 @@ fn started(out: &gangway::TickOutcome) -> Vec<&str> {
 fn running_jobs_keep_running_over_a_shrunk_quota_and_pending_ones_wait_for_it() {
     let mut s = Scheduler::new(config(base())).unwrap();
     checked_tick(&mut s, 0, submit(vec![job("a", 4), job("b", 4)])).unwrap();
-    assert_eq!(s.state().running.len(), 2);
+    assert_eq!(s.state().running_count(), 2);
 
     let mut shrunk = base();
     shrunk["queues"][0]["quota"]["cpu"]["nominal"] = json!(2);
     s.reconfigure(config(shrunk)).unwrap();
-    assert_eq!(s.state().running.len(), 2);
-    assert_eq!(s.state().over_quota.len(), 2);
+    assert_eq!(s.state().running_count(), 2);
+    assert_eq!(s.state().over_quota().count(), 2);
     // A snapshot remembers which jobs are over quota.
     let json = serde_json::to_string(&s.snapshot()).unwrap();
     let mut s = Scheduler::restore(serde_json::from_str(&json).unwrap()).unwrap();
-    assert_eq!(s.state().over_quota.len(), 2);
+    assert_eq!(s.state().over_quota().count(), 2);
 
     // The oracle accepts the over-quota running jobs; the new quota holds the pending one back.
     let out = checked_tick(&mut s, 1_000, submit(vec![job("c", 1)])).unwrap();
@@ -70,7 +70,7 @@ fn running_jobs_keep_running_over_a_shrunk_quota_and_pending_ones_wait_for_it() 
     assert!(started(&out).is_empty(), "b alone still holds 4 of 2 cpus");
     let out = checked_tick(&mut s, 3_000, vec![finished("b")]).unwrap();
     assert_eq!(started(&out), ["c"]);
-    assert!(s.state().over_quota.is_empty());
+    assert!(s.state().over_quota().next().is_none());
 }
 
 #[test]
@@ -81,7 +81,7 @@ fn a_grown_quota_admits_pending_jobs_at_the_next_pass() {
     let out = checked_tick(&mut s, 0, submit(vec![job("a", 2), job("b", 2)])).unwrap();
     assert_eq!(started(&out), ["a"]);
     s.reconfigure(config(base())).unwrap();
-    assert!(s.state().over_quota.is_empty());
+    assert!(s.state().over_quota().next().is_none());
     let out = checked_tick(&mut s, 1_000, vec![]).unwrap();
     assert_eq!(started(&out), ["b"]);
 }
@@ -198,11 +198,11 @@ fn node_entries_decide_partition_membership_and_other_nodes_keep_theirs_by_name(
     let b = state.partition_id("b").unwrap();
     let a = state.partition_id("a").unwrap();
     for name in ["n1", "n2"] {
-        let node = state.node(state.node_names[name]).unwrap();
+        let node = state.node_by_name(name).unwrap().record();
         assert!(node.partitions.contains(b), "{name}");
         assert!(!node.partitions.contains(a), "{name}");
     }
-    let n1 = state.node(state.node_names["n1"]).unwrap();
+    let n1 = state.node_by_name("n1").unwrap().record();
     assert_eq!(n1.capacity.cpu_milli, 8000);
     // Both nodes serve partition "b": a 12-cpu gang spans them.
     let mut j = job("x", 12);
@@ -256,11 +256,11 @@ fn a_waiting_preemptor_loses_its_earmark_and_competes_under_the_new_quota() {
 
     // The quota shrinks while "old" stops: it keeps stopping, "new" no longer fits.
     s.reconfigure(cluster(2)).unwrap();
-    assert!(s.state().earmarks.is_empty());
+    assert!(s.state().earmarks().is_empty());
     let stopped: Event = serde_json::from_value(json!({"type": "stopped", "job": "old"})).unwrap();
     let out = checked_tick(&mut s, 2_000, vec![stopped]).unwrap();
     assert!(started(&out).is_empty(), "{:?}", out.decisions);
-    assert_eq!(s.state().pending.len(), 2);
+    assert_eq!(s.state().pending_count(), 2);
 
     // Grown back, the higher-priority job starts first.
     s.reconfigure(cluster(4)).unwrap();

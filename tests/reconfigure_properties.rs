@@ -73,7 +73,7 @@ proptest! {
                 Step::Submit { queue, cpus, priority } => vec![submit(i, queue, cpus, priority)],
                 Step::FinishOldest => {
                     let state = s.state();
-                    let oldest = state.running.iter().next().map(|&id| state.job_name(id).to_owned());
+                    let oldest = state.running().next().map(|job| job.name().to_owned());
                     oldest.into_iter().map(|job| serde_json::from_value(
                         json!({"type": "finished", "job": job, "outcome": "completed"})).unwrap())
                         .collect()
@@ -81,9 +81,10 @@ proptest! {
                 Step::StopPreempted => preempted.drain(..).map(|job| serde_json::from_value(
                     json!({"type": "stopped", "job": job})).unwrap()).collect(),
                 Step::Reconfigure(quotas) => {
-                    let running = s.state().running.clone();
+                    let running: Vec<_> = s.state().running().map(|j| j.id()).collect();
                     s.reconfigure(cluster(&quotas)).unwrap();
-                    prop_assert_eq!(&s.state().running, &running);
+                    let after: Vec<_> = s.state().running().map(|j| j.id()).collect();
+                    prop_assert_eq!(after, running);
                     vec![]
                 }
             };
@@ -95,7 +96,7 @@ proptest! {
             }
             preempted.retain(|job| {
                 let state = s.state();
-                state.job_names.get(job).is_some_and(|id| state.running.contains(id))
+                state.job_by_name(job).is_some_and(|j| j.is_running())
             });
         }
     }

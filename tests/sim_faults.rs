@@ -43,11 +43,9 @@ fn simulate(faults: FaultOptions) -> (SimResult, End) {
             check_tick(view.scheduler, view.outcome)?;
             let state = view.scheduler.state();
             end.leaked = state
-                .nodes
-                .iter()
-                .flatten()
-                .filter(|n| n.used != Default::default())
-                .map(|n| n.name.clone())
+                .nodes()
+                .filter(|n| n.record().used != Default::default())
+                .map(|n| n.name().to_string())
                 .collect();
             end.pending = view
                 .scheduler

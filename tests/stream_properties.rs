@@ -43,12 +43,7 @@ impl Reach {
                 continue;
             };
             self.mig_starts += u32::from(placement.iter().any(|e| !e.mig.is_empty()));
-            let Some(spec) = state
-                .job_names
-                .get(job)
-                .and_then(|&id| state.job(id))
-                .map(|j| &j.spec)
-            else {
+            let Some(spec) = state.job_by_name(job).map(|j| j.spec()) else {
                 continue;
             };
             let requests = || spec.groups.iter().filter_map(|g| g.topology.as_ref());
@@ -61,14 +56,14 @@ impl Reach {
             let Some(Event::Submit { job }) = events.get(rejection.index) else {
                 continue;
             };
-            let levels = &state.config.topology;
+            let levels = &state.config().topology;
             let strange = job.groups.iter().any(|g| {
                 g.topology
                     .as_ref()
                     .is_some_and(|r| !levels.iter().any(|l| l == r.level()))
                     || g.mig
                         .as_deref()
-                        .is_some_and(|p| !state.mig_profiles.iter().any(|q| q == p))
+                        .is_some_and(|p| !state.mig_profile_names().iter().any(|q| q == p))
             });
             self.hardware_rejections += u32::from(strange);
         }

@@ -89,7 +89,7 @@ fn without_a_topology_placement_is_as_before() {
         node("n1", "b1", "r1"), node("n2", "b1", "r2"), node("n3", "b1", "r1")]}))
     .unwrap();
     let mut s = Scheduler::new(cluster).unwrap();
-    assert!(s.state().topology.is_none());
+    assert!(s.state().topology().is_none());
     let out = checked_tick(&mut s, 0, vec![gpu_job("g", 2, 4, MIN, json!({}))]).unwrap();
     assert_eq!(nodes_of(&out, "g"), ["n1", "n2"]);
 }
@@ -335,7 +335,7 @@ fn a_backfill_reservation_respects_required_and_the_filler_avoids_its_rack() {
 fn removed_and_added_nodes_keep_the_tree_current() {
     let mut s = interleaved();
     checked_tick(&mut s, 0, vec![Event::NodeRemove { node: "n3".into() }]).unwrap();
-    let tree = s.state().topology.as_ref().unwrap();
+    let tree = s.state().topology().unwrap();
     let r1 = tree.domain_of(gangway::model::ids::NodeId(0), 1).unwrap();
     assert_eq!(tree.nodes_under(r1).len(), 1);
     let extra = json!({"topology": {"required": "rack"}});
@@ -355,7 +355,7 @@ fn a_restored_scheduler_rebuilds_the_tree_and_keeps_constraints() {
     checked_tick(&mut s, 1, vec![gpu_job("big", 2, 4, MIN, extra)]).unwrap();
     let snapshot = serde_json::to_string(&s.snapshot()).unwrap();
     let mut restored = Scheduler::restore(serde_json::from_str(&snapshot).unwrap()).unwrap();
-    assert!(restored.state().topology.is_some());
+    assert!(restored.state().topology().is_some());
     let out = checked_tick(&mut restored, 2, vec![]).unwrap();
     assert!(placements(&out).is_empty(), "{:?}", out.decisions);
     assert_eq!(restored.pending_info()[0].estimated_start_ms, Some(5 * MIN));
@@ -401,10 +401,10 @@ fn bad_topology_inputs_are_refused_with_state_unchanged() {
     assert_eq!(out.rejected[1].error.kind, ErrorKind::Invalid);
     assert!(out.rejected[1].error.message.contains("\"block\""));
     assert_eq!(serde_json::to_value(s.snapshot()).unwrap(), before);
-    assert!(!s.state().node_names.contains_key("n9"));
+    assert!(s.state().node_by_name("n9").is_none());
 
     // Reconfigure to a level some node lacks: refused, nothing changes.
-    let mut config = s.state().config.clone();
+    let mut config = s.state().config().clone();
     config.topology = vec!["block".into(), "row".into()];
     let err = s.reconfigure(config).unwrap_err();
     assert!(err.message.contains("\"row\""), "{err}");
@@ -428,7 +428,7 @@ fn bad_topology_inputs_are_refused_with_state_unchanged() {
     .unwrap();
     assert_eq!(out.rejected[0].error.kind, ErrorKind::Invalid);
     assert!(out.rejected[0].error.message.contains("no topology"));
-    assert!(s.state().pending.is_empty());
+    assert!(s.state().pending_count() == 0);
 }
 
 #[test]
@@ -437,7 +437,7 @@ fn reconfigure_adds_a_topology_to_a_running_cluster() {
         node("n1", "b1", "r1"), node("n2", "b1", "r2"), node("n3", "b1", "r1")]}))
     .unwrap();
     let mut s = Scheduler::new(plain).unwrap();
-    let mut config = s.state().config.clone();
+    let mut config = s.state().config().clone();
     config.topology = vec!["block".into(), "rack".into()];
     s.reconfigure(config).unwrap();
     let extra = json!({"topology": {"required": "rack"}});
@@ -535,7 +535,7 @@ proptest! {
         // The oracle checks every running required group after each tick.
         let mut at = 0;
         checked_tick(&mut s, at, events).unwrap();
-        while !s.state().running.is_empty() || !s.state().pending.is_empty() {
+        while !s.state().running_count() == 0 || !s.state().pending_count() == 0 {
             at += MIN;
             checked_tick(&mut s, at, vec![]).unwrap();
             prop_assert!(at < 100 * MIN, "jobs never finish");

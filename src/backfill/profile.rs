@@ -362,10 +362,10 @@ impl Profile {
     /// let mut s = Scheduler::new(cluster).unwrap();
     /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 100, 3) }]).unwrap();
     /// let mut profile = Profile::build(s.state(), 0);
-    /// let nodes = &s.state().nodes;
-    /// assert_eq!(profile.earliest_cpu_fit(nodes, 1_000, 0, 50), 0);
-    /// assert_eq!(profile.earliest_cpu_fit(nodes, 2_000, 0, 50), 100);
-    /// assert_eq!(profile.earliest_cpu_fit(nodes, 5_000, 0, 50), u64::MAX);
+    /// let nodes: Vec<_> = s.state().nodes().map(|n| Some(n.record().clone())).collect();
+    /// assert_eq!(profile.earliest_cpu_fit(&nodes, 1_000, 0, 50), 0);
+    /// assert_eq!(profile.earliest_cpu_fit(&nodes, 2_000, 0, 50), 100);
+    /// assert_eq!(profile.earliest_cpu_fit(&nodes, 5_000, 0, 50), u64::MAX);
     /// ```
     pub fn earliest_cpu_fit(
         &mut self,

@@ -2,9 +2,11 @@
 //! all-or-nothing gang placer.
 
 mod charges;
+#[doc(hidden)]
 pub mod fit;
 pub mod frag;
 pub mod gang;
+#[doc(hidden)]
 pub mod index;
 pub mod topology;
 

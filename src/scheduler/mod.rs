@@ -192,7 +192,7 @@ impl Scheduler {
     /// // Shrink the quota below what "a" holds: it keeps running.
     /// config.queues[0].quota.get_mut("cpu").unwrap().nominal = gangway::Milli::from_units(1);
     /// scheduler.reconfigure(config.clone()).unwrap();
-    /// assert_eq!(scheduler.state().running.len(), 1);
+    /// assert_eq!(scheduler.state().running_count(), 1);
     ///
     /// // A configuration without the queue "a" uses is refused, and changes nothing.
     /// config.queues.clear();
@@ -308,7 +308,7 @@ impl Scheduler {
     /// let mut s = Scheduler::with_policy(cluster, policy()).unwrap();
     /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 100, 1) }]).unwrap();
     /// let restored = Scheduler::restore_with_policy(s.snapshot(), policy()).unwrap();
-    /// assert_eq!(restored.state().running.len(), 1);
+    /// assert_eq!(restored.state().running_count(), 1);
     /// ```
     pub fn restore_with_policy(
         snapshot: Snapshot,

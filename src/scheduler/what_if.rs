@@ -35,7 +35,7 @@ impl Scheduler {
     /// let answer = s.what_if(JobSpec::new("b", 500, 2)).unwrap();
     /// assert_eq!(answer.start_ms, Some(1_000)); // when "a" reaches its limit
     /// assert_eq!(answer.placement[0].node, "n1");
-    /// assert_eq!(s.state().pending.len(), 0); // nothing was submitted
+    /// assert_eq!(s.state().pending_count(), 0); // nothing was submitted
     /// ```
     pub fn what_if(&self, job: JobSpec) -> Result<WhatIf, EventError> {
         let now = self.last_tick_ms.unwrap_or(0);

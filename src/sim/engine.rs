@@ -289,7 +289,7 @@ impl Simulator {
                 time_ms: now_ms,
                 busy_gpus_milli: self.busy_gpus_milli,
                 busy_cpus_milli: self.busy_cpus_milli,
-                pending: self.scheduler.state().pending.len(),
+                pending: self.scheduler.state().pending_count(),
             });
             let view = TickView {
                 now_ms,
@@ -342,7 +342,7 @@ impl Simulator {
                     }
                 }
                 Due::NodeDown(node) => {
-                    if self.workload_due == 0 && self.scheduler.state().running.is_empty() {
+                    if self.workload_due == 0 && self.scheduler.state().running_count() == 0 {
                         continue;
                     }
                     self.result.faults.node_failures += 1;
@@ -573,10 +573,8 @@ impl Simulator {
 fn cluster_node_names(scheduler: &Scheduler) -> Vec<String> {
     scheduler
         .state()
-        .nodes
-        .iter()
-        .flatten()
-        .map(|node| node.name.clone())
+        .nodes()
+        .map(|node| node.name().to_string())
         .collect()
 }
 

@@ -10,8 +10,8 @@
 //! ```
 //! use gangway::sim::standard::StandardWorkload;
 //! let scheduler = StandardWorkload::new(64, 42).loaded_scheduler(500);
-//! assert_eq!(scheduler.state().running.len(), 64);
-//! assert_eq!(scheduler.state().pending.len(), 500);
+//! assert_eq!(scheduler.state().running_count(), 64);
+//! assert_eq!(scheduler.state().pending_count(), 500);
 //! ```
 
 use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
@@ -181,10 +181,10 @@ mod tests {
         let mut scheduler = Scheduler::new(cluster).unwrap();
         let fill = scheduler.tick(0, workload.fill()).unwrap();
         assert!(fill.rejected.is_empty(), "{:?}", fill.rejected);
-        assert_eq!(scheduler.state().running.len(), 96);
+        assert_eq!(scheduler.state().running_count(), 96);
         let pending = scheduler.tick(1_000, workload.pending(1_000)).unwrap();
         assert!(pending.rejected.is_empty(), "{:?}", pending.rejected);
-        assert_eq!(scheduler.state().pending.len(), 1_000);
+        assert_eq!(scheduler.state().pending_count(), 1_000);
     }
 
     #[test]

@@ -37,7 +37,7 @@ fn one() -> u32 {
 
 impl ClusterState {
     /// Builds the state, refusing an invalid configuration with the offending field named.
-    pub fn from_config(config: ClusterConfig) -> Result<Self, ConfigError> {
+    pub(crate) fn from_config(config: ClusterConfig) -> Result<Self, ConfigError> {
         let (partitions, default_partition) = build_partitions(&config)?;
         check_names("cohorts", config.cohorts.iter().map(|c| c.name.as_str()))?;
         let cohorts: BTreeSet<&str> = config.cohorts.iter().map(|c| c.name.as_str()).collect();
@@ -156,7 +156,7 @@ impl ClusterState {
     }
 
     /// The backfill depth in effect: reservations for at most this many blocked jobs.
-    pub fn backfill_depth(&self) -> usize {
+    pub(crate) fn backfill_depth(&self) -> usize {
         let backfill = &self.config.policy.backfill;
         match (backfill.mode, backfill.depth) {
             (BackfillMode::None, _) => 0,

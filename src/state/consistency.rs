@@ -198,4 +198,77 @@ mod tests {
         let err = state.check_consistency().unwrap_err();
         assert!(err.message.contains("remembered per-node charges"), "{err}");
     }
+
+    /// A runs; B waits for A; C waits for A and B.
+    fn chain() -> Scheduler {
+        let config: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+        let mut s = Scheduler::new(config).unwrap();
+        let job: serde_json::Value = serde_json::json!([
+            {"type": "submit", "job": {"id": "A", "time_limit_ms": 60_000, "groups": [{"count": 1}]}},
+            {"type": "submit", "job": {"id": "B", "time_limit_ms": 60_000, "groups": [{"count": 1}],
+                                       "after": [{"job": "A", "on": "ok"}]}},
+            {"type": "submit", "job": {"id": "C", "time_limit_ms": 60_000, "groups": [{"count": 1}],
+                                       "after": [{"job": "A", "on": "ok"}, {"job": "B", "on": "ok"}]}}]);
+        let events: Vec<Event> = serde_json::from_value(job).unwrap();
+        let out = s.tick(0, events).unwrap();
+        assert!(out.rejected.is_empty(), "{:?}", out.rejected);
+        s
+    }
+
+    #[test]
+    fn a_wait_missing_from_the_dependency_graph_or_an_extra_edge_is_refused() {
+        let s = chain();
+        let mut state = s.state().clone();
+        let (a, b) = (state.job_names["A"], state.job_names["B"]);
+        state.dependents.remove_edge(b, a);
+        let err = state.check_consistency().unwrap_err();
+        assert!(err.message.contains("B waits for A"), "{err}");
+
+        let mut state = s.state().clone();
+        state.dependents.add(a, b);
+        let err = state.check_consistency().unwrap_err();
+        assert!(err.message.contains("4 edges"), "{err}");
+    }
+
+    #[test]
+    fn a_mig_slice_held_twice_or_a_share_of_a_mig_gpu_is_refused() {
+        let slices: Vec<serde_json::Value> = (0..7)
+            .map(|i| serde_json::json!({"gpu": 1, "slice": i, "profile": "1g.10gb"}))
+            .collect();
+        let cluster: ClusterConfig = serde_json::from_value(serde_json::json!({"nodes": [
+            {"name": "n1", "cpus": 64, "memory_mib": 512_000,
+             "gpus": {"model": "a100-80gb", "count": 2, "mig": slices}}]}))
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let mig_job = |id: &str| -> Event {
+            serde_json::from_value(serde_json::json!({"type": "submit", "job": {"id": id,
+                "time_limit_ms": 3_600_000, "groups": [{"count": 1, "mig": "1g.10gb"}]}}))
+            .unwrap()
+        };
+        s.tick(0, vec![mig_job("a"), mig_job("b")]).unwrap();
+        let tamper = |edit: &dyn Fn(&mut crate::model::resources::NodeAmounts)| {
+            let mut state = s.state().clone();
+            let id = state.job_names["b"];
+            let Some(super::super::JobState::Running(run)) =
+                state.jobs[id.index()].as_mut().map(|j| &mut j.state)
+            else {
+                panic!("b runs")
+            };
+            let before = run.assignments[0].amounts;
+            edit(&mut run.assignments[0].amounts);
+            let after = run.assignments[0].amounts;
+            let node = state.nodes[0].as_mut().unwrap();
+            node.used.sub(&before);
+            node.used.add(&after);
+            state.check_consistency()
+        };
+        assert!(tamper(&|_| {}).is_ok());
+        // b claims a's slice (bit 0) instead of its own (bit 1).
+        let err = tamper(&|a| a.mig = 0b1).unwrap_err();
+        assert!(err.message.contains("held by another job"), "{err}");
+        // b takes a share of GPU 1, which is in MIG mode.
+        let err = tamper(&|a| a.devices[1] = 500).unwrap_err();
+        assert!(err.message.contains("MIG mode"), "{err}");
+    }
 }

@@ -14,15 +14,20 @@ use crate::model::ids::JobId;
 /// Jobs waiting for other jobs to end.
 ///
 /// ```
-/// use gangway::model::ids::JobId;
-/// use gangway::state::DependencyGraph;
-///
-/// let mut graph = DependencyGraph::default();
-/// graph.add(JobId(2), JobId(0));
-/// graph.add(JobId(1), JobId(0));
-/// assert_eq!(graph.dependents(JobId(0)), vec![JobId(1), JobId(2)]);
-/// assert_eq!(graph.take_dependents(JobId(0)), vec![JobId(1), JobId(2)]);
-/// assert!(graph.is_empty() && graph.job_count() == 2);
+/// use gangway::{ClusterConfig, Event, Scheduler};
+/// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+/// let mut s = Scheduler::new(cluster).unwrap();
+/// let events: Vec<Event> = serde_json::from_str(r#"[
+///     {"type": "submit", "job": {"id": "a", "time_limit_ms": 100, "groups": [{"count": 1}]}},
+///     {"type": "submit", "job": {"id": "b", "time_limit_ms": 100, "groups": [{"count": 1}],
+///                                "after": [{"job": "a", "on": "ok"}]}},
+///     {"type": "submit", "job": {"id": "c", "time_limit_ms": 100, "groups": [{"count": 1}],
+///                                "after": [{"job": "a", "on": "any"}]}}]"#).unwrap();
+/// s.tick(0, events).unwrap();
+/// let state = s.state();
+/// let id = |name| state.job_by_name(name).unwrap().id();
+/// assert_eq!(state.dependents().dependents(id("a")), vec![id("b"), id("c")]);
+/// assert!(state.dependents().len() == 2 && state.dependents().job_count() == 3);
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct DependencyGraph {
@@ -31,7 +36,7 @@ pub struct DependencyGraph {
 
 impl DependencyGraph {
     /// Records that `dependent` waits for `target` to end.
-    pub fn add(&mut self, dependent: JobId, target: JobId) {
+    pub(crate) fn add(&mut self, dependent: JobId, target: JobId) {
         self.graph.add_edge(target, dependent, ());
     }
 
@@ -50,7 +55,7 @@ impl DependencyGraph {
 
     /// Removes a job that ended (or was forgotten) from the graph, returning the jobs that
     /// waited for it; the edges into it (what it waited for) go too.
-    pub fn take_dependents(&mut self, target: JobId) -> Vec<JobId> {
+    pub(crate) fn take_dependents(&mut self, target: JobId) -> Vec<JobId> {
         let dependents = self.dependents(target);
         self.graph.remove_node(target);
         dependents
@@ -58,7 +63,7 @@ impl DependencyGraph {
 
     /// Forgets that `dependent` waits for `target` (its outcome is already known); a job left
     /// without any relation leaves the graph.
-    pub fn remove_edge(&mut self, dependent: JobId, target: JobId) {
+    pub(crate) fn remove_edge(&mut self, dependent: JobId, target: JobId) {
         self.graph.remove_edge(target, dependent);
         for job in [target, dependent] {
             let isolated = [Direction::Outgoing, Direction::Incoming]

@@ -12,12 +12,15 @@ pub type LicenseNeed = Vec<(usize, u32)>;
 /// The licenses of a cluster: names and totals as configured, and how many running jobs hold.
 ///
 /// ```
-/// use gangway::state::licenses::Licenses;
-/// let mut licenses = Licenses::new([("matlab".to_string(), 10)].into_iter().collect());
-/// let need = licenses.compile("j1", &[("matlab".to_string(), 4)].into_iter().collect()).unwrap();
-/// licenses.take(&need);
-/// assert_eq!(licenses.free(0), 6);
-/// assert!(licenses.compile("j2", &[("ansys".to_string(), 1)].into_iter().collect()).is_err());
+/// use gangway::{ClusterConfig, Event, Scheduler};
+/// let cluster: ClusterConfig = serde_json::from_str(
+///     r#"{"nodes": [{"name": "n1", "cpus": 8}], "licenses": {"matlab": 10}}"#).unwrap();
+/// let mut s = Scheduler::new(cluster).unwrap();
+/// let job: Event = serde_json::from_str(r#"{"type": "submit", "job": {"id": "j1",
+///     "time_limit_ms": 100, "groups": [{"count": 1}], "licenses": {"matlab": 4}}}"#).unwrap();
+/// s.tick(0, vec![job]).unwrap();
+/// let licenses = s.state().licenses();
+/// assert_eq!((licenses.name(0), licenses.used(0), licenses.free(0)), ("matlab", 4, 6));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Licenses {
@@ -28,7 +31,7 @@ pub struct Licenses {
 
 impl Licenses {
     /// The configured licenses, none held.
-    pub fn new(configured: IndexMap<String, u32>) -> Self {
+    pub(crate) fn new(configured: IndexMap<String, u32>) -> Self {
         let (names, total): (Vec<String>, Vec<u32>) = configured.into_iter().unzip();
         let used = vec![0; total.len()];
         Licenses { names, total, used }
@@ -66,7 +69,7 @@ impl Licenses {
 
     /// A job's requested licenses by index: `invalid` for an unknown name or a zero count,
     /// `unsatisfiable` for more than the cluster has.
-    pub fn compile(
+    pub(crate) fn compile(
         &self,
         job: &str,
         requested: &IndexMap<String, u32>,
@@ -101,7 +104,7 @@ impl Licenses {
     }
 
     /// A job starts holding `need`.
-    pub fn take(&mut self, need: &LicenseNeed) {
+    pub(crate) fn take(&mut self, need: &LicenseNeed) {
         for (l, n) in need {
             if let Some(used) = self.used.get_mut(*l) {
                 *used += n;
@@ -110,7 +113,7 @@ impl Licenses {
     }
 
     /// A job stops holding `need`.
-    pub fn give_back(&mut self, need: &LicenseNeed) {
+    pub(crate) fn give_back(&mut self, need: &LicenseNeed) {
         for (l, n) in need {
             if let Some(used) = self.used.get_mut(*l) {
                 *used = used.saturating_sub(*n);

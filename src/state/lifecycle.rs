@@ -10,7 +10,7 @@ use crate::model::job::{FinishOutcome, Outcome};
 impl ClusterState {
     /// Applies one event at `now_ms`. Decisions it causes at once (requeues and kills on a lost
     /// node, cancels of dependents) are pushed to `decisions`.
-    pub fn apply_event(
+    pub(crate) fn apply_event(
         &mut self,
         event: Event,
         now_ms: u64,

@@ -23,13 +23,16 @@ pub struct Window {
 /// The declared maintenance windows by id.
 ///
 /// ```
-/// use gangway::model::ids::NodeId;
-/// use gangway::state::{Maintenance, Window};
-/// let mut m = Maintenance::default();
-/// m.insert("fw".into(), Window { nodes: vec![NodeId(0)], start_ms: 100, end_ms: 200 });
-/// assert!(m.blocks(NodeId(0), 50, 150));
-/// assert!(!m.blocks(NodeId(0), 0, 100)); // ends as the window starts
-/// assert!(!m.blocks(NodeId(1), 50, 150));
+/// use gangway::{ClusterConfig, Scheduler};
+/// let cluster: ClusterConfig = serde_json::from_str(r#"{
+///     "nodes": [{"name": "n1", "cpus": 1}, {"name": "n2", "cpus": 1}],
+///     "maintenance": [{"id": "fw", "nodes": ["n1"], "start_ms": 100, "end_ms": 200}]}"#).unwrap();
+/// let s = Scheduler::new(cluster).unwrap();
+/// let (m, n1, n2) = (s.state().maintenance(), s.state().node_by_name("n1").unwrap().id(),
+///                    s.state().node_by_name("n2").unwrap().id());
+/// assert!(m.blocks(n1, 50, 150));
+/// assert!(!m.blocks(n1, 0, 100)); // ends as the window starts
+/// assert!(!m.blocks(n2, 50, 150));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Maintenance {
@@ -52,7 +55,7 @@ impl Maintenance {
     }
 
     /// Adds or replaces the window `id`.
-    pub fn insert(&mut self, id: String, window: Window) {
+    pub(crate) fn insert(&mut self, id: String, window: Window) {
         self.windows.insert(id, window);
     }
 
@@ -62,7 +65,7 @@ impl Maintenance {
     }
 
     /// Forgets windows that ended by `now`.
-    pub fn drop_past(&mut self, now: u64) {
+    pub(crate) fn drop_past(&mut self, now: u64) {
         self.windows.retain(|_, w| w.end_ms > now);
     }
 }

@@ -17,6 +17,7 @@ mod submit;
 mod topology;
 mod totals;
 mod usage;
+mod view;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -37,81 +38,82 @@ pub use maintenance::{Maintenance, Window};
 pub use quota::{Earmark, QuotaBook};
 pub use totals::JobTotals;
 pub use usage::NO_USER;
+pub use view::{JobView, NodeView, QueueView};
 
 /// The whole scheduler state: configuration, nodes, jobs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ClusterState {
     /// The configuration it was built from, or last reconfigured with (nodes as given there;
     /// the node table with its run-time changes lives in `nodes`).
-    pub config: ClusterConfig,
+    pub(crate) config: ClusterConfig,
     /// Interned GPU model names; a model's id is its position.
-    pub models: Vec<String>,
+    pub(crate) models: Vec<String>,
     /// Partitions by id.
-    pub partitions: Vec<Partition>,
+    pub(crate) partitions: Vec<Partition>,
     /// Where jobs naming no partition go.
-    pub default_partition: PartitionId,
+    pub(crate) default_partition: PartitionId,
     /// Nodes by id; `None` once removed.
-    pub nodes: Vec<Option<Node>>,
+    pub(crate) nodes: Vec<Option<Node>>,
     /// Node names to ids.
-    pub node_names: BTreeMap<String, NodeId>,
+    pub(crate) node_names: BTreeMap<String, NodeId>,
     /// Jobs by id; `None` for free slots.
-    pub jobs: Vec<Option<Job>>,
+    pub(crate) jobs: Vec<Option<Job>>,
     /// Free job slots, reused last-freed first.
-    pub free_slots: Vec<JobId>,
+    pub(crate) free_slots: Vec<JobId>,
     /// Job names to ids (pending, running and remembered ended jobs).
-    pub job_names: BTreeMap<String, JobId>,
+    pub(crate) job_names: BTreeMap<String, JobId>,
     /// Pending jobs.
-    pub pending: BTreeSet<JobId>,
+    pub(crate) pending: BTreeSet<JobId>,
     /// Running jobs (including those being preempted).
-    pub running: BTreeSet<JobId>,
+    pub(crate) running: BTreeSet<JobId>,
     /// Ended jobs in the order they ended, forgotten after `min_job_age_ms`.
-    pub ended: VecDeque<JobId>,
+    pub(crate) ended: VecDeque<JobId>,
     /// The pending jobs that wait for each job to end (derived from the jobs' waiting lists;
     /// rebuilt on restore).
     #[serde(skip)]
-    pub dependents: DependencyGraph,
+    pub(crate) dependents: DependencyGraph,
     /// Arrival counter: ties of equal priority and submit time break by it.
-    pub next_arrival: u64,
+    pub(crate) next_arrival: u64,
     /// The time of the last tick. Every running job's usage is charged up to it.
-    pub now_ms: u64,
+    pub(crate) now_ms: u64,
     /// Counts the changes that may have freed capacity or changed a pending job's request since
     /// the state was built or restored: every event other than a submit, and every running job
     /// losing its resources. A backfill plan made when it had the same value is still the
     /// earliest one if it still fits (see `scheduler::kept_plans`).
     #[serde(skip)]
-    pub release_epoch: u64,
+    pub(crate) release_epoch: u64,
     /// Resources held for preemptors until they start, by preemptor.
     #[serde(default)]
-    pub earmarks: BTreeMap<JobId, Earmark>,
+    pub(crate) earmarks: BTreeMap<JobId, Earmark>,
     /// Running jobs that a reconfiguration left over their queues' new quota limits: their
     /// usage stays charged (admission counts it) but the limit invariant ignores it until they
     /// end. Empty unless a reconfiguration shrank quotas below running usage.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub over_quota: BTreeSet<JobId>,
+    pub(crate) over_quota: BTreeSet<JobId>,
     /// Maintenance windows by id.
     #[serde(default)]
-    pub maintenance: Maintenance,
+    pub(crate) maintenance: Maintenance,
     /// Interned MIG profile names, indexed by [`MigProfileId`](crate::model::ids::MigProfileId).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mig_profiles: Vec<String>,
+    pub(crate) mig_profiles: Vec<String>,
     /// The fair-share engine with its usage ledger; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fairshare: Option<FairShare>,
+    pub(crate) fairshare: Option<FairShare>,
     /// Cluster-wide licenses: totals and what running jobs hold.
     #[serde(default)]
-    pub licenses: licenses::Licenses,
+    pub(crate) licenses: licenses::Licenses,
     /// The task shapes submitted so far, which placement keeps fragmentation low for.
     #[serde(default)]
-    pub shape_mix: ShapeMix,
+    pub(crate) shape_mix: ShapeMix,
     /// Free capacity index (derived; rebuilt on restore).
     #[serde(skip)]
-    pub index: FreeIndex,
+    pub(crate) index: FreeIndex,
     /// The topology tree when the configuration names levels (derived; rebuilt on restore).
     #[serde(skip)]
-    pub topology: Option<crate::model::topology::Topology>,
+    pub(crate) topology: Option<crate::model::topology::Topology>,
     /// Quota usage (derived; rebuilt on restore with [`ClusterState::rebuild_quota`]).
     #[serde(skip)]
-    pub quota: QuotaBook,
+    pub(crate) quota: QuotaBook,
 }
 
 /// A job the scheduler tracks.
@@ -232,7 +234,7 @@ impl ClusterState {
     }
 
     /// Rebuilds derived indexes (after a restore).
-    pub fn rebuild_index(&mut self) {
+    pub(crate) fn rebuild_index(&mut self) {
         self.index = FreeIndex::build(&self.nodes, self.models.len());
         self.dependents = DependencyGraph::default();
         for (slot, job) in self.jobs.iter().enumerate() {

@@ -47,7 +47,7 @@ pub struct Earmark {
 impl ClusterState {
     /// Builds the quota tree from the configuration and charges the running jobs and the
     /// earmarks' freed quota.
-    pub fn rebuild_quota(&mut self) -> Result<(), ConfigError> {
+    pub(crate) fn rebuild_quota(&mut self) -> Result<(), ConfigError> {
         self.quota = QuotaBook::default();
         if self.config.queues.is_empty() {
             for job in self.jobs.iter_mut().flatten() {
@@ -93,7 +93,7 @@ impl ClusterState {
     }
 
     /// The quota demand of per-node charges: cpus, memory and GPUs per model of the nodes.
-    pub fn charges_demand(&self, charges: &[(NodeId, NodeAmounts)]) -> QuotaVec {
+    pub(crate) fn charges_demand(&self, charges: &[(NodeId, NodeAmounts)]) -> QuotaVec {
         let Some(tree) = self.quota.tree.as_ref() else {
             return QuotaVec::ZERO;
         };
@@ -125,7 +125,7 @@ impl ClusterState {
     }
 
     /// The demand of a pending job if all its GPUs were of `model` (before it is placed).
-    pub fn shape_demand(&self, id: JobId, model: Option<&str>) -> QuotaVec {
+    pub(crate) fn shape_demand(&self, id: JobId, model: Option<&str>) -> QuotaVec {
         let (Some(tree), Some(job)) = (self.quota.tree.as_ref(), self.job(id)) else {
             return QuotaVec::ZERO;
         };
@@ -148,7 +148,7 @@ impl ClusterState {
     }
 
     /// What `user` holds in queue `q` now (for `max_per_user`).
-    pub fn user_held(&self, q: QueueId, user: Option<&str>) -> QuotaVec {
+    pub(crate) fn user_held(&self, q: QueueId, user: Option<&str>) -> QuotaVec {
         let mut held = QuotaVec::ZERO;
         for (id, (queue, demand)) in &self.quota.charged {
             if *queue == q && self.job(*id).and_then(|j| j.spec.user.as_deref()) == user {
@@ -204,7 +204,7 @@ impl ClusterState {
     }
 
     /// The quota held by `preemptor`'s earmark, per victim queue.
-    pub fn earmarked_quota(&self, preemptor: JobId) -> Vec<(QueueId, QuotaVec)> {
+    pub(crate) fn earmarked_quota(&self, preemptor: JobId) -> Vec<(QueueId, QuotaVec)> {
         self.earmarks.get(&preemptor).map_or_else(Vec::new, |e| {
             e.freed
                 .iter()
@@ -215,7 +215,7 @@ impl ClusterState {
 
     /// What each earmarked preemptor will be charged once it starts, by preemptor, with its
     /// queue (preemptors without a queue are left out).
-    pub fn earmark_demands(&self) -> Vec<(JobId, QueueId, QuotaVec)> {
+    pub(crate) fn earmark_demands(&self) -> Vec<(JobId, QueueId, QuotaVec)> {
         self.earmarks
             .iter()
             .filter_map(|(p, e)| Some((*p, self.job_queue(*p)?, self.charges_demand(&e.planned))))
@@ -267,7 +267,7 @@ impl ClusterState {
     }
 
     /// Whether `preemptor` holds an earmark with victims still running.
-    pub fn has_victims_stopping(&self, preemptor: JobId) -> bool {
+    pub(crate) fn has_victims_stopping(&self, preemptor: JobId) -> bool {
         self.earmarks
             .get(&preemptor)
             .is_some_and(|e| !e.victims.is_empty())
@@ -275,7 +275,7 @@ impl ClusterState {
 
     /// Drops `preemptor`'s earmark, returning the quota it held to the tree. Victims still
     /// running keep stopping; their release is then an ordinary one.
-    pub fn release_earmark(&mut self, preemptor: JobId) {
+    pub(crate) fn release_earmark(&mut self, preemptor: JobId) {
         let quota = self.earmarked_quota(preemptor);
         if let Some(tree) = self.quota.tree.as_mut() {
             for (q, demand) in &quota {
@@ -314,7 +314,7 @@ impl ClusterState {
 
     /// Node resources earmarked for preemptors other than `except`: each earmark's planned
     /// charges less what its victims still hold on the same node (that part is already used).
-    pub fn earmark_holds(&self, except: Option<JobId>) -> BTreeMap<NodeId, NodeAmounts> {
+    pub(crate) fn earmark_holds(&self, except: Option<JobId>) -> BTreeMap<NodeId, NodeAmounts> {
         let mut holds: BTreeMap<NodeId, NodeAmounts> = BTreeMap::new();
         for (preemptor, earmark) in &self.earmarks {
             if Some(*preemptor) == except {

@@ -58,7 +58,10 @@ impl ClusterState {
     }
 
     /// The topology a gang with constraints `needs` is placed under (`None` without one).
-    pub fn gang_topology<'a>(&'a self, needs: &'a [Option<LevelNeed>]) -> Option<GangTopology<'a>> {
+    pub(crate) fn gang_topology<'a>(
+        &'a self,
+        needs: &'a [Option<LevelNeed>],
+    ) -> Option<GangTopology<'a>> {
         self.topology
             .as_ref()
             .map(|tree| GangTopology { tree, needs })

@@ -83,7 +83,7 @@ impl Checker {
 fn must_reject(state: &ClusterState, spec: &JobSpec) -> Option<String> {
     spec.groups.iter().enumerate().find_map(|(g, group)| {
         if let Some(request) = &group.topology
-            && !state.config.topology.iter().any(|l| l == request.level())
+            && !state.config().topology.iter().any(|l| l == request.level())
         {
             return Some(format!(
                 "groups[{g}] names unknown level {}",
@@ -91,7 +91,7 @@ fn must_reject(state: &ClusterState, spec: &JobSpec) -> Option<String> {
             ));
         }
         let profile = group.mig.as_deref()?;
-        (!is_profile_name(profile) || !state.mig_profiles.iter().any(|p| p == profile))
+        (!is_profile_name(profile) || !state.mig_profile_names().iter().any(|p| p == profile))
             .then(|| format!("groups[{g}] asks for MIG profile {profile}, which no node has"))
     })
 }

@@ -33,14 +33,10 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
     }
     for decision in &outcome.decisions {
         let name = decision.job();
-        let id = state
-            .job_names
-            .get(name)
-            .copied()
-            .ok_or_else(|| format!("decision {decision:?} names unknown job {name}"))?;
         let job = state
-            .job(id)
-            .ok_or_else(|| format!("job {name} has no slot"))?;
+            .job_by_name(name)
+            .ok_or_else(|| format!("decision {decision:?} names unknown job {name}"))?
+            .record();
         if let Decision::Start { placement, .. } = decision {
             let run = match &job.state {
                 JobState::Running(run) => run,
@@ -74,7 +70,7 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
                     return Err(format!("start of {name} on {} which is not up", node.name));
                 }
                 let end = run.start_ms.saturating_add(job.spec.time_limit_ms);
-                if state.maintenance.blocks(a.node, run.start_ms, end) {
+                if state.maintenance().blocks(a.node, run.start_ms, end) {
                     return Err(format!(
                         "start of {name} on {}: runs into a maintenance window",
                         node.name
@@ -92,9 +88,8 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
 fn check_dependencies_met(state: &ClusterState, job: &Job) -> Result<(), String> {
     for dep in &job.spec.after {
         let Some(target) = state
-            .job_names
-            .get(&dep.job)
-            .and_then(|id| state.job(*id))
+            .job_by_name(&dep.job)
+            .map(|t| t.record())
             .filter(|t| t.arrival < job.arrival)
         else {
             continue;
@@ -114,11 +109,11 @@ fn check_dependencies_met(state: &ClusterState, job: &Job) -> Result<(), String>
 
 /// Every running group with `required: L` on nodes of one domain of level `L`.
 fn check_topology(state: &crate::state::ClusterState) -> Result<(), String> {
-    let Some(tree) = state.topology.as_ref() else {
+    let Some(tree) = state.topology() else {
         return Ok(());
     };
-    for &id in &state.running {
-        let Some((job, run)) = state.job(id).and_then(|j| Some((j, j.running()?))) else {
+    for view in state.running() {
+        let (job, Some(run)) = (view.record(), view.running()) else {
             continue;
         };
         for (g, need) in job.topology.iter().enumerate() {

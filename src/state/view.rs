@@ -1,0 +1,361 @@
+//! Read-only views of the state: what a host, a test, the simulator or a policy sees of jobs,
+//! nodes with their free devices, queues with their quota usage, and the rest. Nothing here
+//! can change the state; every change goes through [`crate::Scheduler::tick`].
+//!
+//! ```
+//! use gangway::{ClusterConfig, Event, JobSpec, Milli, Scheduler};
+//! let cluster: ClusterConfig = serde_json::from_str(r#"{
+//!     "nodes": [{"name": "n1", "cpus": 8, "gpus": {"model": "a100", "count": 4}}],
+//!     "queues": [{"name": "team", "quota": {"gpu": {"nominal": 4}}}]}"#).unwrap();
+//! let mut s = Scheduler::new(cluster).unwrap();
+//! let mut job = JobSpec::new("train", 60_000, 1).with_gpus(Milli::from_units(3));
+//! job.queue = Some("team".into());
+//! s.tick(0, vec![Event::Submit { job }]).unwrap();
+//!
+//! let state = s.state();
+//! let train = state.job_by_name("train").unwrap();
+//! assert!(train.is_running());
+//! assert_eq!(train.node_names().collect::<Vec<_>>(), ["n1"]);
+//! let n1 = state.node_by_name("n1").unwrap();
+//! assert_eq!(n1.free_gpus().collect::<Vec<_>>(), [3]); // devices 0-2 are taken
+//! let team = state.queues().next().unwrap();
+//! assert_eq!((team.name(), team.usage("gpu")), ("team", Some(Milli::from_units(3))));
+//! ```
+
+use std::collections::BTreeMap;
+
+use super::{ClusterState, Earmark, Job, JobState, Maintenance, RunningJob};
+use crate::config::ClusterConfig;
+use crate::model::amount::Milli;
+use crate::model::ids::{JobId, NodeId};
+use crate::model::job::{DependencyKind, JobSpec};
+use crate::model::node::{Node, NodeState};
+use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
+use crate::model::topology::Topology;
+use crate::quota::{KeyId, QueueId, QuotaTree};
+
+use super::DependencyGraph;
+use super::licenses::Licenses;
+
+/// One job the state tracks (pending, running, or ended and still remembered).
+#[derive(Clone, Copy, Debug)]
+pub struct JobView<'a> {
+    state: &'a ClusterState,
+    id: JobId,
+    job: &'a Job,
+}
+
+impl<'a> JobView<'a> {
+    /// Its interned id (a slot, reused once an ended job is forgotten).
+    pub fn id(&self) -> JobId {
+        self.id
+    }
+
+    /// Its external id, as submitted.
+    pub fn name(&self) -> &'a str {
+        &self.job.spec.id
+    }
+
+    /// The job as submitted.
+    pub fn spec(&self) -> &'a JobSpec {
+        &self.job.spec
+    }
+
+    /// The whole record: compiled shapes, arrival order, dependencies, state.
+    pub fn record(&self) -> &'a Job {
+        self.job
+    }
+
+    /// Pending, running or ended.
+    pub fn phase(&self) -> &'a JobState {
+        &self.job.state
+    }
+
+    /// Whether it waits to start.
+    pub fn is_pending(&self) -> bool {
+        self.job.state == JobState::Pending
+    }
+
+    /// Whether it holds resources (also while being preempted).
+    pub fn is_running(&self) -> bool {
+        self.job.running().is_some()
+    }
+
+    /// Its allocation, when running.
+    pub fn running(&self) -> Option<&'a RunningJob> {
+        self.job.running()
+    }
+
+    /// When it was submitted.
+    pub fn submit_ms(&self) -> u64 {
+        self.job.submit_ms
+    }
+
+    /// The name of its partition.
+    pub fn partition(&self) -> &'a str {
+        self.state
+            .partitions
+            .get(self.job.partition.index())
+            .map_or("", |p| p.name.as_str())
+    }
+
+    /// The names of the nodes it runs on, each once, in the order of its assignments.
+    pub fn node_names(&self) -> impl Iterator<Item = &'a str> + 'a {
+        let state = self.state;
+        let assignments = self.job.running().map_or(&[][..], |r| &r.assignments);
+        let mut seen: Vec<NodeId> = Vec::new();
+        assignments.iter().filter_map(move |a| {
+            if seen.contains(&a.node) {
+                return None;
+            }
+            seen.push(a.node);
+            state.node(a.node).map(|n| n.name.as_str())
+        })
+    }
+
+    /// The jobs it still waits for, with the kind of each dependency.
+    pub fn waiting_on(&self) -> impl Iterator<Item = (&'a str, DependencyKind)> + 'a {
+        let state = self.state;
+        self.job
+            .waiting_on
+            .iter()
+            .filter_map(move |&(target, kind)| Some((state.job_name(target)?, kind)))
+    }
+}
+
+/// One node, with what is free on it.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeView<'a> {
+    state: &'a ClusterState,
+    id: NodeId,
+    node: &'a Node,
+}
+
+impl<'a> NodeView<'a> {
+    /// Its interned id.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &'a str {
+        &self.node.name
+    }
+
+    /// The whole record: capacity, usage, devices, labels, MIG layout.
+    pub fn record(&self) -> &'a Node {
+        self.node
+    }
+
+    /// Up, draining or down.
+    pub fn node_state(&self) -> NodeState {
+        self.node.state
+    }
+
+    /// Everything it has.
+    pub fn capacity(&self) -> NodeAmounts {
+        self.node.capacity
+    }
+
+    /// What is free now for new work (nothing on a draining or down node, nor on down GPUs).
+    pub fn free(&self) -> NodeAmounts {
+        self.node.available()
+    }
+
+    /// The GPU devices no task uses and that are not down, by index.
+    pub fn free_gpus(&self) -> impl Iterator<Item = usize> + 'a {
+        let node = self.node;
+        (0..node.gpu_count).filter(move |&g| {
+            node.used.devices[g] == 0
+                && node.capacity.devices[g] == DEVICE_MILLI
+                && !node.gpu_is_down(g)
+        })
+    }
+
+    /// The model of its GPUs, if it has any.
+    pub fn gpu_model(&self) -> Option<&'a str> {
+        let model = self.node.gpu_model?;
+        self.state.models.get(model.index()).map(String::as_str)
+    }
+
+    /// How many jobs run on it.
+    pub fn running_jobs(&self) -> u32 {
+        self.node.running_jobs
+    }
+
+    /// The names of the partitions it belongs to.
+    pub fn partitions(&self) -> impl Iterator<Item = &'a str> + 'a {
+        let node = self.node;
+        self.state
+            .partitions
+            .iter()
+            .enumerate()
+            .filter(move |(p, _)| {
+                node.partitions
+                    .contains(crate::model::ids::PartitionId(*p as u32))
+            })
+            .map(|(_, p)| p.name.as_str())
+    }
+}
+
+/// One quota queue, with its usage.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueView<'a> {
+    tree: &'a QuotaTree,
+    id: QueueId,
+}
+
+impl<'a> QueueView<'a> {
+    /// Its name.
+    pub fn name(&self) -> &'a str {
+        self.tree.queue_name(self.id)
+    }
+
+    /// What its running jobs (and earmarks of stopped victims) use of resource `key` (`cpu`,
+    /// `memory_mib`, `gpu`, `gpu:MODEL`, `mig:PROFILE`); `None` for a key no queue lists.
+    pub fn usage(&self, key: &str) -> Option<Milli> {
+        let key = self.tree.key(key)?;
+        Some(Milli::from_milli(self.tree.usage(self.id)[key]))
+    }
+
+    /// Its nominal quota of resource `key`; `None` for a key no queue lists.
+    pub fn nominal(&self, key: &str) -> Option<Milli> {
+        let key = self.tree.key(key)?;
+        Some(Milli::from_milli(self.tree.nominal(self.id)[key]))
+    }
+
+    /// Whether it uses more than its nominal quota of something it lists (borrows).
+    pub fn is_borrowing(&self) -> bool {
+        self.tree.is_borrowing(self.id)
+    }
+
+    /// Every resource key with its usage, in key order.
+    pub fn usages(&self) -> impl Iterator<Item = (&'a str, Milli)> + 'a {
+        let (tree, id) = (self.tree, self.id);
+        tree.keys()
+            .map(move |key: KeyId| (tree.key_name(key), Milli::from_milli(tree.usage(id)[key])))
+    }
+}
+
+impl ClusterState {
+    fn job_view(&self, id: JobId) -> Option<JobView<'_>> {
+        Some(JobView {
+            state: self,
+            id,
+            job: self.job(id)?,
+        })
+    }
+
+    /// The configuration in force (the last one configured or reconfigured).
+    pub fn config(&self) -> &ClusterConfig {
+        &self.config
+    }
+
+    /// The time of the last tick.
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
+    /// Every job tracked: pending, running, and ended ones not yet forgotten, by id.
+    pub fn jobs(&self) -> impl Iterator<Item = JobView<'_>> {
+        (0..self.jobs.len()).filter_map(|slot| self.job_view(JobId(slot as u32)))
+    }
+
+    /// The pending jobs, by id (not in scheduling order: see [`crate::Scheduler::explain`]).
+    pub fn pending(&self) -> impl Iterator<Item = JobView<'_>> {
+        self.pending.iter().filter_map(|&id| self.job_view(id))
+    }
+
+    /// How many jobs are pending.
+    pub fn pending_count(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The running jobs (also those being preempted), by id.
+    pub fn running(&self) -> impl Iterator<Item = JobView<'_>> {
+        self.running.iter().filter_map(|&id| self.job_view(id))
+    }
+
+    /// How many jobs are running (also those being preempted).
+    pub fn running_count(&self) -> usize {
+        self.running.len()
+    }
+
+    /// The job with external id `name`, while it is tracked.
+    pub fn job_by_name(&self, name: &str) -> Option<JobView<'_>> {
+        self.job_view(*self.job_names.get(name)?)
+    }
+
+    /// The nodes, by id (removed nodes left out).
+    pub fn nodes(&self) -> impl Iterator<Item = NodeView<'_>> {
+        self.nodes.iter().enumerate().filter_map(|(slot, node)| {
+            Some(NodeView {
+                state: self,
+                id: NodeId(slot as u32),
+                node: node.as_ref()?,
+            })
+        })
+    }
+
+    /// The node named `name`.
+    pub fn node_by_name(&self, name: &str) -> Option<NodeView<'_>> {
+        let id = *self.node_names.get(name)?;
+        Some(NodeView {
+            state: self,
+            id,
+            node: self.node(id)?,
+        })
+    }
+
+    /// The quota queues in configuration order (none without queues).
+    pub fn queues(&self) -> impl Iterator<Item = QueueView<'_>> {
+        let tree = self.quota.tree.as_ref();
+        let count = tree.map_or(0, QuotaTree::queue_count);
+        (0..count).filter_map(move |q| {
+            Some(QueueView {
+                tree: tree?,
+                id: QueueId(q as u32),
+            })
+        })
+    }
+
+    /// The quota tree with its usage; `None` without queues.
+    pub fn quota_tree(&self) -> Option<&QuotaTree> {
+        self.quota.tree.as_ref()
+    }
+
+    /// Running jobs a reconfiguration left over their queues' new quota limits, until they end.
+    pub fn over_quota(&self) -> impl Iterator<Item = JobView<'_>> {
+        self.over_quota.iter().filter_map(|&id| self.job_view(id))
+    }
+
+    /// The resources held for preemptors until their victims stop, by preemptor.
+    pub fn earmarks(&self) -> &BTreeMap<JobId, Earmark> {
+        &self.earmarks
+    }
+
+    /// The maintenance windows.
+    pub fn maintenance(&self) -> &Maintenance {
+        &self.maintenance
+    }
+
+    /// The topology tree, when the configuration names levels.
+    pub fn topology(&self) -> Option<&Topology> {
+        self.topology.as_ref()
+    }
+
+    /// Which pending jobs wait for which.
+    pub fn dependents(&self) -> &DependencyGraph {
+        &self.dependents
+    }
+
+    /// Cluster-wide licenses: totals and what running jobs hold.
+    pub fn licenses(&self) -> &Licenses {
+        &self.licenses
+    }
+
+    /// The MIG profile names seen so far, by id.
+    pub fn mig_profile_names(&self) -> &[String] {
+        &self.mig_profiles
+    }
+}
