@@ -22,6 +22,58 @@
 //! assert_eq!(outcome.next_wakeup_ms, Some(3_600_000)); // the time limit
 //! ```
 //!
+//! # Run loop
+//!
+//! The host owns the clock and every side effect; the scheduler only answers. A host's loop:
+//!
+//! 1. **Collect events** since the last call: submissions and cancellations from users, ends
+//!    reported by the nodes (`finished` with an outcome), `stopped` acknowledgements of
+//!    preempted jobs, node and GPU changes.
+//! 2. **Tick**: `scheduler.tick(now_ms, events)`. Times never go backwards (an earlier tick is
+//!    refused as a whole and changes nothing); an event that is wrong on its own is rejected in
+//!    [`TickOutcome::rejected`] with a typed [`EventError`] while the rest apply.
+//! 3. **Act on the decisions**, in the order given: `kill`, `cancel`, `requeue`, `preempt`
+//!    (ask the job to checkpoint within `grace_ms`, then report `stopped`), `start` (launch
+//!    on exactly the nodes and GPU indices of the placement).
+//! 4. **Sleep until** the next event or [`TickOutcome::next_wakeup_ms`], whichever comes
+//!    first: the next time limit, grace deadline, begin time or maintenance end. `None`: only
+//!    events matter. Ticking earlier is harmless; ticking later only delays what was due.
+//! 5. **Report ends honestly**: a job the scheduler started holds its resources until the host
+//!    reports `finished` (or `stopped` after a preemption), or until the scheduler itself kills
+//!    it at its time limit. Nothing is ever assumed to have ended.
+//!
+//! ```
+//! use gangway::{ClusterConfig, Decision, Event, JobSpec, Scheduler};
+//! use gangway::model::job::FinishOutcome;
+//!
+//! let cluster: ClusterConfig =
+//!     serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+//! let mut scheduler = Scheduler::new(cluster).unwrap();
+//! let mut inbox = vec![
+//!     Event::Submit { job: JobSpec::new("a", 60_000, 4) },
+//!     Event::Submit { job: JobSpec::new("b", 60_000, 4) },
+//! ];
+//! let mut now = 0;
+//! let mut running = Vec::new(); // what this host launched
+//! loop {
+//!     let outcome = scheduler.tick(now, std::mem::take(&mut inbox)).unwrap();
+//!     for decision in outcome.decisions {
+//!         if let Decision::Start { job, .. } = decision {
+//!             running.push(job); // launch it
+//!         }
+//!     }
+//!     // The host's own clock: here, every job ends 10 s after it starts.
+//!     let Some(job) = running.pop() else { break };
+//!     now += 10_000;
+//!     assert!(outcome.next_wakeup_ms.is_some_and(|wake| now <= wake));
+//!     inbox.push(Event::Finished { job, outcome: FinishOutcome::Completed });
+//! }
+//! assert_eq!(now, 20_000); // a ran 0-10 s, b 10-20 s
+//! ```
+//!
+//! A daemon wraps the same loop around its own sockets and timers (`examples/daemon.rs`);
+//! another language drives it over JSON lines with `gangway shim` (docs/protocol.md).
+//!
 //! # Map
 //!
 //! - [`config`]: the CLUSTER document and its defaults (docs/protocol.md); [`event`], [`decision`],
