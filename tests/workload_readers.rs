@@ -1,21 +1,16 @@
 //! The workload readers on the shared traces (`../shared/traces` beside the crate). The expected
 //! counts were computed independently of gangway, with a short awk/Python pass over each file
-//! applying the documented rules. A missing trace directory skips the test with a note.
-#![cfg(feature = "sim")]
+//! applying the documented rules. A missing trace skips the test with a note.
+
+mod common;
 
 use std::path::PathBuf;
 
+use common::shared;
 use gangway::sim::workload::{SkipReason, TracePlacement, Workload, alibaba, swf};
 
 fn trace(relative: &str) -> Option<PathBuf> {
-    let path =
-        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces")).join(relative);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("note: {} is missing; skipping", path.display());
-        None
-    }
+    shared::path(&format!("traces/{relative}"))
 }
 
 /// Reads an SWF trace and checks its machine, job and skip counts, and the job order.

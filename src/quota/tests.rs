@@ -454,14 +454,19 @@ fn cohort_quota_and_max_per_user_round_trip_through_json() {
     assert_eq!(tree.available(a, KeyId::GPU), u64::MAX);
 }
 
-/// Reads a public scenario's cluster, or `None` (with a note) where `../shared` is absent.
+/// Reads a public scenario's cluster, or `None` (with a note) where `../shared` is absent; with
+/// `GANGWAY_REQUIRE_SHARED=1` an absent scenario fails instead, as in `tests/common/shared.rs`
+/// (which this unit test cannot include).
 fn scenario_cluster(name: &str) -> Option<ClusterConfig> {
     let path = format!(
         "{}/../shared/scenarios/{name}.json",
         env!("CARGO_MANIFEST_DIR")
     );
     let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("note: {path} not found, skipping");
+        if std::env::var("GANGWAY_REQUIRE_SHARED").is_ok_and(|v| v == "1") {
+            panic!("{path} cannot be read, and GANGWAY_REQUIRE_SHARED=1 requires it");
+        }
+        eprintln!("note: {path} not found, skipping (GANGWAY_REQUIRE_SHARED=1 fails instead)");
         return None;
     };
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
