@@ -135,19 +135,20 @@ fn lublin_files_use_run_time_as_limit_on_256_nodes() {
     }
 }
 
-fn alibaba_dir(file: &str) -> Option<PathBuf> {
-    trace(&format!("alibaba-gpu-2023/{file}"))
+fn alibaba_dir() -> Option<PathBuf> {
+    trace("alibaba-gpu-2023")
 }
 
 #[test]
 fn alibaba_node_lists() {
+    let Some(dir) = alibaba_dir() else {
+        return;
+    };
     for (file, nodes, gpu_nodes) in [
         ("openb_node_list_gpu_node.csv", 1213, 1213),
         ("openb_node_list_all_node.csv", 1523, 1213),
     ] {
-        let Some(path) = alibaba_dir(file) else {
-            return;
-        };
+        let path = dir.join(file);
         let list =
             alibaba::read_nodes(std::fs::File::open(path).expect("readable")).expect("valid");
         assert_eq!(list.len(), nodes, "{file}");
@@ -173,6 +174,9 @@ type Skips = &'static [(SkipReason, u64)];
 
 #[test]
 fn alibaba_pod_lists() {
+    let Some(dir) = alibaba_dir() else {
+        return;
+    };
     let cases: [(&str, usize, Skips); 4] = [
         (
             "openb_pod_list_default.csv",
@@ -199,12 +203,7 @@ fn alibaba_pod_lists() {
         ),
     ];
     for (file, jobs, skipped) in cases {
-        let (Some(nodes), Some(pods)) = (
-            alibaba_dir("openb_node_list_gpu_node.csv"),
-            alibaba_dir(file),
-        ) else {
-            return;
-        };
+        let (nodes, pods) = (dir.join("openb_node_list_gpu_node.csv"), dir.join(file));
         let workload =
             alibaba::from_paths(&nodes, &pods).unwrap_or_else(|err| panic!("{file}: {err}"));
         assert_eq!(workload.nodes.len(), 1213, "{file}");
@@ -230,12 +229,13 @@ fn alibaba_pod_lists() {
 
 #[test]
 fn alibaba_default_pods_keep_fractions_and_whole_gpus() {
-    let (Some(nodes), Some(pods)) = (
-        alibaba_dir("openb_node_list_gpu_node.csv"),
-        alibaba_dir("openb_pod_list_default.csv"),
-    ) else {
+    let Some(dir) = alibaba_dir() else {
         return;
     };
+    let (nodes, pods) = (
+        dir.join("openb_node_list_gpu_node.csv"),
+        dir.join("openb_pod_list_default.csv"),
+    );
     let workload = alibaba::from_paths(nodes, pods).expect("valid");
     // First row: `openb-pod-0000,12000,16384,1,1000,,LS,Running,0,12537496,0`.
     let first = workload

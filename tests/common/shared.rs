@@ -35,9 +35,8 @@ pub fn path(relative: &str) -> Option<PathBuf> {
     };
     // Written to stderr itself, past the test harness's capture of `eprintln!`, so that the
     // skip shows in a plain `cargo test`.
-    let _ = writeln!(
-        std::io::stderr(),
-        "note: {what}: {missing} (set {REQUIRE}=1 to fail instead)"
-    );
+    // One write, so that the line stays whole.
+    let note = format!("note: {what}: {missing} (set {REQUIRE}=1 to fail instead)\n");
+    let _ = std::io::stderr().write_all(note.as_bytes());
     None
 }
