@@ -472,8 +472,9 @@ fn public_scenarios() -> Option<std::path::PathBuf> {
     // Written to stderr itself, past the test harness's capture, so that the skip shows.
     let _ = std::io::Write::write_all(
         &mut std::io::stderr(),
-        b"note: skipping quota::tests::public_scenarios_quota_pictures: ../shared/scenarios is \
-          missing beside the checkout (set GANGWAY_REQUIRE_SHARED=1 to fail instead)\n",
+        b"note: quota::tests::public_scenarios_quota_pictures: skipping what needs \
+          ../shared/scenarios, missing beside the checkout \
+          (set GANGWAY_REQUIRE_SHARED=1 to fail instead)\n",
     );
     None
 }

@@ -21,22 +21,23 @@ pub fn path(relative: &str) -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }
-    let missing = format!("../shared/{relative} is missing beside the checkout");
     if std::env::var(REQUIRE).is_ok_and(|v| v == "1") {
         panic!(
-            "{missing} ({}), and {REQUIRE}=1 requires it",
+            "../shared/{relative} is missing beside the checkout ({}), and {REQUIRE}=1 requires it",
             path.display()
         );
     }
     // libtest names each test's thread after the test.
-    let what = match std::thread::current().name() {
-        Some(name) if name != "main" => format!("skipping {name}"),
-        _ => "skipping".to_string(),
+    let who = match std::thread::current().name() {
+        Some(name) if name != "main" => format!("{name}: "),
+        _ => String::new(),
     };
     // Written to stderr itself, past the test harness's capture of `eprintln!`, so that the
-    // skip shows in a plain `cargo test`.
-    // One write, so that the line stays whole.
-    let note = format!("note: {what}: {missing} (set {REQUIRE}=1 to fail instead)\n");
+    // skip shows in a plain `cargo test`; in one write, so that the line stays whole.
+    let note = format!(
+        "note: {who}skipping what needs ../shared/{relative}, missing beside the checkout \
+         (set {REQUIRE}=1 to fail instead)\n"
+    );
     let _ = std::io::stderr().write_all(note.as_bytes());
     None
 }
