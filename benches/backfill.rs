@@ -1,15 +1,15 @@
 //! Conservative backfill passes: the Slurm peer's 2,000-job mix on 4 nodes × 8 cpus × 4 GPUs,
-//! and 10,000 pending jobs on 1,000 nodes × 8 GPUs. In both every blocked job is planned.
+//! and 10,000 pending jobs on 1,000 nodes × 8 GPUs. In both every blocked job is planned. The
+//! Slurm mix comes from ../shared/peers beside the checkout and is skipped, with a note, where
+//! that is absent.
+
+#[path = "../tests/common/shared.rs"]
+mod shared;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gangway::{ClusterConfig, Event, JobSpec, Milli, PlacementMode, Scheduler, TaskGroup};
 
 use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
-
-const SLURM_MIX: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/peers/slurm/scenarios/perf_2000.jobs"
-);
 
 fn conservative(nodes: Vec<serde_json::Value>) -> ClusterConfig {
     serde_json::from_value(serde_json::json!({
@@ -50,20 +50,22 @@ fn sbatch_job(line: &str) -> JobSpec {
     job
 }
 
-fn slurm_mix() -> (ClusterConfig, Vec<Event>) {
+/// The Slurm peer's mix, or `None` where ../shared/peers/slurm is absent.
+fn slurm_mix() -> Option<(ClusterConfig, Vec<Event>)> {
+    let path = shared::path("peers/slurm/scenarios/perf_2000.jobs")?;
     let nodes = (1..=4)
         .map(|i| {
             serde_json::json!({"name": format!("n{i}"), "cpus": 8, "memory_mib": 64000,
                 "gpus": {"model": "gpu", "count": 4}})
         })
         .collect();
-    let text = std::fs::read_to_string(SLURM_MIX).expect("the Slurm peer's perf_2000.jobs");
+    let text = std::fs::read_to_string(path).expect("the Slurm peer's perf_2000.jobs");
     let events = text
         .lines()
         .filter(|l| l.starts_with("sbatch"))
         .map(|l| Event::Submit { job: sbatch_job(l) })
         .collect();
-    (conservative(nodes), events)
+    Some((conservative(nodes), events))
 }
 
 fn large() -> (ClusterConfig, Vec<Event>, Vec<Event>) {
@@ -101,7 +103,9 @@ fn large() -> (ClusterConfig, Vec<Event>, Vec<Event>) {
 }
 
 fn bench_slurm_mix(c: &mut Criterion) {
-    let (cluster, events) = slurm_mix();
+    let Some((cluster, events)) = slurm_mix() else {
+        return;
+    };
     c.bench_function("slurm mix: submit 2000 + first conservative pass", |b| {
         b.iter_batched(
             || {

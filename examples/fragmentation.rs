@@ -14,7 +14,11 @@
 //! scheduler feeds it at submit). Best fit is the same call with an empty mix.
 //!
 //! Run: `cargo run --release --features sim --example fragmentation [TRACE_DIR]`
-//! (default: `../shared/traces/alibaba-gpu-2023` beside the checkout).
+//! (default: `../shared/traces/alibaba-gpu-2023` beside the checkout; without it and without
+//! TRACE_DIR the example prints a note and does nothing).
+
+#[path = "../tests/common/shared.rs"]
+mod shared;
 
 use std::error::Error;
 use std::fs::File;
@@ -50,12 +54,13 @@ impl CapacityView for FreeNow {
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
-    let dir = std::env::args()
-        .nth(1)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/alibaba-gpu-2023")
-        });
+    let dir = match std::env::args().nth(1) {
+        Some(dir) => PathBuf::from(dir),
+        None => match shared::path("traces/alibaba-gpu-2023") {
+            Some(dir) => dir,
+            None => return Ok(()),
+        },
+    };
     let trace_nodes = alibaba::read_nodes(File::open(dir.join("openb_node_list_gpu_node.csv"))?)?;
     let mut models: Vec<String> = Vec::new();
     let mut nodes = Vec::new();

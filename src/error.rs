@@ -51,8 +51,8 @@ impl ErrorKind {
     }
 }
 
-/// The kind of a request the shim refused as a whole (PROTOCOL.md's "anything refused as a
-/// whole", plus gangway's framing kinds): the `kind` of `{"ok":false,"error":{…}}`. A refused
+/// The kind of a request the shim refused as a whole (docs/protocol.md, section Errors, plus
+/// the framing kinds of section Shim process): the `kind` of `{"ok":false,"error":{…}}`. A refused
 /// `what_if` carries an event [`ErrorKind`] instead.
 ///
 /// ```

@@ -1,6 +1,5 @@
 //! `gangway inventory` through the built binary: a node entry from a fixture, and the one-line
 //! refusal (exit status 2) where NVML cannot be used.
-#![cfg(feature = "cli")]
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,11 +1,19 @@
 //! `gangway simulate` as a newcomer runs it: the built binary on the built-in workload (shrunk
-//! with the hidden `--jobs` to keep debug runs fast) and on every trace of ../shared/traces.
-#![cfg(feature = "cli")]
+//! with the hidden `--jobs` to keep debug runs fast), on the committed KTH excerpt and on every
+//! trace of ../shared/traces (skipped with a note where it is absent).
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces");
+use common::shared;
+
+/// The first 200 jobs of the KTH SP2 log (tests/fixtures/README.md).
+const KTH_200: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/KTH-SP2-1996-2.1-cln-first200.swf"
+);
 
 fn gangway(args: &[&str]) -> Output {
     let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
@@ -137,12 +145,11 @@ fn one_policy_writes_schedule_report_and_plot() {
 
 #[test]
 fn window_takes_count_jobs_from_start() {
-    let trace = format!("{TRACES}/lublin_256.swf");
     let csv = scratch("window.csv");
     let text = stdout(&gangway(&[
         "simulate",
         "--trace",
-        &trace,
+        KTH_200,
         "--window",
         "100:50",
         "--policy",
@@ -151,29 +158,32 @@ fn window_takes_count_jobs_from_start() {
         csv.to_str().unwrap(),
     ]));
     assert!(
-        text.starts_with("workload lublin_256.swf: 50 jobs on 256 nodes"),
+        text.starts_with("workload KTH-SP2-1996-2.1-cln-first200.swf: 50 jobs on 100 nodes"),
         "{text}"
     );
     let schedule = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(schedule.lines().count(), 51);
-    // SWF job numbers start at 1 and the file is in submit order: jobs 101..=150.
+    // The excerpt's job numbers run from 15 in submit order: jobs 115..=164.
     let mut ids: Vec<u64> = schedule
         .lines()
         .skip(1)
         .map(|l| l.split(',').next().unwrap().parse().unwrap())
         .collect();
     ids.sort_unstable();
-    assert_eq!(ids, (101..=150).collect::<Vec<_>>());
+    assert_eq!(ids, (115..=164).collect::<Vec<_>>());
 }
 
 #[test]
 fn every_shared_trace_replays() {
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(TRACES)
+    let Some(dir) = shared::path("traces") else {
+        return;
+    };
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.to_string_lossy().contains(".swf"))
         .collect();
-    let alibaba = Path::new(TRACES).join("alibaba-gpu-2023");
+    let alibaba = dir.join("alibaba-gpu-2023");
     traces.extend(
         std::fs::read_dir(&alibaba)
             .unwrap()
@@ -241,10 +251,9 @@ fn bad_options_fail_with_a_message() {
 /// successful exit.
 #[test]
 fn a_closed_standard_output_is_not_a_crash() {
-    let trace = format!("{TRACES}/lublin_256.swf");
     let mut child = Command::new(env!("CARGO_BIN_EXE_gangway"))
         .args([
-            "simulate", "--trace", &trace, "--window", "0:50", "--policy", "fcfs",
+            "simulate", "--trace", KTH_200, "--window", "0:50", "--policy", "fcfs",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,7 +1,6 @@
 //! Fragmentation-aware placement of shared GPUs through the scheduler: fractions share devices
 //! (never beyond one), and a task goes where it strands least of what the submitted shapes need.
 //! Every tick runs the invariant oracle.
-#![cfg(feature = "testkit")]
 
 use gangway::testkit::checked_tick;
 use gangway::{ClusterConfig, Decision, Event, JobSpec, Milli, Scheduler, TickOutcome};

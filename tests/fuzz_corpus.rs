@@ -2,21 +2,24 @@
 //! them without cargo-fuzz. The seeds are generated from ../shared/scenarios and the topology
 //! and MIG scenarios of tests/scenarios (`topology_*`, `mig_*`) at run time (and
 //! committed under fuzz/seeds/ for `cargo fuzz`: `cargo test --all-features --test fuzz_corpus
-//! -- --ignored` rewrites them); each seed also runs truncated and with bytes flipped.
+//! -- --ignored` rewrites them); each seed also runs truncated and with bytes flipped. Where
+//! ../shared/scenarios is absent the generated seeds come from tests/scenarios alone, after a note.
+
+mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use common::shared;
 use gangway::testkit::fuzz;
 use serde_json::{Value, json};
 
-const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/scenarios");
 const OWN_SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenarios");
 /// The own scenarios that seed the corpora: the hardware features the shared ones lack.
 const OWN_PREFIXES: [&str; 2] = ["topology_", "mig_"];
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds");
 
-fn json_files(dir: &str) -> Vec<PathBuf> {
+fn json_files(dir: &Path) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -26,12 +29,19 @@ fn json_files(dir: &str) -> Vec<PathBuf> {
     paths
 }
 
+/// The shared scenarios (none where ../shared/scenarios is absent) and the own ones that seed.
 fn scenarios() -> Vec<(String, Value)> {
-    let mut paths = json_files(SCENARIOS);
-    paths.extend(json_files(OWN_SCENARIOS).into_iter().filter(|p| {
-        let name = p.file_name().unwrap().to_string_lossy();
-        OWN_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
-    }));
+    let mut paths = shared::path("scenarios")
+        .map(|dir| json_files(&dir))
+        .unwrap_or_default();
+    paths.extend(
+        json_files(Path::new(OWN_SCENARIOS))
+            .into_iter()
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy();
+                OWN_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+            }),
+    );
     paths
         .into_iter()
         .map(|p| {
@@ -294,11 +304,12 @@ fn committed_seeds_find_nothing() {
     }
 }
 
+/// The first 200 jobs of the KTH SP2 log (tests/fixtures/README.md).
 #[test]
 fn real_trace_excerpt_reads() {
     let text = fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/traces/lublin_256.swf"
+        "/tests/fixtures/KTH-SP2-1996-2.1-cln-first200.swf"
     ))
     .unwrap();
     fuzz::swf(&text).unwrap();
@@ -308,6 +319,10 @@ fn real_trace_excerpt_reads() {
 #[test]
 #[ignore = "writes files: run by hand after the scenarios change"]
 fn write_seeds() {
+    assert!(
+        shared::path("scenarios").is_some(),
+        "the seeds are written from ../shared/scenarios, which is missing"
+    );
     for (target, _, name, input) in corpus() {
         let dir = Path::new(SEEDS).join(target);
         fs::create_dir_all(&dir).unwrap();

@@ -1,6 +1,5 @@
 //! Device-level events: `gpu_down` takes one GPU out of service (its jobs are requeued or killed,
 //! it takes no new work) and `gpu_up` brings it back. Every tick runs the invariant oracle.
-#![cfg(feature = "testkit")]
 
 use gangway::decision::RequeueReason;
 use gangway::model::node::Node;

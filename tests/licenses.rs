@@ -1,6 +1,5 @@
 //! Cluster-wide licenses: held while a job runs, refused when unknown or more than the cluster
 //! has, and planned by backfill like any resource. Every tick runs the invariant oracle.
-#![cfg(feature = "testkit")]
 
 use gangway::testkit::checked_tick;
 use gangway::{

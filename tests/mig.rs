@@ -3,7 +3,6 @@
 //! GPUs kept from whole and fractional tasks, and bad inputs refused with the state unchanged
 //! (`tests/scenarios/mig_*.json` run with the other scenarios). Every tick runs the invariant
 //! oracle.
-#![cfg(feature = "testkit")]
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,6 +1,5 @@
 //! The simulator with seeded faults on a small GPU-ML workload: after every tick the invariant
 //! oracle runs, and at the end no resource is leaked and no job is lost.
-#![cfg(all(feature = "sim", feature = "testkit"))]
 
 use std::collections::BTreeMap;
 

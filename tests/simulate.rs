@@ -1,5 +1,4 @@
 //! The simulator on tiny workloads with exact times; the invariant oracle runs after every tick.
-#![cfg(all(feature = "sim", feature = "testkit"))]
 
 use gangway::sim::workload::gpu_ml::GpuMlParams;
 use gangway::sim::{

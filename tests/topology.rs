@@ -2,7 +2,6 @@
 //! `required`/`preferred` levels, the placement modes inside a domain, NVLink islands, backfill
 //! reservations under a constraint, bad inputs, the shim, and a
 //! property that required-level gangs always land in one domain. Every tick runs the oracle.
-#![cfg(feature = "testkit")]
 
 use gangway::protocol::Shim;
 use gangway::testkit::{check_tick, checked_tick};

@@ -1,21 +1,16 @@
 //! The workload readers on the shared traces (`../shared/traces` beside the crate). The expected
 //! counts were computed independently of gangway, with a short awk/Python pass over each file
-//! applying the documented rules. A missing trace directory skips the test with a note.
-#![cfg(feature = "sim")]
+//! applying the documented rules. A missing trace skips the test with a note.
+
+mod common;
 
 use std::path::PathBuf;
 
+use common::shared;
 use gangway::sim::workload::{SkipReason, TracePlacement, Workload, alibaba, swf};
 
 fn trace(relative: &str) -> Option<PathBuf> {
-    let path =
-        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces")).join(relative);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("note: {} is missing; skipping", path.display());
-        None
-    }
+    shared::path(&format!("traces/{relative}"))
 }
 
 /// Reads an SWF trace and checks its machine, job and skip counts, and the job order.
@@ -140,19 +135,20 @@ fn lublin_files_use_run_time_as_limit_on_256_nodes() {
     }
 }
 
-fn alibaba_dir(file: &str) -> Option<PathBuf> {
-    trace(&format!("alibaba-gpu-2023/{file}"))
+fn alibaba_dir() -> Option<PathBuf> {
+    trace("alibaba-gpu-2023")
 }
 
 #[test]
 fn alibaba_node_lists() {
+    let Some(dir) = alibaba_dir() else {
+        return;
+    };
     for (file, nodes, gpu_nodes) in [
         ("openb_node_list_gpu_node.csv", 1213, 1213),
         ("openb_node_list_all_node.csv", 1523, 1213),
     ] {
-        let Some(path) = alibaba_dir(file) else {
-            return;
-        };
+        let path = dir.join(file);
         let list =
             alibaba::read_nodes(std::fs::File::open(path).expect("readable")).expect("valid");
         assert_eq!(list.len(), nodes, "{file}");
@@ -178,6 +174,9 @@ type Skips = &'static [(SkipReason, u64)];
 
 #[test]
 fn alibaba_pod_lists() {
+    let Some(dir) = alibaba_dir() else {
+        return;
+    };
     let cases: [(&str, usize, Skips); 4] = [
         (
             "openb_pod_list_default.csv",
@@ -204,12 +203,7 @@ fn alibaba_pod_lists() {
         ),
     ];
     for (file, jobs, skipped) in cases {
-        let (Some(nodes), Some(pods)) = (
-            alibaba_dir("openb_node_list_gpu_node.csv"),
-            alibaba_dir(file),
-        ) else {
-            return;
-        };
+        let (nodes, pods) = (dir.join("openb_node_list_gpu_node.csv"), dir.join(file));
         let workload =
             alibaba::from_paths(&nodes, &pods).unwrap_or_else(|err| panic!("{file}: {err}"));
         assert_eq!(workload.nodes.len(), 1213, "{file}");
@@ -235,12 +229,13 @@ fn alibaba_pod_lists() {
 
 #[test]
 fn alibaba_default_pods_keep_fractions_and_whole_gpus() {
-    let (Some(nodes), Some(pods)) = (
-        alibaba_dir("openb_node_list_gpu_node.csv"),
-        alibaba_dir("openb_pod_list_default.csv"),
-    ) else {
+    let Some(dir) = alibaba_dir() else {
         return;
     };
+    let (nodes, pods) = (
+        dir.join("openb_node_list_gpu_node.csv"),
+        dir.join("openb_pod_list_default.csv"),
+    );
     let workload = alibaba::from_paths(nodes, pods).expect("valid");
     // First row: `openb-pod-0000,12000,16384,1,1000,,LS,Running,0,12537496,0`.
     let first = workload
