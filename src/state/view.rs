@@ -20,12 +20,14 @@
 //! assert_eq!(n1.free_gpus().collect::<Vec<_>>(), [3]); // devices 0-2 are taken
 //! let team = state.queues().next().unwrap();
 //! assert_eq!((team.name(), team.usage("gpu")), ("team", Some(Milli::from_units(3))));
+//! assert!(state.fairshare().is_none()); // no accounts configured
 //! ```
 
 use std::collections::BTreeMap;
 
 use super::{ClusterState, Earmark, Job, JobState, Maintenance, RunningJob};
 use crate::config::ClusterConfig;
+use crate::fairshare::FairShare;
 use crate::model::amount::Milli;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::job::{DependencyKind, JobSpec};
@@ -352,6 +354,12 @@ impl ClusterState {
     /// Cluster-wide licenses: totals and what running jobs hold.
     pub fn licenses(&self) -> &Licenses {
         &self.licenses
+    }
+
+    /// The fair-share tree with its decaying usage ledger (read usage with
+    /// [`FairShare::account_usage`] at [`ClusterState::now_ms`]); `None` without accounts.
+    pub fn fairshare(&self) -> Option<&FairShare> {
+        self.fairshare.as_ref()
     }
 
     /// The MIG profile names seen so far, by id.
