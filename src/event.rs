@@ -38,6 +38,13 @@ pub enum Event {
         /// Job id.
         job: String,
     },
+    /// A running job has written a checkpoint: recorded as its last one (for the job's
+    /// `since_checkpoint_ms`, which policies such as least-lost-work victim orders read).
+    /// Changes no decision by itself.
+    Checkpoint {
+        /// Job id.
+        job: String,
+    },
     /// A new node.
     NodeAdd {
         /// The node.
@@ -129,6 +136,7 @@ impl Event {
             Event::Cancel { job }
             | Event::Finished { job, .. }
             | Event::Stopped { job }
+            | Event::Checkpoint { job }
             | Event::SetPriority { job, .. }
             | Event::Hold { job }
             | Event::Release { job }

@@ -40,6 +40,8 @@ impl ClusterState {
             preemption: None,
             charges: charges.clone(),
         });
+        job.history.runs = job.history.runs.saturating_add(1);
+        job.history.last_checkpoint_ms = None;
         self.licenses.take(&job.licenses);
         self.pending.remove(&id);
         self.running.insert(id);
@@ -58,6 +60,7 @@ impl ClusterState {
     /// Quota charges and earmarks follow in the same step.
     fn release(&mut self, id: JobId) {
         self.release_epoch += 1;
+        self.close_run(id);
         let charges: Vec<(NodeId, NodeAmounts)> = self.node_charges(id).collect();
         for (node_id, amounts) in &charges {
             if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {

@@ -16,7 +16,8 @@ impl ClusterState {
         now_ms: u64,
         decisions: &mut Vec<Decision>,
     ) -> Result<(), EventError> {
-        if !matches!(event, Event::Submit { .. }) {
+        // Only submits and checkpoints free nothing and change no request.
+        if !matches!(event, Event::Submit { .. } | Event::Checkpoint { .. }) {
             self.release_epoch += 1;
         }
         match event {
@@ -66,6 +67,11 @@ impl ClusterState {
                     ));
                 }
                 self.stop_preempted(id, now_ms, decisions);
+                Ok(())
+            }
+            Event::Checkpoint { job } => {
+                let id = self.running_job(&job, "checkpoint")?;
+                self.job_mut(id).history.last_checkpoint_ms = Some(now_ms);
                 Ok(())
             }
             Event::NodeAdd { node } => self.add_node(node),

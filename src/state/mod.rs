@@ -5,6 +5,7 @@
 mod build;
 mod consistency;
 mod dependencies;
+mod history;
 mod jobs;
 pub mod licenses;
 mod lifecycle;
@@ -154,6 +155,35 @@ pub struct Job {
     /// The arrival numbers of the jobs that have preempted it: it never preempts them in turn.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preempted_by: Vec<u64>,
+    /// What it has run so far, across requeues.
+    #[serde(default, skip_serializing_if = "RunHistory::is_empty")]
+    pub history: RunHistory,
+}
+
+/// What a job has run so far, across requeues: the inputs of attained-service and
+/// least-lost-work policies. Read it through [`JobView`], which adds the current run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunHistory {
+    /// GPU-milliseconds held in its runs that have ended: GPUs held (whole, fractional, and MIG
+    /// slices as their compute share) times the run's length.
+    pub attained_gpu_ms: u64,
+    /// How many times it has started.
+    pub runs: u32,
+    /// How many times it was told to stop for a preemptor.
+    pub preemptions: u32,
+    /// Start and end of its last run that has ended.
+    pub last_run: Option<(u64, u64)>,
+    /// When its current run last wrote a checkpoint (the `checkpoint` event); cleared when a
+    /// run starts.
+    pub last_checkpoint_ms: Option<u64>,
+}
+
+impl RunHistory {
+    /// Whether it never ran.
+    pub fn is_empty(&self) -> bool {
+        *self == RunHistory::default()
+    }
 }
 
 /// Where a job is in its life.

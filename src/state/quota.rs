@@ -240,6 +240,7 @@ impl ClusterState {
             for_job: preemptor,
             deadline_ms: deadline_from.saturating_add(grace_ms),
         });
+        job.history.preemptions = job.history.preemptions.saturating_add(1);
         if !job.preempted_by.contains(&arrival) {
             job.preempted_by.push(arrival);
         }

@@ -3,7 +3,7 @@
 
 use std::ops::ControlFlow;
 
-use super::{ClusterState, Job, JobState, JobTotals};
+use super::{ClusterState, Job, JobState, JobTotals, RunHistory};
 use crate::error::{ErrorKind, EventError};
 use crate::model::ids::{JobId, NodeId, PartitionId};
 use crate::model::job::{JobSpec, PlacementMode, TaskGroup};
@@ -116,6 +116,7 @@ impl ClusterState {
                 .and_then(|name| self.quota.tree.as_ref()?.queue_id(name)),
             assoc: None,
             preempted_by: Vec::new(),
+            history: RunHistory::default(),
             spec,
         })
     }

@@ -101,6 +101,53 @@ impl<'a> JobView<'a> {
             .map_or("", |p| p.name.as_str())
     }
 
+    /// How long it has waited since it was submitted, as of the last tick (0 while running;
+    /// a requeued job counts from its original submit time).
+    pub fn wait_ms(&self) -> u64 {
+        if self.is_pending() {
+            self.state.now_ms.saturating_sub(self.job.submit_ms)
+        } else {
+            0
+        }
+    }
+
+    /// GPU-milliseconds it has held so far, over all its runs including the current one up to
+    /// the last tick: GPUs held (whole, fractional, and MIG slices as their compute share) times
+    /// time. Tiresias-style least-attained-service orders read this.
+    pub fn attained_gpu_ms(&self) -> u64 {
+        let current = self.state.current_run_gpu_ms(self.id, self.state.now_ms);
+        self.job.history.attained_gpu_ms.saturating_add(current)
+    }
+
+    /// How many times it has started.
+    pub fn runs(&self) -> u32 {
+        self.job.history.runs
+    }
+
+    /// How many times it was told to stop for a preemptor.
+    pub fn preemptions(&self) -> u32 {
+        self.job.history.preemptions
+    }
+
+    /// The current run's start and its length so far, when running.
+    pub fn current_run(&self) -> Option<(u64, u64)> {
+        let start = self.job.running()?.start_ms;
+        Some((start, self.state.now_ms.saturating_sub(start)))
+    }
+
+    /// Start and end of its last run that has ended.
+    pub fn last_run(&self) -> Option<(u64, u64)> {
+        self.job.history.last_run
+    }
+
+    /// Work a stop would lose now, in time: since the current run's last `checkpoint`, or since
+    /// it started when it has reported none; `None` when not running.
+    pub fn since_checkpoint_ms(&self) -> Option<u64> {
+        let start = self.job.running()?.start_ms;
+        let from = self.job.history.last_checkpoint_ms.unwrap_or(start);
+        Some(self.state.now_ms.saturating_sub(from))
+    }
+
     /// The names of the nodes it runs on, each once, in the order of its assignments.
     pub fn node_names(&self) -> impl Iterator<Item = &'a str> + 'a {
         let state = self.state;

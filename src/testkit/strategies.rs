@@ -359,7 +359,7 @@ fn some_node() -> impl Strategy<Value = String> {
 }
 
 /// Events a host may send, valid or not: submits (also duplicates), cancels, `finished` and
-/// `stopped` for any job (pending, running, unknown), node and GPU events (also for unknown
+/// `stopped` and `checkpoint` for any job (pending, running, unknown), node and GPU events (also for unknown
 /// nodes, and `node_add` of a fresh or existing name), hold/release, priority and time-limit
 /// changes.
 pub fn raw_event() -> impl Strategy<Value = Event> {
@@ -369,6 +369,7 @@ pub fn raw_event() -> impl Strategy<Value = Event> {
         2 => some_job().prop_map(|job| Event::Cancel { job }),
         2 => (some_job(), finish).prop_map(|(job, outcome)| Event::Finished { job, outcome }),
         1 => some_job().prop_map(|job| Event::Stopped { job }),
+        1 => some_job().prop_map(|job| Event::Checkpoint { job }),
         1 => some_node().prop_map(|node| Event::NodeDown { node }),
         2 => some_node().prop_map(|node| Event::NodeUp { node }),
         1 => some_node().prop_map(|node| Event::NodeDrain { node }),
