@@ -25,11 +25,11 @@ use crate::quota::{QueueId, QuotaTree, QuotaVec};
 
 /// The quota tree and what each running job is charged in it (derived; rebuilt on restore).
 #[derive(Clone, Debug, Default)]
-pub struct QuotaBook {
+pub(crate) struct QuotaBook {
     /// `None` when the configuration has no queues.
-    pub tree: Option<QuotaTree>,
+    pub(crate) tree: Option<QuotaTree>,
     /// Each charged running job's queue and demand.
-    pub charged: BTreeMap<JobId, (QueueId, QuotaVec)>,
+    pub(crate) charged: BTreeMap<JobId, (QueueId, QuotaVec)>,
 }
 
 /// Resources held for a preemptor while its victims stop.
