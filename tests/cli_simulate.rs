@@ -72,6 +72,86 @@ fn default_run_prints_the_policy_table() {
     assert!(started.split_whitespace().skip(2).all(|n| n == "200"));
 }
 
+/// The row of `label` split into its values, one per policy.
+fn row<'a>(text: &'a str, label: &str) -> Vec<&'a str> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no row {label:?} in\n{text}"));
+    line[label.len()..].split_whitespace().collect()
+}
+
+#[test]
+fn heavy_tailed_workload_prints_the_policy_table() {
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--workload",
+        "gpu-ml-heavy-tail",
+        "--jobs",
+        "200",
+    ]));
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "workload gpu-ml-heavy-tail (seed 1): 200 jobs on 64 nodes (512 GPUs)"
+    );
+    let header: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(header, ["fcfs", "easy", "conservative", "full"]);
+    for label in ["jobs started", "completed"] {
+        assert_eq!(row(&text, label), ["200"; 4], "{label}\n{text}");
+    }
+    assert_eq!(row(&text, "killed"), ["0"; 4]);
+    assert_eq!(row(&text, "wait p95").len(), 4);
+    // Every limit is the partition maximum, at or above every run time: killing overruns
+    // kills nothing, and the seed alone decides the schedule.
+    let kill = [
+        "simulate",
+        "--workload",
+        "gpu-ml-heavy-tail",
+        "--jobs",
+        "200",
+        "--seed",
+        "5",
+        "--policy",
+        "easy",
+        "--overrun",
+        "kill",
+    ];
+    let first = stdout(&gangway(&kill));
+    assert!(first.starts_with("workload gpu-ml-heavy-tail (seed 5): 200 jobs"));
+    assert_eq!(row(&first, "killed"), ["0"]);
+    assert_eq!(first, stdout(&gangway(&kill)));
+}
+
+#[test]
+fn workload_gpu_ml_is_the_default_and_conflicts_with_a_trace() {
+    let plain = stdout(&gangway(&["simulate", "--jobs", "100", "--policy", "easy"]));
+    let named = stdout(&gangway(&[
+        "simulate",
+        "--workload",
+        "gpu-ml",
+        "--jobs",
+        "100",
+        "--policy",
+        "easy",
+    ]));
+    assert_eq!(plain, named);
+    for args in [
+        &["simulate", "--workload", "gpu-ml", "--trace", KTH_200][..],
+        &["simulate", "--workload", "heavy"][..],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?} succeeded");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("--workload"),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
 #[test]
 fn faults_add_their_rows_and_repeat_with_their_seed() {
     let args = [

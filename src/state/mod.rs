@@ -131,7 +131,7 @@ pub struct Job {
     pub partition: PartitionId,
     /// Compiled task groups.
     pub shapes: Vec<TaskShape>,
-    /// What `shapes` add up to (derived: set at submit and by [`ClusterState::rebuild_index`]).
+    /// What `shapes` add up to (derived: set at submit and by a restore).
     #[serde(skip)]
     pub totals: JobTotals,
     /// Held by the host.
@@ -147,7 +147,7 @@ pub struct Job {
     /// Pending, running or ended.
     pub state: JobState,
     /// Its quota queue, interned from `spec.queue` (derived: set at submit and by
-    /// [`ClusterState::rebuild_quota`]); `None` without a queue or without quotas.
+    /// a restore); `None` without a queue or without quotas.
     #[serde(skip)]
     pub queue: Option<QueueId>,
     /// The fair-share association it is charged to; `None` without configured accounts.

@@ -21,6 +21,10 @@ pub struct SimulateArgs {
     /// its node list in the same directory. Default: the built-in GPU-ML workload.
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// The built-in workload (3,000 jobs of 1–64 GPUs from four teams on 64 nodes × 8 GPUs,
+    /// drawn from `--seed`). Default: gpu-ml.
+    #[arg(long, value_enum, conflicts_with = "trace")]
+    workload: Option<Builtin>,
     /// A CLUSTER JSON file replacing the workload's own machine.
     #[arg(long)]
     cluster: Option<PathBuf>,
@@ -57,6 +61,33 @@ pub struct SimulateArgs {
     /// Number of jobs of the built-in workload (for quick runs and tests).
     #[arg(long, hide = true)]
     jobs: Option<usize>,
+}
+
+/// The built-in workloads of `--workload`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Builtin {
+    /// Log-normal run times (median 1 h), time limits 1.1–3 times the run time
+    /// (`GpuMlParams::default()`).
+    GpuMl,
+    /// Pareto run times (shape 1.2, minimum 30 min, at most 72 h), every time limit the 72-hour
+    /// partition maximum (`GpuMlParams::heavy_tailed()`).
+    GpuMlHeavyTail,
+}
+
+impl Builtin {
+    fn name(self) -> &'static str {
+        match self {
+            Builtin::GpuMl => "gpu-ml",
+            Builtin::GpuMlHeavyTail => "gpu-ml-heavy-tail",
+        }
+    }
+
+    fn params(self) -> GpuMlParams {
+        match self {
+            Builtin::GpuMl => GpuMlParams::default(),
+            Builtin::GpuMlHeavyTail => GpuMlParams::heavy_tailed(),
+        }
+    }
 }
 
 fn parse_policy(text: &str) -> Result<PolicyPreset, String> {
@@ -177,13 +208,15 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
 
 fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
     let Some(path) = &args.trace else {
+        let builtin = args.workload.unwrap_or(Builtin::GpuMl);
+        let base = builtin.params();
         let params = GpuMlParams {
             seed: args.seed,
-            jobs: args.jobs.unwrap_or(GpuMlParams::default().jobs),
-            ..GpuMlParams::default()
+            jobs: args.jobs.unwrap_or(base.jobs),
+            ..base
         };
         let workload = params.generate().map_err(|e| e.to_string())?;
-        return Ok((format!("gpu-ml (seed {})", args.seed), workload));
+        return Ok((format!("{} (seed {})", builtin.name(), args.seed), workload));
     };
     let file_name = path
         .file_name()

@@ -177,6 +177,7 @@ pub fn read(node_list: impl Read, pod_list: impl Read) -> Result<Workload, Aliba
         jobs,
         accounts: Vec::new(),
         skipped,
+        max_time_ms: None,
     })
 }
 

@@ -33,6 +33,13 @@ pub(crate) fn exponential(rng: &mut Rng, mean: f64) -> f64 {
     -mean * open_uniform(rng).ln()
 }
 
+/// Pareto (type I) with the given shape α (> 0) and scale (the minimum, > 0), by inverse
+/// transform: `P(X > x) = (scale / x)^α` for `x ≥ scale`, so `X = scale · U^(−1/α)` for `U`
+/// uniform in (0, 1]. One uniform per draw.
+pub(crate) fn pareto(rng: &mut Rng, shape: f64, scale: f64) -> f64 {
+    scale * open_uniform(rng).powf(-1.0 / shape)
+}
+
 /// Gamma with the given shape (> 0) and scale, by Marsaglia and Tsang's method ("A simple method
 /// for generating gamma variables", ACM TOMS 2000); shapes below 1 are boosted by a uniform
 /// power.
@@ -125,6 +132,34 @@ mod tests {
         let samples: Vec<f64> = (0..50_000).map(|_| exponential(&mut rng, 90.0)).collect();
         let (mean, _) = mean_and_variance(&samples);
         assert!((mean / 90.0 - 1.0).abs() < 0.02, "mean {mean}");
+    }
+
+    #[test]
+    fn pareto_has_the_closed_form_median_and_tail() {
+        let mut rng = seeded(5);
+        let (shape, scale) = (1.2, 30.0);
+        let mut samples: Vec<f64> = (0..100_000)
+            .map(|_| pareto(&mut rng, shape, scale))
+            .collect();
+        assert!(samples.iter().all(|x| *x >= scale));
+        samples.sort_by(f64::total_cmp);
+        // Median: scale · 2^(1/α) = 53.45.
+        let median = samples[samples.len() / 2];
+        let want = scale * 2f64.powf(1.0 / shape);
+        assert!(
+            (median / want - 1.0).abs() < 0.02,
+            "median {median}, want {want}"
+        );
+        // Tail: P(X > k · scale) = k^(−α): 6.31% beyond 10 · scale, 0.40% beyond 100 · scale.
+        for k in [10.0, 100.0] {
+            let beyond = samples.iter().filter(|x| **x > k * scale).count();
+            let share = beyond as f64 / samples.len() as f64;
+            let want = f64::powf(k, -shape);
+            assert!(
+                (share / want - 1.0).abs() < 0.1,
+                "beyond {k}: {share}, want {want}"
+            );
+        }
     }
 
     #[test]

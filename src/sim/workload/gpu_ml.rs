@@ -1,6 +1,7 @@
 //! A GPU machine-learning workload: teams (accounts) with fair-share shares and GPU quotas
 //! submit gangs of 1–64 GPUs with log-normal run times and over-estimated time limits, as a
-//! Poisson process.
+//! Poisson process; or, with [`GpuMlParams::heavy_tailed`], the same teams, sizes and arrivals
+//! with Pareto run times and every time limit at the partition maximum.
 //!
 //! Each job draws, in this order:
 //!
@@ -12,12 +13,18 @@
 //!   task of that many GPUs placed `pack`; a larger size is a gang of whole-node tasks (one node's
 //!   GPUs each) placed `strict_spread`. Each task takes [`GpuMlParams::cpus_per_gpu`] cpus and
 //!   [`GpuMlParams::memory_mib_per_gpu`] MiB per GPU;
-//! - its **run time**: log-normal with median [`GpuMlParams::run_median_ms`] and shape
-//!   [`GpuMlParams::run_sigma`] (the standard deviation of `ln(run time)`), clamped to
+//! - its **run time** from [`GpuMlParams::run_time`]: log-normal ([`RunTime::LogNormal`], the
+//!   default) or Pareto ([`RunTime::Pareto`]), clamped to
 //!   [`GpuMlParams::run_min_ms`]..=[`GpuMlParams::run_max_ms`];
-//! - its **time limit**: the run time times a factor uniform in
-//!   [`GpuMlParams::overestimate_min`]..[`GpuMlParams::overestimate_max`], rounded up to a whole
-//!   minute.
+//! - its **time limit** from [`GpuMlParams::time_limit`]: the run time times a factor uniform in
+//!   `min..max`, rounded up to a whole minute ([`TimeLimit::Overestimate`], the default), or
+//!   [`GpuMlParams::run_max_ms`] for every job ([`TimeLimit::PartitionMax`]: the workload's
+//!   partition then has that as its `max_time_ms`, [`Workload::max_time_ms`]).
+//!
+//! Every job draws the same number of random numbers in the same order whatever the run-time
+//! distribution and time-limit rule (a Pareto run time and a partition-maximum limit skip the
+//! uniform they do not need), so one seed gives every variant the same arrivals, teams, users
+//! and sizes; only run times and limits differ.
 //!
 //! The default fits the built-in cluster of `gangway simulate`, 64 nodes × 8 A100 GPUs, with
 //! 3,000 jobs: a mean of 5.64 GPUs and about 2.05 hours per job (1 h median, σ 1.2) at one
@@ -32,6 +39,21 @@
 //! assert_eq!(workload.jobs.len(), 200);
 //! assert_eq!(workload.accounts.len(), 4);
 //! assert!(workload.jobs.iter().all(|j| j.time_limit_ms >= j.run_ms));
+//! ```
+//!
+//! [`GpuMlParams::heavy_tailed`] is the same workload with run times that carry the weight in
+//! their tail (Pareto, shape 1.2, minimum 30 minutes, clamped to 72 hours) and time limits that
+//! carry no information (every job asks for the 72-hour partition maximum), at about the same
+//! offered load:
+//!
+//! ```
+//! use gangway::sim::workload::gpu_ml::GpuMlParams;
+//! let params = GpuMlParams::heavy_tailed();
+//! assert!((params.offered_load() - 0.91).abs() < 0.01);
+//! let workload = GpuMlParams { jobs: 200, ..params }.generate().unwrap();
+//! assert_eq!(workload.max_time_ms, Some(259_200_000));
+//! assert!(workload.jobs.iter().all(|j| j.time_limit_ms == 259_200_000));
+//! assert_eq!(workload.cluster_config().partitions[0].max_time_ms, Some(259_200_000));
 //! ```
 
 use std::collections::BTreeSet;
@@ -60,6 +82,67 @@ pub struct GpuMlTeam {
     pub job_weight: f64,
     /// Number of users in the team (≥ 1).
     pub users: u32,
+}
+
+/// How a job's run time is drawn, before the clamp to
+/// [`GpuMlParams::run_min_ms`]..=[`GpuMlParams::run_max_ms`].
+///
+/// ```
+/// use gangway::sim::workload::gpu_ml::{GpuMlParams, RunTime};
+/// assert_eq!(
+///     GpuMlParams::default().run_time,
+///     RunTime::LogNormal { median_ms: 3_600_000, sigma: 1.2 }
+/// );
+/// assert_eq!(
+///     GpuMlParams::heavy_tailed().run_time,
+///     RunTime::Pareto { shape: 1.2, scale_ms: 1_800_000 }
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RunTime {
+    /// Log-normal: `ln(run time)` is normal around `ln(median_ms)` with standard deviation
+    /// `sigma`. Mean `median_ms · e^(sigma²/2)`.
+    LogNormal {
+        /// Median run time in ms (> 0).
+        median_ms: u64,
+        /// Standard deviation of `ln(run time)` (≥ 0).
+        sigma: f64,
+    },
+    /// Pareto (type I): `P(run time > x) = (scale_ms / x)^shape` for `x ≥ scale_ms`, drawn by
+    /// inverse transform. Median `scale_ms · 2^(1/shape)`; mean `shape · scale_ms / (shape − 1)`
+    /// for `shape > 1`, infinite otherwise (before the clamp). The smaller the shape, the
+    /// heavier the tail: at 1.2 the longest 1% of the draws hold 0.01^(1 − 1/1.2) = 46% of their
+    /// total before the clamp (22% in [`GpuMlParams::heavy_tailed`], clamped at 144 times the
+    /// scale).
+    Pareto {
+        /// The tail index α (> 0).
+        shape: f64,
+        /// The minimum run time in ms (> 0).
+        scale_ms: u64,
+    },
+}
+
+/// How a job's time limit is set.
+///
+/// ```
+/// use gangway::sim::workload::gpu_ml::{GpuMlParams, TimeLimit};
+/// assert_eq!(GpuMlParams::default().time_limit, TimeLimit::Overestimate { min: 1.1, max: 3.0 });
+/// assert_eq!(GpuMlParams::heavy_tailed().time_limit, TimeLimit::PartitionMax);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimeLimit {
+    /// The run time times a factor uniform in `min..max`, rounded up to a whole minute: users
+    /// who know their jobs and ask for a margin.
+    Overestimate {
+        /// Smallest factor (≥ 1).
+        min: f64,
+        /// Largest factor (≥ `min`).
+        max: f64,
+    },
+    /// Every job asks for [`GpuMlParams::run_max_ms`], the `max_time_ms` of the workload's
+    /// partition ([`Workload::max_time_ms`]): users who do not estimate, so the limit says
+    /// nothing about the run time. Run times are clamped to it, so no job overruns.
+    PartitionMax,
 }
 
 /// Parameters of the GPU-ML generator; see the module documentation for how they are used.
@@ -100,18 +183,16 @@ pub struct GpuMlParams {
     pub teams: Vec<GpuMlTeam>,
     /// Mean time between arrivals, in ms. Default 90,000.
     pub mean_interarrival_ms: u64,
-    /// Median run time in ms. Default 3,600,000 (1 hour).
-    pub run_median_ms: u64,
-    /// Standard deviation of `ln(run time)`. Default 1.2.
-    pub run_sigma: f64,
+    /// The run-time distribution. Default log-normal with median 3,600,000 ms (1 hour) and
+    /// σ 1.2.
+    pub run_time: RunTime,
     /// Shortest run time in ms. Default 60,000.
     pub run_min_ms: u64,
-    /// Longest run time in ms. Default 259,200,000 (72 hours).
+    /// Longest run time in ms; with [`TimeLimit::PartitionMax`] also every job's time limit and
+    /// the partition's `max_time_ms`. Default 259,200,000 (72 hours).
     pub run_max_ms: u64,
-    /// Smallest time-limit over-estimate factor (≥ 1). Default 1.1.
-    pub overestimate_min: f64,
-    /// Largest time-limit over-estimate factor. Default 3.
-    pub overestimate_max: f64,
+    /// The time-limit rule. Default over-estimates by a factor uniform in 1.1..3.
+    pub time_limit: TimeLimit,
 }
 
 impl Default for GpuMlParams {
@@ -150,19 +231,90 @@ impl Default for GpuMlParams {
                 team("research", 10, 64, 0.10, 5),
             ],
             mean_interarrival_ms: 90_000,
-            run_median_ms: 3_600_000,
-            run_sigma: 1.2,
+            run_time: RunTime::LogNormal {
+                median_ms: 3_600_000,
+                sigma: 1.2,
+            },
             run_min_ms: 60_000,
             run_max_ms: 259_200_000,
-            overestimate_min: 1.1,
-            overestimate_max: 3.0,
+            time_limit: TimeLimit::Overestimate { min: 1.1, max: 3.0 },
         }
     }
 }
 
 impl GpuMlParams {
+    /// The default workload with heavy-tailed run times and uninformative time limits: run
+    /// times Pareto with shape 1.2 and minimum (scale) 30 minutes, clamped to 1 min..=72 h, and
+    /// every time limit the partition maximum of 72 hours ([`TimeLimit::PartitionMax`]); the
+    /// teams, sizes and arrivals of [`GpuMlParams::default`] (with one seed, the very same).
+    ///
+    /// The scale makes the offered load about the default's: a Pareto of shape α and minimum
+    /// `s` has mean `α·s/(α − 1)`, 6·`s` = 3 h at α = 1.2, but the clamp at `M` = 72 h cuts the
+    /// tail, leaving `s + s/(α − 1)·(1 − (s/M)^(α−1))` = 4.15·`s` = 2.07 h, against the
+    /// log-normal's 2.05 h; so [`GpuMlParams::offered_load`] is 0.914 (default 0.905). The
+    /// median, `s·2^(1/α)` = 53 min, is close to the default's hour; 0.26% of the jobs
+    /// (`(s/M)^α`) are clamped at 72 h. The tail is what differs: the longest 1% of the jobs
+    /// hold 22.5% of the run time (the default's log-normal: 13%), and the realised load of a
+    /// few thousand jobs varies more from seed to seed.
+    ///
+    /// ```
+    /// use gangway::sim::workload::gpu_ml::GpuMlParams;
+    /// let params = GpuMlParams::heavy_tailed();
+    /// assert!((params.mean_run_ms() / 3_600_000.0 - 2.07).abs() < 0.01);
+    /// let heavy = GpuMlParams { jobs: 50, ..params }.generate().unwrap();
+    /// let light = GpuMlParams { jobs: 50, ..GpuMlParams::default() }.generate().unwrap();
+    /// assert!(heavy.jobs.iter().zip(&light.jobs).all(|(h, l)| h.submit_ms == l.submit_ms));
+    /// ```
+    pub fn heavy_tailed() -> GpuMlParams {
+        GpuMlParams {
+            run_time: RunTime::Pareto {
+                shape: 1.2,
+                scale_ms: 1_800_000,
+            },
+            time_limit: TimeLimit::PartitionMax,
+            ..GpuMlParams::default()
+        }
+    }
+
+    /// The expected run time in ms. Log-normal: `median · e^(σ²/2)`, ignoring the clamp (which
+    /// moves the default's mean by 0.3%). Pareto: the exact mean of the clamped draw,
+    /// `lo + s^α/(α − 1)·(lo^(1−α) − M^(1−α))` with `lo = max(s, run_min_ms)` and
+    /// `M = run_max_ms` (`lo + s·ln(M/lo)` at α = 1), since at small shapes the clamp decides
+    /// the mean.
+    ///
+    /// ```
+    /// use gangway::sim::workload::gpu_ml::{GpuMlParams, RunTime};
+    /// let default = GpuMlParams::default().mean_run_ms();
+    /// assert!((default / 3_600_000.0 - 2.054).abs() < 0.001);
+    /// let light_tail = GpuMlParams {
+    ///     run_time: RunTime::Pareto { shape: 3.0, scale_ms: 600_000 },
+    ///     ..GpuMlParams::default()
+    /// };
+    /// // 3 · 10 min / (3 − 1), less 2 ms that the clamp at 72 h cuts off.
+    /// assert!((light_tail.mean_run_ms() / 900_000.0 - 1.0).abs() < 1e-5);
+    /// ```
+    pub fn mean_run_ms(&self) -> f64 {
+        match self.run_time {
+            RunTime::LogNormal { median_ms, sigma } => {
+                median_ms as f64 * (sigma * sigma / 2.0).exp()
+            }
+            RunTime::Pareto { shape, scale_ms } => {
+                let (scale, max) = (scale_ms as f64, self.run_max_ms as f64);
+                let low = scale.max(self.run_min_ms as f64);
+                if low >= max {
+                    return max;
+                }
+                if (shape - 1.0).abs() < 1e-12 {
+                    return low + scale * (max / low).ln();
+                }
+                low + scale.powf(shape) / (shape - 1.0)
+                    * (low.powf(1.0 - shape) - max.powf(1.0 - shape))
+            }
+        }
+    }
+
     /// The expected fraction of the cluster's GPUs the arrivals ask for: mean GPUs per job ×
-    /// mean run time (`median · e^(σ²/2)`, ignoring the clamp) / (mean inter-arrival × GPUs).
+    /// [`GpuMlParams::mean_run_ms`] / (mean inter-arrival × GPUs).
     ///
     /// ```
     /// use gangway::sim::workload::gpu_ml::GpuMlParams;
@@ -177,7 +329,7 @@ impl GpuMlParams {
             .map(|(g, w)| f64::from(*g) * w)
             .sum::<f64>()
             / total_weight;
-        let mean_run_ms = self.run_median_ms as f64 * (self.run_sigma * self.run_sigma / 2.0).exp();
+        let mean_run_ms = self.mean_run_ms();
         let gpus = f64::from(self.nodes) * f64::from(self.gpus_per_node);
         mean_gpus * mean_run_ms / (self.mean_interarrival_ms as f64 * gpus)
     }
@@ -204,8 +356,7 @@ impl GpuMlParams {
             let user = 1 + (dist::uniform(&mut rng) * f64::from(team.users)) as u32;
             let gpus = self.gang_sizes[dist::weighted_index(&mut rng, &size_weights)].0;
             let run_ms = self.run_ms(&mut rng);
-            let factor = self.overestimate_min
-                + dist::uniform(&mut rng) * (self.overestimate_max - self.overestimate_min);
+            let time_limit_ms = self.time_limit_ms(&mut rng, run_ms);
             let (tasks, gpus_per_task, placement) = if gpus <= self.gpus_per_node {
                 (1, gpus, TracePlacement::Pack)
             } else {
@@ -219,8 +370,7 @@ impl GpuMlParams {
                 id: (index + 1).to_string(),
                 submit_ms: now_ms.round() as u64,
                 run_ms,
-                time_limit_ms: ((run_ms as f64 * factor / 60_000.0).ceil() as u64)
-                    .saturating_mul(60_000),
+                time_limit_ms,
                 tasks,
                 cpus_per_task_milli: u64::from(gpus_per_task * self.cpus_per_gpu) * 1000,
                 memory_mib_per_task: u64::from(gpus_per_task) * self.memory_mib_per_gpu,
@@ -249,12 +399,35 @@ impl GpuMlParams {
                 })
                 .collect(),
             skipped: SkipCounts::default(),
+            max_time_ms: (self.time_limit == TimeLimit::PartitionMax).then_some(self.run_max_ms),
         })
     }
 
+    /// A run time; two uniforms whatever the distribution.
     fn run_ms(&self, rng: &mut Rng) -> u64 {
-        let ln_run = (self.run_median_ms as f64).ln() + self.run_sigma * dist::standard_normal(rng);
-        (ln_run.exp().round() as u64).clamp(self.run_min_ms, self.run_max_ms)
+        let run = match self.run_time {
+            RunTime::LogNormal { median_ms, sigma } => {
+                ((median_ms as f64).ln() + sigma * dist::standard_normal(rng)).exp()
+            }
+            RunTime::Pareto { shape, scale_ms } => {
+                let run = dist::pareto(rng, shape, scale_ms as f64);
+                dist::uniform(rng); // the second uniform of a normal draw
+                run
+            }
+        };
+        (run.round() as u64).clamp(self.run_min_ms, self.run_max_ms)
+    }
+
+    /// The time limit of a job of `run_ms`; one uniform whatever the rule.
+    fn time_limit_ms(&self, rng: &mut Rng, run_ms: u64) -> u64 {
+        let unit = dist::uniform(rng);
+        match self.time_limit {
+            TimeLimit::Overestimate { min, max } => {
+                let factor = min + unit * (max - min);
+                ((run_ms as f64 * factor / 60_000.0).ceil() as u64).saturating_mul(60_000)
+            }
+            TimeLimit::PartitionMax => self.run_max_ms,
+        }
     }
 
     fn nodes(&self) -> Vec<TraceNode> {
@@ -322,8 +495,23 @@ impl GpuMlParams {
                 return fail(format!("teams[{index}].users: must be at least 1"));
             }
         }
-        if self.run_median_ms == 0 || !(self.run_sigma.is_finite() && self.run_sigma >= 0.0) {
-            return fail("run_median_ms, run_sigma: need a positive median and sigma ≥ 0".into());
+        match self.run_time {
+            RunTime::LogNormal { median_ms, sigma } => {
+                if median_ms == 0 || !(sigma.is_finite() && sigma >= 0.0) {
+                    return fail(format!(
+                        "run_time: log-normal needs median_ms > 0 and sigma ≥ 0, got {median_ms} \
+                         and {sigma}"
+                    ));
+                }
+            }
+            RunTime::Pareto { shape, scale_ms } => {
+                if scale_ms == 0 || !(shape.is_finite() && shape > 0.0) {
+                    return fail(format!(
+                        "run_time: Pareto needs shape > 0 and scale_ms > 0, got {shape} and \
+                         {scale_ms}"
+                    ));
+                }
+            }
         }
         if self.run_min_ms == 0 || self.run_min_ms > self.run_max_ms {
             return fail(format!(
@@ -331,10 +519,11 @@ impl GpuMlParams {
                 self.run_min_ms, self.run_max_ms
             ));
         }
-        let (low, high) = (self.overestimate_min, self.overestimate_max);
-        if !(low.is_finite() && high.is_finite() && 1.0 <= low && low <= high) {
+        if let TimeLimit::Overestimate { min, max } = self.time_limit
+            && !(min.is_finite() && max.is_finite() && 1.0 <= min && min <= max)
+        {
             return fail(format!(
-                "overestimate_min, overestimate_max: need 1 ≤ {low} ≤ {high}"
+                "time_limit: over-estimate factors need 1 ≤ min ≤ max, got {min} and {max}"
             ));
         }
         Ok(())
@@ -469,6 +658,169 @@ mod tests {
         assert_eq!(cluster.nodes[0].name, "gpu01");
     }
 
+    fn heavy_sample(seed: u64) -> Workload {
+        GpuMlParams {
+            jobs: 10_000,
+            seed,
+            ..GpuMlParams::heavy_tailed()
+        }
+        .generate()
+        .expect("valid")
+    }
+
+    /// The share of the total of `amount` held by the 1% of jobs with the most of it.
+    fn top_percent_share(workload: &Workload, amount: impl Fn(&TraceJob) -> f64) -> f64 {
+        let mut amounts: Vec<f64> = workload.jobs.iter().map(amount).collect();
+        amounts.sort_by(|a, b| b.total_cmp(a));
+        let top: f64 = amounts[..amounts.len() / 100].iter().sum();
+        top / amounts.iter().sum::<f64>()
+    }
+
+    #[test]
+    fn heavy_tailed_run_times_have_the_pareto_shape() {
+        let params = GpuMlParams::heavy_tailed();
+        let RunTime::Pareto { shape, scale_ms } = params.run_time else {
+            panic!("Pareto run times");
+        };
+        for seed in [1, 42] {
+            let jobs = heavy_sample(seed).jobs;
+            assert!(jobs.iter().all(|j| j.run_ms >= scale_ms));
+            // The Hill estimator over the whole sample above the known minimum, i.e. the
+            // maximum-likelihood shape, with the jobs clamped at run_max_ms as censored: they
+            // add their log to the sum but not to the count.
+            let clamped = jobs
+                .iter()
+                .filter(|j| j.run_ms == params.run_max_ms)
+                .count();
+            let logs: f64 = jobs
+                .iter()
+                .map(|j| (j.run_ms as f64 / scale_ms as f64).ln())
+                .sum();
+            let hill = (jobs.len() - clamped) as f64 / logs;
+            assert!((hill - shape).abs() < 0.05, "seed {seed}: Hill {hill}");
+            // (s/M)^α = 0.26% of the jobs reach the clamp.
+            assert!(
+                (10..=50).contains(&clamped),
+                "seed {seed}: {clamped} clamped"
+            );
+            let mut runs: Vec<u64> = jobs.iter().map(|j| j.run_ms).collect();
+            runs.sort_unstable();
+            let median = runs[runs.len() / 2] as f64 / 60_000.0;
+            assert!(
+                (median / 53.45 - 1.0).abs() < 0.05,
+                "seed {seed}: median {median} min"
+            );
+        }
+    }
+
+    #[test]
+    fn heavy_tailed_time_sits_in_the_top_percent_of_jobs() {
+        let run = |j: &TraceJob| j.run_ms as f64;
+        let gpu_time = |j: &TraceJob| j.gpus_milli() as f64 * j.run_ms as f64;
+        for seed in [1, 42] {
+            let heavy = heavy_sample(seed);
+            let light = GpuMlParams {
+                jobs: 10_000,
+                seed,
+                ..GpuMlParams::default()
+            }
+            .generate()
+            .expect("valid");
+            // The longest 1% of the clamped Pareto hold 22.5% of the run time (the 1% beyond
+            // q = s·100^(1/α) = 23.2 h: 0.01·q + s^α/(α − 1)·(q^(1−α) − M^(1−α)) over the clamped
+            // mean); of the log-normal, 1 − Φ(2.326 − σ) = 13%.
+            let heavy_run = top_percent_share(&heavy, run);
+            let light_run = top_percent_share(&light, run);
+            assert!(
+                (0.19..0.26).contains(&heavy_run),
+                "seed {seed}: top 1% hold {heavy_run} of the run time"
+            );
+            assert!(light_run < 0.16, "seed {seed}: log-normal {light_run}");
+            // Same sizes (same seed), so the heavier tail alone moves the GPU-time share.
+            let (heavy_gpu, light_gpu) = (
+                top_percent_share(&heavy, gpu_time),
+                top_percent_share(&light, gpu_time),
+            );
+            assert!(
+                heavy_gpu > light_gpu && heavy_gpu > 0.28,
+                "seed {seed}: top 1% hold {heavy_gpu} of the GPU-time, log-normal {light_gpu}"
+            );
+        }
+    }
+
+    #[test]
+    fn heavy_tailed_limits_are_the_partition_maximum() {
+        let workload = heavy_sample(7);
+        let max = GpuMlParams::heavy_tailed().run_max_ms;
+        assert_eq!(workload.max_time_ms, Some(max));
+        assert!(workload.jobs.iter().all(|j| j.time_limit_ms == max));
+        assert!(workload.jobs.iter().all(|j| j.run_ms <= max));
+        let cluster = workload.cluster_config();
+        assert_eq!(cluster.partitions.len(), 1);
+        assert_eq!(cluster.partitions[0].max_time_ms, Some(max));
+    }
+
+    #[test]
+    fn heavy_tailed_is_deterministic_and_shares_arrivals_with_the_default() {
+        let params = GpuMlParams {
+            jobs: 500,
+            seed: 11,
+            ..GpuMlParams::heavy_tailed()
+        };
+        let first = params.generate().expect("valid");
+        assert_eq!(first, params.generate().expect("valid"));
+        let other = GpuMlParams {
+            seed: 12,
+            ..params.clone()
+        }
+        .generate()
+        .expect("valid");
+        assert_ne!(first.jobs, other.jobs);
+        let light = GpuMlParams {
+            jobs: 500,
+            seed: 11,
+            ..GpuMlParams::default()
+        }
+        .generate()
+        .expect("valid");
+        assert_eq!(first.nodes, light.nodes);
+        assert_eq!(first.accounts, light.accounts);
+        for (heavy, light) in first.jobs.iter().zip(&light.jobs) {
+            let same = |j: &TraceJob| (j.submit_ms, j.user.clone(), j.tasks, j.gpus_milli());
+            assert_eq!(same(heavy), same(light));
+        }
+        assert_ne!(first.jobs, light.jobs);
+    }
+
+    #[test]
+    fn offered_load_counts_the_clamped_pareto_mean() {
+        let heavy = GpuMlParams::heavy_tailed();
+        // α·s/(α − 1) = 3 h unclamped; the clamp at 72 h leaves
+        // s·(1 + 5·(1 − (1/144)^0.2)) = 2.075 h.
+        let mean_h = heavy.mean_run_ms() / 3_600_000.0;
+        assert!((mean_h - 2.0747).abs() < 1e-3, "mean {mean_h} h");
+        assert!((heavy.offered_load() - 0.9142).abs() < 1e-3);
+        // The sample agrees, within what a shape-1.2 tail allows.
+        let jobs = heavy_sample(42).jobs;
+        let sample_h =
+            jobs.iter().map(|j| j.run_ms as f64).sum::<f64>() / jobs.len() as f64 / 3_600_000.0;
+        assert!(
+            (sample_h / mean_h - 1.0).abs() < 0.15,
+            "sample mean {sample_h} h"
+        );
+        // Shape 1: lo + s·ln(M/lo); a minimum above the scale is the lower end.
+        let one = GpuMlParams {
+            run_time: RunTime::Pareto {
+                shape: 1.0,
+                scale_ms: 60_000,
+            },
+            run_min_ms: 120_000,
+            run_max_ms: 240_000,
+            ..GpuMlParams::default()
+        };
+        assert!((one.mean_run_ms() - (120_000.0 + 60_000.0 * 2f64.ln())).abs() < 1e-6);
+    }
+
     #[test]
     fn invalid_parameters_are_errors_naming_the_parameter() {
         let base = GpuMlParams::default();
@@ -511,10 +863,30 @@ mod tests {
             ),
             (
                 GpuMlParams {
-                    overestimate_min: 0.5,
+                    time_limit: TimeLimit::Overestimate { min: 0.5, max: 3.0 },
                     ..base.clone()
                 },
-                "overestimate_min",
+                "time_limit",
+            ),
+            (
+                GpuMlParams {
+                    run_time: RunTime::Pareto {
+                        shape: 0.0,
+                        scale_ms: 1,
+                    },
+                    ..base.clone()
+                },
+                "run_time",
+            ),
+            (
+                GpuMlParams {
+                    run_time: RunTime::LogNormal {
+                        median_ms: 0,
+                        sigma: 1.0,
+                    },
+                    ..base.clone()
+                },
+                "run_time",
             ),
             (
                 GpuMlParams {

@@ -139,6 +139,7 @@ impl LublinParams {
             jobs,
             accounts: Vec::new(),
             skipped: SkipCounts::default(),
+            max_time_ms: None,
         })
     }
 

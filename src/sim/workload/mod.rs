@@ -4,7 +4,8 @@
 //! - [`swf`]: the Standard Workload Format of the Parallel Workloads Archive (`.swf`, `.swf.gz`);
 //! - [`alibaba`]: the Alibaba GPU-sharing cluster trace of 2023 (node and pod CSV lists);
 //! - [`lublin`]: the Lublin–Feitelson (2003) model of rigid parallel jobs;
-//! - [`gpu_ml`]: a GPU machine-learning workload of teams with shares and quotas.
+//! - [`gpu_ml`]: a GPU machine-learning workload of teams with shares and quotas, with
+//!   log-normal or heavy-tailed (Pareto) run times.
 //!
 //! The records are independent of the scheduler's job type; [`Workload::cluster_config`] turns
 //! the machine and accounts into a [`crate::ClusterConfig`].
@@ -26,7 +27,7 @@ mod skip;
 pub mod swf;
 
 pub use record::{
-    MAX_NODES, QUOTA_COHORT, TraceAccount, TraceJob, TraceNode, TracePlacement, Workload,
+    MAX_NODES, PARTITION, QUOTA_COHORT, TraceAccount, TraceJob, TraceNode, TracePlacement, Workload,
 };
 pub use skip::{SkipCounts, SkipReason};
 

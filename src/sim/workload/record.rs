@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::skip::SkipCounts;
 use crate::Milli;
 use crate::config::{
-    AccountConfig, ClusterConfig, CohortConfig, GpuConfig, NodeConfig, QueueConfig, QuotaConfig,
+    AccountConfig, ClusterConfig, CohortConfig, GpuConfig, NodeConfig, PartitionConfig,
+    QueueConfig, QuotaConfig,
 };
 
 /// One job of a workload: a gang of `tasks` identical tasks.
@@ -140,6 +141,20 @@ pub struct Workload {
     pub accounts: Vec<TraceAccount>,
     /// Records a reader left out, per reason.
     pub skipped: SkipCounts,
+    /// The longest time limit the machine accepts: [`Workload::cluster_config`] gives the
+    /// cluster one partition, [`PARTITION`], with this `max_time_ms`. `None` (every reader,
+    /// and the generators but for [`TimeLimit::PartitionMax`]): no partition, no maximum.
+    ///
+    /// [`TimeLimit::PartitionMax`]: super::gpu_ml::TimeLimit::PartitionMax
+    ///
+    /// ```
+    /// use gangway::sim::workload::gpu_ml::GpuMlParams;
+    /// let workload = GpuMlParams { jobs: 1, ..GpuMlParams::default() }.generate().unwrap();
+    /// assert_eq!(workload.max_time_ms, None);
+    /// assert!(workload.cluster_config().partitions.is_empty());
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time_ms: Option<u64>,
 }
 
 /// The most nodes a workload's machine may have: a guard against absurd headers and parameters
@@ -153,12 +168,23 @@ pub const MAX_NODES: u64 = 1 << 20;
 /// The cohort that [`Workload::cluster_config`] puts every quota queue in.
 pub const QUOTA_COHORT: &str = "all";
 
+/// The name of the one partition [`Workload::cluster_config`] makes for a workload with a
+/// [`Workload::max_time_ms`]: `default`, the name the scheduler gives the implicit partition of
+/// a cluster without partitions, so only the maximum time differs.
+///
+/// ```
+/// assert_eq!(gangway::sim::workload::PARTITION, "default");
+/// ```
+pub const PARTITION: &str = "default";
+
 impl Workload {
     /// The cluster configuration of this workload: one [`NodeConfig`] per node (a node with GPUs
     /// but no model gets the model `gpu`), one root-level account per [`TraceAccount`], and for
     /// each account with a GPU quota a queue of the same name with quota `gpu` (any model) in the
-    /// cohort [`QUOTA_COHORT`], so that teams lend each other idle GPUs. Partitions, queue
-    /// preemption and policy are left at their defaults for the caller to set.
+    /// cohort [`QUOTA_COHORT`], so that teams lend each other idle GPUs. With a
+    /// [`Workload::max_time_ms`], one partition [`PARTITION`] (every node's) with that
+    /// `max_time_ms`; without, no partition. Queue preemption and policy are left at their
+    /// defaults for the caller to set.
     ///
     /// ```
     /// use gangway::sim::workload::gpu_ml::GpuMlParams;
@@ -211,8 +237,18 @@ impl Workload {
                 ..CohortConfig::default()
             }]
         };
+        let partitions = self
+            .max_time_ms
+            .map(|max| PartitionConfig {
+                name: PARTITION.to_string(),
+                max_time_ms: Some(max),
+                ..PartitionConfig::default()
+            })
+            .into_iter()
+            .collect();
         ClusterConfig {
             nodes,
+            partitions,
             cohorts,
             queues,
             accounts,
@@ -302,6 +338,7 @@ mod tests {
                 },
             ],
             skipped: SkipCounts::default(),
+            max_time_ms: None,
         };
         let cluster = workload.cluster_config();
         assert_eq!(cluster.nodes[0].cpus, Milli::from_milli(96_500));
@@ -328,6 +365,28 @@ mod tests {
         };
         let cluster = workload.cluster_config();
         assert!(cluster.cohorts.is_empty() && cluster.queues.is_empty());
+        assert!(cluster.partitions.is_empty());
         assert_eq!(cluster.nodes[1].cpus, Milli::ONE);
+    }
+
+    #[test]
+    fn a_maximum_time_makes_one_partition_of_every_node() {
+        let workload = Workload {
+            nodes: cpu_nodes(2, 1),
+            max_time_ms: Some(3_600_000),
+            ..Workload::default()
+        };
+        let cluster = workload.cluster_config();
+        assert_eq!(cluster.partitions.len(), 1);
+        assert_eq!(cluster.partitions[0].name, PARTITION);
+        assert_eq!(cluster.partitions[0].max_time_ms, Some(3_600_000));
+        assert!(cluster.nodes.iter().all(|n| n.partitions.is_none()));
+        let copy: Workload =
+            serde_json::from_str(&serde_json::to_string(&workload).expect("json")).expect("json");
+        assert_eq!(copy, workload);
+        let without: Workload =
+            serde_json::from_str(r#"{"nodes": [], "jobs": [], "accounts": [], "skipped": {}}"#)
+                .expect("json");
+        assert_eq!(without.max_time_ms, None);
     }
 }

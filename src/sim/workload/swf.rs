@@ -305,6 +305,7 @@ fn read_text(mut reader: impl BufRead, machine: Option<SwfMachine>) -> Result<Wo
         jobs,
         accounts: Vec::new(),
         skipped,
+        max_time_ms: None,
     })
 }
 
