@@ -1,20 +1,22 @@
 //! Quotas and preemption through the public API: every policy value, strict FIFO, per-user
 //! caps, grace expiry and earmark release. Every tick runs the invariant oracle.
 
+mod common;
+
+use common::build::{self, event};
+use common::decisions::started;
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, Decision, Event, Scheduler};
+use gangway::{Decision, Event, Scheduler};
 use serde_json::{Value, json};
 
 /// One 100-cpu node; queues as given; preemption enabled.
 fn scheduler(queues: Value, cohorts: Value) -> Scheduler {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 100, "memory_mib": 100000}],
         "cohorts": cohorts,
         "queues": queues,
         "policy": {"preemption": {"enabled": true}}
     }))
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
 }
 
 fn queue(name: &str, cpus: u32, within: &str, reclaim: &str) -> Value {
@@ -24,24 +26,9 @@ fn queue(name: &str, cpus: u32, within: &str, reclaim: &str) -> Value {
 }
 
 fn submit(id: &str, queue: &str, cpus: u32, priority: i32) -> Event {
-    serde_json::from_value(json!({"type": "submit", "job": {
+    event(json!({"type": "submit", "job": {
         "id": id, "queue": queue, "priority": priority, "user": "u", "time_limit_ms": 3_600_000,
         "grace_ms": 10_000, "groups": [{"count": 1, "cpus": cpus}]}}))
-    .unwrap()
-}
-
-fn event(value: Value) -> Event {
-    serde_json::from_value(value).unwrap()
-}
-
-fn started(decisions: &[Decision]) -> Vec<&str> {
-    decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, .. } => Some(job.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn preempted(decisions: &[Decision]) -> Vec<(&str, &str)> {
@@ -251,14 +238,12 @@ fn earmarked_quota_goes_to_the_preemptor_alone() {
 fn earmarked_node_resources_go_to_the_preemptor_alone() {
     // A 4-cpu node: the preemptor's placement is held while its victims stop, even from a
     // job with no queue.
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    let mut s = build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 4}],
         "queues": [queue("q", 100, "lower_priority", "never")],
         "cohorts": [{"name": "co"}],
         "policy": {"preemption": {"enabled": true}, "backfill": {"mode": "none"}}
-    }))
-    .unwrap();
-    let mut s = Scheduler::new(cluster).unwrap();
+    }));
     checked_tick(
         &mut s,
         0,
@@ -267,9 +252,8 @@ fn earmarked_node_resources_go_to_the_preemptor_alone() {
     .unwrap();
     let out = checked_tick(&mut s, 1000, vec![submit("p", "q", 4, 5)]).unwrap();
     assert_eq!(preempted(&out.decisions).len(), 2);
-    let loose: Event = serde_json::from_value(json!({"type": "submit", "job": {
-        "id": "loose", "priority": 100, "time_limit_ms": 1000, "groups": [{"count": 1, "cpus": 2}]}}))
-    .unwrap();
+    let loose = event(json!({"type": "submit", "job": {
+        "id": "loose", "priority": 100, "time_limit_ms": 1000, "groups": [{"count": 1, "cpus": 2}]}}));
     let stopped = |job: &str| event(json!({"type": "stopped", "job": job}));
     let out = checked_tick(&mut s, 2000, vec![stopped("v1"), loose]).unwrap();
     assert!(started(&out.decisions).is_empty(), "{:?}", out.decisions);
@@ -316,9 +300,8 @@ fn jobs_without_a_queue_neither_preempt_nor_are_preempted() {
         json!([queue("q", 100, "lower_priority", "never")]),
         json!([{"name": "co"}]),
     );
-    let loose: Event = serde_json::from_value(json!({"type": "submit", "job": {
-        "id": "loose", "time_limit_ms": 3_600_000, "groups": [{"count": 1, "cpus": 100}]}}))
-    .unwrap();
+    let loose = event(json!({"type": "submit", "job": {
+        "id": "loose", "time_limit_ms": 3_600_000, "groups": [{"count": 1, "cpus": 100}]}}));
     checked_tick(&mut s, 0, vec![loose]).unwrap();
     let out = checked_tick(&mut s, 1000, vec![submit("p", "q", 4, 10)]).unwrap();
     assert!(out.decisions.is_empty(), "{:?}", out.decisions);
@@ -327,14 +310,12 @@ fn jobs_without_a_queue_neither_preempt_nor_are_preempted() {
 
 /// One 8-cpu node in partitions `low` (tier 0) and `high` (tier 1); no queues.
 fn tiers(enabled: bool) -> Scheduler {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 8, "memory_mib": 8000}],
         "partitions": [{"name": "low", "priority_tier": 0, "default": true},
                        {"name": "high", "priority_tier": 1}],
         "policy": {"preemption": {"enabled": true, "partition_tiers": enabled}}
     }))
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
 }
 
 fn loose(id: &str, partition: &str, cpus: u32, preemptible: bool) -> Event {
@@ -372,15 +353,13 @@ fn partition_tiers_let_a_higher_tier_preempt_lower_tiers_without_queues() {
 
 #[test]
 fn partition_tiers_reach_jobs_of_any_queue() {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    let mut s = build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 8, "memory_mib": 8000}],
         "partitions": [{"name": "low", "priority_tier": 0, "default": true},
                        {"name": "high", "priority_tier": 1}],
         "queues": [{"name": "q", "quota": {"cpu": {"nominal": 8}}}],
         "policy": {"preemption": {"enabled": true, "partition_tiers": true}}
-    }))
-    .unwrap();
-    let mut s = Scheduler::new(cluster).unwrap();
+    }));
     checked_tick(&mut s, 0, vec![submit("queued", "q", 8, 100)]).unwrap();
     let out = checked_tick(&mut s, 1000, vec![loose("high", "high", 8, true)]).unwrap();
     assert_eq!(preempted(&out.decisions), [("queued", "high")]);
