@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::build::{self, config, finished, submit};
 use common::decisions::{pending, rejected_kinds, starts};
+use common::shim::send;
 use gangway::config::NodeConfig;
 use gangway::protocol::Shim;
 use gangway::testkit::checked_tick;
@@ -472,11 +473,11 @@ fn the_shim_speaks_mig_on_the_wire() {
     let mut shim = Shim::default();
     let configure = json!({"op": "configure", "cluster": {"nodes": [node(
         "m1", json!({"model": "h200", "count": 1, "mig_config": "all-2g.35gb"}))]}});
-    let reply: Value = serde_json::from_str(&shim.handle_line(&configure.to_string())).unwrap();
+    let reply = send(&mut shim, configure);
     assert_eq!(reply["ok"], true, "{reply}");
     let tick = json!({"op": "tick", "at_ms": 0, "events": [{"type": "submit", "job": {
         "id": "a", "time_limit_ms": HOUR, "groups": [{"count": 2, "mig": "2g.35gb"}]}}]});
-    let reply: Value = serde_json::from_str(&shim.handle_line(&tick.to_string())).unwrap();
+    let reply = send(&mut shim, tick);
     let start = &reply["decisions"][0];
     assert_eq!(
         start["placement"],

@@ -7,8 +7,9 @@ mod common;
 
 use common::build::{self, finished, submit};
 use common::decisions::{placement, starts};
+use common::shim::send;
 use gangway::protocol::Shim;
-use gangway::testkit::{check_tick, checked_tick};
+use gangway::testkit::checked_tick;
 use gangway::{ErrorKind, Event, JobSpec, PlacementEntry, Scheduler, TickOutcome};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -417,19 +418,6 @@ fn reconfigure_adds_a_topology_to_a_running_cluster() {
     let extra = json!({"topology": {"required": "rack"}});
     let out = checked_tick(&mut s, 0, vec![gpu_job("g", 2, 4, MIN, extra)]).unwrap();
     assert_eq!(nodes_of(&out, "g"), ["n1", "n3"]);
-}
-
-fn send(shim: &mut Shim, request: Value) -> Value {
-    let reply: Value = serde_json::from_str(&shim.handle_line(&request.to_string())).unwrap();
-    if request["op"] == "tick" && reply["ok"] == true {
-        let outcome = TickOutcome {
-            decisions: serde_json::from_value(reply["decisions"].clone()).unwrap(),
-            rejected: serde_json::from_value(reply["rejected"].clone()).unwrap(),
-            next_wakeup_ms: reply["next_wakeup_ms"].as_u64(),
-        };
-        check_tick(shim.scheduler().unwrap(), &outcome).unwrap();
-    }
-    reply
 }
 
 #[test]
