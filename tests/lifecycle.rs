@@ -9,7 +9,7 @@ use gangway::model::job::{Dependency, FinishOutcome};
 use gangway::testkit::checked_tick;
 use gangway::{
     Decision, DependencyKind, Event, JobSpec, KillReason, Milli, PendingReason, PlacementMode,
-    Scheduler,
+    Scheduler, TickError,
 };
 
 fn cluster(extra: &str) -> Scheduler {
@@ -425,6 +425,13 @@ fn tick_earlier_than_previous_is_refused_whole() {
     let mut s = cluster("");
     checked_tick(&mut s, 100, vec![]).unwrap();
     let err = s.tick(99, vec![submit(gpu_job("a", 1, 1))]).unwrap_err();
+    assert_eq!(
+        err,
+        TickError::TimeWentBackwards {
+            previous_ms: 100,
+            requested_ms: 99
+        }
+    );
     assert!(err.to_string().contains("earlier"));
     assert!(s.state().jobs().next().is_none());
 }

@@ -4,9 +4,9 @@
 mod common;
 
 use common::build::{self, event};
-use common::decisions::started;
+use common::decisions::{reason, started};
 use gangway::testkit::checked_tick;
-use gangway::{Decision, Event, Scheduler};
+use gangway::{Decision, Event, PendingReason, Scheduler};
 use serde_json::{Value, json};
 
 /// One 100-cpu node; queues as given; preemption enabled.
@@ -41,16 +41,6 @@ fn preempted(decisions: &[Decision]) -> Vec<(&str, &str)> {
         .collect()
 }
 
-fn reason(s: &Scheduler, job: &str) -> String {
-    let explained = s.explain();
-    let info = explained.pending.iter().find(|p| p.job == job).unwrap();
-    serde_json::to_value(info.reason)
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 /// A 4-cpu queue filled by `old` (priority 0, 4 cpus); `new` (4 cpus, `priority`) arrives.
 fn within_queue(policy: &str, priority: i32) -> (Scheduler, Vec<Decision>) {
     let mut s = scheduler(
@@ -66,7 +56,7 @@ fn within_queue(policy: &str, priority: i32) -> (Scheduler, Vec<Decision>) {
 fn within_queue_never_does_not_preempt() {
     let (s, decisions) = within_queue("never", 10);
     assert!(decisions.is_empty(), "{decisions:?}");
-    assert_eq!(reason(&s, "new"), "quota");
+    assert_eq!(reason(&s, "new"), PendingReason::Quota);
 }
 
 #[test]
@@ -78,7 +68,7 @@ fn within_queue_lower_priority_preempts_only_lower() {
         decisions.is_empty(),
         "equal priority is not lower: {decisions:?}"
     );
-    assert_eq!(reason(&s, "new"), "quota");
+    assert_eq!(reason(&s, "new"), PendingReason::Quota);
 }
 
 #[test]
@@ -150,7 +140,7 @@ fn reclaim_only_while_the_preemptor_stays_within_nominal() {
     // 5 cpus would take q1 above its nominal 4: no reclaiming for it.
     let out = checked_tick(&mut s, 1000, vec![submit("a", "q1", 5, 0)]).unwrap();
     assert!(out.decisions.is_empty(), "{:?}", out.decisions);
-    assert_eq!(reason(&s, "a"), "quota");
+    assert_eq!(reason(&s, "a"), PendingReason::Quota);
 }
 
 #[test]
@@ -167,7 +157,7 @@ fn quota_waiting_jobs_never_block_but_strict_fifo_blocks_its_queue() {
         )
         .unwrap();
         assert_eq!(started(&out.decisions), expect, "strict_fifo {strict}");
-        assert_eq!(reason(&s, "big"), "quota");
+        assert_eq!(reason(&s, "big"), PendingReason::Quota);
     }
 }
 
@@ -187,14 +177,14 @@ fn max_per_user_caps_one_user() {
     )
     .unwrap();
     assert_eq!(started(&out.decisions), ["a", "other"]);
-    assert_eq!(reason(&s, "b"), "quota");
+    assert_eq!(reason(&s, "b"), PendingReason::Quota);
 }
 
 #[test]
 fn grace_expiry_kills_the_victim_and_the_preemptor_starts_in_that_tick() {
     let (mut s, decisions) = within_queue("lower_priority", 1);
     assert_eq!(preempted(&decisions), [("old", "new")]);
-    assert_eq!(reason(&s, "new"), "preempting");
+    assert_eq!(reason(&s, "new"), PendingReason::Preempting);
     assert!(
         s.explain()
             .running
@@ -207,7 +197,7 @@ fn grace_expiry_kills_the_victim_and_the_preemptor_starts_in_that_tick() {
     let out = checked_tick(&mut s, 11_000, vec![]).unwrap();
     assert!(matches!(&out.decisions[0], Decision::Kill { job, .. } if job == "old"));
     assert_eq!(started(&out.decisions), ["new"]);
-    assert_eq!(reason(&s, "old"), "quota"); // requeued; the quota is new's now
+    assert_eq!(reason(&s, "old"), PendingReason::Quota); // requeued; the quota is new's now
 }
 
 #[test]
@@ -228,8 +218,8 @@ fn earmarked_quota_goes_to_the_preemptor_alone() {
     let stopped = |job: &str| event(json!({"type": "stopped", "job": job}));
     let out = checked_tick(&mut s, 2000, vec![stopped("v1"), submit("x", "q", 2, 9)]).unwrap();
     assert!(started(&out.decisions).is_empty(), "{:?}", out.decisions);
-    assert_eq!(reason(&s, "p"), "preempting");
-    assert_eq!(reason(&s, "x"), "quota");
+    assert_eq!(reason(&s, "p"), PendingReason::Preempting);
+    assert_eq!(reason(&s, "x"), PendingReason::Quota);
     let out = checked_tick(&mut s, 3000, vec![stopped("v2")]).unwrap();
     assert_eq!(started(&out.decisions), ["p"]);
 }
@@ -305,7 +295,7 @@ fn jobs_without_a_queue_neither_preempt_nor_are_preempted() {
     checked_tick(&mut s, 0, vec![loose]).unwrap();
     let out = checked_tick(&mut s, 1000, vec![submit("p", "q", 4, 10)]).unwrap();
     assert!(out.decisions.is_empty(), "{:?}", out.decisions);
-    assert_eq!(reason(&s, "p"), "reserved");
+    assert_eq!(reason(&s, "p"), PendingReason::Reserved);
 }
 
 /// One 8-cpu node in partitions `low` (tier 0) and `high` (tier 1); no queues.
@@ -417,7 +407,7 @@ fn a_job_never_preempts_the_job_that_preempted_it() {
     let raise = event(json!({"type": "set_priority", "job": "b", "priority": 9}));
     let out = checked_tick(&mut s, 3000, vec![raise]).unwrap();
     assert!(out.decisions.is_empty(), "{:?}", out.decisions);
-    assert_eq!(reason(&s, "b"), "quota");
+    assert_eq!(reason(&s, "b"), PendingReason::Quota);
 }
 
 #[test]

@@ -7,7 +7,7 @@ use common::build::{self, submit_all};
 use gangway::fairshare::ShareRow;
 use gangway::protocol::Shim;
 use gangway::testkit::checked_tick;
-use gangway::{JobSpec, Milli, Scheduler};
+use gangway::{ErrorKind, JobSpec, Milli, Scheduler};
 use serde_json::{Value, json};
 
 fn scheduler(extra: Value) -> Scheduler {
@@ -61,9 +61,10 @@ fn an_unknown_qos_is_refused_with_its_name() {
     let mut s = scheduler(json!({"qos": [{"name": "normal"}]}));
     let out = checked_tick(&mut s, 0, submit_all(vec![with_qos("a", "urgent")])).unwrap();
     assert_eq!(out.rejected.len(), 1);
+    assert_eq!(out.rejected[0].error.kind, ErrorKind::Invalid);
     assert_eq!(
-        out.rejected[0].error.to_string(),
-        r#"invalid: submit a: unknown qos "urgent""#
+        out.rejected[0].error.message,
+        r#"submit a: unknown qos "urgent""#
     );
 }
 
