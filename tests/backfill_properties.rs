@@ -6,10 +6,14 @@
 //!
 //! `PROPTEST_CASES` raises the case count for long local runs.
 
+mod common;
+
 use std::collections::BTreeMap;
 
+use common::build::{self, submit};
+use common::decisions::started;
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, Event, JobSpec, Milli, PendingReason, PlacementMode, Scheduler};
+use gangway::{Event, JobSpec, Milli, PendingReason, PlacementMode, Scheduler};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -34,11 +38,7 @@ fn scheduler(case: &Case, mode: &str) -> Scheduler {
         .enumerate()
         .map(|(i, gpus)| serde_json::json!({"name": format!("n{i}"), "cpus": 16, "gpus": {"model": "a100", "count": gpus}}))
         .collect();
-    let config: ClusterConfig = serde_json::from_value(
-        serde_json::json!({"nodes": nodes, "policy": {"backfill": {"mode": mode}}}),
-    )
-    .unwrap();
-    Scheduler::new(config).unwrap()
+    build::scheduler(serde_json::json!({"nodes": nodes, "policy": {"backfill": {"mode": mode}}}))
 }
 
 /// What happened in one run: each job's start, its estimates over time, and the order in which
@@ -66,7 +66,7 @@ fn run(case: &Case, mode: &str) -> Run {
                 .with_gpus(Milli::from_units(u64::from(*gpus)))
                 .with_placement(placement)
                 .with_priority(*priority);
-            Event::Submit { job }
+            submit(job)
         })
         .collect();
     let mut starts = BTreeMap::new();
@@ -75,10 +75,8 @@ fn run(case: &Case, mode: &str) -> Run {
     let mut now = 0;
     let mut out = checked_tick(&mut s, now, events).unwrap();
     for _ in 0..200 {
-        for d in &out.decisions {
-            if let gangway::Decision::Start { job, .. } = d {
-                starts.insert(job.clone(), now);
-            }
+        for job in started(&out.decisions) {
+            starts.insert(job.to_string(), now);
         }
         for p in s.explain().pending {
             if p.reason == PendingReason::Reserved {

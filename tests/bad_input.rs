@@ -2,8 +2,10 @@
 //! tick at the same `at_ms` holding only the bad event, and the snapshot before and after must be
 //! identical.
 
+mod common;
+
+use common::shim::send;
 use gangway::protocol::Shim;
-use gangway::testkit::check_tick;
 use serde_json::{Value, json};
 
 const CLUSTER: &str = r#"{"nodes": [
@@ -14,19 +16,6 @@ const CLUSTER: &str = r#"{"nodes": [
   "partitions": [{"name": "main", "max_time_ms": 3600000, "default": true}],
   "queues": [{"name": "team", "quota": {"gpu": {"nominal": 16}}}],
   "accounts": [{"name": "research"}]}"#;
-
-fn send(shim: &mut Shim, request: Value) -> Value {
-    let reply: Value = serde_json::from_str(&shim.handle_line(&request.to_string())).unwrap();
-    if request["op"] == "tick" && reply["ok"] == true {
-        let outcome = gangway::TickOutcome {
-            decisions: serde_json::from_value(reply["decisions"].clone()).unwrap(),
-            rejected: serde_json::from_value(reply["rejected"].clone()).unwrap(),
-            next_wakeup_ms: reply["next_wakeup_ms"].as_u64(),
-        };
-        check_tick(shim.scheduler().unwrap(), &outcome).unwrap();
-    }
-    reply
-}
 
 fn snapshot(shim: &mut Shim) -> Value {
     send(shim, json!({"op": "snapshot"}))

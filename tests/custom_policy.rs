@@ -2,6 +2,9 @@
 //! the test kit: random clusters and adversarial streams, the oracle after every tick, and a
 //! failure shrunk to a minimal stream of protocol lines (docs/protocol.md).
 
+mod common;
+
+use common::build::{finished, submit};
 use gangway::JobSpec;
 use gangway::policy::{Policy, PriorityFactors};
 use gangway::testkit::harness::{check_policy, scale};
@@ -44,27 +47,21 @@ fn extreme_priorities_keep_every_invariant() {
 #[test]
 fn restore_with_policy_keeps_the_custom_order() {
     use gangway::testkit::checked_tick;
-    use gangway::{ClusterConfig, Event, Scheduler};
+    use gangway::{ClusterConfig, Scheduler};
 
     let cluster: ClusterConfig =
         serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
     let mut original = Scheduler::with_policy(cluster, Box::new(ShortestJobFirst)).unwrap();
-    let submit = |id: &str, limit| Event::Submit {
-        job: JobSpec::new(id, limit, 1),
-    };
     let events = vec![
-        submit("blocker", 60_000),
-        submit("long", 3_600_000),
-        submit("short", 120_000),
+        submit(JobSpec::new("blocker", 60_000, 1)),
+        submit(JobSpec::new("long", 3_600_000, 1)),
+        submit(JobSpec::new("short", 120_000, 1)),
     ];
     checked_tick(&mut original, 0, events).unwrap();
     let mut custom =
         Scheduler::restore_with_policy(original.snapshot(), Box::new(ShortestJobFirst)).unwrap();
     let mut builtin = Scheduler::restore(original.snapshot()).unwrap();
-    let end = Event::Finished {
-        job: "blocker".into(),
-        outcome: gangway::model::job::FinishOutcome::Completed,
-    };
+    let end = finished("blocker");
     let want = checked_tick(&mut original, 60_000, vec![end.clone()]).unwrap();
     let got = checked_tick(&mut custom, 60_000, vec![end.clone()]).unwrap();
     let other = checked_tick(&mut builtin, 60_000, vec![end]).unwrap();

@@ -1,9 +1,12 @@
 //! The dependency graph through the Rust API: kept in step with submits, ends and restores, and
 //! checked by the consistency oracle. The invariant oracle runs after every tick.
 
-use gangway::model::job::{Dependency, FinishOutcome};
+mod common;
+
+use common::build::{finished, scheduler_from_str, submit};
+use gangway::model::job::Dependency;
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, DependencyKind, Event, JobSpec, Scheduler};
+use gangway::{DependencyKind, Event, JobSpec, Scheduler};
 
 fn job(id: &str, after: &[&str]) -> Event {
     let mut spec = JobSpec::new(id, 60_000, 1);
@@ -14,14 +17,12 @@ fn job(id: &str, after: &[&str]) -> Event {
             on: DependencyKind::Ok,
         })
         .collect();
-    Event::Submit { job: spec }
+    submit(spec)
 }
 
 /// A runs; B waits for A; C waits for A and B.
 fn scheduler_with_chain() -> Scheduler {
-    let config: ClusterConfig =
-        serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
-    let mut scheduler = Scheduler::new(config).unwrap();
+    let mut scheduler = scheduler_from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#);
     let events = vec![job("A", &[]), job("B", &["A"]), job("C", &["A", "B"])];
     let out = checked_tick(&mut scheduler, 0, events).unwrap();
     assert!(out.rejected.is_empty(), "{:?}", out.rejected);
@@ -41,11 +42,7 @@ fn the_graph_follows_submits_and_ends_and_is_rebuilt_on_restore() {
     assert_eq!(restored.state().dependents().len(), 3);
     assert_eq!(restored.state().dependents().dependents(a).len(), 2);
 
-    let finished = Event::Finished {
-        job: "A".into(),
-        outcome: FinishOutcome::Completed,
-    };
-    checked_tick(&mut scheduler, 1, vec![finished]).unwrap();
+    checked_tick(&mut scheduler, 1, vec![finished("A")]).unwrap();
     // B started; C now waits for B alone.
     let state = scheduler.state();
     assert_eq!(state.dependents().len(), 1);

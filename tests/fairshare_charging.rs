@@ -1,20 +1,20 @@
 //! How the scheduler charges usage: billing-weighted resource-seconds of every running job,
 //! charged at each tick up to the tick's time, so a job ending at a tick pays up to then.
 
+mod common;
+
+use common::build::{self, finished, submit};
 use gangway::fairshare::ShareRow;
-use gangway::model::job::FinishOutcome;
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, Event, JobSpec, Milli, Scheduler};
+use gangway::{Event, JobSpec, Milli, Scheduler};
 use serde_json::{Value, json};
 
 fn scheduler(policy: Value) -> Scheduler {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 8, "memory_mib": 16384, "gpus": {"model": "a100", "count": 4}}],
         "accounts": [{"name": "ml", "users": {"alice": 2}}],
         "policy": policy
     }))
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
 }
 
 fn job(id: &str, gpus: u64) -> JobSpec {
@@ -41,18 +41,13 @@ fn close(a: f64, b: f64) -> bool {
 #[test]
 fn a_running_job_pays_gpu_seconds_up_to_the_tick_it_ends_at() {
     let mut s = scheduler(json!({"fairshare": {"half_life_ms": NO_DECAY}}));
-    let submit = vec![Event::Submit { job: job("a", 2) }];
-    checked_tick(&mut s, 0, submit).unwrap();
+    checked_tick(&mut s, 0, vec![submit(job("a", 2))]).unwrap();
     checked_tick(&mut s, 10_000, vec![]).unwrap();
     assert!(close(
         row(&s.share_report(), "ml", Some("alice")).raw_usage,
         20.0
     ));
-    let finished = vec![Event::Finished {
-        job: "a".into(),
-        outcome: FinishOutcome::Completed,
-    }];
-    checked_tick(&mut s, 25_000, finished).unwrap();
+    checked_tick(&mut s, 25_000, vec![finished("a")]).unwrap();
     checked_tick(&mut s, 100_000, vec![]).unwrap();
     let rows = s.share_report();
     assert!(close(row(&rows, "ml", Some("alice")).raw_usage, 50.0));
@@ -62,7 +57,7 @@ fn a_running_job_pays_gpu_seconds_up_to_the_tick_it_ends_at() {
 #[test]
 fn a_cancelled_running_job_pays_up_to_the_cancel() {
     let mut s = scheduler(json!({"fairshare": {"half_life_ms": NO_DECAY}}));
-    checked_tick(&mut s, 0, vec![Event::Submit { job: job("a", 1) }]).unwrap();
+    checked_tick(&mut s, 0, vec![submit(job("a", 1))]).unwrap();
     checked_tick(&mut s, 7_000, vec![Event::Cancel { job: "a".into() }]).unwrap();
     checked_tick(&mut s, 9_000, vec![]).unwrap();
     assert!(close(
@@ -79,7 +74,7 @@ fn billing_weights_price_cpus_memory_and_gpu_models() {
     let mut spec = job("a", 1);
     spec.groups[0].cpus = Milli::from_units(2);
     spec.groups[0].memory_mib = 4096;
-    checked_tick(&mut s, 0, vec![Event::Submit { job: spec }]).unwrap();
+    checked_tick(&mut s, 0, vec![submit(spec)]).unwrap();
     checked_tick(&mut s, 10_000, vec![]).unwrap();
     // (2 cpus × 0.5 + 4 GiB × 0.25 + 1 a100 × 3) per second, for 10 s.
     assert!(close(
@@ -93,7 +88,7 @@ fn an_exclusive_job_pays_for_the_whole_node() {
     let mut s = scheduler(json!({"fairshare": {"half_life_ms": NO_DECAY}}));
     let mut spec = job("a", 1);
     spec.exclusive = true;
-    checked_tick(&mut s, 0, vec![Event::Submit { job: spec }]).unwrap();
+    checked_tick(&mut s, 0, vec![submit(spec)]).unwrap();
     checked_tick(&mut s, 10_000, vec![]).unwrap();
     assert!(close(
         row(&s.share_report(), "ml", Some("alice")).raw_usage,
@@ -105,7 +100,7 @@ fn an_exclusive_job_pays_for_the_whole_node() {
 fn a_job_naming_no_account_or_user_is_charged_to_default_as_the_empty_user() {
     let mut s = scheduler(json!({"fairshare": {"half_life_ms": NO_DECAY}}));
     let spec = JobSpec::new("anon", 3_600_000, 1).with_gpus(Milli::from_units(1));
-    checked_tick(&mut s, 0, vec![Event::Submit { job: spec }]).unwrap();
+    checked_tick(&mut s, 0, vec![submit(spec)]).unwrap();
     checked_tick(&mut s, 5_000, vec![]).unwrap();
     let rows = s.share_report();
     assert!(close(row(&rows, "default", Some("")).raw_usage, 5.0));
@@ -114,19 +109,13 @@ fn a_job_naming_no_account_or_user_is_charged_to_default_as_the_empty_user() {
 
 #[test]
 fn without_accounts_there_is_no_share_report_and_fairshare_is_zero() {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    let mut s = build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 1, "memory_mib": 1000}],
         "policy": {"priority": {"weights": {"fairshare": 1000}}}
-    }))
-    .unwrap();
-    let mut s = Scheduler::new(cluster).unwrap();
+    }));
     let events = vec![
-        Event::Submit {
-            job: JobSpec::new("a", 60_000, 1),
-        },
-        Event::Submit {
-            job: JobSpec::new("b", 60_000, 1),
-        },
+        submit(JobSpec::new("a", 60_000, 1)),
+        submit(JobSpec::new("b", 60_000, 1)),
     ];
     checked_tick(&mut s, 0, events).unwrap();
     assert!(s.share_report().is_empty());

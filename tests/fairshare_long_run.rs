@@ -2,11 +2,14 @@
 //! GPU-time in proportion to their shares (issue 4's long-run property), and a snapshot restores
 //! the usage ledger so that the factors and later decisions are unchanged.
 
+mod common;
+
 use std::collections::BTreeMap;
 
-use gangway::model::job::FinishOutcome;
+use common::build::{self, finished, submit};
+use common::decisions::started;
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, Decision, Event, JobSpec, Milli, Scheduler};
+use gangway::{Decision, Event, JobSpec, Milli, Scheduler};
 use serde_json::json;
 
 const HOUR_MS: u64 = 3_600_000;
@@ -22,14 +25,12 @@ fn scheduler(shares: [u32; 2], algorithm: &str) -> Scheduler {
                    "gpus": {"model": "a100", "count": 4}})
         })
         .collect();
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    build::scheduler(json!({
         "nodes": nodes,
         "accounts": [{"name": "a", "shares": shares[0]}, {"name": "b", "shares": shares[1]}],
         "policy": {"priority": {"weights": {"fairshare": 10000}},
                    "fairshare": {"algorithm": algorithm}}
     }))
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
 }
 
 /// Drives a saturated cluster: one-GPU jobs of one hour, both accounts always with a backlog;
@@ -55,21 +56,14 @@ impl Workload {
 
     /// The events of the tick at `hour`: finish what ran for the last hour, top up backlogs.
     fn events(&mut self) -> Vec<Event> {
-        let mut events: Vec<Event> = self
-            .running
-            .drain(..)
-            .map(|job| Event::Finished {
-                job,
-                outcome: FinishOutcome::Completed,
-            })
-            .collect();
+        let mut events: Vec<Event> = self.running.drain(..).map(|job| finished(&job)).collect();
         for (account, queued) in &mut self.pending {
             while *queued < BACKLOG {
                 let mut job = JobSpec::new(format!("{account}{}", self.next_id), HOUR_MS, 1)
                     .with_gpus(Milli::from_units(1));
                 job.account = Some((*account).to_owned());
                 job.user = Some(format!("{account}-user"));
-                events.push(Event::Submit { job });
+                events.push(submit(job));
                 self.next_id += 1;
                 *queued += 1;
             }
@@ -81,13 +75,11 @@ impl Workload {
         let events = self.events();
         let outcome = checked_tick(&mut self.scheduler, hour * HOUR_MS, events).unwrap();
         assert!(outcome.rejected.is_empty(), "{:?}", outcome.rejected);
-        for decision in &outcome.decisions {
-            if let Decision::Start { job, .. } = decision {
-                let account = if job.starts_with('a') { "a" } else { "b" };
-                *self.pending.get_mut(account).unwrap() -= 1;
-                *self.gpu_hours.get_mut(account).unwrap() += 1;
-                self.running.push(job.clone());
-            }
+        for job in started(&outcome.decisions) {
+            let account = if job.starts_with('a') { "a" } else { "b" };
+            *self.pending.get_mut(account).unwrap() -= 1;
+            *self.gpu_hours.get_mut(account).unwrap() += 1;
+            self.running.push(job.to_string());
         }
         outcome.decisions
     }

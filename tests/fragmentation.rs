@@ -2,15 +2,17 @@
 //! (never beyond one), and a task goes where it strands least of what the submitted shapes need.
 //! Every tick runs the invariant oracle.
 
+mod common;
+
+use common::build::{finished, scheduler_from_str};
+use common::decisions;
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, Decision, Event, JobSpec, Milli, Scheduler, TickOutcome};
+use gangway::{Event, JobSpec, Milli, Scheduler, TickOutcome};
 
 const HOUR: u64 = 3_600_000;
 
 fn scheduler(nodes: &str) -> Scheduler {
-    let cluster: ClusterConfig =
-        serde_json::from_str(&format!(r#"{{"nodes": [{nodes}]}}"#)).unwrap();
-    Scheduler::new(cluster).unwrap()
+    scheduler_from_str(&format!(r#"{{"nodes": [{nodes}]}}"#))
 }
 
 fn job(id: &str, cpus: u64, gpus_milli: u64) -> Event {
@@ -21,15 +23,11 @@ fn job(id: &str, cpus: u64, gpus_milli: u64) -> Event {
 
 /// (job, node, gpus) of each start.
 fn starts(out: &TickOutcome) -> Vec<(String, String, Vec<u32>)> {
-    out.decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, placement } => Some((
-                job.clone(),
-                placement[0].node.clone(),
-                placement[0].gpus.clone(),
-            )),
-            _ => None,
+    decisions::starts(&out.decisions)
+        .into_iter()
+        .map(|(job, placement)| {
+            let first = &placement[0];
+            (job.to_string(), first.node.clone(), first.gpus.clone())
         })
         .collect()
 }
@@ -80,15 +78,7 @@ fn a_cpu_heavy_task_avoids_the_node_whose_gpus_it_would_strand() {
     let out = checked_tick(&mut s, 0, events).unwrap();
     assert_eq!(starts(&out).len(), 4);
     for id in ["w1", "w2", "w3", "w4"] {
-        checked_tick(
-            &mut s,
-            1,
-            vec![Event::Finished {
-                job: id.into(),
-                outcome: gangway::model::job::FinishOutcome::Completed,
-            }],
-        )
-        .unwrap();
+        checked_tick(&mut s, 1, vec![finished(id)]).unwrap();
     }
     let out = checked_tick(&mut s, 2, vec![job("heavy", 12, 500)]).unwrap();
     assert_eq!(starts(&out), [start("heavy", "wide", &[0])]);

@@ -8,8 +8,9 @@
 mod common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use common::files::json_files;
 use common::shared;
 use gangway::testkit::fuzz;
 use serde_json::{Value, json};
@@ -18,16 +19,6 @@ const OWN_SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scenario
 /// The own scenarios that seed the corpora: the hardware features the shared ones lack.
 const OWN_PREFIXES: [&str; 2] = ["topology_", "mig_"];
 const SEEDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds");
-
-fn json_files(dir: &Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    paths
-}
 
 /// The shared scenarios (none where ../shared/scenarios is absent) and the own ones that seed.
 fn scenarios() -> Vec<(String, Value)> {

@@ -1,29 +1,25 @@
 //! Device-level events: `gpu_down` takes one GPU out of service (its jobs are requeued or killed,
 //! it takes no new work) and `gpu_up` brings it back. Every tick runs the invariant oracle.
 
+mod common;
+
+use common::build::{finished, scheduler_from_str, submit};
+use common::decisions::{rejected_kinds, starts};
 use gangway::decision::RequeueReason;
 use gangway::model::node::Node;
 use gangway::testkit::checked_tick;
-use gangway::{
-    ClusterConfig, Decision, ErrorKind, Event, JobSpec, KillReason, Milli, Scheduler, TickOutcome,
-};
+use gangway::{Decision, ErrorKind, Event, JobSpec, KillReason, Milli, Scheduler, TickOutcome};
 
 fn scheduler() -> Scheduler {
-    let cluster: ClusterConfig = serde_json::from_str(
+    scheduler_from_str(
         r#"{"nodes": [
             {"name": "g1", "cpus": 16, "memory_mib": 64000, "gpus": {"model": "a100", "count": 4}},
             {"name": "cpu1", "cpus": 16, "memory_mib": 64000}]}"#,
     )
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
 }
 
 fn job(id: &str, gpus: u64) -> JobSpec {
     JobSpec::new(id, 3_600_000, 1).with_gpus(Milli::from_units(gpus))
-}
-
-fn submit(job: JobSpec) -> Event {
-    Event::Submit { job }
 }
 
 fn gpu_down(gpu: u32) -> Event {
@@ -41,15 +37,12 @@ fn gpu_up(gpu: u32) -> Event {
 }
 
 /// The GPUs of each `start` decision, in order.
-fn starts(out: &TickOutcome) -> Vec<(String, Vec<u32>)> {
-    out.decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, placement } => Some((
-                job.clone(),
-                placement.iter().flat_map(|p| p.gpus.clone()).collect(),
-            )),
-            _ => None,
+fn started_gpus(out: &TickOutcome) -> Vec<(String, Vec<u32>)> {
+    starts(&out.decisions)
+        .into_iter()
+        .map(|(job, placement)| {
+            let devices = placement.iter().flat_map(|p| p.gpus.clone()).collect();
+            (job.to_string(), devices)
         })
         .collect()
 }
@@ -58,7 +51,7 @@ fn starts(out: &TickOutcome) -> Vec<(String, Vec<u32>)> {
 fn a_job_on_a_lost_gpu_is_requeued_and_restarts_on_healthy_ones() {
     let mut s = scheduler();
     let out = checked_tick(&mut s, 0, vec![submit(job("a", 2))]).unwrap();
-    assert_eq!(starts(&out), [("a".to_string(), vec![0, 1])]);
+    assert_eq!(started_gpus(&out), [("a".to_string(), vec![0, 1])]);
     let out = checked_tick(&mut s, 1_000, vec![gpu_down(1)]).unwrap();
     assert_eq!(
         out.decisions[0],
@@ -67,7 +60,7 @@ fn a_job_on_a_lost_gpu_is_requeued_and_restarts_on_healthy_ones() {
             reason: RequeueReason::GpuDown
         }
     );
-    assert_eq!(starts(&out), [("a".to_string(), vec![0, 2])]);
+    assert_eq!(started_gpus(&out), [("a".to_string(), vec![0, 2])]);
 }
 
 #[test]
@@ -95,7 +88,7 @@ fn only_jobs_using_the_lost_gpu_are_touched() {
     let mut s = scheduler();
     let out = checked_tick(&mut s, 0, vec![submit(job("a", 2)), submit(job("b", 2))]).unwrap();
     assert_eq!(
-        starts(&out),
+        started_gpus(&out),
         [("a".to_string(), vec![0, 1]), ("b".to_string(), vec![2, 3])]
     );
     // b loses GPU 3; only GPU 2 is left for it, so it waits.
@@ -108,7 +101,7 @@ fn only_jobs_using_the_lost_gpu_are_touched() {
         }]
     );
     let out = checked_tick(&mut s, 2_000, vec![gpu_up(3)]).unwrap();
-    assert_eq!(starts(&out), [("b".to_string(), vec![2, 3])]);
+    assert_eq!(started_gpus(&out), [("b".to_string(), vec![2, 3])]);
 }
 
 #[test]
@@ -117,16 +110,12 @@ fn a_down_gpu_takes_no_new_work_until_it_is_up() {
     let out = checked_tick(&mut s, 0, vec![gpu_down(0), submit(job("all", 4))]).unwrap();
     assert!(out.decisions.is_empty(), "{:?}", out.decisions);
     let out = checked_tick(&mut s, 1_000, vec![submit(job("three", 3))]).unwrap();
-    assert_eq!(starts(&out), [("three".to_string(), vec![1, 2, 3])]);
+    assert_eq!(started_gpus(&out), [("three".to_string(), vec![1, 2, 3])]);
     // A repeated gpu_down changes nothing.
     let out = checked_tick(&mut s, 2_000, vec![gpu_down(0)]).unwrap();
     assert!(out.decisions.is_empty() && out.rejected.is_empty());
-    let finished = Event::Finished {
-        job: "three".into(),
-        outcome: gangway::model::job::FinishOutcome::Completed,
-    };
-    let out = checked_tick(&mut s, 3_000, vec![gpu_up(0), finished]).unwrap();
-    assert_eq!(starts(&out), [("all".to_string(), vec![0, 1, 2, 3])]);
+    let out = checked_tick(&mut s, 3_000, vec![gpu_up(0), finished("three")]).unwrap();
+    assert_eq!(started_gpus(&out), [("all".to_string(), vec![0, 1, 2, 3])]);
 }
 
 #[test]
@@ -134,7 +123,7 @@ fn shared_and_exclusive_users_of_the_gpu_are_evicted() {
     let mut s = scheduler();
     let half = JobSpec::new("half", 3_600_000, 1).with_gpus(Milli::from_milli(500));
     let out = checked_tick(&mut s, 0, vec![submit(half)]).unwrap();
-    assert_eq!(starts(&out), [("half".to_string(), vec![0])]);
+    assert_eq!(started_gpus(&out), [("half".to_string(), vec![0])]);
     let out = checked_tick(&mut s, 1_000, vec![gpu_down(0)]).unwrap();
     assert_eq!(out.decisions[0].job(), "half");
     assert!(matches!(out.decisions[0], Decision::Requeue { .. }));
@@ -171,13 +160,8 @@ fn bad_gpu_events_are_rejected_alone() {
         submit(job("a", 4)),
     ];
     let out = checked_tick(&mut s, 0, events).unwrap();
-    let kinds: Vec<(usize, ErrorKind)> = out
-        .rejected
-        .iter()
-        .map(|r| (r.index, r.error.kind))
-        .collect();
     assert_eq!(
-        kinds,
+        rejected_kinds(&out),
         [
             (0, ErrorKind::UnknownNode),
             (1, ErrorKind::Invalid),
@@ -188,7 +172,7 @@ fn bad_gpu_events_are_rejected_alone() {
         out.rejected[1].error.message,
         "gpu_down g1: gpu 4 does not exist (the node has 4 GPUs)"
     );
-    assert_eq!(starts(&out), [("a".to_string(), vec![0, 1, 2, 3])]);
+    assert_eq!(started_gpus(&out), [("a".to_string(), vec![0, 1, 2, 3])]);
 }
 
 #[test]

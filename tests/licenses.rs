@@ -1,35 +1,21 @@
 //! Cluster-wide licenses: held while a job runs, refused when unknown or more than the cluster
 //! has, and planned by backfill like any resource. Every tick runs the invariant oracle.
 
+mod common;
+
+use common::build::{finished, scheduler_from_str, submit};
+use common::decisions::started;
 use gangway::testkit::checked_tick;
-use gangway::{
-    ClusterConfig, Decision, ErrorKind, Event, JobSpec, PendingReason, Scheduler, TickOutcome,
-};
+use gangway::{ErrorKind, JobSpec, PendingReason, Scheduler};
 
 const HOUR: u64 = 3_600_000;
 
 fn scheduler() -> Scheduler {
-    let cluster: ClusterConfig = serde_json::from_str(
+    scheduler_from_str(
         r#"{"nodes": [{"name": "n1", "cpus": 64, "memory_mib": 64000}],
             "licenses": {"matlab": 3, "ansys": 1},
             "policy": {"backfill": {"mode": "easy"}}}"#,
     )
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
-}
-
-fn submit(job: JobSpec) -> Event {
-    Event::Submit { job }
-}
-
-fn started(out: &TickOutcome) -> Vec<String> {
-    out.decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, .. } => Some(job.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]
@@ -41,18 +27,10 @@ fn licenses_are_held_while_jobs_run_and_given_back_when_they_end() {
         submit(JobSpec::new("c", HOUR, 1).with_license("ansys", 1)),
     ];
     let out = checked_tick(&mut s, 0, events).unwrap();
-    assert_eq!(started(&out), ["a", "c"]);
+    assert_eq!(started(&out.decisions), ["a", "c"]);
     assert_eq!(s.state().licenses().used(0), 2);
-    let out = checked_tick(
-        &mut s,
-        1_000,
-        vec![Event::Finished {
-            job: "a".into(),
-            outcome: gangway::model::job::FinishOutcome::Completed,
-        }],
-    )
-    .unwrap();
-    assert_eq!(started(&out), ["b"]);
+    let out = checked_tick(&mut s, 1_000, vec![finished("a")]).unwrap();
+    assert_eq!(started(&out.decisions), ["b"]);
 }
 
 #[test]
@@ -76,7 +54,7 @@ fn a_job_waiting_for_licenses_gets_a_reservation_at_their_release() {
         submit(JobSpec::new("free", HOUR, 1)),
     ];
     let out = checked_tick(&mut s, 1_000, events).unwrap();
-    assert_eq!(started(&out), ["free"]);
+    assert_eq!(started(&out.decisions), ["free"]);
     let explain = s.explain();
     let waits = &explain.pending[0];
     assert_eq!(waits.job, "waits");
@@ -107,7 +85,7 @@ fn a_reservation_keeps_its_licenses_from_a_longer_backfill_candidate() {
         submit(JobSpec::new("short", HOUR / 2, 1).with_license("matlab", 1)),
     ];
     let out = checked_tick(&mut s, 0, events).unwrap();
-    assert_eq!(started(&out), ["short"]);
+    assert_eq!(started(&out.decisions), ["short"]);
     let explain = s.explain();
     let reasons: Vec<(&str, PendingReason)> = explain
         .pending

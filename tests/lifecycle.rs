@@ -1,64 +1,37 @@
 //! Job and node lifecycle through the Rust API, with the invariant oracle after every tick.
 
+mod common;
+
+use common::build::{finished, scheduler_from_str, submit};
+use common::decisions::{placement, reason, started};
 use gangway::decision::{CancelReason, RequeueReason};
 use gangway::model::job::{Dependency, FinishOutcome};
 use gangway::testkit::checked_tick;
 use gangway::{
-    ClusterConfig, Decision, DependencyKind, Event, JobSpec, KillReason, Milli, PendingReason,
-    PlacementMode, Scheduler,
+    Decision, DependencyKind, Event, JobSpec, KillReason, Milli, PendingReason, PlacementMode,
+    Scheduler, TickError,
 };
 
 fn cluster(extra: &str) -> Scheduler {
-    let text = format!(
+    scheduler_from_str(&format!(
         r#"{{"nodes": [
         {{"name": "n1", "cpus": 8, "memory_mib": 16000, "gpus": {{"model": "a100", "count": 4}}}},
         {{"name": "n2", "cpus": 8, "memory_mib": 16000, "gpus": {{"model": "a100", "count": 4}}}},
         {{"name": "c1", "cpus": 8, "memory_mib": 16000}}]{extra}}}"#
-    );
-    let config: ClusterConfig = serde_json::from_str(&text).unwrap();
-    Scheduler::new(config).unwrap()
-}
-
-fn submit(job: JobSpec) -> Event {
-    Event::Submit { job }
+    ))
 }
 
 fn gpu_job(id: &str, gpus: u64, limit: u64) -> JobSpec {
     JobSpec::new(id, limit, 1).with_gpus(Milli::from_units(gpus))
 }
 
-fn started(decisions: &[Decision]) -> Vec<String> {
-    decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, .. } => Some(job.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
+/// The (node, tasks, GPUs) of each placement entry of `id`'s start; empty if it did not start.
 fn placement_of(decisions: &[Decision], id: &str) -> Vec<(String, u32, Vec<u32>)> {
-    decisions
-        .iter()
-        .find_map(|d| match d {
-            Decision::Start { job, placement } if job == id => Some(
-                placement
-                    .iter()
-                    .map(|p| (p.node.clone(), p.tasks, p.gpus.clone()))
-                    .collect(),
-            ),
-            _ => None,
-        })
+    placement(decisions, id)
         .unwrap_or_default()
-}
-
-fn reason(s: &Scheduler, id: &str) -> PendingReason {
-    s.explain()
-        .pending
         .iter()
-        .find(|p| p.job == id)
-        .map(|p| p.reason)
-        .unwrap()
+        .map(|p| (p.node.clone(), p.tasks, p.gpus.clone()))
+        .collect()
 }
 
 #[test]
@@ -394,15 +367,7 @@ fn dependencies_wait_then_run_or_are_cancelled_down_the_chain() {
 fn ended_jobs_are_remembered_for_min_job_age() {
     let mut s = cluster(r#", "policy": {"min_job_age_ms": 1000}"#);
     checked_tick(&mut s, 0, vec![submit(gpu_job("a", 1, 60_000))]).unwrap();
-    checked_tick(
-        &mut s,
-        10,
-        vec![Event::Finished {
-            job: "a".into(),
-            outcome: FinishOutcome::Completed,
-        }],
-    )
-    .unwrap();
+    checked_tick(&mut s, 10, vec![finished("a")]).unwrap();
     let out = checked_tick(&mut s, 500, vec![submit(gpu_job("a", 1, 60_000))]).unwrap();
     assert_eq!(out.rejected[0].error.kind, gangway::ErrorKind::DuplicateJob);
     let mut dep = gpu_job("b", 1, 60_000);
@@ -460,6 +425,13 @@ fn tick_earlier_than_previous_is_refused_whole() {
     let mut s = cluster("");
     checked_tick(&mut s, 100, vec![]).unwrap();
     let err = s.tick(99, vec![submit(gpu_job("a", 1, 1))]).unwrap_err();
+    assert_eq!(
+        err,
+        TickError::TimeWentBackwards {
+            previous_ms: 100,
+            requested_ms: 99
+        }
+    );
     assert!(err.to_string().contains("earlier"));
     assert!(s.state().jobs().next().is_none());
 }

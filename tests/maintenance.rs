@@ -1,6 +1,10 @@
 //! Maintenance windows: configured and added at run time, respected now and in reservations,
 //! with the invariant oracle after every tick.
 
+mod common;
+
+use common::build::scheduler_from_str;
+use common::decisions::{self, rejected_kinds, starts};
 use gangway::testkit::checked_tick;
 use gangway::{
     ClusterConfig, Decision, ErrorKind, Event, JobSpec, PendingReason, PlacementMode, Scheduler,
@@ -8,12 +12,10 @@ use gangway::{
 
 /// Nodes `n1`, `n2` of one cpu each, with `extra` fields appended to the cluster object.
 fn cluster(mode: &str, extra: &str) -> Scheduler {
-    let text = format!(
+    scheduler_from_str(&format!(
         r#"{{"nodes": [{{"name": "n1", "cpus": 1}}, {{"name": "n2", "cpus": 1}}],
             "policy": {{"backfill": {{"mode": "{mode}"}}}}{extra}}}"#
-    );
-    let config: ClusterConfig = serde_json::from_str(&text).unwrap();
-    Scheduler::new(config).unwrap()
+    ))
 }
 
 fn submit(id: &str, limit: u64, priority: i32) -> Event {
@@ -22,23 +24,17 @@ fn submit(id: &str, limit: u64, priority: i32) -> Event {
     }
 }
 
+/// Each started job with the node of its first placement entry.
 fn started(decisions: &[Decision]) -> Vec<(String, String)> {
-    decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, placement } => Some((job.clone(), placement[0].node.clone())),
-            _ => None,
-        })
+    starts(decisions)
+        .into_iter()
+        .map(|(job, placement)| (job.to_string(), placement[0].node.clone()))
         .collect()
 }
 
+/// Why the pending job `id` waits, and its estimated start.
 fn pending(s: &Scheduler, id: &str) -> (PendingReason, Option<u64>) {
-    let info = s
-        .explain()
-        .pending
-        .into_iter()
-        .find(|p| p.job == id)
-        .unwrap();
+    let info = decisions::pending(s, id);
     (info.reason, info.estimated_start_ms)
 }
 
@@ -147,13 +143,8 @@ fn bad_window_events_are_rejected_with_typed_errors() {
         add("z", &[], 0, 10),
     ];
     let out = checked_tick(&mut s, 0, events).unwrap();
-    let kinds: Vec<(usize, ErrorKind)> = out
-        .rejected
-        .iter()
-        .map(|r| (r.index, r.error.kind))
-        .collect();
     assert_eq!(
-        kinds,
+        rejected_kinds(&out),
         vec![
             (0, ErrorKind::UnknownMaintenance),
             (1, ErrorKind::UnknownNode),

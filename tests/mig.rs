@@ -4,8 +4,13 @@
 //! (`tests/scenarios/mig_*.json` run with the other scenarios). Every tick runs the invariant
 //! oracle.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 
+use common::build::{self, config, finished, submit};
+use common::decisions::{pending, rejected_kinds, starts};
+use common::shim::send;
 use gangway::config::NodeConfig;
 use gangway::protocol::Shim;
 use gangway::testkit::checked_tick;
@@ -18,11 +23,7 @@ use serde_json::{Value, json};
 const HOUR: u64 = 3_600_000;
 
 fn scheduler(nodes: Value) -> Scheduler {
-    let cluster: ClusterConfig = serde_json::from_value(
-        json!({"nodes": nodes, "policy": {"backfill": {"mode": "conservative"}}}),
-    )
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
+    build::scheduler(json!({"nodes": nodes, "policy": {"backfill": {"mode": "conservative"}}}))
 }
 
 fn node(name: &str, gpus: Value) -> Value {
@@ -38,17 +39,11 @@ fn mig_job(id: &str, limit: u64, profile: &str, count: u32) -> JobSpec {
     job
 }
 
-fn submit(job: JobSpec) -> Event {
-    Event::Submit { job }
-}
-
-fn starts(out: &TickOutcome) -> BTreeMap<String, Vec<PlacementEntry>> {
-    out.decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, placement } => Some((job.clone(), placement.clone())),
-            _ => None,
-        })
+/// Each started job's placement, by job.
+fn placements(out: &TickOutcome) -> BTreeMap<String, Vec<PlacementEntry>> {
+    starts(&out.decisions)
+        .into_iter()
+        .map(|(job, placement)| (job.to_string(), placement.to_vec()))
         .collect()
 }
 
@@ -61,11 +56,7 @@ fn slices(entries: &[PlacementEntry]) -> Vec<(u32, u32, String)> {
 }
 
 fn estimate(s: &Scheduler, job: &str) -> Option<u64> {
-    s.explain()
-        .pending
-        .iter()
-        .find(|p| p.job == job)
-        .and_then(|p| p.estimated_start_ms)
+    pending(s, job).estimated_start_ms
 }
 
 #[test]
@@ -78,7 +69,7 @@ fn seven_1g_tasks_fill_an_all_1g_a100_and_the_eighth_is_reserved_at_the_first_en
         .map(|i| submit(mig_job(&format!("j{i}"), HOUR * (i + 1), "1g.10gb", 1)))
         .collect();
     let out = checked_tick(&mut s, 0, jobs).unwrap();
-    let started = starts(&out);
+    let started = placements(&out);
     assert_eq!(started.len(), 7);
     let mut held = BTreeSet::new();
     for placement in started.values() {
@@ -99,15 +90,14 @@ fn seven_1g_tasks_fill_an_all_1g_a100_and_the_eighth_is_reserved_at_the_first_en
         vec![submit(mig_job("j7", HOUR, "1g.10gb", 1))],
     )
     .unwrap();
-    assert!(starts(&out).is_empty());
+    assert!(placements(&out).is_empty());
     assert_eq!(estimate(&s, "j7"), Some(HOUR));
     // j0 held slice 0; it ends and j7 takes that slice.
-    let finished = Event::Finished {
-        job: "j0".into(),
-        outcome: gangway::model::job::FinishOutcome::Completed,
-    };
-    let out = checked_tick(&mut s, 2_000, vec![finished]).unwrap();
-    assert_eq!(slices(&starts(&out)["j7"]), [(0, 0, "1g.10gb".to_string())]);
+    let out = checked_tick(&mut s, 2_000, vec![finished("j0")]).unwrap();
+    assert_eq!(
+        slices(&placements(&out)["j7"]),
+        [(0, 0, "1g.10gb".to_string())]
+    );
 }
 
 #[test]
@@ -131,7 +121,7 @@ fn a_balanced_layout_serves_mixed_profiles_and_one_gang_holds_several_slices() {
         submit(mig_job("late", HOUR, "1g.10gb", 1)),
     ];
     let out = checked_tick(&mut s, 0, events).unwrap();
-    let started = starts(&out);
+    let started = placements(&out);
     assert_eq!(started.keys().collect::<Vec<_>>(), ["mixed", "small"]);
     let by_group = |g: usize| -> Vec<(u32, u32)> {
         started["mixed"]
@@ -159,7 +149,7 @@ fn whole_and_fractional_gpu_tasks_never_land_on_a_mig_device() {
     )]));
     let whole = JobSpec::new("whole", HOUR, 1).with_gpus(Milli::from_units(1));
     let out = checked_tick(&mut s, 0, vec![submit(whole)]).unwrap();
-    assert_eq!(starts(&out)["whole"][0].gpus, [0]);
+    assert_eq!(placements(&out)["whole"][0].gpus, [0]);
     let half = JobSpec::new("half", HOUR, 1).with_gpus(Milli::from_milli(500));
     let out = checked_tick(
         &mut s,
@@ -167,7 +157,7 @@ fn whole_and_fractional_gpu_tasks_never_land_on_a_mig_device() {
         vec![submit(half), submit(mig_job("slice", HOUR, "1g.10gb", 1))],
     )
     .unwrap();
-    let started = starts(&out);
+    let started = placements(&out);
     // GPU 0 is taken whole and GPU 1 is in MIG mode: the half waits, the slice task runs.
     assert_eq!(started.keys().collect::<Vec<_>>(), ["slice"]);
     assert_eq!(slices(&started["slice"]), [(1, 0, "1g.10gb".to_string())]);
@@ -185,7 +175,10 @@ fn a_mig_gpu_going_down_evicts_its_slice_holders_and_takes_its_slices_away() {
         json!({"model": "a100-80gb", "count": 2, "mig_config": "all-3g.40gb"})
     )]));
     let out = checked_tick(&mut s, 0, vec![submit(mig_job("a", HOUR, "3g.40gb", 1))]).unwrap();
-    assert_eq!(slices(&starts(&out)["a"]), [(0, 0, "3g.40gb".to_string())]);
+    assert_eq!(
+        slices(&placements(&out)["a"]),
+        [(0, 0, "3g.40gb".to_string())]
+    );
     let down = Event::GpuDown {
         node: "m1".into(),
         gpu: 0,
@@ -198,7 +191,7 @@ fn a_mig_gpu_going_down_evicts_its_slice_holders_and_takes_its_slices_away() {
     .unwrap();
     assert!(matches!(out.decisions[0], Decision::Requeue { ref job, .. } if job == "a"));
     // a restarts on GPU 1; b needs three 3g.40gb slices and only GPU 1's two are up.
-    let started = starts(&out);
+    let started = placements(&out);
     assert_eq!(slices(&started["a"]), [(1, 0, "3g.40gb".to_string())]);
     assert!(!started.contains_key("b"));
 }
@@ -218,7 +211,7 @@ fn gpu_models_still_filter_the_device_model_of_mig_tasks() {
     let mut job = mig_job("on-h100", HOUR, "1g.10gb", 1);
     job.groups[0].gpu_models = Some(vec!["h100-80gb".into()]);
     let out = checked_tick(&mut s, 0, vec![submit(job)]).unwrap();
-    assert_eq!(starts(&out)["on-h100"][0].node, "h");
+    assert_eq!(placements(&out)["on-h100"][0].node, "h");
 }
 
 #[test]
@@ -238,13 +231,8 @@ fn bad_mig_submissions_are_refused_with_the_state_unchanged() {
         submit(mig_job("too-many", HOUR, "3g.40gb", 2)),
     ];
     let out = checked_tick(&mut s, 1, events).unwrap();
-    let kinds: Vec<(usize, ErrorKind)> = out
-        .rejected
-        .iter()
-        .map(|r| (r.index, r.error.kind))
-        .collect();
     assert_eq!(
-        kinds,
+        rejected_kinds(&out),
         [
             (0, ErrorKind::Invalid),
             (1, ErrorKind::Unsatisfiable),
@@ -263,12 +251,10 @@ fn bad_mig_submissions_are_refused_with_the_state_unchanged() {
 #[test]
 fn bad_mig_nodes_are_refused_naming_the_node_and_the_field() {
     let config = |gpus: Value| -> Result<Scheduler, gangway::ConfigError> {
-        let cluster: ClusterConfig = serde_json::from_value(
-            json!({"nodes": [node("ok", json!({"model": "a100", "count": 1})),
-                                                     node("bad", gpus)]}),
-        )
-        .unwrap();
-        Scheduler::new(cluster)
+        Scheduler::new(config(json!({"nodes": [
+            node("ok", json!({"model": "a100", "count": 1})),
+            node("bad", gpus)
+        ]})))
     };
     let cases = [
         (
@@ -321,13 +307,11 @@ fn bad_mig_nodes_are_refused_naming_the_node_and_the_field() {
 
 #[test]
 fn mig_quota_keys_count_slices_of_their_profile_and_the_gpu_key_counts_none() {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    let mut s = build::scheduler(json!({
         "nodes": [node("m1", json!({"model": "a100-80gb", "count": 1, "mig_config": "all-balanced"}))],
         "queues": [{"name": "q", "quota": {"gpu": {"nominal": 0},
                                            "mig:1g.10gb": {"nominal": 1, "borrowing_limit": 0}}}]
-    }))
-    .unwrap();
-    let mut s = Scheduler::new(cluster).unwrap();
+    }));
     let in_queue = |mut job: JobSpec| {
         job.queue = Some("q".into());
         submit(job)
@@ -340,19 +324,17 @@ fn mig_quota_keys_count_slices_of_their_profile_and_the_gpu_key_counts_none() {
     let out = checked_tick(&mut s, 0, events).unwrap();
     // One 1g.10gb slice of quota: the second waits although a slice is free; the 3g.40gb task
     // is limited by no key (its profile has none, and slices are not GPUs).
-    let started = starts(&out);
+    let started = placements(&out);
     assert_eq!(started.keys().collect::<Vec<_>>(), ["first", "other"]);
     assert!(s.explain().pending.iter().any(|p| p.job == "second"));
 }
 
 #[test]
 fn fair_share_bills_a_slice_as_its_compute_share_of_a_device() {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    let mut s = build::scheduler(json!({
         "nodes": [node("m1", json!({"model": "a100-80gb", "count": 1, "mig_config": "all-balanced"}))],
         "accounts": [{"name": "ml"}]
-    }))
-    .unwrap();
-    let mut s = Scheduler::new(cluster).unwrap();
+    }));
     let mut job = mig_job("a", HOUR, "3g.40gb", 1);
     job.groups.push(TaskGroup {
         mig: Some("1g.10gb".into()),
@@ -387,7 +369,7 @@ fn a_snapshot_with_slices_held_restores_through_json_and_decides_alike() {
     let a = checked_tick(&mut s, HOUR, events()).unwrap();
     let b = checked_tick(&mut restored, HOUR, events()).unwrap();
     assert_eq!(a, b);
-    assert_eq!(starts(&a).len(), 1, "{a:?}");
+    assert_eq!(placements(&a).len(), 1, "{a:?}");
 }
 
 #[test]
@@ -430,10 +412,7 @@ fn a_seeded_stream_of_mig_whole_and_fractional_jobs_keeps_every_invariant() {
         }
         if !running.is_empty() && rng.random_range(0..3) == 0 {
             let job = running.swap_remove(rng.random_range(0..running.len()));
-            events.push(Event::Finished {
-                job,
-                outcome: gangway::model::job::FinishOutcome::Completed,
-            });
+            events.push(finished(&job));
         }
         if rng.random_range(0..40) == 0 {
             let gpu = rng.random_range(0..2);
@@ -483,7 +462,7 @@ fn the_inventory_fixture_of_an_a100_in_mig_mode_works_as_a_cluster_node() {
         )])
         .collect();
     let out = checked_tick(&mut s, 0, jobs).unwrap();
-    assert_eq!(starts(&out).len(), 7);
+    assert_eq!(placements(&out).len(), 7);
     // The node's only GPU is in MIG mode: no whole GPU exists for this job.
     assert_eq!(out.rejected[0].index, 7);
     assert_eq!(out.rejected[0].error.kind, ErrorKind::Unsatisfiable);
@@ -494,11 +473,11 @@ fn the_shim_speaks_mig_on_the_wire() {
     let mut shim = Shim::default();
     let configure = json!({"op": "configure", "cluster": {"nodes": [node(
         "m1", json!({"model": "h200", "count": 1, "mig_config": "all-2g.35gb"}))]}});
-    let reply: Value = serde_json::from_str(&shim.handle_line(&configure.to_string())).unwrap();
+    let reply = send(&mut shim, configure);
     assert_eq!(reply["ok"], true, "{reply}");
     let tick = json!({"op": "tick", "at_ms": 0, "events": [{"type": "submit", "job": {
         "id": "a", "time_limit_ms": HOUR, "groups": [{"count": 2, "mig": "2g.35gb"}]}}]});
-    let reply: Value = serde_json::from_str(&shim.handle_line(&tick.to_string())).unwrap();
+    let reply = send(&mut shim, tick);
     let start = &reply["decisions"][0];
     assert_eq!(
         start["placement"],

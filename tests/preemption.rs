@@ -1,20 +1,22 @@
 //! Quotas and preemption through the public API: every policy value, strict FIFO, per-user
 //! caps, grace expiry and earmark release. Every tick runs the invariant oracle.
 
+mod common;
+
+use common::build::{self, event};
+use common::decisions::{reason, started};
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, Decision, Event, Scheduler};
+use gangway::{Decision, Event, PendingReason, Scheduler};
 use serde_json::{Value, json};
 
 /// One 100-cpu node; queues as given; preemption enabled.
 fn scheduler(queues: Value, cohorts: Value) -> Scheduler {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 100, "memory_mib": 100000}],
         "cohorts": cohorts,
         "queues": queues,
         "policy": {"preemption": {"enabled": true}}
     }))
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
 }
 
 fn queue(name: &str, cpus: u32, within: &str, reclaim: &str) -> Value {
@@ -24,24 +26,9 @@ fn queue(name: &str, cpus: u32, within: &str, reclaim: &str) -> Value {
 }
 
 fn submit(id: &str, queue: &str, cpus: u32, priority: i32) -> Event {
-    serde_json::from_value(json!({"type": "submit", "job": {
+    event(json!({"type": "submit", "job": {
         "id": id, "queue": queue, "priority": priority, "user": "u", "time_limit_ms": 3_600_000,
         "grace_ms": 10_000, "groups": [{"count": 1, "cpus": cpus}]}}))
-    .unwrap()
-}
-
-fn event(value: Value) -> Event {
-    serde_json::from_value(value).unwrap()
-}
-
-fn started(decisions: &[Decision]) -> Vec<&str> {
-    decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, .. } => Some(job.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn preempted(decisions: &[Decision]) -> Vec<(&str, &str)> {
@@ -52,16 +39,6 @@ fn preempted(decisions: &[Decision]) -> Vec<(&str, &str)> {
             _ => None,
         })
         .collect()
-}
-
-fn reason(s: &Scheduler, job: &str) -> String {
-    let explained = s.explain();
-    let info = explained.pending.iter().find(|p| p.job == job).unwrap();
-    serde_json::to_value(info.reason)
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 /// A 4-cpu queue filled by `old` (priority 0, 4 cpus); `new` (4 cpus, `priority`) arrives.
@@ -79,7 +56,7 @@ fn within_queue(policy: &str, priority: i32) -> (Scheduler, Vec<Decision>) {
 fn within_queue_never_does_not_preempt() {
     let (s, decisions) = within_queue("never", 10);
     assert!(decisions.is_empty(), "{decisions:?}");
-    assert_eq!(reason(&s, "new"), "quota");
+    assert_eq!(reason(&s, "new"), PendingReason::Quota);
 }
 
 #[test]
@@ -91,7 +68,7 @@ fn within_queue_lower_priority_preempts_only_lower() {
         decisions.is_empty(),
         "equal priority is not lower: {decisions:?}"
     );
-    assert_eq!(reason(&s, "new"), "quota");
+    assert_eq!(reason(&s, "new"), PendingReason::Quota);
 }
 
 #[test]
@@ -163,7 +140,7 @@ fn reclaim_only_while_the_preemptor_stays_within_nominal() {
     // 5 cpus would take q1 above its nominal 4: no reclaiming for it.
     let out = checked_tick(&mut s, 1000, vec![submit("a", "q1", 5, 0)]).unwrap();
     assert!(out.decisions.is_empty(), "{:?}", out.decisions);
-    assert_eq!(reason(&s, "a"), "quota");
+    assert_eq!(reason(&s, "a"), PendingReason::Quota);
 }
 
 #[test]
@@ -180,7 +157,7 @@ fn quota_waiting_jobs_never_block_but_strict_fifo_blocks_its_queue() {
         )
         .unwrap();
         assert_eq!(started(&out.decisions), expect, "strict_fifo {strict}");
-        assert_eq!(reason(&s, "big"), "quota");
+        assert_eq!(reason(&s, "big"), PendingReason::Quota);
     }
 }
 
@@ -200,14 +177,14 @@ fn max_per_user_caps_one_user() {
     )
     .unwrap();
     assert_eq!(started(&out.decisions), ["a", "other"]);
-    assert_eq!(reason(&s, "b"), "quota");
+    assert_eq!(reason(&s, "b"), PendingReason::Quota);
 }
 
 #[test]
 fn grace_expiry_kills_the_victim_and_the_preemptor_starts_in_that_tick() {
     let (mut s, decisions) = within_queue("lower_priority", 1);
     assert_eq!(preempted(&decisions), [("old", "new")]);
-    assert_eq!(reason(&s, "new"), "preempting");
+    assert_eq!(reason(&s, "new"), PendingReason::Preempting);
     assert!(
         s.explain()
             .running
@@ -220,7 +197,7 @@ fn grace_expiry_kills_the_victim_and_the_preemptor_starts_in_that_tick() {
     let out = checked_tick(&mut s, 11_000, vec![]).unwrap();
     assert!(matches!(&out.decisions[0], Decision::Kill { job, .. } if job == "old"));
     assert_eq!(started(&out.decisions), ["new"]);
-    assert_eq!(reason(&s, "old"), "quota"); // requeued; the quota is new's now
+    assert_eq!(reason(&s, "old"), PendingReason::Quota); // requeued; the quota is new's now
 }
 
 #[test]
@@ -241,8 +218,8 @@ fn earmarked_quota_goes_to_the_preemptor_alone() {
     let stopped = |job: &str| event(json!({"type": "stopped", "job": job}));
     let out = checked_tick(&mut s, 2000, vec![stopped("v1"), submit("x", "q", 2, 9)]).unwrap();
     assert!(started(&out.decisions).is_empty(), "{:?}", out.decisions);
-    assert_eq!(reason(&s, "p"), "preempting");
-    assert_eq!(reason(&s, "x"), "quota");
+    assert_eq!(reason(&s, "p"), PendingReason::Preempting);
+    assert_eq!(reason(&s, "x"), PendingReason::Quota);
     let out = checked_tick(&mut s, 3000, vec![stopped("v2")]).unwrap();
     assert_eq!(started(&out.decisions), ["p"]);
 }
@@ -251,14 +228,12 @@ fn earmarked_quota_goes_to_the_preemptor_alone() {
 fn earmarked_node_resources_go_to_the_preemptor_alone() {
     // A 4-cpu node: the preemptor's placement is held while its victims stop, even from a
     // job with no queue.
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    let mut s = build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 4}],
         "queues": [queue("q", 100, "lower_priority", "never")],
         "cohorts": [{"name": "co"}],
         "policy": {"preemption": {"enabled": true}, "backfill": {"mode": "none"}}
-    }))
-    .unwrap();
-    let mut s = Scheduler::new(cluster).unwrap();
+    }));
     checked_tick(
         &mut s,
         0,
@@ -267,9 +242,8 @@ fn earmarked_node_resources_go_to_the_preemptor_alone() {
     .unwrap();
     let out = checked_tick(&mut s, 1000, vec![submit("p", "q", 4, 5)]).unwrap();
     assert_eq!(preempted(&out.decisions).len(), 2);
-    let loose: Event = serde_json::from_value(json!({"type": "submit", "job": {
-        "id": "loose", "priority": 100, "time_limit_ms": 1000, "groups": [{"count": 1, "cpus": 2}]}}))
-    .unwrap();
+    let loose = event(json!({"type": "submit", "job": {
+        "id": "loose", "priority": 100, "time_limit_ms": 1000, "groups": [{"count": 1, "cpus": 2}]}}));
     let stopped = |job: &str| event(json!({"type": "stopped", "job": job}));
     let out = checked_tick(&mut s, 2000, vec![stopped("v1"), loose]).unwrap();
     assert!(started(&out.decisions).is_empty(), "{:?}", out.decisions);
@@ -316,25 +290,22 @@ fn jobs_without_a_queue_neither_preempt_nor_are_preempted() {
         json!([queue("q", 100, "lower_priority", "never")]),
         json!([{"name": "co"}]),
     );
-    let loose: Event = serde_json::from_value(json!({"type": "submit", "job": {
-        "id": "loose", "time_limit_ms": 3_600_000, "groups": [{"count": 1, "cpus": 100}]}}))
-    .unwrap();
+    let loose = event(json!({"type": "submit", "job": {
+        "id": "loose", "time_limit_ms": 3_600_000, "groups": [{"count": 1, "cpus": 100}]}}));
     checked_tick(&mut s, 0, vec![loose]).unwrap();
     let out = checked_tick(&mut s, 1000, vec![submit("p", "q", 4, 10)]).unwrap();
     assert!(out.decisions.is_empty(), "{:?}", out.decisions);
-    assert_eq!(reason(&s, "p"), "reserved");
+    assert_eq!(reason(&s, "p"), PendingReason::Reserved);
 }
 
 /// One 8-cpu node in partitions `low` (tier 0) and `high` (tier 1); no queues.
 fn tiers(enabled: bool) -> Scheduler {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 8, "memory_mib": 8000}],
         "partitions": [{"name": "low", "priority_tier": 0, "default": true},
                        {"name": "high", "priority_tier": 1}],
         "policy": {"preemption": {"enabled": true, "partition_tiers": enabled}}
     }))
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
 }
 
 fn loose(id: &str, partition: &str, cpus: u32, preemptible: bool) -> Event {
@@ -372,15 +343,13 @@ fn partition_tiers_let_a_higher_tier_preempt_lower_tiers_without_queues() {
 
 #[test]
 fn partition_tiers_reach_jobs_of_any_queue() {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    let mut s = build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 8, "memory_mib": 8000}],
         "partitions": [{"name": "low", "priority_tier": 0, "default": true},
                        {"name": "high", "priority_tier": 1}],
         "queues": [{"name": "q", "quota": {"cpu": {"nominal": 8}}}],
         "policy": {"preemption": {"enabled": true, "partition_tiers": true}}
-    }))
-    .unwrap();
-    let mut s = Scheduler::new(cluster).unwrap();
+    }));
     checked_tick(&mut s, 0, vec![submit("queued", "q", 8, 100)]).unwrap();
     let out = checked_tick(&mut s, 1000, vec![loose("high", "high", 8, true)]).unwrap();
     assert_eq!(preempted(&out.decisions), [("queued", "high")]);
@@ -438,7 +407,7 @@ fn a_job_never_preempts_the_job_that_preempted_it() {
     let raise = event(json!({"type": "set_priority", "job": "b", "priority": 9}));
     let out = checked_tick(&mut s, 3000, vec![raise]).unwrap();
     assert!(out.decisions.is_empty(), "{:?}", out.decisions);
-    assert_eq!(reason(&s, "b"), "quota");
+    assert_eq!(reason(&s, "b"), PendingReason::Quota);
 }
 
 #[test]

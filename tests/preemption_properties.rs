@@ -11,10 +11,14 @@
 //!
 //! `PROPTEST_CASES` raises the case count for long local runs.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 
+use common::build::{self, event, finished};
+use common::decisions::started;
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, Decision, Event, Scheduler};
+use gangway::{Decision, Event, Scheduler};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -149,7 +153,7 @@ fn scheduler(case: &Case) -> Scheduler {
                                   "borrow_within_cohort": borrow}})
         })
         .collect();
-    let config: ClusterConfig = serde_json::from_value(json!({
+    build::scheduler(json!({
         "nodes": nodes,
         "partitions": [{"name": "low", "priority_tier": 0, "default": true},
                        {"name": "high", "priority_tier": 1}],
@@ -157,8 +161,6 @@ fn scheduler(case: &Case) -> Scheduler {
         "queues": queues,
         "policy": {"preemption": {"enabled": true, "partition_tiers": case.tiers}}
     }))
-    .unwrap();
-    Scheduler::new(config).unwrap()
 }
 
 fn submit(i: usize, job: &Job) -> Event {
@@ -170,7 +172,7 @@ fn submit(i: usize, job: &Job) -> Event {
     if let Some(q) = job.queue {
         spec["queue"] = json!(format!("q{q}"));
     }
-    serde_json::from_value(json!({"type": "submit", "job": spec})).unwrap()
+    event(json!({"type": "submit", "job": spec}))
 }
 
 fn index(id: &str) -> usize {
@@ -246,19 +248,12 @@ fn run(case: &Case) -> Result<(), String> {
             stopping.remove(v);
             started_at.remove(v);
         }
-        for d in &out.decisions {
-            if let Decision::Start { job, .. } = d {
-                let j = index(job);
-                started_now.insert(j);
-                started_at.insert(j, now);
-                let end = now + case.jobs[j].duration * UNIT;
-                due.entry(end).or_default().push(
-                    serde_json::from_value(
-                        json!({"type": "finished", "job": job, "outcome": "completed"}),
-                    )
-                    .unwrap(),
-                );
-            }
+        for job in started(&out.decisions) {
+            let j = index(job);
+            started_now.insert(j);
+            started_at.insert(j, now);
+            let end = now + case.jobs[j].duration * UNIT;
+            due.entry(end).or_default().push(finished(job));
         }
         let mut done = Vec::new();
         for (p, victims) in outstanding.iter_mut() {
@@ -284,10 +279,9 @@ fn run(case: &Case) -> Result<(), String> {
             stopping.insert(v);
             let victim = &case.jobs[v];
             if let Some(after) = victim.stop_after.filter(|a| *a < victim.grace) {
-                due.entry(now + after * UNIT).or_default().push(
-                    serde_json::from_value(json!({"type": "stopped", "job": format!("j{v}")}))
-                        .unwrap(),
-                );
+                due.entry(now + after * UNIT)
+                    .or_default()
+                    .push(event(json!({"type": "stopped", "job": format!("j{v}")})));
             }
         }
         // Only the finish of a job's current run, when it was not told to stop, is sent.

@@ -1,10 +1,13 @@
 //! The QoS and partition priority factors, the QoS usage factor and the usage reset period,
 //! through the scheduler and the shim's `explain` with `detail`.
 
+mod common;
+
+use common::build::{self, submit_all};
 use gangway::fairshare::ShareRow;
 use gangway::protocol::Shim;
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, Event, JobSpec, Milli, Scheduler};
+use gangway::{ErrorKind, JobSpec, Milli, Scheduler};
 use serde_json::{Value, json};
 
 fn scheduler(extra: Value) -> Scheduler {
@@ -14,7 +17,7 @@ fn scheduler(extra: Value) -> Scheduler {
     for (key, value) in extra.as_object().unwrap() {
         cluster[key] = value.clone();
     }
-    Scheduler::new(serde_json::from_value::<ClusterConfig>(cluster).unwrap()).unwrap()
+    build::scheduler(cluster)
 }
 
 fn job(id: &str) -> JobSpec {
@@ -27,23 +30,19 @@ fn with_qos(id: &str, qos: &str) -> JobSpec {
     j
 }
 
-fn submit(jobs: Vec<JobSpec>) -> Vec<Event> {
-    jobs.into_iter().map(|job| Event::Submit { job }).collect()
-}
-
 #[test]
 fn the_qos_factor_is_the_qos_priority_over_the_largest() {
     let mut s = scheduler(json!({
         "qos": [{"name": "low", "priority": 10}, {"name": "high", "priority": 40}],
         "policy": {"priority": {"weights": {"qos": 1000}}}
     }));
-    checked_tick(&mut s, 0, submit(vec![job("blocker")])).unwrap();
+    checked_tick(&mut s, 0, submit_all(vec![job("blocker")])).unwrap();
     let jobs = vec![
         job("none"),
         with_qos("low", "low"),
         with_qos("high", "high"),
     ];
-    checked_tick(&mut s, 0, submit(jobs)).unwrap();
+    checked_tick(&mut s, 0, submit_all(jobs)).unwrap();
     let rows = s.priorities();
     let order: Vec<&str> = rows.iter().map(|r| r.job.as_str()).collect();
     assert_eq!(order, ["high", "low", "none"]);
@@ -60,11 +59,12 @@ fn the_qos_factor_is_the_qos_priority_over_the_largest() {
 #[test]
 fn an_unknown_qos_is_refused_with_its_name() {
     let mut s = scheduler(json!({"qos": [{"name": "normal"}]}));
-    let out = checked_tick(&mut s, 0, submit(vec![with_qos("a", "urgent")])).unwrap();
+    let out = checked_tick(&mut s, 0, submit_all(vec![with_qos("a", "urgent")])).unwrap();
     assert_eq!(out.rejected.len(), 1);
+    assert_eq!(out.rejected[0].error.kind, ErrorKind::Invalid);
     assert_eq!(
-        out.rejected[0].error.to_string(),
-        r#"invalid: submit a: unknown qos "urgent""#
+        out.rejected[0].error.message,
+        r#"submit a: unknown qos "urgent""#
     );
 }
 
@@ -106,7 +106,7 @@ fn the_qos_usage_factor_scales_charged_usage() {
         gpu("cheap", Some("cheap"), "c"),
         gpu("dear", Some("dear"), "d"),
     ];
-    checked_tick(&mut s, 0, submit(jobs)).unwrap();
+    checked_tick(&mut s, 0, submit_all(jobs)).unwrap();
     checked_tick(&mut s, 100_000, vec![]).unwrap();
     let rows = s.share_report();
     let usage = |user: &str| -> f64 {
@@ -133,8 +133,8 @@ fn the_partition_factor_is_the_job_factor_over_the_largest() {
     }));
     let mut urgent = job("urgent");
     urgent.partition = Some("urgent".into());
-    checked_tick(&mut s, 0, submit(vec![job("blocker")])).unwrap();
-    checked_tick(&mut s, 0, submit(vec![job("batch"), urgent])).unwrap();
+    checked_tick(&mut s, 0, submit_all(vec![job("blocker")])).unwrap();
+    checked_tick(&mut s, 0, submit_all(vec![job("batch"), urgent])).unwrap();
     let rows = s.priorities();
     let got: Vec<(&str, f64, i64)> = rows
         .iter()
@@ -148,8 +148,8 @@ fn every_partition_has_factor_one_by_default() {
     let mut s = scheduler(json!({
         "policy": {"priority": {"weights": {"partition": 7}}}
     }));
-    checked_tick(&mut s, 0, submit(vec![job("blocker")])).unwrap();
-    checked_tick(&mut s, 0, submit(vec![job("a")])).unwrap();
+    checked_tick(&mut s, 0, submit_all(vec![job("blocker")])).unwrap();
+    checked_tick(&mut s, 0, submit_all(vec![job("a")])).unwrap();
     let rows = s.priorities();
     assert_eq!((rows[0].factors.partition, rows[0].priority), (1.0, 7));
 }
@@ -163,7 +163,7 @@ fn a_daily_reset_forgets_usage_at_midnight() {
     }));
     let mut a = JobSpec::new("a", 3_600_000, 1).with_gpus(Milli::from_units(1));
     a.account = Some("ml".into());
-    checked_tick(&mut s, DAY - 10_000, submit(vec![a])).unwrap();
+    checked_tick(&mut s, DAY - 10_000, submit_all(vec![a])).unwrap();
     checked_tick(&mut s, DAY - 1_000, vec![]).unwrap();
     let ml = |s: &Scheduler| s.share_report()[0].raw_usage;
     assert!(ml(&s) > 8.9 && ml(&s) <= 9.0, "{}", ml(&s));

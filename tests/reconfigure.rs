@@ -1,15 +1,14 @@
 //! Run-time reconfiguration: nodes and jobs stay, partitions, queues, accounts, QoS and policy
 //! change from the next pass, and a refused configuration changes nothing.
 
-use gangway::model::job::FinishOutcome;
+mod common;
+
+use common::build::{config, event, finished, submit_all};
+use common::decisions::started;
 use gangway::protocol::Shim;
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+use gangway::{JobSpec, Scheduler};
 use serde_json::{Value, json};
-
-fn config(value: Value) -> ClusterConfig {
-    serde_json::from_value(value).unwrap()
-}
 
 fn base() -> Value {
     json!({
@@ -28,29 +27,10 @@ fn job(id: &str, cpus: u32) -> JobSpec {
     j
 }
 
-fn submit(jobs: Vec<JobSpec>) -> Vec<Event> {
-    jobs.into_iter().map(|job| Event::Submit { job }).collect()
-}
-
-fn finished(id: &str) -> Event {
-    Event::Finished {
-        job: id.into(),
-        outcome: FinishOutcome::Completed,
-    }
-}
-
-fn started(out: &gangway::TickOutcome) -> Vec<&str> {
-    out.decisions
-        .iter()
-        .filter(|d| matches!(d, gangway::Decision::Start { .. }))
-        .map(|d| d.job())
-        .collect()
-}
-
 #[test]
 fn running_jobs_keep_running_over_a_shrunk_quota_and_pending_ones_wait_for_it() {
     let mut s = Scheduler::new(config(base())).unwrap();
-    checked_tick(&mut s, 0, submit(vec![job("a", 4), job("b", 4)])).unwrap();
+    checked_tick(&mut s, 0, submit_all(vec![job("a", 4), job("b", 4)])).unwrap();
     assert_eq!(s.state().running_count(), 2);
 
     let mut shrunk = base();
@@ -64,12 +44,15 @@ fn running_jobs_keep_running_over_a_shrunk_quota_and_pending_ones_wait_for_it() 
     assert_eq!(s.state().over_quota().count(), 2);
 
     // The oracle accepts the over-quota running jobs; the new quota holds the pending one back.
-    let out = checked_tick(&mut s, 1_000, submit(vec![job("c", 1)])).unwrap();
-    assert!(started(&out).is_empty());
+    let out = checked_tick(&mut s, 1_000, submit_all(vec![job("c", 1)])).unwrap();
+    assert!(started(&out.decisions).is_empty());
     let out = checked_tick(&mut s, 2_000, vec![finished("a")]).unwrap();
-    assert!(started(&out).is_empty(), "b alone still holds 4 of 2 cpus");
+    assert!(
+        started(&out.decisions).is_empty(),
+        "b alone still holds 4 of 2 cpus"
+    );
     let out = checked_tick(&mut s, 3_000, vec![finished("b")]).unwrap();
-    assert_eq!(started(&out), ["c"]);
+    assert_eq!(started(&out.decisions), ["c"]);
     assert!(s.state().over_quota().next().is_none());
 }
 
@@ -78,18 +61,18 @@ fn a_grown_quota_admits_pending_jobs_at_the_next_pass() {
     let mut small = base();
     small["queues"][0]["quota"]["cpu"]["nominal"] = json!(2);
     let mut s = Scheduler::new(config(small)).unwrap();
-    let out = checked_tick(&mut s, 0, submit(vec![job("a", 2), job("b", 2)])).unwrap();
-    assert_eq!(started(&out), ["a"]);
+    let out = checked_tick(&mut s, 0, submit_all(vec![job("a", 2), job("b", 2)])).unwrap();
+    assert_eq!(started(&out.decisions), ["a"]);
     s.reconfigure(config(base())).unwrap();
     assert!(s.state().over_quota().next().is_none());
     let out = checked_tick(&mut s, 1_000, vec![]).unwrap();
-    assert_eq!(started(&out), ["b"]);
+    assert_eq!(started(&out.decisions), ["b"]);
 }
 
 #[test]
 fn a_refused_configuration_changes_nothing() {
     let mut s = Scheduler::new(config(base())).unwrap();
-    checked_tick(&mut s, 0, submit(vec![job("a", 4), job("b", 8)])).unwrap();
+    checked_tick(&mut s, 0, submit_all(vec![job("a", 4), job("b", 8)])).unwrap();
     checked_tick(&mut s, 5_000, vec![]).unwrap();
     let before = serde_json::to_value(s.snapshot()).unwrap();
     let refuse = |s: &mut Scheduler, change: &dyn Fn(&mut Value)| {
@@ -125,7 +108,7 @@ fn a_pending_job_in_a_removed_partition_is_named() {
     let mut s = Scheduler::new(config(c.clone())).unwrap();
     let mut j = job("x", 1);
     j.partition = Some("b".into());
-    checked_tick(&mut s, 0, submit(vec![job("blocker", 8), j])).unwrap();
+    checked_tick(&mut s, 0, submit_all(vec![job("blocker", 8), j])).unwrap();
     c["partitions"] = json!([{"name": "a"}]);
     assert_eq!(
         s.reconfigure(config(c)).unwrap_err().to_string(),
@@ -138,10 +121,15 @@ fn new_priority_weights_change_the_order() {
     let mut c = base();
     c["policy"] = json!({"priority": {"weights": {"age": 1000}, "max_age_ms": 100_000}});
     let mut s = Scheduler::new(config(c.clone())).unwrap();
-    checked_tick(&mut s, 0, submit(vec![job("blocker", 8), job("old", 8)])).unwrap();
+    checked_tick(
+        &mut s,
+        0,
+        submit_all(vec![job("blocker", 8), job("old", 8)]),
+    )
+    .unwrap();
     let mut young = job("young", 8);
     young.qos = Some("high".into());
-    checked_tick(&mut s, 50_000, submit(vec![young])).unwrap();
+    checked_tick(&mut s, 50_000, submit_all(vec![young])).unwrap();
     let order =
         |s: &Scheduler| -> Vec<String> { s.priorities().into_iter().map(|p| p.job).collect() };
     assert_eq!(order(&s), ["old", "young"]);
@@ -151,7 +139,7 @@ fn new_priority_weights_change_the_order() {
     checked_tick(&mut s, 60_000, vec![]).unwrap();
     assert_eq!(order(&s), ["young", "old"]);
     let out = checked_tick(&mut s, 70_000, vec![finished("blocker")]).unwrap();
-    assert_eq!(started(&out), ["young"]);
+    assert_eq!(started(&out.decisions), ["young"]);
 }
 
 #[test]
@@ -159,7 +147,7 @@ fn fair_share_usage_carries_over_by_account_and_user() {
     let mut c = base();
     c["policy"] = json!({"fairshare": {"billing_weights": {"cpu": 1.0}}});
     let mut s = Scheduler::new(config(c.clone())).unwrap();
-    checked_tick(&mut s, 0, submit(vec![job("a", 2)])).unwrap();
+    checked_tick(&mut s, 0, submit_all(vec![job("a", 2)])).unwrap();
     checked_tick(&mut s, 10_000, vec![]).unwrap();
     let usage = |s: &Scheduler, account: &str| {
         s.share_report()
@@ -208,8 +196,8 @@ fn node_entries_decide_partition_membership_and_other_nodes_keep_theirs_by_name(
     let mut j = job("x", 12);
     j.partition = Some("b".into());
     j.queue = None;
-    let out = checked_tick(&mut s, 0, submit(vec![j])).unwrap();
-    assert_eq!(started(&out), ["x"]);
+    let out = checked_tick(&mut s, 0, submit_all(vec![j])).unwrap();
+    assert_eq!(started(&out.decisions), ["x"]);
 }
 
 #[test]
@@ -243,11 +231,10 @@ fn a_waiting_preemptor_loses_its_earmark_and_competes_under_the_new_quota() {
             "policy": {"preemption": {"enabled": true}}
         }))
     };
-    let submit = |id: &str, priority: i32| -> Event {
-        serde_json::from_value(json!({"type": "submit", "job": {
+    let submit = |id: &str, priority: i32| {
+        event(json!({"type": "submit", "job": {
             "id": id, "queue": "q", "priority": priority, "time_limit_ms": 3_600_000,
             "grace_ms": 10_000, "groups": [{"count": 1, "cpus": 4}]}}))
-        .unwrap()
     };
     let mut s = Scheduler::new(cluster(4)).unwrap();
     checked_tick(&mut s, 0, vec![submit("old", 0)]).unwrap();
@@ -257,13 +244,13 @@ fn a_waiting_preemptor_loses_its_earmark_and_competes_under_the_new_quota() {
     // The quota shrinks while "old" stops: it keeps stopping, "new" no longer fits.
     s.reconfigure(cluster(2)).unwrap();
     assert!(s.state().earmarks().is_empty());
-    let stopped: Event = serde_json::from_value(json!({"type": "stopped", "job": "old"})).unwrap();
+    let stopped = event(json!({"type": "stopped", "job": "old"}));
     let out = checked_tick(&mut s, 2_000, vec![stopped]).unwrap();
-    assert!(started(&out).is_empty(), "{:?}", out.decisions);
+    assert!(started(&out.decisions).is_empty(), "{:?}", out.decisions);
     assert_eq!(s.state().pending_count(), 2);
 
     // Grown back, the higher-priority job starts first.
     s.reconfigure(cluster(4)).unwrap();
     let out = checked_tick(&mut s, 3_000, vec![]).unwrap();
-    assert_eq!(started(&out), ["new"]);
+    assert_eq!(started(&out.decisions), ["new"]);
 }

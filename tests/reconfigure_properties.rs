@@ -2,10 +2,13 @@
 //! workload with preemption never break an invariant (the oracle runs after every tick), and
 //! running jobs are never stopped by a reconfiguration itself.
 
+mod common;
+
+use common::build::{config, event, finished};
 use gangway::testkit::checked_tick;
 use gangway::{ClusterConfig, Decision, Event, Scheduler};
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Two queues in one cohort on one 16-cpu node, with the given nominal cpus and borrowing
 /// limits (`None`: unlimited).
@@ -15,13 +18,12 @@ fn cluster(quotas: &[(u32, Option<u32>); 2]) -> ClusterConfig {
                "quota": {"cpu": {"nominal": nominal, "borrowing_limit": borrowing}},
                "preemption": {"within_queue": "lower_priority", "reclaim_within_cohort": "any"}})
     };
-    serde_json::from_value(json!({
+    config(json!({
         "nodes": [{"name": "n1", "cpus": 16, "memory_mib": 16000}],
         "cohorts": [{"name": "co"}],
         "queues": [queue("a", quotas[0]), queue("b", quotas[1])],
         "policy": {"preemption": {"enabled": true}}
     }))
-    .unwrap()
 }
 
 #[derive(Clone, Debug)]
@@ -51,11 +53,10 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 fn submit(id: usize, queue: bool, cpus: u32, priority: i32) -> Event {
-    let value: Value = json!({"type": "submit", "job": {
+    event(json!({"type": "submit", "job": {
         "id": format!("j{id}"), "queue": if queue { "a" } else { "b" }, "priority": priority,
         "time_limit_ms": 3_600_000, "grace_ms": 5_000,
-        "groups": [{"count": 1, "cpus": cpus}]}});
-    serde_json::from_value(value).unwrap()
+        "groups": [{"count": 1, "cpus": cpus}]}}))
 }
 
 proptest! {
@@ -74,12 +75,12 @@ proptest! {
                 Step::FinishOldest => {
                     let state = s.state();
                     let oldest = state.running().next().map(|job| job.name().to_owned());
-                    oldest.into_iter().map(|job| serde_json::from_value(
-                        json!({"type": "finished", "job": job, "outcome": "completed"})).unwrap())
-                        .collect()
+                    oldest.iter().map(|job| finished(job)).collect()
                 }
-                Step::StopPreempted => preempted.drain(..).map(|job| serde_json::from_value(
-                    json!({"type": "stopped", "job": job})).unwrap()).collect(),
+                Step::StopPreempted => preempted
+                    .drain(..)
+                    .map(|job| event(json!({"type": "stopped", "job": job})))
+                    .collect(),
                 Step::Reconfigure(quotas) => {
                     let running: Vec<_> = s.state().running().map(|j| j.id()).collect();
                     s.reconfigure(cluster(&quotas)).unwrap();

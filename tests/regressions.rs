@@ -2,6 +2,9 @@
 //! through the shim with the oracle after every tick. Each file is docs/protocol.md lines: a
 //! `configure`, then `tick`s.
 
+mod common;
+
+use common::shim::tick_outcome;
 use gangway::protocol::Shim;
 use gangway::testkit::check_tick;
 use serde_json::Value;
@@ -15,13 +18,7 @@ fn replay(lines: &str) -> Result<(), String> {
             return Err(format!("refused: {reply}"));
         }
         if reply.get("decisions").is_some() {
-            let outcome = gangway::TickOutcome {
-                decisions: serde_json::from_value(reply["decisions"].clone())
-                    .map_err(|e| e.to_string())?,
-                rejected: serde_json::from_value(reply["rejected"].clone())
-                    .map_err(|e| e.to_string())?,
-                next_wakeup_ms: reply["next_wakeup_ms"].as_u64(),
-            };
+            let outcome = tick_outcome(&reply).map_err(|e| e.to_string())?;
             let scheduler = shim.scheduler().ok_or("not configured")?;
             check_tick(scheduler, &outcome)?;
         }

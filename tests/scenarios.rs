@@ -9,7 +9,9 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use common::files::json_files;
 use common::shared;
+use common::shim::tick_outcome;
 use gangway::protocol::Shim;
 use gangway::testkit::check_tick;
 use serde_json::{Value, json};
@@ -19,16 +21,6 @@ const SKIP: &[(&str, &str)] = &[];
 
 fn own_scenario_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios")
-}
-
-fn json_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{} must exist: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
 }
 
 fn ids(values: &Value) -> BTreeSet<String> {
@@ -59,11 +51,7 @@ fn run(path: &Path) -> Result<(), String> {
             return Err(format!("tick {at} refused: {reply}"));
         }
         let scheduler = shim.scheduler().unwrap();
-        let outcome = gangway::TickOutcome {
-            decisions: serde_json::from_value(reply["decisions"].clone()).unwrap(),
-            rejected: serde_json::from_value(reply["rejected"].clone()).unwrap(),
-            next_wakeup_ms: reply["next_wakeup_ms"].as_u64(),
-        };
+        let outcome = tick_outcome(&reply).unwrap();
         check_tick(scheduler, &outcome).map_err(|v| format!("tick {at}: oracle: {v}"))?;
         let mut got: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
         for key in ["started", "preempted", "killed", "requeued", "cancelled"] {

@@ -2,8 +2,8 @@
 
 use gangway::sim::workload::gpu_ml::GpuMlParams;
 use gangway::sim::{
-    ExecutionEnd, JobStatus, Overrun, PolicyPreset, SimJob, SimOptions, SimResult, Simulator,
-    prepare,
+    ExecutionEnd, JobStatus, Overrun, PolicyPreset, SimError, SimJob, SimOptions, SimResult,
+    Simulator, prepare,
 };
 use gangway::testkit::check_tick;
 use gangway::{ClusterConfig, JobSpec};
@@ -116,6 +116,10 @@ fn a_job_that_can_never_fit_is_rejected_and_the_rest_run() {
 fn duplicate_job_ids_are_refused() {
     let jobs = vec![job("a", 0, 1, 100, 10), job("a", 5, 1, 100, 10)];
     let err = Simulator::new(one_node(1), jobs, SimOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, SimError::DuplicateJob(id) if id == "a"),
+        "{err}"
+    );
     assert!(err.to_string().contains("\"a\""));
 }
 

@@ -3,9 +3,14 @@
 //! reservations under a constraint, bad inputs, the shim, and a
 //! property that required-level gangs always land in one domain. Every tick runs the oracle.
 
+mod common;
+
+use common::build::{self, finished, submit};
+use common::decisions::{placement, starts};
+use common::shim::send;
 use gangway::protocol::Shim;
-use gangway::testkit::{check_tick, checked_tick};
-use gangway::{ClusterConfig, Decision, ErrorKind, Event, JobSpec, Scheduler, TickOutcome};
+use gangway::testkit::checked_tick;
+use gangway::{ErrorKind, Event, JobSpec, PlacementEntry, Scheduler, TickOutcome};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -19,12 +24,10 @@ fn node(name: &str, block: &str, rack: &str) -> Value {
 }
 
 fn scheduler(nodes: Vec<Value>) -> Scheduler {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    build::scheduler(json!({
         "topology": ["block", "rack"], "nodes": nodes,
         "policy": {"backfill": {"mode": "easy"}}
     }))
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
 }
 
 /// n1 r1, n2 r2, n3 r1, n4 r2, all in block b1: node ids alternate between the racks.
@@ -47,31 +50,26 @@ fn gpu_job(id: &str, count: u32, gpus: u32, limit: u64, extra: Value) -> Event {
     if let (Some(g), Some(e)) = (group.as_object_mut(), extra.as_object()) {
         g.extend(e.clone());
     }
-    Event::Submit {
-        job: job(json!({"id": id, "time_limit_ms": limit, "groups": [group]})),
-    }
+    submit(job(
+        json!({"id": id, "time_limit_ms": limit, "groups": [group]}),
+    ))
 }
 
 /// The nodes each started job landed on, by job.
 fn placements(out: &TickOutcome) -> Vec<(String, Vec<String>)> {
-    out.decisions
-        .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, placement } => Some((
-                job.clone(),
-                placement.iter().map(|p| p.node.clone()).collect(),
-            )),
-            _ => None,
-        })
+    starts(&out.decisions)
+        .into_iter()
+        .map(|(job, placement)| (job.to_string(), nodes(placement)))
         .collect()
 }
 
+/// The nodes `id` started on; empty if it did not start.
 fn nodes_of(out: &TickOutcome, id: &str) -> Vec<String> {
-    placements(out)
-        .into_iter()
-        .find(|(j, _)| j == id)
-        .map(|(_, n)| n)
-        .unwrap_or_default()
+    nodes(placement(&out.decisions, id).unwrap_or_default())
+}
+
+fn nodes(placement: &[PlacementEntry]) -> Vec<String> {
+    placement.iter().map(|p| p.node.clone()).collect()
 }
 
 #[test]
@@ -84,10 +82,8 @@ fn a_gang_is_packed_in_one_rack_rather_than_over_racks() {
 
 #[test]
 fn without_a_topology_placement_is_as_before() {
-    let cluster: ClusterConfig = serde_json::from_value(json!({"nodes": [
-        node("n1", "b1", "r1"), node("n2", "b1", "r2"), node("n3", "b1", "r1")]}))
-    .unwrap();
-    let mut s = Scheduler::new(cluster).unwrap();
+    let mut s = build::scheduler(json!({"nodes": [
+        node("n1", "b1", "r1"), node("n2", "b1", "r2"), node("n3", "b1", "r1")]}));
     assert!(s.state().topology().is_none());
     let out = checked_tick(&mut s, 0, vec![gpu_job("g", 2, 4, MIN, json!({}))]).unwrap();
     assert_eq!(nodes_of(&out, "g"), ["n1", "n2"]);
@@ -214,7 +210,7 @@ fn each_constrained_group_gets_its_own_domain_and_free_groups_share_the_gang_dom
         {"count": 1, "gpus": 4},
         {"count": 2, "gpus": 4, "topology": {"required": "rack"}}
     ]}));
-    let out = checked_tick(&mut s, 0, vec![Event::Submit { job: spec }]).unwrap();
+    let out = checked_tick(&mut s, 0, vec![submit(spec)]).unwrap();
     // The whole gang fits no rack; inside block b1 the free group takes n1, the required
     // group the whole rack r2.
     assert_eq!(nodes_of(&out, "mixed"), ["n1", "n2", "n4"]);
@@ -228,9 +224,9 @@ fn elastic_groups_keep_their_size_by_default_and_their_locality_when_asked() {
         if !topology.is_null() {
             group["topology"] = topology;
         }
-        Event::Submit {
-            job: job(json!({"id": id, "time_limit_ms": MIN, "groups": [group]})),
-        }
+        submit(job(
+            json!({"id": id, "time_limit_ms": MIN, "groups": [group]}),
+        ))
     };
     // No rack holds four tasks: the default places all four cluster-wide.
     let out = checked_tick(&mut s, 0, vec![elastic("free", Value::Null)]).unwrap();
@@ -249,27 +245,20 @@ fn an_exclusive_gang_needs_whole_free_nodes_in_its_rack() {
     let spec = job(json!({"id": "ex", "time_limit_ms": MIN, "exclusive": true,
         "groups": [{"count": 2, "gpus": 1, "placement": "strict_spread",
                     "topology": {"required": "rack"}}]}));
-    let out = checked_tick(&mut s, 1, vec![Event::Submit { job: spec }]).unwrap();
+    let out = checked_tick(&mut s, 1, vec![submit(spec)]).unwrap();
     assert_eq!(nodes_of(&out, "ex"), ["n2", "n4"]);
 }
 
+/// The GPUs of the first placement entry of `id`'s start; panics if it did not start.
 fn gpus_of(out: &TickOutcome, id: &str) -> Vec<u32> {
-    out.decisions
-        .iter()
-        .find_map(|d| match d {
-            Decision::Start { job, placement } if job == id => Some(placement[0].gpus.clone()),
-            _ => None,
-        })
-        .unwrap()
+    placement(&out.decisions, id).unwrap()[0].gpus.clone()
 }
 
 #[test]
 fn gpus_of_a_task_are_chosen_within_one_nvlink_island() {
-    let cluster: ClusterConfig = serde_json::from_value(json!({"nodes": [
+    let mut s = build::scheduler(json!({"nodes": [
         {"name": "n1", "cpus": 16, "gpus": {"model": "h100", "count": 8,
-         "nvlink_islands": [[0, 1, 2, 3], [4, 5, 6, 7]]}}]}))
-    .unwrap();
-    let mut s = Scheduler::new(cluster).unwrap();
+         "nvlink_islands": [[0, 1, 2, 3], [4, 5, 6, 7]]}}]}));
     let islands = &s
         .state()
         .node(gangway::model::ids::NodeId(0))
@@ -288,11 +277,9 @@ fn gpus_of_a_task_are_chosen_within_one_nvlink_island() {
 
 #[test]
 fn without_an_island_that_holds_the_task_any_free_devices_are_taken() {
-    let cluster: ClusterConfig = serde_json::from_value(json!({"nodes": [
+    let mut s = build::scheduler(json!({"nodes": [
         {"name": "n1", "cpus": 16, "gpus": {"model": "h100", "count": 5,
-         "nvlink_islands": [[0, 1], [2, 3]]}}]}))
-    .unwrap();
-    let mut s = Scheduler::new(cluster).unwrap();
+         "nvlink_islands": [[0, 1], [2, 3]]}}]}));
     // Device 4 is in no island: an island of its own, the best fit for one GPU.
     let out = checked_tick(&mut s, 0, vec![gpu_job("one", 1, 1, MIN, json!({}))]).unwrap();
     assert_eq!(gpus_of(&out, "one"), [4]);
@@ -302,10 +289,9 @@ fn without_an_island_that_holds_the_task_any_free_devices_are_taken() {
 
 #[test]
 fn an_island_naming_a_missing_device_is_refused() {
-    let cluster: ClusterConfig = serde_json::from_value(json!({"nodes": [
+    let cluster = build::config(json!({"nodes": [
         {"name": "n1", "cpus": 16, "gpus": {"model": "h100", "count": 2,
-         "nvlink_islands": [[0, 2]]}}]}))
-    .unwrap();
+         "nvlink_islands": [[0, 2]]}}]}));
     let err = Scheduler::new(cluster).unwrap_err();
     assert_eq!(err.field, "nodes[0].gpus.nvlink_islands[0]");
     assert!(err.message.contains("device 2"), "{err}");
@@ -322,11 +308,7 @@ fn a_backfill_reservation_respects_required_and_the_filler_avoids_its_rack() {
     // big is planned in rack r2 (n2, n4) at 300 000; the filler outlives that, so it may not
     // take n4 and lands on n3 in rack r1.
     assert_eq!(nodes_of(&out, "filler"), ["n3"]);
-    let done = Event::Finished {
-        job: "short".into(),
-        outcome: serde_json::from_value(json!("completed")).unwrap(),
-    };
-    let out = checked_tick(&mut s, 5 * MIN, vec![done]).unwrap();
+    let out = checked_tick(&mut s, 5 * MIN, vec![finished("short")]).unwrap();
     assert_eq!(nodes_of(&out, "big"), ["n2", "n4"]);
 }
 
@@ -363,18 +345,16 @@ fn a_restored_scheduler_rebuilds_the_tree_and_keeps_constraints() {
 #[test]
 fn bad_topology_inputs_are_refused_with_state_unchanged() {
     // Configure: a node lacking a level's label.
-    let cluster: ClusterConfig = serde_json::from_value(json!({"topology": ["block", "rack"],
+    let cluster = build::config(json!({"topology": ["block", "rack"],
         "nodes": [node("n1", "b1", "r1"),
-                  {"name": "n2", "cpus": 4, "labels": {"block": "b1"}}]}))
-    .unwrap();
+                  {"name": "n2", "cpus": 4, "labels": {"block": "b1"}}]}));
     let err = Scheduler::new(cluster).unwrap_err();
     assert_eq!(err.field, "nodes[1].labels");
     assert!(
         err.message.contains("n2") && err.message.contains("\"rack\""),
         "{err}"
     );
-    let dup: ClusterConfig =
-        serde_json::from_value(json!({"topology": ["rack", "rack"], "nodes": []})).unwrap();
+    let dup = build::config(json!({"topology": ["rack", "rack"], "nodes": []}));
     assert_eq!(Scheduler::new(dup).unwrap_err().field, "topology[1]");
 
     let mut s = interleaved();
@@ -410,9 +390,7 @@ fn bad_topology_inputs_are_refused_with_state_unchanged() {
     assert_eq!(serde_json::to_value(s.snapshot()).unwrap(), before);
 
     // A constraint without a topology.
-    let plain: ClusterConfig =
-        serde_json::from_value(json!({"nodes": [node("n1", "b1", "r1")]})).unwrap();
-    let mut s = Scheduler::new(plain).unwrap();
+    let mut s = build::scheduler(json!({"nodes": [node("n1", "b1", "r1")]}));
     let out = checked_tick(
         &mut s,
         0,
@@ -432,29 +410,14 @@ fn bad_topology_inputs_are_refused_with_state_unchanged() {
 
 #[test]
 fn reconfigure_adds_a_topology_to_a_running_cluster() {
-    let plain: ClusterConfig = serde_json::from_value(json!({"nodes": [
-        node("n1", "b1", "r1"), node("n2", "b1", "r2"), node("n3", "b1", "r1")]}))
-    .unwrap();
-    let mut s = Scheduler::new(plain).unwrap();
+    let mut s = build::scheduler(json!({"nodes": [
+        node("n1", "b1", "r1"), node("n2", "b1", "r2"), node("n3", "b1", "r1")]}));
     let mut config = s.state().config().clone();
     config.topology = vec!["block".into(), "rack".into()];
     s.reconfigure(config).unwrap();
     let extra = json!({"topology": {"required": "rack"}});
     let out = checked_tick(&mut s, 0, vec![gpu_job("g", 2, 4, MIN, extra)]).unwrap();
     assert_eq!(nodes_of(&out, "g"), ["n1", "n3"]);
-}
-
-fn send(shim: &mut Shim, request: Value) -> Value {
-    let reply: Value = serde_json::from_str(&shim.handle_line(&request.to_string())).unwrap();
-    if request["op"] == "tick" && reply["ok"] == true {
-        let outcome = TickOutcome {
-            decisions: serde_json::from_value(reply["decisions"].clone()).unwrap(),
-            rejected: serde_json::from_value(reply["rejected"].clone()).unwrap(),
-            next_wakeup_ms: reply["next_wakeup_ms"].as_u64(),
-        };
-        check_tick(shim.scheduler().unwrap(), &outcome).unwrap();
-    }
-    reply
 }
 
 #[test]

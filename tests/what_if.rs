@@ -1,10 +1,11 @@
 //! What-if: the answer changes nothing, and it is what then happens when the job is submitted.
 
+mod common;
+
+use common::build::{self, submit};
+use common::decisions::{pending, placement};
 use gangway::testkit::checked_tick;
-use gangway::{
-    ClusterConfig, Decision, ErrorKind, Event, JobSpec, Milli, PlacementEntry, PlacementMode,
-    Scheduler,
-};
+use gangway::{ErrorKind, Event, JobSpec, Milli, PlacementEntry, PlacementMode, Scheduler};
 use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
 
 fn cluster(nodes: usize, mode: &str) -> Scheduler {
@@ -14,11 +15,9 @@ fn cluster(nodes: usize, mode: &str) -> Scheduler {
                 "gpus": {"model": "a100", "count": 4}})
         })
         .collect();
-    let config: ClusterConfig = serde_json::from_value(serde_json::json!({
+    build::scheduler(serde_json::json!({
         "nodes": nodes, "policy": {"backfill": {"mode": mode}}
     }))
-    .unwrap();
-    Scheduler::new(config).unwrap()
 }
 
 fn random_job(rng: &mut Xoshiro256PlusPlus, id: String) -> JobSpec {
@@ -44,12 +43,8 @@ fn run_until_started(s: &mut Scheduler, id: &str, now: u64) -> (u64, Vec<Placeme
     let mut events = vec![];
     loop {
         let out = checked_tick(s, now, std::mem::take(&mut events)).unwrap();
-        for d in &out.decisions {
-            if let Decision::Start { job, placement } = d
-                && job == id
-            {
-                return (now, placement.clone());
-            }
+        if let Some(placement) = placement(&out.decisions, id) {
+            return (now, placement.to_vec());
         }
         now = out.next_wakeup_ms.expect("something left to happen");
     }
@@ -61,9 +56,7 @@ fn the_answer_changes_nothing_and_comes_true_under_conservative() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut s = cluster(rng.random_range(1..=3), "conservative");
         let jobs: Vec<Event> = (0..rng.random_range(2..10))
-            .map(|i| Event::Submit {
-                job: random_job(&mut rng, format!("j{i}")),
-            })
+            .map(|i| submit(random_job(&mut rng, format!("j{i}"))))
             .collect();
         checked_tick(&mut s, 0, jobs).unwrap();
         let now = rng.random_range(0..5u64) * 700;
@@ -90,13 +83,9 @@ fn run_until_started_after_submit(
     job: JobSpec,
     now: u64,
 ) -> (u64, Vec<PlacementEntry>) {
-    let out = checked_tick(s, now, vec![Event::Submit { job }]).unwrap();
-    for d in &out.decisions {
-        if let Decision::Start { job, placement } = d
-            && job == "q"
-        {
-            return (now, placement.clone());
-        }
+    let out = checked_tick(s, now, vec![submit(job)]).unwrap();
+    if let Some(placement) = placement(&out.decisions, "q") {
+        return (now, placement.to_vec());
     }
     let next = out.next_wakeup_ms.expect("something left to happen");
     run_until_started(s, "q", next)
@@ -108,33 +97,22 @@ fn under_easy_the_answer_matches_the_next_pass() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut s = cluster(rng.random_range(1..=3), "easy");
         let jobs: Vec<Event> = (0..rng.random_range(2..10))
-            .map(|i| Event::Submit {
-                job: random_job(&mut rng, format!("j{i}")),
-            })
+            .map(|i| submit(random_job(&mut rng, format!("j{i}"))))
             .collect();
         checked_tick(&mut s, 0, jobs).unwrap();
         let question = random_job(&mut rng, "q".into());
         let Ok(answer) = s.what_if(question.clone()) else {
             continue;
         };
-        let out = checked_tick(&mut s, 0, vec![Event::Submit { job: question }]).unwrap();
-        let started = out.decisions.iter().find_map(|d| match d {
-            Decision::Start { job, placement } if job == "q" => Some(placement.clone()),
-            _ => None,
-        });
-        match started {
+        let out = checked_tick(&mut s, 0, vec![submit(question)]).unwrap();
+        match placement(&out.decisions, "q") {
             Some(placement) => {
                 assert_eq!(answer.start_ms, Some(0), "seed {seed}");
                 assert_eq!(placement, answer.placement, "seed {seed}");
             }
             None => {
                 assert!(answer.start_ms.is_some_and(|t| t > 0), "seed {seed}");
-                let info = s
-                    .explain()
-                    .pending
-                    .into_iter()
-                    .find(|p| p.job == "q")
-                    .unwrap();
+                let info = pending(&s, "q");
                 if info.estimated_start_ms.is_some() {
                     assert_eq!(info.estimated_start_ms, answer.start_ms, "seed {seed}");
                 }
@@ -147,14 +125,7 @@ fn under_easy_the_answer_matches_the_next_pass() {
 fn a_job_past_the_easy_depth_still_gets_an_estimate() {
     let mut s = cluster(1, "easy");
     let whole = |id: &str, limit| JobSpec::new(id, limit, 1).with_gpus(Milli::from_units(4));
-    let events = vec![
-        Event::Submit {
-            job: whole("run", 1_000),
-        },
-        Event::Submit {
-            job: whole("head", 2_000),
-        },
-    ];
+    let events = vec![submit(whole("run", 1_000)), submit(whole("head", 2_000))];
     checked_tick(&mut s, 0, events).unwrap();
     let answer = s.what_if(whole("q", 500)).unwrap();
     assert_eq!(answer.start_ms, Some(3_000), "after run and head");
@@ -164,14 +135,7 @@ fn a_job_past_the_easy_depth_still_gets_an_estimate() {
 #[test]
 fn waiting_for_something_else_has_no_start_and_bad_jobs_are_errors() {
     let mut s = cluster(1, "easy");
-    checked_tick(
-        &mut s,
-        0,
-        vec![Event::Submit {
-            job: JobSpec::new("a", 10, 1),
-        }],
-    )
-    .unwrap();
+    checked_tick(&mut s, 0, vec![submit(JobSpec::new("a", 10, 1))]).unwrap();
     let mut later = JobSpec::new("later", 10, 1);
     later.begin_ms = Some(5_000);
     assert_eq!(s.what_if(later).unwrap().start_ms, None);
