@@ -2,23 +2,20 @@
 //! runs, run and preemption counts, the current and last run, and the time since the last
 //! `checkpoint`. The invariant oracle runs after every tick.
 
+mod common;
+
+use common::build::{event, finished};
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, Decision, ErrorKind, Event, Scheduler};
+use gangway::{Decision, ErrorKind, Event, Scheduler};
 use serde_json::json;
 
 /// One node of 4 GPUs and a queue whose jobs preempt lower-priority ones.
 fn scheduler() -> Scheduler {
-    let cluster: ClusterConfig = serde_json::from_value(json!({
+    common::build::scheduler(json!({
         "nodes": [{"name": "n1", "cpus": 8, "gpus": {"model": "a100", "count": 4}}],
         "queues": [{"name": "q", "quota": {"gpu": {"nominal": 4}},
                     "preemption": {"within_queue": "lower_priority"}}],
         "policy": {"preemption": {"enabled": true}}}))
-    .unwrap();
-    Scheduler::new(cluster).unwrap()
-}
-
-fn event(value: serde_json::Value) -> Event {
-    serde_json::from_value(value).unwrap()
 }
 
 fn submit(id: &str, priority: i32) -> Event {
@@ -37,8 +34,7 @@ fn history() -> Scheduler {
     assert!(matches!(&out.decisions[..], [Decision::Preempt { job, .. }] if job == "a"));
     let stopped = event(json!({"type": "stopped", "job": "a"}));
     checked_tick(&mut s, 15_000, vec![stopped]).unwrap();
-    let finished = event(json!({"type": "finished", "job": "b", "outcome": "completed"}));
-    let out = checked_tick(&mut s, 20_000, vec![finished]).unwrap();
+    let out = checked_tick(&mut s, 20_000, vec![finished("b")]).unwrap();
     assert!(matches!(&out.decisions[..], [Decision::Start { job, .. }] if job == "a"));
     let checkpoint = event(json!({"type": "checkpoint", "job": "a"}));
     let out = checked_tick(&mut s, 23_000, vec![checkpoint]).unwrap();
@@ -87,8 +83,11 @@ fn a_checkpoint_of_a_job_that_is_not_running_is_rejected_and_changes_nothing() {
     let before = state(&s);
     let checkpoint = |job: &str| event(json!({"type": "checkpoint", "job": job}));
     let out = checked_tick(&mut s, 0, vec![checkpoint("b"), checkpoint("nobody")]).unwrap();
-    let kinds: Vec<ErrorKind> = out.rejected.iter().map(|r| r.error.kind).collect();
-    assert_eq!(kinds, [ErrorKind::InvalidState, ErrorKind::UnknownJob]);
+    let kinds = common::decisions::rejected_kinds(&out);
+    assert_eq!(
+        kinds,
+        [(0, ErrorKind::InvalidState), (1, ErrorKind::UnknownJob)]
+    );
     assert_eq!(state(&s), before);
 }
 
