@@ -16,8 +16,10 @@
 //! let train = state.job_by_name("train").unwrap();
 //! assert!(train.is_running());
 //! assert_eq!(train.node_names().collect::<Vec<_>>(), ["n1"]);
+//! assert_eq!(train.queue(), Some("team"));
 //! let n1 = state.node_by_name("n1").unwrap();
 //! assert_eq!(n1.free_gpus().collect::<Vec<_>>(), [3]); // devices 0-2 are taken
+//! assert_eq!((n1.gpu_model(), n1.labels().count()), (Some("a100"), 0));
 //! let team = state.queues().next().unwrap();
 //! assert_eq!((team.name(), team.usage("gpu")), ("team", Some(Milli::from_units(3))));
 //! assert!(state.fairshare().is_none()); // no accounts configured
@@ -148,6 +150,11 @@ impl<'a> JobView<'a> {
         Some(self.state.now_ms.saturating_sub(from))
     }
 
+    /// The name of its quota queue, if it names one.
+    pub fn queue(&self) -> Option<&'a str> {
+        self.job.spec.queue.as_deref()
+    }
+
     /// The names of the nodes it runs on, each once, in the order of its assignments.
     pub fn node_names(&self) -> impl Iterator<Item = &'a str> + 'a {
         let state = self.state;
@@ -225,6 +232,14 @@ impl<'a> NodeView<'a> {
     pub fn gpu_model(&self) -> Option<&'a str> {
         let model = self.node.gpu_model?;
         self.state.models.get(model.index()).map(String::as_str)
+    }
+
+    /// Its labels (topology levels among them), in configuration order.
+    pub fn labels(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.node
+            .labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
     /// How many jobs run on it.
