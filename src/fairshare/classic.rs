@@ -53,17 +53,8 @@ pub(crate) fn evaluate(tree: &ShareTree, usage: Vec<f64>) -> Evaluation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::AccountConfig;
     use crate::fairshare::AssocId;
-
-    fn account(name: &str, parent: Option<&str>, shares: u32, users: &[&str]) -> AccountConfig {
-        AccountConfig {
-            name: name.to_owned(),
-            parent: parent.map(str::to_owned),
-            shares,
-            users: users.iter().map(|&u| (u.to_owned(), 1)).collect(),
-        }
-    }
+    use crate::fairshare::tests::account_of as account;
 
     /// The tree of the "Example" section of Slurm's classic_fair_share.html: A (40) and D (60)
     /// under the root; B (30) and C (10) under A; E (25) and F (35) under D; user 1 in B, users 2

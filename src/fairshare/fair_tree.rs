@@ -148,16 +148,7 @@ fn rank(tree: &ShareTree, level_fs: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::AccountConfig;
-
-    fn account(name: &str, parent: Option<&str>, shares: u32, users: &[&str]) -> AccountConfig {
-        AccountConfig {
-            name: name.to_owned(),
-            parent: parent.map(str::to_owned),
-            shares,
-            users: users.iter().map(|&u| (u.to_owned(), 1)).collect(),
-        }
-    }
+    use crate::fairshare::tests::account_of as account;
 
     /// Decayed usage by node: the listed users' usage, summed into every ancestor.
     fn usage_of(tree: &ShareTree, users: &[(&str, &str, f64)]) -> Vec<f64> {

@@ -6,13 +6,31 @@ use crate::config::{AccountConfig, FairshareAlgorithm, FairshareConfig};
 
 const WEEK_MS: u64 = 604_800_000;
 
-fn account(name: &str, parent: Option<&str>, shares: u32, users: &[(&str, u32)]) -> AccountConfig {
+/// An account for the fair-share tests of this module and its siblings: `users` with their
+/// shares.
+pub(super) fn account(
+    name: &str,
+    parent: Option<&str>,
+    shares: u32,
+    users: &[(&str, u32)],
+) -> AccountConfig {
     AccountConfig {
         name: name.to_owned(),
         parent: parent.map(str::to_owned),
         shares,
         users: users.iter().map(|&(u, s)| (u.to_owned(), s)).collect(),
     }
+}
+
+/// [`account`] with one share for each user.
+pub(super) fn account_of(
+    name: &str,
+    parent: Option<&str>,
+    shares: u32,
+    users: &[&str],
+) -> AccountConfig {
+    let users: Vec<(&str, u32)> = users.iter().map(|&u| (u, 1)).collect();
+    account(name, parent, shares, &users)
 }
 
 fn engine(accounts: &[AccountConfig], algorithm: FairshareAlgorithm) -> FairShare {

@@ -331,19 +331,7 @@ impl ShareTree {
 mod tests {
     use super::*;
 
-    fn account(
-        name: &str,
-        parent: Option<&str>,
-        shares: u32,
-        users: &[(&str, u32)],
-    ) -> AccountConfig {
-        AccountConfig {
-            name: name.to_owned(),
-            parent: parent.map(str::to_owned),
-            shares,
-            users: users.iter().map(|&(u, s)| (u.to_owned(), s)).collect(),
-        }
-    }
+    use crate::fairshare::tests::account;
 
     #[test]
     fn accounts_may_name_a_parent_listed_later() {
