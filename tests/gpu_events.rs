@@ -196,3 +196,26 @@ fn snapshots_keep_down_gpus_and_older_ones_read_as_all_up() {
     let old: Node = serde_json::from_value(json).unwrap();
     assert_eq!(old.free_whole_gpus(), 4);
 }
+
+#[test]
+fn a_node_remembers_its_recent_gpu_faults_across_repairs_and_snapshots() {
+    let mut s = scheduler();
+    checked_tick(&mut s, 1_000, vec![gpu_down(2)]).unwrap();
+    checked_tick(&mut s, 2_000, vec![gpu_up(2)]).unwrap();
+    checked_tick(&mut s, 5_000, vec![gpu_down(0)]).unwrap();
+    let faults = |s: &Scheduler| {
+        let node = s.state().nodes().next().unwrap();
+        let faults: Vec<(u64, u32)> = node.gpu_faults().iter().map(|f| (f.at_ms, f.gpu)).collect();
+        (faults, node.last_gpu_fault_ms())
+    };
+    let expected = (vec![(1_000, 2), (5_000, 0)], Some(5_000));
+    assert_eq!(faults(&s), expected);
+    let restored = Scheduler::restore(s.snapshot()).unwrap();
+    assert_eq!(faults(&restored), expected);
+
+    // A node recorded before nodes had a fault history reads as never faulty.
+    let mut json = serde_json::to_value(s.state().nodes().next().unwrap().record()).unwrap();
+    json.as_object_mut().unwrap().remove("gpu_faults");
+    let old: Node = serde_json::from_value(json).unwrap();
+    assert!(old.gpu_faults.is_empty());
+}

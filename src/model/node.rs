@@ -71,6 +71,23 @@ pub struct Node {
     /// The MIG slices of its GPUs in MIG mode (none: no GPU in MIG mode).
     #[serde(default, skip_serializing_if = "MigLayout::is_empty")]
     pub mig: MigLayout,
+    /// Its most recent `gpu_down` events, oldest first, at most [`GPU_FAULTS_KEPT`]: what a
+    /// policy that avoids recently faulty nodes reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_faults: Vec<GpuFault>,
+}
+
+/// How many `gpu_down` events a node remembers.
+pub const GPU_FAULTS_KEPT: usize = 16;
+
+/// One `gpu_down` event on a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuFault {
+    /// When it was reported (the tick's time).
+    pub at_ms: u64,
+    /// The device's index.
+    pub gpu: u32,
 }
 
 impl Node {
@@ -105,7 +122,28 @@ impl Node {
             down_gpus: 0,
             nvlink_islands: Vec::new(),
             mig: MigLayout::default(),
+            gpu_faults: Vec::new(),
         }
+    }
+
+    /// Remembers a `gpu_down` of device `gpu` at `at_ms`, forgetting the oldest beyond
+    /// [`GPU_FAULTS_KEPT`].
+    ///
+    /// ```
+    /// use gangway::model::node::{GPU_FAULTS_KEPT, Node};
+    /// use gangway::model::resources::NodeAmounts;
+    /// let mut node = Node::new("n1", NodeAmounts::full(8_000, 64_000, 4), 4, None);
+    /// for t in 0..20 {
+    ///     node.record_gpu_fault(t, 1);
+    /// }
+    /// assert_eq!(node.gpu_faults.len(), GPU_FAULTS_KEPT);
+    /// assert_eq!(node.gpu_faults[0].at_ms, 4); // the 16 most recent
+    /// ```
+    pub fn record_gpu_fault(&mut self, at_ms: u64, gpu: u32) {
+        if self.gpu_faults.len() == GPU_FAULTS_KEPT {
+            self.gpu_faults.remove(0);
+        }
+        self.gpu_faults.push(GpuFault { at_ms, gpu });
     }
 
     /// What new work may use at most: the capacity without the devices that are down (and

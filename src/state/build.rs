@@ -273,6 +273,7 @@ impl ClusterState {
             down_gpus: 0,
             nvlink_islands,
             mig,
+            gpu_faults: Vec::new(),
         })
     }
 

@@ -125,6 +125,7 @@ impl ClusterState {
         );
         if let Some(node) = self.nodes[id.index()].as_mut() {
             node.set_gpu_down(index, true);
+            node.record_gpu_fault(now_ms, gpu);
         }
         self.index.refresh(&self.nodes, id);
         Ok(())

@@ -33,7 +33,7 @@ use crate::fairshare::FairShare;
 use crate::model::amount::Milli;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::job::{DependencyKind, JobSpec};
-use crate::model::node::{Node, NodeState};
+use crate::model::node::{GpuFault, Node, NodeState};
 use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 use crate::model::topology::Topology;
 use crate::quota::{KeyId, QueueId, QuotaTree};
@@ -240,6 +240,17 @@ impl<'a> NodeView<'a> {
             .labels
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Its most recent `gpu_down` events, oldest first (at most
+    /// [`GPU_FAULTS_KEPT`](crate::model::node::GPU_FAULTS_KEPT)).
+    pub fn gpu_faults(&self) -> &'a [GpuFault] {
+        &self.node.gpu_faults
+    }
+
+    /// When its last `gpu_down` was reported, if ever.
+    pub fn last_gpu_fault_ms(&self) -> Option<u64> {
+        self.node.gpu_faults.last().map(|f| f.at_ms)
     }
 
     /// How many jobs run on it.
