@@ -220,3 +220,29 @@ pub enum RestoreError {
     #[error("inconsistent snapshot: {0}")]
     Inconsistent(#[from] ConsistencyError),
 }
+
+/// A fair-share operation refused; nothing changed.
+///
+/// ```
+/// use gangway::config::{AccountConfig, FairshareConfig};
+/// use gangway::error::FairShareError;
+/// use gangway::fairshare::FairShare;
+/// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
+/// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+/// assert_eq!(fs.association(Some("b"), "u"), Err(FairShareError::UnknownAccount("b".into())));
+/// let u = fs.association(Some("a"), "u").unwrap();
+/// assert_eq!(fs.charge(u, f64::NAN, 0).unwrap_err().to_string(),
+///            "usage charge NaN: must be a finite non-negative number");
+/// ```
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum FairShareError {
+    /// The account is not in the share tree.
+    #[error("unknown account \"{0}\"")]
+    UnknownAccount(String),
+    /// A usage charge that is negative or not finite.
+    #[error("usage charge {0}: must be a finite non-negative number")]
+    InvalidCharge(f64),
+    /// An association id this engine did not hand out.
+    #[error("unknown association {0}")]
+    UnknownAssociation(usize),
+}

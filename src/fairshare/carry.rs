@@ -3,6 +3,7 @@
 use super::FairShare;
 use super::tree::{DEFAULT_ACCOUNT, NodeKind};
 use crate::config::{AccountConfig, FairshareConfig};
+use crate::error::ConfigError;
 
 impl FairShare {
     /// A new engine for `accounts` and `config` that remembers this engine's usage: every
@@ -41,7 +42,7 @@ impl FairShare {
         accounts: &[AccountConfig],
         config: &FairshareConfig,
         now_ms: u64,
-    ) -> Result<FairShare, String> {
+    ) -> Result<FairShare, ConfigError> {
         let mut next = FairShare::new(accounts, config)?;
         for node in &self.tree.nodes {
             let (NodeKind::User { assoc }, Some(parent)) = (&node.kind, node.parent) else {
@@ -55,8 +56,10 @@ impl FairShare {
                 continue;
             };
             let usage = self.usage(*assoc, now_ms).unwrap_or(0.0);
+            // Usage read from the ledger is finite and non-negative, and `target` came from
+            // `next`: the charge cannot be refused.
             if usage > 0.0 {
-                next.charge(target, usage, now_ms)?;
+                let _ = next.charge(target, usage, now_ms);
             }
         }
         Ok(next)

@@ -35,6 +35,7 @@ pub use factors::FactorTable;
 pub use report::{ShareRow, format_table};
 
 use crate::config::{AccountConfig, FairshareAlgorithm, FairshareConfig};
+use crate::error::{ConfigError, FairShareError};
 use factors::Evaluation;
 use ledger::Decay;
 use tree::ShareTree;
@@ -124,9 +125,9 @@ impl FairShare {
     ///     name: "a".into(), parent: Some("nope".into()), shares: 1, ..Default::default()
     /// }];
     /// let err = FairShare::new(&accounts, &FairshareConfig::default()).unwrap_err();
-    /// assert_eq!(err, r#"accounts[0].parent: unknown account "nope""#);
+    /// assert_eq!(err.to_string(), r#"accounts[0].parent: unknown account "nope""#);
     /// ```
-    pub fn new(accounts: &[AccountConfig], config: &FairshareConfig) -> Result<Self, String> {
+    pub fn new(accounts: &[AccountConfig], config: &FairshareConfig) -> Result<Self, ConfigError> {
         Ok(FairShare {
             tree: ShareTree::new(accounts)?,
             decay: Decay {
@@ -160,10 +161,14 @@ impl FairShare {
     /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
     /// let u = fs.association(Some("a"), "u").unwrap();
     /// assert_eq!(fs.association(Some("a"), "u"), Ok(u));
-    /// assert_eq!(fs.association(Some("b"), "u"), Err(r#"unknown account "b""#.to_owned()));
+    /// assert!(fs.association(Some("b"), "u").is_err()); // FairShareError::UnknownAccount
     /// assert!(fs.association(None, "u").is_ok());
     /// ```
-    pub fn association(&mut self, account: Option<&str>, user: &str) -> Result<AssocId, String> {
+    pub fn association(
+        &mut self,
+        account: Option<&str>,
+        user: &str,
+    ) -> Result<AssocId, FairShareError> {
         self.tree.association(account, user)
     }
 
@@ -214,15 +219,18 @@ impl FairShare {
     /// assert_eq!(fs.account_usage("a", 0), Some(8.0));
     /// assert!(fs.charge(u, -1.0, 0).is_err());
     /// ```
-    pub fn charge(&mut self, assoc: AssocId, amount: f64, now_ms: u64) -> Result<(), String> {
+    pub fn charge(
+        &mut self,
+        assoc: AssocId,
+        amount: f64,
+        now_ms: u64,
+    ) -> Result<(), FairShareError> {
         if !amount.is_finite() || amount < 0.0 {
-            return Err(format!(
-                "usage charge {amount}: must be a finite non-negative number"
-            ));
+            return Err(FairShareError::InvalidCharge(amount));
         }
         let mut at = self.tree.assoc_node(assoc);
         if at.is_none() {
-            return Err(format!("unknown association {}", assoc.index()));
+            return Err(FairShareError::UnknownAssociation(assoc.index()));
         }
         while let Some(id) = at {
             let node = &mut self.tree.nodes[id];

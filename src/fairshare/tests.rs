@@ -141,7 +141,7 @@ fn bad_charges_are_refused_and_change_nothing() {
     let stranger = AssocId::from_index(7);
     assert_eq!(
         fs.charge(stranger, 1.0, 0),
-        Err("unknown association 7".to_owned())
+        Err(crate::error::FairShareError::UnknownAssociation(7))
     );
     assert_eq!(fs.usage(stranger, 0), None);
     assert_eq!(fs, before);
@@ -216,7 +216,9 @@ fn configuration_errors_name_the_field() {
     ];
     for (accounts, message) in cases {
         assert_eq!(
-            FairShare::new(&accounts, &FairshareConfig::default()).unwrap_err(),
+            FairShare::new(&accounts, &FairshareConfig::default())
+                .unwrap_err()
+                .to_string(),
             message
         );
     }

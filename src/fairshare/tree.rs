@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::AssocId;
 use super::ledger::Usage;
 use crate::config::AccountConfig;
+use crate::error::{ConfigError, FairShareError};
 
 /// The name of the account charged for jobs that name none.
 pub(crate) const DEFAULT_ACCOUNT: &str = "default";
@@ -75,33 +76,41 @@ pub(crate) struct ShareTree {
 impl ShareTree {
     /// Builds the tree from the configured accounts, refusing duplicate names, unknown parents,
     /// cycles and zero shares with an error naming the offending field.
-    pub(crate) fn new(accounts: &[AccountConfig]) -> Result<Self, String> {
+    pub(crate) fn new(accounts: &[AccountConfig]) -> Result<Self, ConfigError> {
         let mut index: IndexMap<&str, usize> = IndexMap::new();
         for (i, account) in accounts.iter().enumerate() {
             if account.name.is_empty() {
-                return Err(format!("accounts[{i}].name: must not be empty"));
+                return Err(ConfigError::new(
+                    format!("accounts[{i}].name"),
+                    "must not be empty",
+                ));
             }
             if index.insert(&account.name, i).is_some() {
-                return Err(format!(
-                    "accounts[{i}].name: duplicate account \"{}\"",
-                    account.name
+                return Err(ConfigError::new(
+                    format!("accounts[{i}].name"),
+                    format!("duplicate account \"{}\"", account.name),
                 ));
             }
         }
         for (i, account) in accounts.iter().enumerate() {
             if account.shares == 0 {
-                return Err(format!("accounts[{i}].shares: must be at least 1"));
+                return Err(ConfigError::new(
+                    format!("accounts[{i}].shares"),
+                    "must be at least 1",
+                ));
             }
             if let Some((user, _)) = account.users.iter().find(|&(_, &shares)| shares == 0) {
-                return Err(format!(
-                    "accounts[{i}].users.{user}: shares must be at least 1"
+                return Err(ConfigError::new(
+                    format!("accounts[{i}].users.{user}"),
+                    "shares must be at least 1",
                 ));
             }
             if let Some(parent) = &account.parent
                 && !index.contains_key(parent.as_str())
             {
-                return Err(format!(
-                    "accounts[{i}].parent: unknown account \"{parent}\""
+                return Err(ConfigError::new(
+                    format!("accounts[{i}].parent"),
+                    format!("unknown account \"{parent}\""),
                 ));
             }
         }
@@ -127,9 +136,9 @@ impl ShareTree {
                             .chain([&i])
                             .map(|&j| format!("\"{}\"", accounts[j].name))
                             .collect();
-                        return Err(format!(
-                            "accounts[{i}].parent: cycle {}",
-                            names.join(" -> ")
+                        return Err(ConfigError::new(
+                            format!("accounts[{i}].parent"),
+                            format!("cycle {}", names.join(" -> ")),
                         ));
                     }
                     Walk::Unseen => {
@@ -213,11 +222,11 @@ impl ShareTree {
         &mut self,
         account: Option<&str>,
         user: &str,
-    ) -> Result<AssocId, String> {
+    ) -> Result<AssocId, FairShareError> {
         let account_id = match account {
             Some(name) => self
                 .account(name)
-                .ok_or_else(|| format!("unknown account \"{name}\""))?,
+                .ok_or_else(|| FairShareError::UnknownAccount(name.to_string()))?,
             None => match self.account(DEFAULT_ACCOUNT) {
                 Some(id) => id,
                 None => self.add_default_account(),
@@ -354,20 +363,20 @@ mod tests {
     fn duplicate_names_are_refused() {
         let err =
             ShareTree::new(&[account("a", None, 1, &[]), account("a", None, 1, &[])]).unwrap_err();
-        assert_eq!(err, "accounts[1].name: duplicate account \"a\"");
+        assert_eq!(err.to_string(), "accounts[1].name: duplicate account \"a\"");
     }
 
     #[test]
     fn empty_names_are_refused() {
         let err = ShareTree::new(&[account("", None, 1, &[])]).unwrap_err();
-        assert_eq!(err, "accounts[0].name: must not be empty");
+        assert_eq!(err.to_string(), "accounts[0].name: must not be empty");
     }
 
     #[test]
     fn unknown_parents_are_refused() {
         let err = ShareTree::new(&[account("a", None, 1, &[]), account("b", Some("x"), 1, &[])])
             .unwrap_err();
-        assert_eq!(err, "accounts[1].parent: unknown account \"x\"");
+        assert_eq!(err.to_string(), "accounts[1].parent: unknown account \"x\"");
     }
 
     #[test]
@@ -378,9 +387,15 @@ mod tests {
             account("b", Some("a"), 1, &[]),
         ])
         .unwrap_err();
-        assert_eq!(err, "accounts[1].parent: cycle \"a\" -> \"b\" -> \"a\"");
+        assert_eq!(
+            err.to_string(),
+            "accounts[1].parent: cycle \"a\" -> \"b\" -> \"a\""
+        );
         let err = ShareTree::new(&[account("self", Some("self"), 1, &[])]).unwrap_err();
-        assert_eq!(err, "accounts[0].parent: cycle \"self\" -> \"self\"");
+        assert_eq!(
+            err.to_string(),
+            "accounts[0].parent: cycle \"self\" -> \"self\""
+        );
     }
 
     #[test]
@@ -391,15 +406,21 @@ mod tests {
             account("b", Some("a"), 1, &[]),
         ])
         .unwrap_err();
-        assert_eq!(err, "accounts[1].parent: cycle \"a\" -> \"b\" -> \"a\"");
+        assert_eq!(
+            err.to_string(),
+            "accounts[1].parent: cycle \"a\" -> \"b\" -> \"a\""
+        );
     }
 
     #[test]
     fn zero_shares_are_refused() {
         let err = ShareTree::new(&[account("a", None, 0, &[])]).unwrap_err();
-        assert_eq!(err, "accounts[0].shares: must be at least 1");
+        assert_eq!(err.to_string(), "accounts[0].shares: must be at least 1");
         let err = ShareTree::new(&[account("a", None, 1, &[("bob", 0)])]).unwrap_err();
-        assert_eq!(err, "accounts[0].users.bob: shares must be at least 1");
+        assert_eq!(
+            err.to_string(),
+            "accounts[0].users.bob: shares must be at least 1"
+        );
     }
 
     #[test]
@@ -417,8 +438,8 @@ mod tests {
     fn unknown_accounts_are_refused() {
         let mut tree = ShareTree::new(&[account("a", None, 1, &[])]).unwrap();
         assert_eq!(
-            tree.association(Some("b"), "u").unwrap_err(),
-            "unknown account \"b\""
+            tree.association(Some("b"), "u"),
+            Err(FairShareError::UnknownAccount("b".into()))
         );
         assert_eq!(tree.assoc_count(), 0);
     }

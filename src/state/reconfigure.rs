@@ -43,10 +43,9 @@ impl ClusterState {
         next.remap_memberships(self, &config);
         next.remap_jobs(&config)?;
         next.fairshare = match &self.fairshare {
-            Some(old) if fresh.fairshare.is_some() => Some(
-                old.reconfigured(&config.accounts, &config.policy.fairshare, self.now_ms)
-                    .map_err(|m| ConfigError::new("accounts", m))?,
-            ),
+            Some(old) if fresh.fairshare.is_some() => {
+                Some(old.reconfigured(&config.accounts, &config.policy.fairshare, self.now_ms)?)
+            }
             _ => fresh.fairshare,
         };
         next.reassociate_jobs()?;

@@ -134,12 +134,7 @@ pub(super) fn build_fairshare(config: &ClusterConfig) -> Result<Option<FairShare
     if config.accounts.is_empty() {
         return Ok(None);
     }
-    FairShare::new(&config.accounts, &config.policy.fairshare)
-        .map(Some)
-        .map_err(|m| match m.split_once(": ") {
-            Some((field, message)) => ConfigError::new(field, message),
-            None => ConfigError::new("accounts", m),
-        })
+    FairShare::new(&config.accounts, &config.policy.fairshare).map(Some)
 }
 
 /// Billing rates per second: per cpu, per GiB of memory, per device of each GPU model.
