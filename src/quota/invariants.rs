@@ -3,6 +3,7 @@
 use super::tree::{QuotaTree, UNLIMITED};
 use super::vector::{KeyId, QuotaVec};
 use crate::Milli;
+use crate::error::ConsistencyError;
 
 impl QuotaTree {
     /// Checks both [`QuotaTree::check_totals`] and [`QuotaTree::check_limits`]; the first
@@ -12,7 +13,7 @@ impl QuotaTree {
     /// let tree = gangway::quota::QuotaTree::new(&[], &[], &[]).unwrap();
     /// assert_eq!(tree.check_invariants(), Ok(()));
     /// ```
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), ConsistencyError> {
         self.check_totals()?;
         self.check_limits()
     }
@@ -26,7 +27,7 @@ impl QuotaTree {
     /// let tree = gangway::quota::QuotaTree::new(&[], &[], &[]).unwrap();
     /// assert_eq!(tree.check_totals(), Ok(()));
     /// ```
-    pub fn check_totals(&self) -> Result<(), String> {
+    pub fn check_totals(&self) -> Result<(), ConsistencyError> {
         let mut expected = vec![QuotaVec::ZERO; self.nodes.len()];
         for (node, usage) in self.nodes.iter().zip(&self.usage) {
             if let Some(parent) = node.parent {
@@ -41,13 +42,13 @@ impl QuotaTree {
         for (n, want) in expected.iter().enumerate().skip(nq) {
             let have = &self.usage[n];
             if let Some(key) = self.keys().find(|&key| have[key] != want[key]) {
-                return Err(format!(
+                return Err(ConsistencyError::new(format!(
                     "{}: {} usage {} but its children use {} above their guaranteed quota",
                     self.node_label(n),
                     self.key_name(key),
                     Milli::from_milli(have[key]),
                     Milli::from_milli(want[key]),
-                ));
+                )));
             }
         }
         Ok(())
@@ -74,10 +75,10 @@ impl QuotaTree {
     /// let queues = [QueueConfig { name: "a".into(), quota, ..Default::default() }];
     /// let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
     /// tree.add_usage(tree.queue_id("a").unwrap(), &tree.demand(2000, 0, &[]));
-    /// assert_eq!(tree.check_limits().unwrap_err(),
+    /// assert_eq!(tree.check_limits().unwrap_err().message,
     ///            r#"queue "a": cpu usage 2 exceeds its quota 1"#);
     /// ```
-    pub fn check_limits(&self) -> Result<(), String> {
+    pub fn check_limits(&self) -> Result<(), ConsistencyError> {
         for (n, node) in self.nodes.iter().enumerate() {
             for key in node.limits.iter() {
                 let usage = self.usage[n][key];
@@ -89,7 +90,9 @@ impl QuotaTree {
                     Some(_) => quota.saturating_add(borrowing_limit),
                 };
                 if usage > bound {
-                    return Err(self.limit_error(n, key, usage, quota));
+                    return Err(ConsistencyError::new(
+                        self.limit_error(n, key, usage, quota),
+                    ));
                 }
             }
         }

@@ -327,7 +327,10 @@ fn reconfigure_by_rebuilding_keeps_over_quota_usage() {
     assert_eq!(rebuilt.usage(id(&rebuilt, "a"))[KeyId::CPU], 8000);
     rebuilt.check_totals().unwrap();
     let err = rebuilt.check_limits().unwrap_err();
-    assert_eq!(err, r#"cohort "co": cpu usage 10 exceeds its quota 5"#);
+    assert_eq!(
+        err.message,
+        r#"cohort "co": cpu usage 10 exceeds its quota 5"#
+    );
     assert!(!rebuilt.fits(id(&rebuilt, "b"), &cpus(&rebuilt, 1)));
     // Jobs ending bring the tree back within its limits.
     rebuilt.remove_usage(id(&rebuilt, "a"), &cpus(&rebuilt, 4));
@@ -347,7 +350,7 @@ fn invariants_report_inconsistent_cohort_totals() {
     tree.add_usage(id(&tree, "a"), &cpus(&tree, 1));
     tree.usage[1][KeyId::CPU] = 0;
     assert_eq!(
-        tree.check_invariants().unwrap_err(),
+        tree.check_invariants().unwrap_err().message,
         r#"cohort "co": cpu usage 0 but its children use 1 above their guaranteed quota"#
     );
 }
@@ -362,7 +365,7 @@ fn invariants_report_usage_beyond_borrowing_limit() {
     let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
     tree.add_usage(id(&tree, "a"), &cpus(&tree, 3));
     assert_eq!(
-        tree.check_invariants().unwrap_err(),
+        tree.check_invariants().unwrap_err().message,
         r#"queue "a": cpu usage 3 exceeds its quota 1 + borrowing_limit 1"#
     );
 }

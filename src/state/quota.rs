@@ -362,7 +362,7 @@ impl ClusterState {
     /// [`ClusterState::check_quota`]'s checks, each failure a message.
     fn recount_quota(&self) -> Result<(), String> {
         if let Some(tree) = self.quota.tree.as_ref() {
-            tree.check_totals()?;
+            tree.check_totals().map_err(|e| e.message)?;
             self.check_quota_limits(tree)?;
             let mut expected = vec![QuotaVec::ZERO; tree.queue_count()];
             for &id in &self.running {
@@ -427,7 +427,7 @@ impl ClusterState {
     /// checked.
     fn check_quota_limits(&self, tree: &QuotaTree) -> Result<(), String> {
         if self.over_quota.is_empty() {
-            return tree.check_limits();
+            return tree.check_limits().map_err(|e| e.message);
         }
         let mut within = tree.clone();
         for id in &self.over_quota {
@@ -436,6 +436,6 @@ impl ClusterState {
                 None => return Ok(()),
             }
         }
-        within.check_limits()
+        within.check_limits().map_err(|e| e.message)
     }
 }
