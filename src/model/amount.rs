@@ -3,6 +3,31 @@
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use thiserror::Error;
+
+/// A number that is no [`Milli`] amount.
+///
+/// ```
+/// use gangway::model::amount::AmountError;
+/// use gangway::Milli;
+/// assert_eq!(Milli::from_f64(-1.0), Err(AmountError::Negative(-1.0)));
+/// assert_eq!(AmountError::TooPrecise(0.0001).to_string(), "0.0001 has more than three decimals");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Error)]
+pub enum AmountError {
+    /// NaN or infinite.
+    #[error("{0} is not a finite number")]
+    NotFinite(f64),
+    /// Below zero.
+    #[error("{0} is negative")]
+    Negative(f64),
+    /// More than three decimals.
+    #[error("{0} has more than three decimals")]
+    TooPrecise(f64),
+    /// Too large to count in thousandths.
+    #[error("{0} is too large")]
+    TooLarge(f64),
+}
 
 /// A non-negative quantity in thousandths of a unit (cpus, GPUs, quota amounts).
 ///
@@ -58,20 +83,20 @@ impl Milli {
     /// assert_eq!(Milli::from_f64(1.25), Ok(Milli::from_milli(1250)));
     /// assert!(Milli::from_f64(0.0001).is_err());
     /// ```
-    pub fn from_f64(value: f64) -> Result<Self, String> {
+    pub fn from_f64(value: f64) -> Result<Self, AmountError> {
         if !value.is_finite() {
-            return Err(format!("{value} is not a finite number"));
+            return Err(AmountError::NotFinite(value));
         }
         if value < 0.0 {
-            return Err(format!("{value} is negative"));
+            return Err(AmountError::Negative(value));
         }
         let scaled = value * 1000.0;
         let rounded = scaled.round();
         if (scaled - rounded).abs() > 1e-6 * rounded.max(1.0) {
-            return Err(format!("{value} has more than three decimals"));
+            return Err(AmountError::TooPrecise(value));
         }
         if rounded >= u64::MAX as f64 / 2.0 {
-            return Err(format!("{value} is too large"));
+            return Err(AmountError::TooLarge(value));
         }
         Ok(Milli(rounded as u64))
     }

@@ -75,6 +75,28 @@ const H200_141GB: Configs = &[
     ),
 ];
 
+/// A GPU model without a known MIG table, from [`MigFamily::of`].
+///
+/// ```
+/// use gangway::model::mig_table::{MigFamily, MigFamilyError};
+/// assert_eq!(MigFamily::of("v100", 0), Err(MigFamilyError::Unknown("v100".into())));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MigFamilyError {
+    /// An A100 whose memory (40 or 80 GB) neither its name nor `memory_mib` gives.
+    #[error(
+        "GPU model \"{0}\": say 40gb or 80gb in the model name, or give gpus.memory_mib, to pick \
+         its MIG table"
+    )]
+    AmbiguousA100(String),
+    /// A model with no MIG table.
+    #[error(
+        "GPU model \"{0}\" has no MIG table (known: A100-40GB, A100-80GB, H100-80GB, \
+         H200-141GB); list its slices in gpus.mig instead"
+    )]
+    Unknown(String),
+}
+
 /// GPUs of more than this much memory (MiB) are the 80GB A100.
 const A100_40GB_MAX_MIB: u64 = 48 * 1024;
 
@@ -88,7 +110,7 @@ impl MigFamily {
     /// assert_eq!(MigFamily::of("H100", 0), Ok(MigFamily::Gb80));
     /// assert!(MigFamily::of("a100", 0).is_err()); // 40 or 80 GB?
     /// ```
-    pub fn of(model: &str, memory_mib: u64) -> Result<Self, String> {
+    pub fn of(model: &str, memory_mib: u64) -> Result<Self, MigFamilyError> {
         let name = model.to_ascii_lowercase();
         if name.contains("h200") {
             return Ok(MigFamily::H200Gb141);
@@ -104,18 +126,12 @@ impl MigFamily {
                 return Ok(MigFamily::Gb80);
             }
             return match memory_mib {
-                0 => Err(format!(
-                    "GPU model \"{model}\": say 40gb or 80gb in the model name, or give \
-                     gpus.memory_mib, to pick its MIG table"
-                )),
+                0 => Err(MigFamilyError::AmbiguousA100(model.to_string())),
                 m if m <= A100_40GB_MAX_MIB => Ok(MigFamily::A100Gb40),
                 _ => Ok(MigFamily::Gb80),
             };
         }
-        Err(format!(
-            "GPU model \"{model}\" has no MIG table (known: A100-40GB, A100-80GB, H100-80GB, \
-             H200-141GB); list its slices in gpus.mig instead"
-        ))
+        Err(MigFamilyError::Unknown(model.to_string()))
     }
 
     fn configs(self) -> Configs {

@@ -26,8 +26,11 @@ pub(super) fn plan(g: &GpuConfig) -> Result<MigPlan, (String, String)> {
                 "give either gpus.mig or gpus.mig_config, not both".into(),
             ));
         }
-        let per_gpu = config_slices(family.clone().map_err(|m| (field(), m))?, config)
-            .map_err(|m| (field(), m))?;
+        let per_gpu = config_slices(
+            family.clone().map_err(|e| (field(), e.to_string()))?,
+            config,
+        )
+        .map_err(|m| (field(), m))?;
         for gpu in 0..g.count {
             for (slice, profile) in per_gpu.iter().enumerate() {
                 slices.push((gpu, slice as u32, (*profile).to_string()));
