@@ -6,6 +6,7 @@ use super::keys::ResourceKeys;
 use super::tree::{Node, QueueInfo, QuotaTree, UNLIMITED};
 use super::vector::{KeyMask, QuotaVec};
 use crate::config::{CohortConfig, QueueConfig, QuotaConfig};
+use crate::error::ConfigError;
 
 /// One node's quota as read from the configuration, before the tree sums it up.
 struct RawQuota {
@@ -33,18 +34,19 @@ impl QuotaTree {
     /// let cohorts = [CohortConfig { name: "co".into(), parent: Some("co".into()),
     ///                               ..Default::default() }];
     /// let err = QuotaTree::new(&cohorts, &[], &[]).unwrap_err();
-    /// assert_eq!(err, r#"cohorts[0].parent: cycle of cohorts "co" -> "co""#);
+    /// assert_eq!(err.field, "cohorts[0].parent");
+    /// assert_eq!(err.message, r#"cycle of cohorts "co" -> "co""#);
     ///
     /// let queues = [QueueConfig { name: "a".into(), cohort: Some("x".into()),
     ///                             ..Default::default() }];
     /// let err = QuotaTree::new(&[], &queues, &[]).unwrap_err();
-    /// assert_eq!(err, r#"queues[0].cohort: unknown cohort "x""#);
+    /// assert_eq!(err.to_string(), r#"queues[0].cohort: unknown cohort "x""#);
     /// ```
     pub fn new(
         cohorts: &[CohortConfig],
         queues: &[QueueConfig],
         gpu_models: &[String],
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ConfigError> {
         let mut keys = ResourceKeys::new();
         let cohort_names =
             unique_names(cohorts.iter().map(|c| c.name.as_str()), "cohorts", "cohort")?;
@@ -60,16 +62,21 @@ impl QuotaTree {
                 None => None,
                 Some(name) => match cohort_names.get_index_of(name.as_str()) {
                     Some(c) => Some(node_index(nq + c)?),
-                    None => return Err(format!("queues[{i}].cohort: unknown cohort \"{name}\"")),
+                    None => {
+                        return Err(ConfigError::new(
+                            format!("queues[{i}].cohort"),
+                            format!("unknown cohort \"{name}\""),
+                        ));
+                    }
                 },
             };
             let field = format!("queues[{i}].quota");
             let quota = read_quota(&queue.quota, &field, &mut keys)?;
             for (key, config) in &queue.quota {
                 if let Some(limit) = config.lending_limit.filter(|l| *l > config.nominal) {
-                    return Err(format!(
-                        "{field}.{key}.lending_limit: {limit} is more than the nominal quota {}",
-                        config.nominal
+                    return Err(ConfigError::new(
+                        format!("{field}.{key}.lending_limit"),
+                        format!("{limit} is more than the nominal quota {}", config.nominal),
                     ));
                 }
             }
@@ -133,8 +140,9 @@ impl QuotaTree {
 }
 
 /// A node index as stored in the tree (`u32`); errors only beyond four billion entries.
-fn node_index(index: usize) -> Result<u32, String> {
-    u32::try_from(index).map_err(|_| format!("too many queues and cohorts ({index})"))
+fn node_index(index: usize) -> Result<u32, ConfigError> {
+    u32::try_from(index)
+        .map_err(|_| ConfigError::new("queues", format!("too many queues and cohorts ({index})")))
 }
 
 /// The names in order, refusing duplicates (`queues[3].name: duplicate queue "a"`).
@@ -142,11 +150,14 @@ fn unique_names<'a>(
     names: impl Iterator<Item = &'a str>,
     list: &str,
     what: &str,
-) -> Result<IndexSet<String>, String> {
+) -> Result<IndexSet<String>, ConfigError> {
     let mut set = IndexSet::new();
     for (i, name) in names.enumerate() {
         if !set.insert(name.to_owned()) {
-            return Err(format!("{list}[{i}].name: duplicate {what} \"{name}\""));
+            return Err(ConfigError::new(
+                format!("{list}[{i}].name"),
+                format!("duplicate {what} \"{name}\""),
+            ));
         }
     }
     Ok(set)
@@ -156,14 +167,19 @@ fn unique_names<'a>(
 fn cohort_parents(
     cohorts: &[CohortConfig],
     names: &IndexSet<String>,
-) -> Result<Vec<Option<usize>>, String> {
+) -> Result<Vec<Option<usize>>, ConfigError> {
     let mut parents = Vec::with_capacity(cohorts.len());
     for (i, cohort) in cohorts.iter().enumerate() {
         parents.push(match &cohort.parent {
             None => None,
             Some(name) => match names.get_index_of(name.as_str()) {
                 Some(p) => Some(p),
-                None => return Err(format!("cohorts[{i}].parent: unknown cohort \"{name}\"")),
+                None => {
+                    return Err(ConfigError::new(
+                        format!("cohorts[{i}].parent"),
+                        format!("unknown cohort \"{name}\""),
+                    ));
+                }
             },
         });
     }
@@ -177,9 +193,9 @@ fn cohort_parents(
                     .iter()
                     .map(|&c| format!("\"{}\"", cohorts[c].name))
                     .collect();
-                return Err(format!(
-                    "cohorts[{start}].parent: cycle of cohorts {}",
-                    names.join(" -> ")
+                return Err(ConfigError::new(
+                    format!("cohorts[{start}].parent"),
+                    format!("cycle of cohorts {}", names.join(" -> ")),
                 ));
             }
             if chain.len() > cohorts.len() {
@@ -208,7 +224,7 @@ fn read_quota(
     quota: &IndexMap<String, QuotaConfig>,
     field: &str,
     keys: &mut ResourceKeys,
-) -> Result<RawQuota, String> {
+) -> Result<RawQuota, ConfigError> {
     let mut raw = RawQuota {
         listed: KeyMask::EMPTY,
         nominal: QuotaVec::ZERO,
@@ -230,7 +246,7 @@ fn read_user_caps(
     caps: &IndexMap<String, crate::Milli>,
     queue: usize,
     keys: &mut ResourceKeys,
-) -> Result<(QuotaVec, KeyMask), String> {
+) -> Result<(QuotaVec, KeyMask), ConfigError> {
     let mut cap = QuotaVec::ZERO;
     let mut capped = KeyMask::EMPTY;
     for (name, amount) in caps {

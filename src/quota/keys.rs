@@ -2,6 +2,7 @@
 //! [`KeyId`]s.
 
 use super::vector::{KeyId, MAX_KEYS, QuotaVec};
+use crate::error::ConfigError;
 
 /// The resource keys of one tree, in [`KeyId`] order: `cpu`, `memory_mib`, `gpu`, then one
 /// `gpu:MODEL` key per model in first-seen order, and `mig:PROFILE` keys as configured.
@@ -62,21 +63,27 @@ impl ResourceKeys {
 
     /// Interns `name` after checking it is a valid key; `field` names the configuration field
     /// in error messages.
-    pub(crate) fn intern(&mut self, name: &str, field: &str) -> Result<KeyId, String> {
+    pub(crate) fn intern(&mut self, name: &str, field: &str) -> Result<KeyId, ConfigError> {
         if !is_quota_key(name) {
-            return Err(format!(
-                "{field}: unknown resource key \"{name}\" (expected cpu, memory_mib, gpu, \
-                 gpu:MODEL or mig:PROFILE)"
+            return Err(ConfigError::new(
+                field,
+                format!(
+                    "unknown resource key \"{name}\" (expected cpu, memory_mib, gpu, gpu:MODEL \
+                     or mig:PROFILE)"
+                ),
             ));
         }
         if let Some(key) = self.get(name) {
             return Ok(key);
         }
         let key = KeyId::from_index(self.names.len()).ok_or_else(|| {
-            format!(
-                "{field}: too many resource keys at \"{name}\" (at most {MAX_KEYS}: cpu, \
-                 memory_mib, gpu and {} GPU models)",
-                MAX_KEYS - 3
+            ConfigError::new(
+                field,
+                format!(
+                    "too many resource keys at \"{name}\" (at most {MAX_KEYS}: cpu, memory_mib, \
+                     gpu and {} GPU models)",
+                    MAX_KEYS - 3
+                ),
             )
         })?;
         self.names.push(name.to_owned());
@@ -134,7 +141,8 @@ mod tests {
         let mut keys = ResourceKeys::new();
         let err = keys.intern("disk", "queues[0].quota").unwrap_err();
         assert!(
-            err.starts_with("queues[0].quota: unknown resource key \"disk\""),
+            err.to_string()
+                .starts_with("queues[0].quota: unknown resource key \"disk\""),
             "{err}"
         );
         assert!(keys.intern("gpu:", "f").is_err());
@@ -151,7 +159,8 @@ mod tests {
             .intern("gpu:one-too-many", "cohorts[1].quota")
             .unwrap_err();
         assert!(
-            err.starts_with("cohorts[1].quota: too many resource keys"),
+            err.to_string()
+                .starts_with("cohorts[1].quota: too many resource keys"),
             "{err}"
         );
     }

@@ -373,7 +373,9 @@ fn invariants_report_usage_beyond_borrowing_limit() {
 #[test]
 fn config_errors_name_the_field() {
     let err = |cohorts: &[CohortConfig], queues: &[QueueConfig]| {
-        QuotaTree::new(cohorts, queues, &[]).unwrap_err()
+        QuotaTree::new(cohorts, queues, &[])
+            .unwrap_err()
+            .to_string()
     };
     let co = cohort("co", None, &[]);
     assert_eq!(

@@ -55,11 +55,7 @@ impl ClusterState {
             }
             return Ok(());
         }
-        let tree = QuotaTree::new(&self.config.cohorts, &self.config.queues, &self.models)
-            .map_err(|e| match e.split_once(": ") {
-                Some((field, message)) => ConfigError::new(field, message),
-                None => ConfigError::new("queues", e),
-            })?;
+        let tree = QuotaTree::new(&self.config.cohorts, &self.config.queues, &self.models)?;
         for job in self.jobs.iter_mut().flatten() {
             job.queue = job
                 .spec
