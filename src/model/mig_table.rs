@@ -168,19 +168,29 @@ impl MigFamily {
     }
 }
 
+/// A mig-parted configuration name the GPU's MIG table does not have, from [`config_slices`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown MIG configuration \"{config}\" for this GPU (known: {})", known.join(", "))]
+pub struct UnknownMigConfig {
+    /// The name asked for.
+    pub config: String,
+    /// The configurations the GPU's family has.
+    pub known: Vec<&'static str>,
+}
+
 /// The slices one GPU gets under mig-parted configuration `config`, as profile names in slice
 /// order (empty for `all-disabled`).
-pub fn config_slices(family: MigFamily, config: &str) -> Result<Vec<&'static str>, String> {
+pub fn config_slices(
+    family: MigFamily,
+    config: &str,
+) -> Result<Vec<&'static str>, UnknownMigConfig> {
     let configs = family.configs();
     let (_, slices) = configs
         .iter()
         .find(|(name, _)| *name == config)
-        .ok_or_else(|| {
-            let known: Vec<&str> = configs.iter().map(|(name, _)| *name).collect();
-            format!(
-                "unknown MIG configuration \"{config}\" for this GPU (known: {})",
-                known.join(", ")
-            )
+        .ok_or_else(|| UnknownMigConfig {
+            config: config.to_string(),
+            known: configs.iter().map(|(name, _)| *name).collect(),
         })?;
     Ok(slices
         .iter()
@@ -244,9 +254,12 @@ mod tests {
     #[test]
     fn unknown_config_lists_the_known_ones() {
         let err = config_slices(MigFamily::Gb80, "all-9g.90gb").unwrap_err();
+        assert_eq!(err.config, "all-9g.90gb");
+        assert!(err.known.contains(&"all-balanced"), "{err}");
+        let message = err.to_string();
         assert!(
-            err.contains("all-9g.90gb") && err.contains("all-balanced"),
-            "{err}"
+            message.contains("all-9g.90gb") && message.contains("all-balanced"),
+            "{message}"
         );
     }
 }

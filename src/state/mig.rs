@@ -30,7 +30,7 @@ pub(super) fn plan(g: &GpuConfig) -> Result<MigPlan, (String, String)> {
             family.clone().map_err(|e| (field(), e.to_string()))?,
             config,
         )
-        .map_err(|m| (field(), m))?;
+        .map_err(|e| (field(), e.to_string()))?;
         for gpu in 0..g.count {
             for (slice, profile) in per_gpu.iter().enumerate() {
                 slices.push((gpu, slice as u32, (*profile).to_string()));
