@@ -408,42 +408,33 @@ impl Read for FailingReader {
     }
 }
 
-#[test]
-fn a_read_error_is_returned_after_the_lines_before_it() {
+/// Serves five `explain` lines through a 4-byte buffer from a reader that fails with `error`
+/// once `at` bytes have been read (the small buffer puts the failure inside a line).
+fn serve_failing(at: u64, error: io::ErrorKind) -> (Result<ServeEnd, ServeError>, Vec<u8>) {
     let mut out = Vec::new();
     let reader = FailingReader {
         data: five_explains(),
-        at: EXPLAIN.len() as u64 + 4,
-        error: Some(io::ErrorKind::InvalidData),
+        at,
+        error: Some(error),
     };
-    // A small buffer, so that the failure comes in the middle of the second line.
-    let error = Shim::default()
-        .serve(
-            BufReader::with_capacity(4, reader),
-            &mut out,
-            ServeLimits::default(),
-        )
-        .unwrap_err();
+    let reader = BufReader::with_capacity(4, reader);
+    let end = Shim::default().serve(reader, &mut out, ServeLimits::default());
+    (end, out)
+}
+
+#[test]
+fn a_read_error_is_returned_after_the_lines_before_it() {
+    // The failure comes in the middle of the second line.
+    let (end, out) = serve_failing(EXPLAIN.len() as u64 + 4, io::ErrorKind::InvalidData);
+    let error = end.unwrap_err();
     assert!(matches!(&error, ServeError::Read(e) if e.kind() == io::ErrorKind::InvalidData));
     assert_eq!(responses(&out).len(), 1);
 }
 
 #[test]
 fn an_interrupted_read_is_retried() {
-    let mut out = Vec::new();
-    let reader = FailingReader {
-        data: five_explains(),
-        at: 3,
-        error: Some(io::ErrorKind::Interrupted),
-    };
-    let end = Shim::default()
-        .serve(
-            BufReader::with_capacity(4, reader),
-            &mut out,
-            ServeLimits::default(),
-        )
-        .unwrap();
-    assert_eq!(end, ServeEnd::EndOfInput);
+    let (end, out) = serve_failing(3, io::ErrorKind::Interrupted);
+    assert_eq!(end.unwrap(), ServeEnd::EndOfInput);
     let out = responses(&out);
     assert_eq!(out.len(), 5);
     assert!(out.iter().all(|r| kind(r) == "not_configured"), "{out:?}");
