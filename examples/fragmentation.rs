@@ -136,6 +136,7 @@ fn run(
             partition: PartitionId(0),
             mix: if fragmentation_aware { &mix } else { &plain },
             topology: None,
+            gate: None,
         };
         let candidates = IndexCandidates {
             index: &index,

@@ -451,6 +451,10 @@ pub struct PolicyConfig {
     /// Default 300000, as Slurm's MinJobAge.
     #[serde(default = "default_min_job_age_ms")]
     pub min_job_age_ms: u64,
+    /// The profile: built-in plug-ins by name, in order (docs/policies.md). Absent: the
+    /// default profile (multifactor priority, Kueue's victim selection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugins: Option<Vec<crate::policy::spec::PluginSpec>>,
 }
 
 impl Default for PolicyConfig {
@@ -462,6 +466,7 @@ impl Default for PolicyConfig {
             preemption: PreemptionConfig::default(),
             time_limit: TimeLimitConfig::default(),
             min_job_age_ms: default_min_job_age_ms(),
+            plugins: None,
         }
     }
 }
@@ -617,7 +622,7 @@ pub enum FairshareAlgorithm {
 }
 
 /// Preemption settings.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PreemptionConfig {
     /// Master switch. Default false.
@@ -626,6 +631,26 @@ pub struct PreemptionConfig {
     /// A job of a higher partition tier may preempt jobs of lower tiers. Default false.
     #[serde(default)]
     pub partition_tiers: bool,
+    /// Order-based preemption (with `enabled`): a pending job whose order keys (partition tier,
+    /// then the order plug-ins' keys) are higher than a running job's may preempt it, subject
+    /// to the victim vetoes, grace and earmarks; Slurm's preempt by priority. Default false.
+    #[serde(default)]
+    pub order_based: bool,
+    /// A job never preempts the job that preempted it. Default true. A profile that turns it
+    /// off must bound preemptions itself (a minimum run time, or LAS's quantum).
+    #[serde(default = "yes")]
+    pub anti_thrash: bool,
+}
+
+impl Default for PreemptionConfig {
+    fn default() -> Self {
+        PreemptionConfig {
+            enabled: false,
+            partition_tiers: false,
+            order_based: false,
+            anti_thrash: true,
+        }
+    }
 }
 
 /// Time-limit settings.

@@ -171,6 +171,9 @@ pub struct TickOutcome {
     pub rejected: Vec<Rejection>,
     /// When the host must tick again even if nothing happens.
     pub next_wakeup_ms: Option<u64>,
+    /// Plug-ins that panicked in this tick (each abstained for the rest of its pass).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugin_faults: Vec<crate::policy::PluginFault>,
 }
 
 /// Why a pending job is not running: the first that applies (docs/protocol.md, Pending reasons).
@@ -193,6 +196,8 @@ pub enum PendingReason {
     Priority,
     /// Not enough resources free, and no reservation.
     Resources,
+    /// An admission plug-in denied it (the detail says which, and why).
+    Admission,
 }
 
 /// One pending job in `explain`.
@@ -206,6 +211,10 @@ pub struct PendingInfo {
     pub reason: PendingReason,
     /// When it is expected to start (jobs with a reservation), else null.
     pub estimated_start_ms: Option<u64>,
+    /// More about the reason, from the profile's plug-ins: an admission's deny, or why no
+    /// node passed the node filters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// One running job in `explain`.

@@ -219,6 +219,14 @@ pub enum RestoreError {
     /// Its allocations, quota usage or dependencies do not add up.
     #[error("inconsistent snapshot: {0}")]
     Inconsistent(#[from] ConsistencyError),
+    /// A plug-in's saved state names no plug-in of the profile, or its plug-in refused it.
+    #[error("plug-in {plugin:?}: {message}")]
+    PluginState {
+        /// The plug-in's name.
+        plugin: String,
+        /// Why.
+        message: String,
+    },
 }
 
 /// A fair-share operation refused; nothing changed.

@@ -1,35 +1,54 @@
-//! Property-checks a user-written policy (examples/custom_policy.rs's shortest job first) with
-//! the test kit: random clusters and adversarial streams, the oracle after every tick, and a
-//! failure shrunk to a minimal stream of protocol lines (docs/protocol.md).
+//! Property-checks user-written plug-ins with the test kit: random clusters and adversarial
+//! streams, the oracle after every tick, determinism, snapshot/restore half-way, and a failure
+//! shrunk to a minimal stream of protocol lines (docs/protocol.md).
 
 mod common;
 
 use common::build::{finished, submit};
 use gangway::JobSpec;
-use gangway::policy::{Policy, PriorityFactors};
-use gangway::testkit::harness::{check_policy, scale};
+use gangway::policy::{Hook, PassContext, Plugin, Profile};
+use gangway::state::JobView;
+use gangway::testkit::harness::{ProfileChecks, check_profile, scale};
 
+#[derive(Clone)]
 struct ShortestJobFirst;
 
-impl Policy for ShortestJobFirst {
-    fn priority(&self, job: &JobSpec, _factors: &PriorityFactors) -> i64 {
-        let minutes = i64::try_from(job.time_limit_ms / 60_000).unwrap_or(i64::MAX);
-        i64::from(job.priority) - minutes.saturating_mul(1_000)
+impl Plugin for ShortestJobFirst {
+    fn name(&self) -> &str {
+        "shortest_job_first"
     }
+    fn hooks(&self) -> &[Hook] {
+        &[Hook::Order]
+    }
+    fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
+        let minutes = i64::try_from(job.spec().time_limit_ms / 60_000).unwrap_or(i64::MAX);
+        i64::from(job.spec().priority) - minutes.saturating_mul(1_000)
+    }
+}
+
+fn shortest_first() -> Profile {
+    Profile::builder().plugin(ShortestJobFirst).build().unwrap()
 }
 
 #[test]
 fn shortest_job_first_keeps_every_invariant() {
-    check_policy(|| Box::new(ShortestJobFirst), 300 * scale(), 60)
+    check_profile(shortest_first, ProfileChecks::new(300 * scale(), 60))
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// A policy that returns extreme priorities cannot corrupt the engine either.
+/// An order plug-in that returns extreme keys cannot corrupt the engine either.
+#[derive(Clone)]
 struct Extreme;
 
-impl Policy for Extreme {
-    fn priority(&self, job: &JobSpec, _factors: &PriorityFactors) -> i64 {
-        if job.id.len() % 2 == 0 {
+impl Plugin for Extreme {
+    fn name(&self) -> &str {
+        "extreme"
+    }
+    fn hooks(&self) -> &[Hook] {
+        &[Hook::Order]
+    }
+    fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
+        if job.name().len() % 2 == 0 {
             i64::MAX
         } else {
             i64::MIN
@@ -38,20 +57,21 @@ impl Policy for Extreme {
 }
 
 #[test]
-fn extreme_priorities_keep_every_invariant() {
-    check_policy(|| Box::new(Extreme), 100 * scale(), 60).unwrap_or_else(|e| panic!("{e}"));
+fn extreme_keys_keep_every_invariant() {
+    let profile = || Profile::builder().plugin(Extreme).build().unwrap();
+    check_profile(profile, ProfileChecks::new(100 * scale(), 60)).unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// A snapshot restored with the same custom policy makes the same decisions as the original;
-/// restored with the built-in policy it orders differently (so the policy really travels).
+/// A snapshot restored with the same profile makes the same decisions as the original;
+/// restored with the default profile it orders differently (so the profile really travels).
 #[test]
-fn restore_with_policy_keeps_the_custom_order() {
+fn restore_with_profile_keeps_the_custom_order() {
     use gangway::testkit::checked_tick;
     use gangway::{ClusterConfig, Scheduler};
 
     let cluster: ClusterConfig =
         serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
-    let mut original = Scheduler::with_policy(cluster, Box::new(ShortestJobFirst)).unwrap();
+    let mut original = Scheduler::with_profile(cluster, shortest_first()).unwrap();
     let events = vec![
         submit(JobSpec::new("blocker", 60_000, 1)),
         submit(JobSpec::new("long", 3_600_000, 1)),
@@ -59,7 +79,7 @@ fn restore_with_policy_keeps_the_custom_order() {
     ];
     checked_tick(&mut original, 0, events).unwrap();
     let mut custom =
-        Scheduler::restore_with_policy(original.snapshot(), Box::new(ShortestJobFirst)).unwrap();
+        Scheduler::restore_with_profile(original.snapshot(), shortest_first()).unwrap();
     let mut builtin = Scheduler::restore(original.snapshot()).unwrap();
     let end = finished("blocker");
     let want = checked_tick(&mut original, 60_000, vec![end.clone()]).unwrap();

@@ -10,7 +10,7 @@
 use std::cell::{Cell, RefCell};
 
 use gangway::model::job::TopologyRequest;
-use gangway::policy::Multifactor;
+use gangway::policy::Profile;
 use gangway::testkit::harness::{run_stream_observed, scale};
 use gangway::testkit::strategies::scenario;
 use gangway::{ClusterConfig, Decision, Event, Scheduler, TickOutcome};
@@ -98,10 +98,8 @@ fn run(cases: u32, max_ticks: usize) -> (u64, Reach) {
     let result = TestRunner::new(config).run(&scenario(max_ticks), |(cluster, stream)| {
         events.set(events.get() + stream.events() as u64);
         reach.borrow_mut().cluster(&cluster);
-        let policy = Multifactor {
-            weights: cluster.policy.priority.weights.clone(),
-        };
-        run_stream_observed(&cluster, Box::new(policy), &stream, |s, sent, outcome| {
+        let profile = Profile::default_for_config();
+        run_stream_observed(&cluster, profile, &stream, |s, sent, outcome| {
             reach.borrow_mut().tick(s, sent, outcome);
         })
         .map_err(|f| TestCaseError::fail(f.to_string()))

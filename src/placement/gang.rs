@@ -3,8 +3,8 @@
 //! The rule, per task group, visiting candidate nodes best fit first (fewest free GPUs that can
 //! hold a task, nodes without GPUs first for jobs that need none):
 //! - `strict_pack`: of the nodes that hold every task, the one where they raise the request's
-//!   [`ShapeMix`] fragmentation least, ties to the first visited (with an empty mix: the first
-//!   such node); for an elastic group none of which fits whole, the node holding the most tasks
+//!   [`ShapeMix`] fragmentation least, ties to the first visited (with an empty mix, or a
+//!   profile's scorers ranking the nodes: the first such node); for an elastic group none of which fits whole, the node holding the most tasks
 //!   at or above `min_count`;
 //! - `pack`: as `strict_pack` when a node holds every task; otherwise the nodes holding the most
 //!   tasks, largest first, until the group is placed (fewest nodes);
@@ -12,10 +12,15 @@
 //! - `spread`: one task per node on as many nodes as possible, then more tasks on the same nodes
 //!   in the same order.
 //!
+//! With a [`NodeGate`] (a profile's node filters and scorers) a group sees only the nodes its
+//! filters admit, in the scorers' order (ties in the visit order), and every rule above runs
+//! on that order.
+//!
 //! Groups are placed in order on what the earlier groups left. If any group cannot reach its
 //! `min_count` the whole gang is refused: nothing is ever partially held. With a topology the
 //! same rule runs inside the domains [`crate::placement::topology`] chooses.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
@@ -57,6 +62,27 @@ pub trait Candidates {
     fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>);
 }
 
+/// A profile's say in placement: which nodes a task group may use (its node filters), and the
+/// order in which to try them (its node scorers). The engine still decides whether and how much
+/// fits.
+pub trait NodeGate {
+    /// Whether group `group` may use `node`.
+    fn admits(&self, group: usize, node: NodeId) -> bool;
+
+    /// Whether [`NodeGate::rank`] reorders candidates (else the visit order stands).
+    fn ranks(&self) -> bool;
+
+    /// Sorts `candidates` of group `group`, given in the engine's visit order, best first; a
+    /// stable sort keeps the visit order among equals.
+    fn rank(&self, group: usize, candidates: &mut Vec<NodeId>);
+}
+
+impl std::fmt::Debug for dyn NodeGate + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NodeGate")
+    }
+}
+
 /// What a gang needs: its groups, exclusivity and partition filter.
 #[derive(Clone, Copy, Debug)]
 pub struct GangRequest<'a> {
@@ -70,6 +96,66 @@ pub struct GangRequest<'a> {
     pub mix: &'a ShapeMix,
     /// The cluster's topology and the groups' constraints; `None` without a topology.
     pub topology: Option<GangTopology<'a>>,
+    /// The profile's node filters and scorers for this job; `None`: every node, visit order.
+    pub gate: Option<&'a dyn NodeGate>,
+}
+
+/// Candidates as a [`NodeGate`] lets the groups of one gang see them: filtered, and ranked
+/// once per group when the gate ranks.
+struct Gated<'a> {
+    inner: &'a dyn Candidates,
+    gate: &'a dyn NodeGate,
+    shapes: &'a [TaskShape],
+    ranked: RefCell<Vec<Option<Vec<NodeId>>>>,
+}
+
+impl Gated<'_> {
+    /// The group `shape` belongs to: the gang's shapes are visited by reference.
+    fn group(&self, shape: &TaskShape) -> usize {
+        self.shapes
+            .iter()
+            .position(|s| std::ptr::eq(s, shape))
+            .or_else(|| self.shapes.iter().position(|s| s == shape))
+            .unwrap_or(0)
+    }
+}
+
+impl Candidates for Gated<'_> {
+    fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
+        let group = self.group(shape);
+        if !self.gate.ranks() {
+            self.inner.visit(shape, &mut |id| {
+                if self.gate.admits(group, id) {
+                    f(id)
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+            return;
+        }
+        let cached = self.ranked.borrow().get(group).cloned().flatten();
+        let order = cached.unwrap_or_else(|| {
+            let mut order = Vec::new();
+            self.inner.visit(shape, &mut |id| {
+                if self.gate.admits(group, id) {
+                    order.push(id);
+                }
+                ControlFlow::Continue(())
+            });
+            self.gate.rank(group, &mut order);
+            let mut ranked = self.ranked.borrow_mut();
+            if ranked.len() <= group {
+                ranked.resize(group + 1, None);
+            }
+            ranked[group] = Some(order.clone());
+            order
+        });
+        for id in order {
+            if f(id).is_break() {
+                return;
+            }
+        }
+    }
 }
 
 /// Places a whole gang or nothing.
@@ -82,6 +168,19 @@ pub fn place_gang(
     view: &dyn CapacityView,
     request: GangRequest<'_>,
 ) -> Option<Vec<Assignment>> {
+    let gated;
+    let candidates = match request.gate {
+        Some(gate) => {
+            gated = Gated {
+                inner: candidates,
+                gate,
+                shapes: request.shapes,
+                ranked: RefCell::new(Vec::new()),
+            };
+            &gated as &dyn Candidates
+        }
+        None => candidates,
+    };
     if let Some(topology) = request.topology {
         return super::topology::place(nodes, candidates, view, request, topology);
     }
@@ -211,6 +310,7 @@ impl<'a> GangBuilder<'a> {
         shape: &TaskShape,
     ) -> Option<(NodeId, u32)> {
         let mix = self.request.mix;
+        let ranked = self.request.gate.is_some_and(|gate| gate.ranks());
         let mut best: Option<((i64, u64), NodeId)> = None;
         let mut scored: BTreeMap<StateKey, (i64, u64)> = BTreeMap::new();
         candidates.visit(shape, &mut |id| {
@@ -220,7 +320,8 @@ impl<'a> GangBuilder<'a> {
             if tasks_fitting(node, &room, shape) < shape.count {
                 return ControlFlow::Continue(());
             }
-            if mix.is_empty() {
+            // With a profile's scorers, their order decides: the first node that holds the group.
+            if mix.is_empty() || ranked {
                 best = Some(((0, 0), id));
                 return ControlFlow::Break(());
             }
@@ -313,6 +414,11 @@ pub fn assignments_fit(
     assignments: &[Assignment],
 ) -> bool {
     let node = |id: NodeId| nodes.get(id.index()).and_then(Option::as_ref);
+    if let Some(gate) = request.gate
+        && assignments.iter().any(|a| !gate.admits(a.group, a.node))
+    {
+        return false;
+    }
     let per_node = crate::placement::charges(nodes, assignments, request.exclusive);
     per_node.iter().all(|(id, amounts)| {
         node(*id).is_some_and(|n| {

@@ -12,5 +12,7 @@ pub mod topology;
 
 pub(crate) use charges::charges;
 pub use frag::ShapeMix;
-pub use gang::{Assignment, Candidates, CapacityView, GangRequest, assignments_fit, place_gang};
+pub use gang::{
+    Assignment, Candidates, CapacityView, GangRequest, NodeGate, assignments_fit, place_gang,
+};
 pub use index::{FreeIndex, FreeTotals, NeedFloor};

@@ -132,6 +132,7 @@ mod tests {
             partition: PartitionId(0),
             mix,
             topology: None,
+            gate: None,
         }
     }
 

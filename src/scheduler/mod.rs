@@ -2,6 +2,7 @@
 
 mod enforce;
 mod fit_memo;
+mod gate;
 mod kept_plans;
 mod lazy_order;
 mod order;
@@ -24,7 +25,8 @@ use crate::error::{ConfigError, RestoreError, TickError};
 use crate::event::Event;
 use crate::model::ids::JobId;
 use crate::placement::Assignment;
-use crate::policy::{Multifactor, Policy};
+use crate::policy::spec::profile_from_specs;
+use crate::policy::{PassFigures, Profile};
 use crate::state::ClusterState;
 use kept_plans::KeptPlans;
 use pending::PendingEntry;
@@ -49,13 +51,20 @@ pub use what_if::WhatIf;
 #[derive(Clone)]
 pub struct Scheduler {
     state: ClusterState,
-    policy: Arc<dyn Policy>,
-    /// Whether `policy` is the built-in multifactor one, rebuilt from the weights on
-    /// reconfiguration.
-    builtin_policy: bool,
+    /// The plug-ins of every decision point.
+    profile: Profile,
+    /// Whether `profile` comes from the configuration (`policy.plugins` or the default), and
+    /// is rebuilt from the new one on reconfiguration.
+    profile_from_config: bool,
+    /// The current pass's figures (time, totals, fair-share factors), kept for the report.
+    figures: Arc<PassFigures>,
     last_tick_ms: Option<u64>,
     /// The last pass's report on the jobs it visited.
     report: Vec<PendingEntry>,
+    /// The last pass's admission denials (the first deny's message), by job.
+    denied: BTreeMap<JobId, String>,
+    /// The last pass's node-filter rejections of jobs no node passed for, by job.
+    details: BTreeMap<JobId, String>,
     /// The jobs a settled last pass did not visit, reported when read.
     deferred: Option<DeferredReport>,
     /// The last pass's reservations, for keeping them without a search in the next.
@@ -77,7 +86,8 @@ pub struct Plan {
     pub assignments: Vec<Assignment>,
 }
 
-/// Everything a scheduler needs to continue exactly where it was (the policy object aside).
+/// Everything a scheduler needs to continue exactly where it was: the state, the last pass's
+/// report and plans, and the plug-ins' saved states (the plug-ins themselves aside).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Snapshot {
@@ -86,36 +96,77 @@ pub struct Snapshot {
     report: Vec<PendingEntry>,
     next_wakeup_ms: Option<u64>,
     plans: BTreeMap<JobId, Plan>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    denied: BTreeMap<JobId, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    details: BTreeMap<JobId, String>,
+    /// Each stateful plug-in's state, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    plugins: Vec<(String, serde_json::Value)>,
+}
+
+impl Profile {
+    /// The profile CLUSTER's `policy.plugins` names, or the default one
+    /// ([`Profile::default_for_config`]) without it.
+    ///
+    /// ```
+    /// let cluster: gangway::ClusterConfig = serde_json::from_str(r#"{"nodes": [],
+    ///     "policy": {"plugins": [{"name": "las"}, {"name": "no_such"}]}}"#).unwrap();
+    /// let err = gangway::policy::Profile::from_config(&cluster).unwrap_err();
+    /// assert_eq!(err.field, "policy.plugins[1]");
+    /// ```
+    pub fn from_config(config: &ClusterConfig) -> Result<Profile, ConfigError> {
+        match &config.policy.plugins {
+            None => Ok(Profile::default_for_config()),
+            Some(specs) => profile_from_specs(specs)
+                .map_err(|e| ConfigError::new(format!("policy.plugins[{}]", e.index), e.message)),
+        }
+    }
 }
 
 impl Scheduler {
-    /// A scheduler for `config` with the built-in multifactor policy.
+    /// A scheduler for `config` with the profile its `policy.plugins` names (the default
+    /// profile without them: [`Profile::default_for_config`]).
     pub fn new(config: ClusterConfig) -> Result<Self, ConfigError> {
-        let policy = Multifactor {
-            weights: config.policy.priority.weights.clone(),
-        };
-        let mut scheduler = Self::with_policy(config, Box::new(policy))?;
-        scheduler.builtin_policy = true;
+        let profile = Profile::from_config(&config)?;
+        let mut scheduler = Self::with_profile(config, profile)?;
+        scheduler.profile_from_config = true;
         Ok(scheduler)
     }
 
-    /// A scheduler with a custom ordering policy.
-    pub fn with_policy(
-        config: ClusterConfig,
-        policy: Box<dyn Policy>,
-    ) -> Result<Self, ConfigError> {
+    /// A scheduler with the plug-ins of `profile` (the configuration's `policy.plugins` is
+    /// ignored).
+    ///
+    /// ```
+    /// use gangway::policy::{builtin::ShortestFirst, Profile};
+    /// use gangway::{ClusterConfig, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+    /// let profile = Profile::builder().plugin(ShortestFirst).build().unwrap();
+    /// let scheduler = Scheduler::with_profile(cluster, profile).unwrap();
+    /// assert_eq!(scheduler.profile().plugin_names().collect::<Vec<_>>(), ["shortest_first"]);
+    /// ```
+    pub fn with_profile(config: ClusterConfig, profile: Profile) -> Result<Self, ConfigError> {
+        let state = ClusterState::from_config(config)?;
         Ok(Scheduler {
-            state: ClusterState::from_config(config)?,
-            policy: Arc::from(policy),
-            builtin_policy: false,
+            figures: Arc::new(PassFigures::new(&state, state.now_ms)),
+            state,
+            profile,
+            profile_from_config: false,
             last_tick_ms: None,
             report: Vec::new(),
+            denied: BTreeMap::new(),
+            details: BTreeMap::new(),
             deferred: None,
             kept: None,
             shortcuts: true,
             next_wakeup_ms: None,
             plans: BTreeMap::new(),
         })
+    }
+
+    /// The profile deciding this scheduler's passes.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
     }
 
     /// Applies `events` in order at `now_ms`, runs one scheduling pass, and returns the
@@ -140,6 +191,11 @@ impl Scheduler {
         self.state.maintenance.drop_past(now_ms);
         let mut decisions = Vec::new();
         let mut rejected = Vec::new();
+        let observed = if self.profile.observes() {
+            events.clone()
+        } else {
+            Vec::new()
+        };
         for (index, event) in events.into_iter().enumerate() {
             if let Err(error) = self.state.apply_event(event, now_ms, &mut decisions) {
                 rejected.push(Rejection { index, error });
@@ -149,11 +205,20 @@ impl Scheduler {
         let next_begin = self.run_pass(now_ms, None, &mut decisions);
         self.state.prune_over_quota();
         decisions.sort_by_key(|d| d.order_rank());
-        self.next_wakeup_ms = self.compute_next_wakeup(now_ms, next_begin);
+        let context = self.figures.context(&self.state);
+        let wanted = self.profile.wake_up(&context);
+        self.next_wakeup_ms = match (self.compute_next_wakeup(now_ms, next_begin), wanted) {
+            (Some(engine), Some(plugin)) => Some(engine.min(plugin)),
+            (engine, plugin) => engine.or(plugin),
+        };
+        if self.profile.observes() {
+            self.profile.observe(now_ms, &observed, &decisions);
+        }
         Ok(TickOutcome {
             decisions,
             rejected,
             next_wakeup_ms: self.next_wakeup_ms,
+            plugin_faults: self.profile.take_faults(),
         })
     }
 
@@ -161,8 +226,10 @@ impl Scheduler {
     /// while keeping the nodes and every job (docs/protocol.md's `reconfigure`). The change applies
     /// from the next pass: nothing starts or stops now, running jobs keep running even if that
     /// leaves a queue over its new quota, and pending jobs are ordered and admitted under the new
-    /// configuration at the next tick. The built-in policy takes the new priority weights (a
-    /// custom one is kept); the reservations of the last pass are dropped.
+    /// configuration at the next tick. A profile from the configuration is rebuilt from the new
+    /// one (plug-ins of the same name keep their state; the default profile's multifactor
+    /// priority takes the new weights); a profile given in Rust is kept. The reservations of
+    /// the last pass are dropped.
     ///
     /// - **Nodes.** The node table is kept as it is (capacity, state, allocations, nodes added
     ///   or removed by events); the new `nodes` list only decides partition membership. A
@@ -201,14 +268,27 @@ impl Scheduler {
     ///     r#"queues: job "a" names queue "q", which the new configuration lacks"#);
     /// ```
     pub fn reconfigure(&mut self, config: ClusterConfig) -> Result<(), ConfigError> {
+        let profile = if self.profile_from_config {
+            let mut profile = Profile::from_config(&config)?;
+            let kept: Vec<(String, serde_json::Value)> = self
+                .profile
+                .save_states()
+                .into_iter()
+                .filter(|(name, _)| profile.plugin_names().any(|n| n == name))
+                .collect();
+            profile.load_states(kept).map_err(|(plugin, message)| {
+                ConfigError::new("policy.plugins", format!("plug-in {plugin:?}: {message}"))
+            })?;
+            Some(profile)
+        } else {
+            None
+        };
         let state = self.state.reconfigured(config)?;
         // The last pass's report stays as it was: derived now, under the old configuration.
         self.report = self.pending_entries();
         self.deferred = None;
-        if self.builtin_policy {
-            self.policy = Arc::new(Multifactor {
-                weights: state.config.policy.priority.weights.clone(),
-            });
+        if let Some(profile) = profile {
+            self.profile = profile;
         }
         self.state = state;
         self.plans.clear();
@@ -282,48 +362,56 @@ impl Scheduler {
             report: self.pending_entries(),
             next_wakeup_ms: self.next_wakeup_ms,
             plans: self.plans.clone(),
+            denied: self.denied.clone(),
+            details: self.details.clone(),
+            plugins: self.profile.save_states(),
         }
     }
 
-    /// Restores a snapshot with the built-in policy; the scheduler continues with exactly the
-    /// decisions the original would have made. A snapshot whose allocations do not add up is
-    /// refused.
+    /// Restores a snapshot with the profile its configuration names (as [`Scheduler::new`]);
+    /// the scheduler continues with exactly the decisions the original would have made. A
+    /// snapshot whose allocations do not add up is refused.
     pub fn restore(snapshot: Snapshot) -> Result<Self, RestoreError> {
-        let policy = Multifactor {
-            weights: snapshot.state.config.policy.priority.weights.clone(),
-        };
-        let mut scheduler = Self::restore_with_policy(snapshot, Box::new(policy))?;
-        scheduler.builtin_policy = true;
+        let profile = Profile::from_config(&snapshot.state.config)?;
+        let mut scheduler = Self::restore_with_profile(snapshot, profile)?;
+        scheduler.profile_from_config = true;
         Ok(scheduler)
     }
 
-    /// Restores a snapshot with a custom ordering policy (the one the snapshotted scheduler was
-    /// built with, for the same decisions): the counterpart of [`Scheduler::with_policy`].
+    /// Restores a snapshot with `profile` (the one the snapshotted scheduler was built with,
+    /// for the same decisions): the counterpart of [`Scheduler::with_profile`]. The plug-ins
+    /// load their saved states by name.
     ///
     /// ```
-    /// use gangway::policy::Multifactor;
+    /// use gangway::policy::{builtin::ShortestFirst, Profile};
     /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
     /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
-    /// let policy = || Box::new(Multifactor { weights: Default::default() });
-    /// let mut s = Scheduler::with_policy(cluster, policy()).unwrap();
+    /// let profile = || Profile::builder().plugin(ShortestFirst).build().unwrap();
+    /// let mut s = Scheduler::with_profile(cluster, profile()).unwrap();
     /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 100, 1) }]).unwrap();
-    /// let restored = Scheduler::restore_with_policy(s.snapshot(), policy()).unwrap();
+    /// let restored = Scheduler::restore_with_profile(s.snapshot(), profile()).unwrap();
     /// assert_eq!(restored.state().running_count(), 1);
     /// ```
-    pub fn restore_with_policy(
+    pub fn restore_with_profile(
         snapshot: Snapshot,
-        policy: Box<dyn Policy>,
+        mut profile: Profile,
     ) -> Result<Self, RestoreError> {
         let mut state = snapshot.state;
         state.rebuild_index();
         state.rebuild_quota()?;
         state.check_consistency()?;
+        profile
+            .load_states(snapshot.plugins)
+            .map_err(|(plugin, message)| RestoreError::PluginState { plugin, message })?;
         Ok(Scheduler {
+            figures: Arc::new(PassFigures::new(&state, state.now_ms)),
             state,
-            policy: Arc::from(policy),
-            builtin_policy: false,
+            profile,
+            profile_from_config: false,
             last_tick_ms: snapshot.last_tick_ms,
             report: snapshot.report,
+            denied: snapshot.denied,
+            details: snapshot.details,
             deferred: None,
             kept: None,
             shortcuts: true,

@@ -2,8 +2,10 @@
 //! within the backfill depth, and record each pending job's reason and estimated start.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::fit_memo::FitMemo;
+use super::gate::JobGate;
 use super::kept_plans::{Confirmed, KeptPlans};
 use super::lazy_order::LazyOrder;
 use super::pending::PendingEntry;
@@ -16,7 +18,8 @@ use crate::model::ids::{JobId, NodeId};
 use crate::model::job::PlacementMode;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::{GpuNeed, TaskShape};
-use crate::placement::{Assignment, GangRequest, assignments_fit, place_gang};
+use crate::placement::{Assignment, GangRequest, NodeGate, assignments_fit, place_gang};
+use crate::policy::PassFigures;
 use crate::quota::QueueId;
 use crate::state::licenses::LicenseNeed;
 use crate::state::{ClusterState, Job};
@@ -80,6 +83,10 @@ pub(super) struct Pass {
     pub(super) quota_closed: Option<bool>,
     /// The last pass's reservations made again identically.
     confirmed: Confirmed,
+    /// Jobs the admission plug-ins denied, with the first deny.
+    denied: BTreeMap<JobId, String>,
+    /// Why no node passed the node filters, by job.
+    details: BTreeMap<JobId, String>,
 }
 
 /// The reservations a pass has made.
@@ -108,7 +115,10 @@ impl Scheduler {
         always_plan: Option<JobId>,
         decisions: &mut Vec<Decision>,
     ) -> Option<u64> {
-        let (keyed, pending) = self.keyed_pending(now);
+        self.figures = Arc::new(PassFigures::new(&self.state, now));
+        let figures = Arc::clone(&self.figures);
+        self.profile.prepare(&figures.context(&self.state));
+        let (keyed, pending, denied) = self.keyed_pending(now);
         let mut order = LazyOrder::new(keyed);
         let mut pass = Pass {
             now,
@@ -121,6 +131,8 @@ impl Scheduler {
             fits_now: FitMemo::default(),
             quota_closed: None,
             confirmed: Confirmed::default(),
+            denied,
+            details: BTreeMap::new(),
         };
         let mut report = Vec::new();
         self.deferred = None;
@@ -153,6 +165,8 @@ impl Scheduler {
             });
         }
         self.report = report;
+        self.details = pass.details;
+        self.denied = pass.denied;
         let plans = pass.bookings.plans;
         let order: Vec<JobId> = plans.iter().map(|(id, _)| *id).collect();
         let kept = pass.confirmed.kept;
@@ -170,7 +184,11 @@ impl Scheduler {
         decisions: &mut Vec<Decision>,
     ) -> Result<Verdict, NoSuchJob> {
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
-        if let Some(reason) = waiting_reason(job, pass.now) {
+        if let Some(reason) = waiting_reason(job, pass.now).or_else(|| {
+            pass.denied
+                .contains_key(&id)
+                .then_some(PendingReason::Admission)
+        }) {
             self.state.release_earmark(id);
             return Ok(Verdict::waits(reason));
         }
@@ -197,7 +215,7 @@ impl Scheduler {
         self.state.release_earmark(id);
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
         if pass.blocking.blocked {
-            let reason = self.blocked_reason(job, pass.now, &mut pass.blocking.fits_free);
+            let reason = self.blocked_reason(id, job, pass.now, &mut pass.blocking.fits_free);
             return Ok(Verdict::waits(reason));
         }
         if self.try_preempt(id, pass, end, decisions) {
@@ -217,7 +235,7 @@ impl Scheduler {
             });
         }
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
-        let reason = self.unplanned_reason(job, pass.now, quota_ok, &mut pass.blocking);
+        let reason = self.unplanned_reason(id, job, pass.now, quota_ok, &mut pass.blocking);
         Ok(Verdict::waits(reason))
     }
 
@@ -232,7 +250,7 @@ impl Scheduler {
         blocking: &mut Blocking,
     ) -> Option<PendingReason> {
         if blocking.blocked && !self.state.earmarks.contains_key(&id) {
-            return Some(self.blocked_reason(job, now, &mut blocking.fits_free));
+            return Some(self.blocked_reason(id, job, now, &mut blocking.fits_free));
         }
         job.queue
             .is_some_and(|q| blocking.blocked_queues.contains(&q))
@@ -244,6 +262,7 @@ impl Scheduler {
     /// waits behind it); otherwise [`Scheduler::blocked_reason`].
     pub(super) fn unplanned_reason(
         &self,
+        id: JobId,
         job: &Job,
         now: u64,
         quota_ok: bool,
@@ -261,7 +280,7 @@ impl Scheduler {
             blocking.blocked = true;
             return PendingReason::Resources;
         }
-        self.blocked_reason(job, now, &mut blocking.fits_free)
+        self.blocked_reason(id, job, now, &mut blocking.fits_free)
     }
 
     /// Places the whole gang now: on what is free and not needed by reservations nor `held`
@@ -288,6 +307,7 @@ impl Scheduler {
             all_levels: !released.is_empty(),
         };
         let job = self.state.job(id)?;
+        let gate = JobGate::of(&self.profile, self.figures.context(&self.state), id);
         let licensed = match pass.profile.as_ref() {
             Some(profile) => profile.licenses.covers(&job.licenses, pass.now, end),
             None => self.state.licenses.covers(&job.licenses),
@@ -295,7 +315,10 @@ impl Scheduler {
         if !licensed {
             return None;
         }
-        let gang = self.state.gang_request(job);
+        let gang = GangRequest {
+            gate: gate.as_ref().map(|g| g as &dyn NodeGate),
+            ..self.state.gang_request(job)
+        };
         if released.is_empty() && !self.state.index.could_hold(gang.shapes) {
             return None;
         }
@@ -305,8 +328,10 @@ impl Scheduler {
         {
             return Some(plan.assignments.clone());
         }
-        // The memo holds only for the one view every job without earmarks sees.
-        let remembered = released.is_empty() && held.is_empty();
+        // The memo holds only for the one view every job without earmarks sees, and for
+        // filters and scorers that answer by shape.
+        let remembered =
+            released.is_empty() && held.is_empty() && gate.as_ref().is_none_or(JobGate::shape_only);
         if remembered && pass.fits_now.known(&gang, end) == Some(false) {
             return None;
         }
@@ -314,6 +339,12 @@ impl Scheduler {
         // Only failures: a gang that fits needs its own assignments.
         if remembered && placed.is_none() {
             pass.fits_now.record(&gang, end, false);
+        }
+        if placed.is_none()
+            && released.is_empty()
+            && let Some(detail) = gate.as_ref().and_then(JobGate::nothing_passed)
+        {
+            pass.details.insert(id, detail);
         }
         placed
     }
@@ -323,6 +354,7 @@ impl Scheduler {
     /// otherwise.
     pub(super) fn blocked_reason(
         &self,
+        id: JobId,
         job: &Job,
         now: u64,
         fits_free: &mut FitMemo,
@@ -344,13 +376,21 @@ impl Scheduler {
             preferred: &[],
             all_levels: false,
         };
-        let gang = self.state.gang_request(job);
+        let gate = JobGate::of(&self.profile, self.figures.context(&self.state), id);
+        let gang = GangRequest {
+            gate: gate.as_ref().map(|g| g as &dyn NodeGate),
+            ..self.state.gang_request(job)
+        };
         if !self.state.index.could_hold(gang.shapes) {
             return PendingReason::Resources;
         }
-        let fits = fits_free.known(&gang, view.end).unwrap_or_else(|| {
+        let remembered = gate.as_ref().is_none_or(JobGate::shape_only);
+        let known = fits_free.known(&gang, view.end).filter(|_| remembered);
+        let fits = known.unwrap_or_else(|| {
             let fits = place_gang(&self.state.nodes, &candidates, &view, gang).is_some();
-            fits_free.record(&gang, view.end, fits);
+            if remembered {
+                fits_free.record(&gang, view.end, fits);
+            }
             fits
         });
         if fits {
@@ -370,6 +410,7 @@ impl Scheduler {
             .remove(&id)
             .filter(|plan| plan.start_ms > pass.now);
         let job = self.state.job(id)?;
+        let gate = JobGate::of(&self.profile, self.figures.context(&self.state), id);
         let minimal: Vec<TaskShape> = job
             .shapes
             .iter()
@@ -378,6 +419,7 @@ impl Scheduler {
         let wanted = Reservation {
             gang: GangRequest {
                 shapes: &minimal,
+                gate: gate.as_ref().map(|g| g as &dyn NodeGate),
                 ..self.state.gang_request(job)
             },
             limit: job.spec.time_limit_ms,
@@ -386,7 +428,9 @@ impl Scheduler {
         let profile = pass
             .profile
             .get_or_insert_with(|| Profile::build(&self.state, pass.now));
-        let rank = self.kept_rank(id);
+        // Filters and scorers may change their answers between passes: plans they shaped are
+        // searched again.
+        let rank = self.kept_rank(id).filter(|_| gate.is_none());
         let stands = previous.as_ref().zip(rank).is_some_and(|kept| {
             let need = (wanted.limit, wanted.licenses);
             self.plan_stands(kept, &wanted.gang, need, profile, &mut pass.confirmed)

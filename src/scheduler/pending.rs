@@ -37,11 +37,16 @@ impl Scheduler {
         self.pending_entries()
             .iter()
             .filter_map(|entry| {
+                let detail = match entry.reason {
+                    PendingReason::Admission => self.denied.get(&entry.job),
+                    _ => self.details.get(&entry.job),
+                };
                 Some(PendingInfo {
                     job: self.state.job_name(entry.job)?.to_string(),
                     position: entry.position,
                     reason: entry.reason,
                     estimated_start_ms: entry.estimated_start_ms,
+                    detail: detail.cloned(),
                 })
             })
             .collect()

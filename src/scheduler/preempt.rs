@@ -72,6 +72,7 @@ use crate::decision::Decision;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::placement::Assignment;
+use crate::policy::PartitionHooks;
 
 /// Why a running job may be a victim: it decides what the preemptor's quota must satisfy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,9 +84,9 @@ enum Basis {
     Reclaim,
 }
 
-/// Best victims first: lower partition tier, queue above nominal, lower priority, most recently
-/// started (then the later job id).
-type VictimRank = (i32, bool, i32, Reverse<u64>, Reverse<JobId>);
+/// A candidate victim's place in the order: the profile's victim keys (lower first), then the
+/// later job id.
+type VictimRank = (Vec<i64>, Reverse<JobId>);
 
 /// Victims chosen for a preemptor and where it will run once they have stopped.
 struct Choice {
@@ -154,14 +155,17 @@ impl Scheduler {
         })
     }
 
-    /// Running jobs `id` may preempt and on what basis, best victims first: lower partition
-    /// tier (with `partition_tiers`), then jobs of queues above their nominal quota, then lower
-    /// priority, then the most recently started.
+    /// Running jobs `id` may preempt and on what basis, best victims first by the profile's
+    /// victim order (the later job id breaks ties). The engine's rules come first: never a
+    /// non-preemptible job, one already told to stop, one started in this tick, nor (with
+    /// `anti_thrash`) one that preempted `id`; then a basis (a lower partition tier, the queue
+    /// policies, or order-based preemption); then the profile's vetoes.
     fn victim_candidates(&self, id: JobId) -> Vec<(JobId, Basis)> {
-        let Some(job) = self.state.job(id) else {
+        let Some(preemptor) = self.state.job_view(id) else {
             return Vec::new();
         };
-        let tiers = self.state.config.policy.preemption.partition_tiers;
+        let job = preemptor.record();
+        let settings = &self.state.config.policy.preemption;
         let tier = |partition: crate::model::ids::PartitionId| {
             self.state
                 .partitions
@@ -169,49 +173,65 @@ impl Scheduler {
                 .map_or(0, |p| p.priority_tier)
         };
         let own_tier = tier(job.partition);
-        let tree = self.state.quota.tree.as_ref();
+        let context = self.figures.context(&self.state);
+        let no_hooks = PartitionHooks::default();
+        let hooks_of = |partition: crate::model::ids::PartitionId| {
+            self.profile
+                .partition(partition.index())
+                .unwrap_or(&no_hooks)
+        };
+        let own_hooks = hooks_of(job.partition);
+        let own_key = settings
+            .order_based
+            .then(|| self.order_key(preemptor, &context));
         let mut candidates: Vec<(VictimRank, Basis)> = Vec::new();
         for &v in &self.state.running {
-            let Some(victim) = self.state.job(v) else {
+            let Some(victim) = self.state.job_view(v) else {
                 continue;
             };
             let Some(run) = victim.running() else {
                 continue;
             };
-            if !victim.spec.preemptible
+            let record = victim.record();
+            if !victim.spec().preemptible
                 || run.preemption.is_some()
                 || run.start_ms == self.state.now_ms
-                || job.preempted_by.contains(&victim.arrival)
-                || tier(victim.partition) > own_tier
+                || (settings.anti_thrash && job.preempted_by.contains(&record.arrival))
             {
                 continue;
             }
-            let victim_tier = if tiers { tier(victim.partition) } else { 0 };
-            let vq = self.state.job_queue(v);
-            let borrowing = match (tree, vq) {
-                (Some(tree), Some(vq)) => tree.is_borrowing(vq),
-                _ => false,
+            let outranked = || {
+                own_key.is_some_and(|(tier, keys, ..)| {
+                    let (victim_tier, victim_keys, ..) = self.order_key(victim, &context);
+                    (tier, keys) < (victim_tier, victim_keys)
+                })
             };
-            let basis = if tiers && victim_tier < own_tier {
+            let basis = if settings.partition_tiers && tier(record.partition) < own_tier {
                 Some(Basis::Free)
             } else {
                 self.queue_basis(id, v)
+                    .or_else(|| outranked().then_some(Basis::Free))
             };
-            if let Some(basis) = basis {
-                let rank = (
-                    victim_tier,
-                    !borrowing,
-                    victim.spec.priority,
-                    Reverse(run.start_ms),
-                    Reverse(v),
-                );
-                candidates.push((rank, basis));
+            let Some(basis) = basis else {
+                continue;
+            };
+            let hooks = [own_hooks, hooks_of(record.partition)];
+            if self
+                .profile
+                .veto(hooks, preemptor, victim, &context)
+                .is_some()
+            {
+                continue;
             }
+            let keys = self
+                .profile
+                .victim_keys(own_hooks, preemptor, victim, &context);
+            candidates.push(((keys, Reverse(v)), basis));
         }
-        candidates.sort_unstable_by_key(|(rank, _)| *rank);
+        candidates.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
         candidates
             .into_iter()
-            .map(|((.., Reverse(v)), basis)| (v, basis))
+            .map(|((_, Reverse(v)), basis)| (v, basis))
             .collect()
     }
 

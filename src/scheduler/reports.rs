@@ -5,13 +5,13 @@ use serde::Serialize;
 
 use super::Scheduler;
 use crate::fairshare::ShareRow;
-use crate::policy::PriorityFactors;
+use crate::policy::{KeyTerms, PassFigures, PriorityFactors};
 
 /// One pending job's priority, term by term, as `sprio -l` shows it.
 ///
 /// `weighted` holds each factor times its configured weight (`policy.priority.weights`);
-/// `priority` is what the policy made of them: `base + floor(Σ weighted)` for the built-in
-/// multifactor policy.
+/// `priority` is the first order plug-in's key: `base + floor(Σ weighted)` for the default
+/// profile's multifactor priority. `keys` has every order plug-in's key with its terms.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct JobPriority {
     /// Job id.
@@ -22,8 +22,10 @@ pub struct JobPriority {
     pub factors: PriorityFactors,
     /// Each factor times its weight.
     pub weighted: PriorityFactors,
-    /// The effective priority the pass orders by (within a partition tier).
+    /// The first order plug-in's key (0 without one).
     pub priority: i64,
+    /// Every order plug-in's key and its explanation, in the profile's order.
+    pub keys: Vec<KeyTerms>,
 }
 
 impl Scheduler {
@@ -75,17 +77,21 @@ impl Scheduler {
     /// ```
     pub fn priorities(&self) -> Vec<JobPriority> {
         let w = &self.state.config.policy.priority.weights;
-        self.scored_pending(self.state.now_ms)
+        let figures = PassFigures::new(&self.state, self.state.now_ms);
+        let context = figures.context(&self.state);
+        self.ordered_pending(&context)
             .into_iter()
-            .filter_map(|s| {
-                let job = self.state.job(s.id)?;
-                let f = s.factors;
+            .filter_map(|id| {
+                let job = self.state.job_view(id)?;
+                let factors = context.factors(job);
+                let keys = self.profile.explain_keys(job, &context);
                 Some(JobPriority {
-                    job: job.spec.id.clone(),
-                    base: job.spec.priority,
-                    factors: f,
-                    weighted: f.weighted(w),
-                    priority: s.priority,
+                    job: job.name().to_string(),
+                    base: job.spec().priority,
+                    factors,
+                    weighted: factors.weighted(w),
+                    priority: keys.first().map_or(0, |k| k.key),
+                    keys,
                 })
             })
             .collect()

@@ -117,10 +117,15 @@ impl Scheduler {
     ) -> Option<PendingReason> {
         let job = self.state.job(id)?;
         let reason = waiting_reason(job, now)
+            .or_else(|| {
+                self.denied
+                    .contains_key(&id)
+                    .then_some(PendingReason::Admission)
+            })
             .or_else(|| self.held_back(id, job, now, blocking))
             .unwrap_or_else(|| {
                 let quota_ok = self.quota_fits_unplaced(id);
-                self.unplanned_reason(job, now, quota_ok, blocking)
+                self.unplanned_reason(id, job, now, quota_ok, blocking)
             });
         Some(reason)
     }

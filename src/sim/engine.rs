@@ -21,6 +21,7 @@ use crate::decision::{Decision, KillReason, PlacementEntry, TickOutcome};
 use crate::error::{ConfigError, TickError};
 use crate::event::Event;
 use crate::model::job::FinishOutcome;
+use crate::policy::Profile;
 use crate::scheduler::Scheduler;
 use crate::sim::convert::SimJob;
 use crate::sim::faults::{FaultOptions, Faults};
@@ -178,11 +179,37 @@ impl std::fmt::Debug for Simulator {
 
 impl Simulator {
     /// A simulation of `jobs` (each submitted at its `spec.submit_ms`, 0 when unset) on
-    /// `cluster`.
+    /// `cluster`, with the profile its `policy.plugins` names (the default one without).
     pub fn new(
         cluster: ClusterConfig,
         jobs: Vec<SimJob>,
         options: SimOptions,
+    ) -> Result<Self, SimError> {
+        let profile = Profile::from_config(&cluster)?;
+        Self::with_profile(cluster, jobs, options, profile)
+    }
+
+    /// [`Simulator::new`] with the plug-ins of `profile`: replays a trace with a policy written
+    /// in Rust.
+    ///
+    /// ```
+    /// use gangway::policy::{builtin::ShortestFirst, Profile};
+    /// use gangway::sim::{SimJob, SimOptions, Simulator};
+    /// use gangway::{ClusterConfig, JobSpec};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+    /// let job = |id: &str, limit, run_ms| SimJob { spec: JobSpec::new(id, limit, 1), run_ms };
+    /// let jobs = vec![job("first", 100, 100), job("long", 900, 900), job("short", 300, 300)];
+    /// let profile = Profile::builder().plugin(ShortestFirst).build().unwrap();
+    /// let result = Simulator::with_profile(cluster, jobs, SimOptions::default(), profile)
+    ///     .unwrap().run(|_| Ok(())).unwrap();
+    /// let start = |i: usize| result.jobs[i].first_start_ms.unwrap();
+    /// assert!(start(2) < start(1)); // short before long
+    /// ```
+    pub fn with_profile(
+        cluster: ClusterConfig,
+        jobs: Vec<SimJob>,
+        options: SimOptions,
+        profile: Profile,
     ) -> Result<Self, SimError> {
         let mut result = SimResult {
             capacity_gpus_milli: cluster
@@ -196,7 +223,7 @@ impl Simulator {
             account_roots: account_roots(&cluster),
             ..SimResult::default()
         };
-        let scheduler = Scheduler::new(cluster)?;
+        let scheduler = Scheduler::with_profile(cluster, profile)?;
         let mut names = HashMap::with_capacity(jobs.len());
         let mut due = BinaryHeap::with_capacity(jobs.len());
         for (index, job) in jobs.iter().enumerate() {

@@ -209,6 +209,7 @@ impl ClusterState {
             partition,
             mix: &plain,
             topology: self.gang_topology(topology),
+            gate: None,
         };
         let everything = EmptyCluster { nodes: &self.nodes };
         if place_gang(&self.nodes, &everything, &everything, request).is_some() {

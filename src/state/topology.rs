@@ -76,6 +76,7 @@ impl ClusterState {
             partition: job.partition,
             mix: &self.shape_mix,
             topology: self.gang_topology(&job.topology),
+            gate: None,
         }
     }
 

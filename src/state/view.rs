@@ -213,9 +213,13 @@ impl<'a> NodeView<'a> {
         self.node.capacity
     }
 
-    /// What is free now for new work (nothing on a draining or down node, nor on down GPUs).
+    /// What is free now for new work: what no job uses, less down GPUs; nothing on a draining
+    /// or down node.
     pub fn free(&self) -> NodeAmounts {
-        self.node.available()
+        match self.node.state {
+            NodeState::Up => self.node.free(),
+            NodeState::Draining | NodeState::Down => NodeAmounts::default(),
+        }
     }
 
     /// The GPU devices no task uses and that are not down, by index.
@@ -313,11 +317,21 @@ impl<'a> QueueView<'a> {
 }
 
 impl ClusterState {
-    fn job_view(&self, id: JobId) -> Option<JobView<'_>> {
+    /// The view of job `id`, while it is tracked.
+    pub fn job_view(&self, id: JobId) -> Option<JobView<'_>> {
         Some(JobView {
             state: self,
             id,
             job: self.job(id)?,
+        })
+    }
+
+    /// The view of node `id`, unless removed.
+    pub fn node_view(&self, id: NodeId) -> Option<NodeView<'_>> {
+        Some(NodeView {
+            state: self,
+            id,
+            node: self.node(id)?,
         })
     }
 
@@ -363,23 +377,12 @@ impl ClusterState {
 
     /// The nodes, by id (removed nodes left out).
     pub fn nodes(&self) -> impl Iterator<Item = NodeView<'_>> {
-        self.nodes.iter().enumerate().filter_map(|(slot, node)| {
-            Some(NodeView {
-                state: self,
-                id: NodeId(slot as u32),
-                node: node.as_ref()?,
-            })
-        })
+        (0..self.nodes.len()).filter_map(|slot| self.node_view(NodeId(slot as u32)))
     }
 
     /// The node named `name`.
     pub fn node_by_name(&self, name: &str) -> Option<NodeView<'_>> {
-        let id = *self.node_names.get(name)?;
-        Some(NodeView {
-            state: self,
-            id,
-            node: self.node(id)?,
-        })
+        self.node_view(*self.node_names.get(name)?)
     }
 
     /// The quota queues in configuration order (none without queues).

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::config::ClusterConfig;
 use crate::decision::TickOutcome;
 use crate::event::Event;
-use crate::policy::Multifactor;
+use crate::policy::Profile;
 use crate::protocol::{DEFAULT_MAX_LINE_BYTES, ServeEnd, ServeLimits, Shim};
 use crate::testkit::check_tick;
 use crate::testkit::harness::{Stream, StreamEvent, TickStep, run_stream};
@@ -52,13 +52,13 @@ pub fn events(data: &[u8]) -> Result<(), String> {
     let Some((config, stream)) = decode(data) else {
         return Ok(());
     };
+    let Ok(profile) = Profile::from_config(&config) else {
+        return Ok(());
+    };
     if crate::Scheduler::new(config.clone()).is_err() {
         return Ok(());
     }
-    let policy = Multifactor {
-        weights: config.policy.priority.weights.clone(),
-    };
-    run_stream(&config, Box::new(policy), &stream).map_err(|f| f.to_string())
+    run_stream(&config, profile, &stream).map_err(|f| f.to_string())
 }
 
 fn decode(data: &[u8]) -> Option<(ClusterConfig, Stream)> {
@@ -121,13 +121,8 @@ pub fn shim_lines(data: &[u8]) -> Result<(), String> {
             continue;
         }
         if value.get("decisions").is_some() {
-            let outcome = TickOutcome {
-                decisions: serde_json::from_value(value["decisions"].clone())
-                    .map_err(|e| format!("decisions do not parse back ({e}): {reply}"))?,
-                rejected: serde_json::from_value(value["rejected"].clone())
-                    .map_err(|e| format!("rejections do not parse back ({e}): {reply}"))?,
-                next_wakeup_ms: value["next_wakeup_ms"].as_u64(),
-            };
+            let outcome: TickOutcome = serde_json::from_value(value.clone())
+                .map_err(|e| format!("the tick outcome does not parse back ({e}): {reply}"))?;
             let scheduler = shim
                 .scheduler()
                 .ok_or_else(|| format!("a tick answered without a scheduler: {reply}"))?;

@@ -1,13 +1,15 @@
-//! The stream harness: ticks a scheduler with any [`Policy`] through an event stream, runs the
-//! oracle (with the cross-tick [`Checker`]) after every tick, and reports a violation as a
+//! The stream harness: ticks a scheduler with any [`Profile`] through an event stream, runs
+//! the oracle (with the cross-tick [`Checker`]) after every tick, and reports a violation as a
 //! [`Failure`] that prints the stream up to the failing tick as request lines (docs/protocol.md)
 //! (`configure`, then one `tick` per step), ready to replay with `gangway shim`.
 //!
-//! With proptest, a failing case shrinks to a minimal stream; [`check_policy`] does the whole
-//! loop.
+//! With proptest, a failing case shrinks to a minimal stream; [`check_profile`] does the whole
+//! loop, and also checks that the profile decides deterministically, that a snapshot restored
+//! half-way (plug-in state included) continues exactly, and, if asked, a bound on preemptions
+//! per job and hour.
 //!
 //! ```
-//! use gangway::policy::Multifactor;
+//! use gangway::policy::Profile;
 //! use gangway::testkit::harness::{Stream, StreamEvent, TickStep, run_stream};
 //! use gangway::{ClusterConfig, Event, JobSpec};
 //! let config: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
@@ -15,7 +17,7 @@
 //!     TickStep { at_ms: 0, events: vec![StreamEvent::Raw(Event::Submit { job: JobSpec::new("a", 1000, 1) })] },
 //!     TickStep { at_ms: 500, events: vec![StreamEvent::FinishRunning { pick: 0, failed: false }] },
 //! ] };
-//! run_stream(&config, Box::new(Multifactor::default()), &stream).unwrap();
+//! run_stream(&config, Profile::default_for_config(), &stream).unwrap();
 //! ```
 
 use std::fmt;
@@ -28,7 +30,7 @@ use crate::config::ClusterConfig;
 use crate::decision::TickOutcome;
 use crate::event::Event;
 use crate::model::job::FinishOutcome;
-use crate::policy::Policy;
+use crate::policy::Profile;
 use crate::scheduler::Scheduler;
 use crate::state::JobState;
 use crate::testkit::checker::Checker;
@@ -160,88 +162,210 @@ pub fn resolve(scheduler: &Scheduler, events: &[StreamEvent]) -> Vec<Event> {
         .collect()
 }
 
-/// Ticks a fresh scheduler for `config` with `policy` through `stream`, running the oracle and
-/// the cross-tick checks after every tick.
+/// Ticks a fresh scheduler for `config` with `profile` through `stream`, running the oracle
+/// and the cross-tick checks after every tick.
 pub fn run_stream(
     config: &ClusterConfig,
-    policy: Box<dyn Policy>,
+    profile: Profile,
     stream: &Stream,
 ) -> Result<(), Failure> {
-    run_stream_observed(config, policy, stream, |_, _, _| {})
+    run_stream_observed(config, profile, stream, |_, _, _| {})
 }
 
 /// [`run_stream`], also showing `observe` the scheduler, the events sent and the outcome after
 /// every tick that passed the checks (to count what a run exercised).
 ///
 /// ```
-/// use gangway::policy::Multifactor;
+/// use gangway::policy::Profile;
 /// use gangway::testkit::harness::{Stream, run_stream_observed};
 /// let config: gangway::ClusterConfig =
 ///     serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
 /// let mut ticks = 0;
-/// run_stream_observed(&config, Box::new(Multifactor::default()), &Stream::default(),
+/// run_stream_observed(&config, Profile::default_for_config(), &Stream::default(),
 ///     |_, _, _| ticks += 1).unwrap();
 /// assert_eq!(ticks, 0);
 /// ```
 pub fn run_stream_observed(
     config: &ClusterConfig,
-    policy: Box<dyn Policy>,
+    profile: Profile,
     stream: &Stream,
     mut observe: impl FnMut(&Scheduler, &[Event], &TickOutcome),
 ) -> Result<(), Failure> {
-    let mut lines = vec![json!({"op": "configure", "cluster": config}).to_string()];
-    let mut scheduler = Scheduler::with_policy(config.clone(), policy).map_err(|e| Failure {
-        at_ms: 0,
-        message: format!("configuration refused: {e}"),
-        lines: lines.clone(),
-    })?;
-    let mut checker = Checker::default();
+    let mut run = Run::start(config, profile)?;
     for step in &stream.ticks {
-        let events = resolve(&scheduler, &step.events);
-        lines.push(json!({"op": "tick", "at_ms": step.at_ms, "events": events}).to_string());
-        let fail = |message: String, lines: &[String]| Failure {
-            at_ms: step.at_ms,
-            message,
-            lines: lines.to_vec(),
-        };
-        let outcome = scheduler
-            .tick(step.at_ms, events.clone())
-            .map_err(|e| fail(format!("tick refused: {e}"), &lines))?;
-        checker
-            .check(&scheduler, &events, &outcome)
-            .map_err(|m| fail(m, &lines))?;
-        observe(&scheduler, &events, &outcome);
+        let (events, outcome) = run.step(step)?;
+        observe(&run.scheduler, &events, &outcome);
     }
     Ok(())
 }
 
-/// Property-checks a policy: `cases` random clusters and streams of up to `max_ticks` ticks,
-/// each run with a fresh policy from `make`. On a violation, proptest shrinks to a minimal
-/// stream and the error holds its [`Failure`] text.
+/// A stream being run: the scheduler, the checker and the request lines so far.
+struct Run {
+    scheduler: Scheduler,
+    checker: Checker,
+    lines: Vec<String>,
+}
+
+impl Run {
+    fn start(config: &ClusterConfig, profile: Profile) -> Result<Run, Failure> {
+        let lines = vec![json!({"op": "configure", "cluster": config}).to_string()];
+        let scheduler = Scheduler::with_profile(config.clone(), profile).map_err(|e| Failure {
+            at_ms: 0,
+            message: format!("configuration refused: {e}"),
+            lines: lines.clone(),
+        })?;
+        Ok(Run {
+            scheduler,
+            checker: Checker::default(),
+            lines,
+        })
+    }
+
+    fn fail(&self, at_ms: u64, message: String) -> Failure {
+        Failure {
+            at_ms,
+            message,
+            lines: self.lines.clone(),
+        }
+    }
+
+    /// Sends one step, checked; the events sent and the outcome.
+    fn step(&mut self, step: &TickStep) -> Result<(Vec<Event>, TickOutcome), Failure> {
+        let events = resolve(&self.scheduler, &step.events);
+        let line = json!({"op": "tick", "at_ms": step.at_ms, "events": events});
+        self.lines.push(line.to_string());
+        let outcome = self
+            .scheduler
+            .tick(step.at_ms, events.clone())
+            .map_err(|e| self.fail(step.at_ms, format!("tick refused: {e}")))?;
+        self.checker
+            .check(&self.scheduler, &events, &outcome)
+            .map_err(|m| self.fail(step.at_ms, m))?;
+        Ok((events, outcome))
+    }
+}
+
+/// What [`check_profile`] checks besides the invariants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProfileChecks {
+    /// Random clusters and streams to run.
+    pub cases: u32,
+    /// The most ticks per stream.
+    pub max_ticks: usize,
+    /// The most times one job may be told to stop within any hour of stream time; `None`: no
+    /// bound is checked.
+    pub preemptions_per_hour: Option<u32>,
+}
+
+impl ProfileChecks {
+    /// `cases` streams of up to `max_ticks` ticks, no preemption bound.
+    pub fn new(cases: u32, max_ticks: usize) -> Self {
+        ProfileChecks {
+            cases,
+            max_ticks,
+            preemptions_per_hour: None,
+        }
+    }
+}
+
+/// Property-checks a profile on random clusters and streams, each run with fresh profiles
+/// from `make`:
+/// - the invariant oracle and the cross-tick checks after every tick;
+/// - determinism: a second run decides exactly as the first;
+/// - snapshot and restore: a scheduler restored from a snapshot half-way, with a fresh
+///   profile loading the plug-ins' saved states, decides the rest exactly as the original;
+/// - with `preemptions_per_hour`, no job is told to stop more often than that in any hour.
+///
+/// On a violation, proptest shrinks to a minimal stream and the error holds its [`Failure`]
+/// text.
 ///
 /// ```
-/// use gangway::policy::Multifactor;
-/// gangway::testkit::harness::check_policy(|| Box::new(Multifactor::default()), 4, 10).unwrap();
+/// use gangway::policy::Profile;
+/// use gangway::testkit::harness::{ProfileChecks, check_profile};
+/// check_profile(Profile::default_for_config, ProfileChecks::new(4, 10)).unwrap();
 /// ```
-pub fn check_policy(
-    make: impl Fn() -> Box<dyn Policy>,
-    cases: u32,
-    max_ticks: usize,
-) -> Result<(), String> {
+pub fn check_profile(make: impl Fn() -> Profile, checks: ProfileChecks) -> Result<(), String> {
     let config = Config {
-        cases,
+        cases: checks.cases,
         failure_persistence: None,
         ..Config::default()
     };
     let mut runner = TestRunner::new(config);
-    let result = runner.run(&scenario(max_ticks), |(cluster, stream)| {
-        run_stream(&cluster, make(), &stream).map_err(|f| TestCaseError::fail(f.to_string()))
+    let result = runner.run(&scenario(checks.max_ticks), |(cluster, stream)| {
+        check_one(&cluster, &make, &stream, checks).map_err(|f| TestCaseError::fail(f.to_string()))
     });
     match result {
         Ok(()) => Ok(()),
         Err(TestError::Fail(reason, _)) => Err(format!("minimal failing stream: {reason}")),
         Err(TestError::Abort(reason)) => Err(format!("aborted: {reason}")),
     }
+}
+
+/// Every check of [`check_profile`] on one cluster and stream.
+fn check_one(
+    config: &ClusterConfig,
+    make: &impl Fn() -> Profile,
+    stream: &Stream,
+    checks: ProfileChecks,
+) -> Result<(), Failure> {
+    let mut first = Run::start(config, make())?;
+    let mut second = Run::start(config, make())?;
+    let half = stream.ticks.len() / 2;
+    let mut restored: Option<Run> = None;
+    let mut preempted: Vec<(String, u64)> = Vec::new();
+    for (i, step) in stream.ticks.iter().enumerate() {
+        if i == half {
+            let snapshot = first.scheduler.snapshot();
+            let scheduler = Scheduler::restore_with_profile(snapshot, make())
+                .map_err(|e| first.fail(step.at_ms, format!("restore refused: {e}")))?;
+            restored = Some(Run {
+                scheduler,
+                checker: first.checker.clone(),
+                lines: first.lines.clone(),
+            });
+        }
+        let (_, outcome) = first.step(step)?;
+        let (_, again) = second.step(step)?;
+        if again != outcome {
+            let message = format!("not deterministic: {outcome:?} then {again:?}");
+            return Err(first.fail(step.at_ms, message));
+        }
+        if let Some(run) = restored.as_mut() {
+            let (_, after) = run.step(step)?;
+            if after != outcome {
+                let message =
+                    format!("restored from a snapshot, decided {after:?} instead of {outcome:?}");
+                return Err(first.fail(step.at_ms, message));
+            }
+        }
+        if let Some(bound) = checks.preemptions_per_hour {
+            for decision in &outcome.decisions {
+                if let crate::decision::Decision::Preempt { job, .. } = decision {
+                    preempted.push((job.clone(), step.at_ms));
+                }
+            }
+            let (job, count) = most_in_an_hour(&preempted, step.at_ms);
+            if count > bound as usize {
+                let message = format!("{job} was told to stop {count} times within an hour");
+                return Err(first.fail(step.at_ms, message));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The job told to stop most often in the hour up to `now`, and how often.
+fn most_in_an_hour(preempted: &[(String, u64)], now: u64) -> (String, usize) {
+    let recent: Vec<&str> = preempted
+        .iter()
+        .filter(|(_, at)| now.saturating_sub(*at) < 3_600_000)
+        .map(|(job, _)| job.as_str())
+        .collect();
+    recent
+        .iter()
+        .map(|job| (job.to_string(), recent.iter().filter(|j| *j == job).count()))
+        .max_by_key(|(_, count)| *count)
+        .unwrap_or_default()
 }
 
 /// The multiplier for property-test case counts: the `GANGWAY_PROPTEST_SCALE` environment

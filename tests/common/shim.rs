@@ -6,13 +6,10 @@ use gangway::protocol::Shim;
 use gangway::testkit::check_tick;
 use serde_json::Value;
 
-/// The outcome a tick's reply carries (`decisions`, `rejected`, `next_wakeup_ms`).
+/// The outcome a tick's reply carries (`decisions`, `rejected`, `next_wakeup_ms`, and
+/// `plugin_faults` when any).
 pub fn tick_outcome(reply: &Value) -> Result<TickOutcome, serde_json::Error> {
-    Ok(TickOutcome {
-        decisions: serde_json::from_value(reply["decisions"].clone())?,
-        rejected: serde_json::from_value(reply["rejected"].clone())?,
-        next_wakeup_ms: reply["next_wakeup_ms"].as_u64(),
-    })
+    serde_json::from_value(reply.clone())
 }
 
 /// Sends `request` as one line and returns the parsed reply; after an accepted `tick`, runs the

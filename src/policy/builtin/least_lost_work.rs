@@ -1,0 +1,30 @@
+//! Victims that lose the least work first.
+
+use crate::policy::{Hook, PassContext, Plugin};
+use crate::state::JobView;
+
+/// Victims that would lose the least work first: the time since their last `checkpoint`
+/// event, or since they started when they reported none.
+///
+/// ```
+/// use gangway::policy::{builtin::LeastLostWork, Hook, Plugin};
+/// assert_eq!(LeastLostWork.hooks(), [Hook::VictimOrder]);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LeastLostWork;
+
+impl Plugin for LeastLostWork {
+    fn name(&self) -> &str {
+        "least_lost_work"
+    }
+
+    fn hooks(&self) -> &[Hook] {
+        &[Hook::VictimOrder]
+    }
+
+    fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
+        victim
+            .since_checkpoint_ms()
+            .map_or(i64::MAX, |lost| i64::try_from(lost).unwrap_or(i64::MAX))
+    }
+}

@@ -1,0 +1,64 @@
+//! A minimum run time before a job may be preempted (KAI's and Kueue's asked-for guard).
+
+use crate::policy::{Hook, PassContext, Plugin};
+use crate::state::JobView;
+
+/// Vetoes preempting a job that has run less than `min_ms` in its current run, and asks for a
+/// tick when the earliest such guard ends while jobs wait (so a blocked preemptor is retried
+/// then). A job runs at least `min_ms` between two preemptions, so it is preempted at most
+/// `ceil(3_600_000 / min_ms)` times an hour.
+///
+/// ```
+/// use gangway::policy::builtin::MinRunTime;
+/// assert_eq!(MinRunTime::new(600_000).min_ms(), 600_000);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct MinRunTime {
+    min_ms: u64,
+}
+
+impl MinRunTime {
+    /// Guards every job's first `min_ms` of each run.
+    pub fn new(min_ms: u64) -> Self {
+        MinRunTime { min_ms }
+    }
+
+    /// The guarded time.
+    pub fn min_ms(&self) -> u64 {
+        self.min_ms
+    }
+}
+
+impl Plugin for MinRunTime {
+    fn name(&self) -> &str {
+        "min_run_time"
+    }
+
+    fn hooks(&self) -> &[Hook] {
+        &[Hook::VictimVeto, Hook::WakeUp]
+    }
+
+    fn veto_victim(
+        &self,
+        _: JobView<'_>,
+        victim: JobView<'_>,
+        _: &PassContext<'_>,
+    ) -> Option<String> {
+        let (_, ran) = victim.current_run()?;
+        (ran < self.min_ms)
+            .then(|| format!("has run {ran} ms of its guaranteed {} ms", self.min_ms))
+    }
+
+    fn wake_up(&self, context: &PassContext<'_>) -> Option<u64> {
+        let state = context.state();
+        if state.pending_count() == 0 {
+            return None;
+        }
+        state
+            .running()
+            .filter_map(|job| job.current_run())
+            .map(|(start, _)| start.saturating_add(self.min_ms))
+            .filter(|&end| end > context.now_ms())
+            .min()
+    }
+}

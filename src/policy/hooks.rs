@@ -1,0 +1,224 @@
+//! The plug-in trait: one method per decision point, each with a default that abstains, so a
+//! plug-in implements only the hooks it declares in [`Plugin::hooks`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::decision::Decision;
+use crate::event::Event;
+use crate::policy::context::PassContext;
+use crate::state::{JobView, NodeView};
+
+/// A decision point of the pass (docs/policies.md has the table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hook {
+    /// [`Plugin::prepare`]: once per pass, before any other hook.
+    Prepare,
+    /// [`Plugin::admit`]: a vote per pending job; any deny keeps the job waiting.
+    Admission,
+    /// [`Plugin::order_key`]: a sort key per job; keys combine lexicographically.
+    Order,
+    /// [`Plugin::filter_node`]: whether a task group may use a node; ANDed.
+    NodeFilter,
+    /// [`Plugin::score_node`]: how good a node is for a task group; tiers, weighted sums.
+    NodeScore,
+    /// [`Plugin::veto_victim`]: a running job this preemptor may not preempt; ANDed.
+    VictimVeto,
+    /// [`Plugin::victim_key`]: the order in which candidate victims are taken; lexicographic.
+    VictimOrder,
+    /// [`Plugin::wake_up`]: a time the plug-in wants the next tick by.
+    WakeUp,
+    /// [`Plugin::observe`]: each tick's events and decisions.
+    Observe,
+}
+
+impl Hook {
+    /// The hook's name as `explain` and the tick outcome's faults write it.
+    ///
+    /// ```
+    /// assert_eq!(gangway::policy::Hook::NodeScore.name(), "node_score");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Hook::Prepare => "prepare",
+            Hook::Admission => "admission",
+            Hook::Order => "order",
+            Hook::NodeFilter => "node_filter",
+            Hook::NodeScore => "node_score",
+            Hook::VictimVeto => "victim_veto",
+            Hook::VictimOrder => "victim_order",
+            Hook::WakeUp => "wake_up",
+            Hook::Observe => "observe",
+        }
+    }
+
+    /// Whether a profile may set this hook per partition (placement and victims); the others
+    /// are global, since all partitions are walked in one order.
+    pub fn per_partition(self) -> bool {
+        matches!(
+            self,
+            Hook::NodeFilter | Hook::NodeScore | Hook::VictimVeto | Hook::VictimOrder
+        )
+    }
+}
+
+/// An admission plug-in's vote on one pending job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Vote {
+    /// The job may be considered.
+    Permit,
+    /// The job waits (reason `admission`), and `explain` shows this message.
+    Deny(String),
+    /// No opinion.
+    Abstain,
+}
+
+/// What a plug-in's placement answers (filter and score) depend on. The engine remembers
+/// placements that failed for one gang shape and keeps last pass's reservations; both are valid
+/// only when every filter and scorer of the partition answers from the task shape and the node
+/// alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dependence {
+    /// The answer depends only on the task group's shape and on the node (its capacity, free
+    /// amounts, labels, model and fault history): jobs of the same shape get the same answers.
+    ShapeAndNode,
+    /// Anything else (the job's identity, its account, the time, other jobs). The engine turns
+    /// its shape memos and kept reservations off for the partitions this plug-in serves.
+    #[default]
+    Anything,
+}
+
+/// Clones a boxed plug-in; implemented for every `Plugin + Clone`, so a plug-in only derives
+/// `Clone`. A scheduler is cloned to answer `what_if` questions, plug-in state included.
+pub trait PluginClone {
+    /// A copy of the plug-in, with its state.
+    fn clone_box(&self) -> Box<dyn Plugin>;
+}
+
+impl<T: Plugin + Clone> PluginClone for T {
+    fn clone_box(&self) -> Box<dyn Plugin> {
+        Box::new(self.clone())
+    }
+}
+
+/// A scheduling policy at one or more decision points.
+///
+/// Every hook has a default that abstains; a plug-in implements the ones it lists in
+/// [`Plugin::hooks`], and the engine calls only those. Hooks see read-only views; the engine
+/// referees every answer (capacity, gangs, quotas, reservations are never at a plug-in's mercy),
+/// and a hook that panics is caught, reported in the tick's outcome, and treated as abstaining
+/// for the rest of that pass.
+///
+/// ```
+/// use gangway::policy::{Hook, PassContext, Plugin};
+/// use gangway::state::JobView;
+///
+/// /// Shortest time limit first.
+/// #[derive(Clone)]
+/// struct Shortest;
+/// impl Plugin for Shortest {
+///     fn name(&self) -> &str { "shortest" }
+///     fn hooks(&self) -> &[Hook] { &[Hook::Order] }
+///     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
+///         -(job.spec().time_limit_ms.min(i64::MAX as u64) as i64)
+///     }
+/// }
+/// let profile = gangway::policy::Profile::builder().plugin(Shortest).build().unwrap();
+/// assert_eq!(profile.plugin_names().collect::<Vec<_>>(), ["shortest"]);
+/// ```
+pub trait Plugin: PluginClone + Send + Sync + 'static {
+    /// Its name: unique within a profile, the key of its saved state, and what faults and
+    /// `explain` name it by.
+    fn name(&self) -> &str;
+
+    /// The hooks it implements; the engine calls no other.
+    fn hooks(&self) -> &[Hook];
+
+    /// Once per pass, before any other hook: cache what the pass needs (the context holds the
+    /// cluster totals, the multifactor normalisers and the fair-share factors).
+    fn prepare(&mut self, _context: &PassContext<'_>) {}
+
+    /// A vote on a pending job, every pass. Any deny keeps it waiting (and it blocks nobody);
+    /// a permit never overrides quotas, limits, holds or dependencies.
+    fn admit(&self, _job: JobView<'_>, _context: &PassContext<'_>) -> Vote {
+        Vote::Abstain
+    }
+
+    /// The job's sort key: higher first. Asked of pending jobs (the order of the pass) and, for
+    /// order-based preemption, of running ones.
+    fn order_key(&self, _job: JobView<'_>, _context: &PassContext<'_>) -> i64 {
+        0
+    }
+
+    /// The terms of the job's key, for `explain`'s priority breakdown (name, value).
+    fn explain_key(&self, _job: JobView<'_>, _context: &PassContext<'_>) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+
+    /// Whether task group `group` of `job` may use `node`: `Err` with a reason when not.
+    fn filter_node(
+        &self,
+        _job: JobView<'_>,
+        _group: usize,
+        _node: NodeView<'_>,
+        _context: &PassContext<'_>,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// How good `node` is for task group `group` of `job`: higher is better; a non-finite score
+    /// counts as the worst.
+    fn score_node(
+        &self,
+        _job: JobView<'_>,
+        _group: usize,
+        _node: NodeView<'_>,
+        _context: &PassContext<'_>,
+    ) -> f64 {
+        0.0
+    }
+
+    /// `Some(reason)` when `preemptor` may not preempt the running job `victim`.
+    fn veto_victim(
+        &self,
+        _preemptor: JobView<'_>,
+        _victim: JobView<'_>,
+        _context: &PassContext<'_>,
+    ) -> Option<String> {
+        None
+    }
+
+    /// The order in which candidate victims are taken: lower first.
+    fn victim_key(
+        &self,
+        _preemptor: JobView<'_>,
+        _victim: JobView<'_>,
+        _context: &PassContext<'_>,
+    ) -> i64 {
+        0
+    }
+
+    /// A time by which the plug-in wants the next tick (merged into `next_wakeup_ms`).
+    fn wake_up(&self, _context: &PassContext<'_>) -> Option<u64> {
+        None
+    }
+
+    /// The events and decisions of a tick, after its pass.
+    fn observe(&mut self, _now_ms: u64, _events: &[Event], _decisions: &[Decision]) {}
+
+    /// Its state for a snapshot; `None` when it keeps none.
+    fn save_state(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// Loads what [`Plugin::save_state`] saved.
+    fn load_state(&mut self, _state: serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// What its filter and score answers depend on (default: anything, which turns the
+    /// engine's shape memos off where it serves).
+    fn dependence(&self) -> Dependence {
+        Dependence::Anything
+    }
+}

@@ -1,0 +1,38 @@
+//! The policy surface: plug-ins at every decision point of the pass, combined by a
+//! [`Profile`], and the built-in ones ([`builtin`]).
+//!
+//! | hook | called | answer | combined |
+//! |---|---|---|---|
+//! | [`Plugin::prepare`] | once per pass, first | caches | — |
+//! | [`Plugin::admit`] | per pending job, every pass | permit / deny (reason) / abstain | any deny keeps the job waiting (`admission`) |
+//! | [`Plugin::order_key`] | per pending job (and running job, for order-based preemption) | `i64`, higher first | lexicographic in listed order, after the partition tier, before submit time and arrival |
+//! | [`Plugin::filter_node`] | per task group and candidate node | yes / no (reason) | AND |
+//! | [`Plugin::score_node`] | per task group and candidate node that passed the filters | `f64`, higher better | tiers lexicographic, weighted sum within a tier; non-finite is the worst; ties keep the engine's visit order |
+//! | [`Plugin::veto_victim`] | per preemptor and candidate victim | veto (reason) or none | AND over every plug-in |
+//! | [`Plugin::victim_key`] | per preemptor and candidate victim | `i64`, lower first | lexicographic, then the later job id |
+//! | [`Plugin::wake_up`] | after each pass | a time | the earliest joins `next_wakeup_ms` |
+//! | [`Plugin::observe`] | after each tick | — | — |
+//! | [`Plugin::save_state`] / [`Plugin::load_state`] | snapshot / restore | JSON | by plug-in name |
+//!
+//! The engine referees: no plug-in can over-commit a device, split a gang, breach a quota or
+//! delay a reservation. Its rules (capacity, gangs, quotas, reservations, decision order,
+//! time intervals) always hold; a profile replaces only the rules its plug-ins implement.
+//! docs/policies.md has the worked examples.
+
+pub mod builtin;
+mod context;
+mod factors;
+mod guard;
+mod hooks;
+mod profile;
+pub mod spec;
+
+pub use context::{PassContext, PassFigures};
+pub use factors::PriorityFactors;
+pub use guard::PluginFault;
+pub use hooks::{Dependence, Hook, Plugin, PluginClone, Vote};
+pub use profile::{
+    KeyTerms, MAX_ORDER_KEYS, MAX_SCORE_TIERS, NodeScores, OrderKeys, Placement, Profile,
+    ProfileBuilder, ProfileError,
+};
+pub(crate) use profile::{PartitionHooks, better_first};

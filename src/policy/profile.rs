@@ -1,0 +1,633 @@
+//! A profile: the ordered plug-ins of every hook, and the rules that combine their answers.
+//!
+//! - **Admission**: any deny keeps the job waiting (the first deny's message is shown).
+//! - **Order**: keys compare lexicographically in the listed order, higher first (at most
+//!   [`MAX_ORDER_KEYS`] order plug-ins); the engine puts the partition tier before them and the
+//!   submit time and arrival after them.
+//! - **Node filter**: ANDed; a partition's filters add to the global ones.
+//! - **Node score**: tiers compared lexicographically (lower tier number first, at most
+//!   [`MAX_SCORE_TIERS`]), a weighted sum within a tier, higher better; a non-finite sum is the
+//!   worst. Ties keep the engine's visit order. A partition with scorers of its own uses only
+//!   those.
+//! - **Victim veto**: ANDed over the global vetoes and those of both jobs' partitions, so
+//!   no rule can silence a guard.
+//! - **Victim order**: keys compare lexicographically in the listed order, lower first; the
+//!   engine's tie-break is the later job id. A partition with victim orders of its own (the
+//!   preemptor's) uses only those.
+//! - **Wake-up**: the earliest of all requests joins `next_wakeup_ms`.
+
+use std::cmp::Ordering;
+
+use crate::decision::Decision;
+use crate::event::Event;
+use crate::policy::guard::{FaultLog, PluginFault};
+use crate::policy::{Dependence, Hook, PassContext, Plugin, Vote};
+use crate::state::{ClusterState, JobView, NodeView};
+
+/// The most order plug-ins a profile may list.
+pub const MAX_ORDER_KEYS: usize = 4;
+
+/// The most node-score tiers a profile may use.
+pub const MAX_SCORE_TIERS: usize = 4;
+
+/// A job's order keys, one per order plug-in (unused slots 0).
+pub type OrderKeys = [i64; MAX_ORDER_KEYS];
+
+/// A node's scores, one weighted sum per tier (unused tiers 0).
+pub type NodeScores = [f64; MAX_SCORE_TIERS];
+
+/// Why a profile cannot be built.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ProfileError {
+    /// Two plug-ins share a name (names key their saved state).
+    #[error("two plug-ins are named {0:?}")]
+    DuplicateName(String),
+    /// More order plug-ins than [`MAX_ORDER_KEYS`].
+    #[error("{0} order plug-ins; at most {MAX_ORDER_KEYS}")]
+    TooManyOrderKeys(usize),
+    /// A score tier at or beyond [`MAX_SCORE_TIERS`].
+    #[error("plug-in {plugin:?}: score tier {tier}; tiers are 0 to {}", MAX_SCORE_TIERS - 1)]
+    TierOutOfRange {
+        /// The plug-in.
+        plugin: String,
+        /// Its tier.
+        tier: usize,
+    },
+    /// A score weight that is not finite.
+    #[error("plug-in {plugin:?}: score weight {weight} is not a finite number")]
+    BadWeight {
+        /// The plug-in.
+        plugin: String,
+        /// Its weight.
+        weight: f64,
+    },
+    /// A plug-in listed for one partition implements a hook that is global.
+    #[error(
+        "plug-in {plugin:?} is listed for partition {partition:?} but implements the global hook {}",
+        hook.name()
+    )]
+    GlobalHookInPartition {
+        /// The plug-in.
+        plugin: String,
+        /// Its partition.
+        partition: String,
+        /// The global hook.
+        hook: Hook,
+    },
+}
+
+/// Where a plug-in's placement and victim hooks apply, and its scores' tier and weight.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    /// Only jobs of this partition (every hook of the plug-in must allow it); `None`: all.
+    pub partition: Option<String>,
+    /// Score tier (0 first).
+    pub tier: usize,
+    /// Score weight within the tier.
+    pub weight: f64,
+}
+
+impl Default for Placement {
+    fn default() -> Self {
+        Placement {
+            partition: None,
+            tier: 0,
+            weight: 1.0,
+        }
+    }
+}
+
+impl Clone for Box<dyn Plugin> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// Builds a [`Profile`]: plug-ins in order; each is registered for every hook it implements.
+///
+/// ```
+/// use gangway::policy::builtin::{MinRunTime, Multifactor, Spread};
+/// use gangway::policy::Profile;
+/// let profile = Profile::builder()
+///     .plugin(Multifactor::from_config())
+///     .plugin(MinRunTime::new(600_000))
+///     .scorer(Spread, 0, 1.0)
+///     .build()
+///     .unwrap();
+/// assert_eq!(profile.plugin_names().collect::<Vec<_>>(),
+///     ["multifactor", "min_run_time", "spread"]);
+/// ```
+#[derive(Default)]
+pub struct ProfileBuilder {
+    plugins: Vec<(Box<dyn Plugin>, Placement)>,
+}
+
+impl ProfileBuilder {
+    /// Adds a plug-in for every partition (scores at tier 0, weight 1).
+    pub fn plugin(self, plugin: impl Plugin) -> Self {
+        self.boxed(Box::new(plugin), Placement::default())
+    }
+
+    /// Adds a scorer (and its other hooks) at `tier` with `weight`.
+    pub fn scorer(self, plugin: impl Plugin, tier: usize, weight: f64) -> Self {
+        let placement = Placement {
+            tier,
+            weight,
+            ..Placement::default()
+        };
+        self.boxed(Box::new(plugin), placement)
+    }
+
+    /// Adds a plug-in whose placement and victim hooks apply to the jobs of `partition` only.
+    pub fn plugin_in(self, partition: &str, plugin: impl Plugin) -> Self {
+        let placement = Placement {
+            partition: Some(partition.to_string()),
+            ..Placement::default()
+        };
+        self.boxed(Box::new(plugin), placement)
+    }
+
+    /// Adds a boxed plug-in with its placement.
+    pub fn boxed(mut self, plugin: Box<dyn Plugin>, placement: Placement) -> Self {
+        self.plugins.push((plugin, placement));
+        self
+    }
+
+    /// The profile, or why the list is inconsistent.
+    pub fn build(self) -> Result<Profile, ProfileError> {
+        let mut names: Vec<&str> = Vec::new();
+        let mut order = 0;
+        for (plugin, placement) in &self.plugins {
+            let name = plugin.name();
+            if names.contains(&name) {
+                return Err(ProfileError::DuplicateName(name.to_string()));
+            }
+            names.push(name);
+            let hooks = plugin.hooks();
+            order += usize::from(hooks.contains(&Hook::Order));
+            if hooks.contains(&Hook::NodeScore) {
+                if placement.tier >= MAX_SCORE_TIERS {
+                    return Err(ProfileError::TierOutOfRange {
+                        plugin: name.to_string(),
+                        tier: placement.tier,
+                    });
+                }
+                if !placement.weight.is_finite() {
+                    return Err(ProfileError::BadWeight {
+                        plugin: name.to_string(),
+                        weight: placement.weight,
+                    });
+                }
+            }
+            if let Some(partition) = &placement.partition
+                && let Some(hook) = hooks.iter().find(|h| !h.per_partition())
+            {
+                return Err(ProfileError::GlobalHookInPartition {
+                    plugin: name.to_string(),
+                    partition: partition.clone(),
+                    hook: *hook,
+                });
+            }
+        }
+        if order > MAX_ORDER_KEYS {
+            return Err(ProfileError::TooManyOrderKeys(order));
+        }
+        let listed = |hook: Hook| -> Vec<usize> {
+            (0..self.plugins.len())
+                .filter(|&i| self.plugins[i].0.hooks().contains(&hook))
+                .collect()
+        };
+        let global = GlobalHooks {
+            prepare: listed(Hook::Prepare),
+            admission: listed(Hook::Admission),
+            order: listed(Hook::Order),
+            wake_up: listed(Hook::WakeUp),
+            observe: listed(Hook::Observe),
+        };
+        let faults = FaultLog::new(self.plugins.len());
+        let (plugins, placements) = self.plugins.into_iter().unzip();
+        Ok(Profile {
+            plugins,
+            placements,
+            global,
+            partitions: Vec::new(),
+            faults,
+        })
+    }
+}
+
+/// The global hooks' plug-ins, by index, in listed order.
+#[derive(Clone, Debug, Default)]
+struct GlobalHooks {
+    prepare: Vec<usize>,
+    admission: Vec<usize>,
+    order: Vec<usize>,
+    wake_up: Vec<usize>,
+    observe: Vec<usize>,
+}
+
+/// The placement and victim hooks that serve one partition, by plug-in index.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PartitionHooks {
+    pub(crate) filters: Vec<usize>,
+    /// (tier, plug-in, weight), in listed order.
+    pub(crate) scorers: Vec<(usize, usize, f64)>,
+    pub(crate) vetoes: Vec<usize>,
+    pub(crate) victim_order: Vec<usize>,
+    /// Every filter and scorer answers from the task shape and the node alone.
+    pub(crate) shape_only: bool,
+}
+
+impl PartitionHooks {
+    /// Whether placement needs the profile at all here.
+    pub(crate) fn gates(&self) -> bool {
+        !self.filters.is_empty() || !self.scorers.is_empty()
+    }
+}
+
+/// The plug-ins of every decision point, and the rules that combine them (module docs).
+///
+/// [`Profile::default_for_config`] is the built-in policy: Slurm's multifactor priority and
+/// Kueue's victim selection, with the engine's best fit; every scenario of the project is
+/// decided by it.
+#[derive(Clone)]
+pub struct Profile {
+    plugins: Vec<Box<dyn Plugin>>,
+    placements: Vec<Placement>,
+    global: GlobalHooks,
+    /// The placement hooks by partition index, resolved at each pass.
+    partitions: Vec<PartitionHooks>,
+    faults: FaultLog,
+}
+
+impl std::fmt::Debug for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Profile")
+            .field("plugins", &self.plugin_names().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Profile {
+    /// An empty builder.
+    pub fn builder() -> ProfileBuilder {
+        ProfileBuilder::default()
+    }
+
+    /// The plug-ins' names, in listed order.
+    pub fn plugin_names(&self) -> impl Iterator<Item = &str> {
+        self.plugins.iter().map(|p| p.name())
+    }
+
+    /// Whether any plug-in observes ticks (the engine copies a tick's events only then).
+    pub(crate) fn observes(&self) -> bool {
+        !self.global.observe.is_empty()
+    }
+
+    fn name_of(&self, index: usize) -> String {
+        self.plugins[index].name().to_string()
+    }
+
+    /// Starts a pass: every plug-in answers again, the partition hooks are resolved for the
+    /// state's partitions, and the `prepare` hooks run.
+    pub(crate) fn prepare(&mut self, context: &PassContext<'_>) {
+        self.faults.new_pass();
+        self.partitions = self.resolve(context.state());
+        for i in self.global.prepare.clone() {
+            let name = self.plugins[i].name().to_string();
+            let plugin = &mut self.plugins[i];
+            self.faults
+                .call(i, || name, Hook::Prepare, || plugin.prepare(context));
+        }
+    }
+
+    fn resolve(&self, state: &ClusterState) -> Vec<PartitionHooks> {
+        state
+            .partitions
+            .iter()
+            .map(|p| self.hooks_of_partition(&p.name))
+            .collect()
+    }
+
+    fn hooks_of_partition(&self, partition: &str) -> PartitionHooks {
+        let applies = |i: usize, own: bool| match &self.placements[i].partition {
+            Some(p) => own && p == partition,
+            None => !own,
+        };
+        let listed = |hook: Hook, own: bool| -> Vec<usize> {
+            (0..self.plugins.len())
+                .filter(|&i| self.plugins[i].hooks().contains(&hook) && applies(i, own))
+                .collect()
+        };
+        let either = |hook: Hook| {
+            let own = listed(hook, true);
+            if own.is_empty() {
+                listed(hook, false)
+            } else {
+                own
+            }
+        };
+        let mut filters = listed(Hook::NodeFilter, false);
+        filters.extend(listed(Hook::NodeFilter, true));
+        let mut vetoes = listed(Hook::VictimVeto, false);
+        vetoes.extend(listed(Hook::VictimVeto, true));
+        let scorers: Vec<(usize, usize, f64)> = either(Hook::NodeScore)
+            .into_iter()
+            .map(|i| (self.placements[i].tier, i, self.placements[i].weight))
+            .collect();
+        let shape_only = filters
+            .iter()
+            .chain(scorers.iter().map(|(_, i, _)| i))
+            .all(|&i| self.plugins[i].dependence() == Dependence::ShapeAndNode);
+        PartitionHooks {
+            filters,
+            scorers,
+            vetoes,
+            victim_order: either(Hook::VictimOrder),
+            shape_only,
+        }
+    }
+
+    /// The hooks serving partition `index` in this pass.
+    pub(crate) fn partition(&self, index: usize) -> Option<&PartitionHooks> {
+        self.partitions.get(index)
+    }
+
+    /// The first deny among the admission votes on `job`.
+    pub(crate) fn admission(&self, job: JobView<'_>, context: &PassContext<'_>) -> Option<String> {
+        self.global.admission.iter().find_map(|&i| {
+            let vote = self.faults.call(
+                i,
+                || self.name_of(i),
+                Hook::Admission,
+                || self.plugins[i].admit(job, context),
+            );
+            match vote {
+                Some(Vote::Deny(reason)) => Some(format!("{}: {reason}", self.name_of(i))),
+                _ => None,
+            }
+        })
+    }
+
+    /// The job's order keys (a silenced plug-in's slot is 0).
+    pub(crate) fn order_keys(&self, job: JobView<'_>, context: &PassContext<'_>) -> OrderKeys {
+        let mut keys = [0; MAX_ORDER_KEYS];
+        for (slot, &i) in keys.iter_mut().zip(&self.global.order) {
+            *slot = self
+                .faults
+                .call(
+                    i,
+                    || self.name_of(i),
+                    Hook::Order,
+                    || self.plugins[i].order_key(job, context),
+                )
+                .unwrap_or(0);
+        }
+        keys
+    }
+
+    /// Whether a plug-in that keyed this pass's order was silenced since: its slot must then
+    /// be 0 for every job, so the keys compare alike.
+    pub(crate) fn order_silenced(&self) -> Vec<usize> {
+        self.global
+            .order
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| self.faults.silenced(**i))
+            .map(|(slot, _)| slot)
+            .collect()
+    }
+
+    /// The order plug-ins' explanations of the job's keys: (plug-in, key, terms).
+    pub(crate) fn explain_keys(
+        &self,
+        job: JobView<'_>,
+        context: &PassContext<'_>,
+    ) -> Vec<KeyTerms> {
+        self.global
+            .order
+            .iter()
+            .filter_map(|&i| {
+                let plugin = &self.plugins[i];
+                let name = || self.name_of(i);
+                let key = self
+                    .faults
+                    .call(i, name, Hook::Order, || plugin.order_key(job, context))?;
+                let terms = self
+                    .faults
+                    .call(i, name, Hook::Order, || plugin.explain_key(job, context))?;
+                Some(KeyTerms {
+                    plugin: self.name_of(i),
+                    key,
+                    terms,
+                })
+            })
+            .collect()
+    }
+
+    /// `Err((plug-in, reason))` from the first filter of `hooks` that rejects the node.
+    pub(crate) fn filter(
+        &self,
+        hooks: &PartitionHooks,
+        (job, group): (JobView<'_>, usize),
+        node: NodeView<'_>,
+        context: &PassContext<'_>,
+    ) -> Result<(), (usize, String)> {
+        for &i in &hooks.filters {
+            let answer = self.faults.call(
+                i,
+                || self.name_of(i),
+                Hook::NodeFilter,
+                || self.plugins[i].filter_node(job, group, node, context),
+            );
+            if let Some(Err(reason)) = answer {
+                return Err((i, reason));
+            }
+        }
+        Ok(())
+    }
+
+    /// The node's scores by tier (a non-finite sum is the worst).
+    pub(crate) fn scores(
+        &self,
+        hooks: &PartitionHooks,
+        (job, group): (JobView<'_>, usize),
+        node: NodeView<'_>,
+        context: &PassContext<'_>,
+    ) -> NodeScores {
+        let mut scores = [0.0; MAX_SCORE_TIERS];
+        for &(tier, i, weight) in &hooks.scorers {
+            let score = self.faults.call(
+                i,
+                || self.name_of(i),
+                Hook::NodeScore,
+                || self.plugins[i].score_node(job, group, node, context),
+            );
+            match score {
+                Some(score) if score.is_finite() => scores[tier] += weight * score,
+                Some(_) => scores[tier] = f64::NEG_INFINITY,
+                None => {}
+            }
+        }
+        scores.map(finite_or_worst)
+    }
+
+    /// `Some((plug-in, reason))` when a veto of `hooks` (and of `also`, the victim's
+    /// partition's) protects `victim` from `preemptor`.
+    pub(crate) fn veto(
+        &self,
+        hooks: [&PartitionHooks; 2],
+        preemptor: JobView<'_>,
+        victim: JobView<'_>,
+        context: &PassContext<'_>,
+    ) -> Option<(String, String)> {
+        let mut seen: Vec<usize> = Vec::new();
+        for &i in hooks.iter().flat_map(|h| h.vetoes.iter()) {
+            if seen.contains(&i) {
+                continue;
+            }
+            seen.push(i);
+            let answer = self.faults.call(
+                i,
+                || self.name_of(i),
+                Hook::VictimVeto,
+                || self.plugins[i].veto_victim(preemptor, victim, context),
+            );
+            if let Some(Some(reason)) = answer {
+                return Some((self.name_of(i), reason));
+            }
+        }
+        None
+    }
+
+    /// The victim's keys under the victim orders of `hooks` (a silenced plug-in's key is 0).
+    pub(crate) fn victim_keys(
+        &self,
+        hooks: &PartitionHooks,
+        preemptor: JobView<'_>,
+        victim: JobView<'_>,
+        context: &PassContext<'_>,
+    ) -> Vec<i64> {
+        hooks
+            .victim_order
+            .iter()
+            .map(|&i| {
+                self.faults
+                    .call(
+                        i,
+                        || self.name_of(i),
+                        Hook::VictimOrder,
+                        || self.plugins[i].victim_key(preemptor, victim, context),
+                    )
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+
+    /// The earliest wake-up any plug-in asks for after `now`.
+    pub(crate) fn wake_up(&self, context: &PassContext<'_>) -> Option<u64> {
+        let now = context.now_ms();
+        self.global
+            .wake_up
+            .iter()
+            .filter_map(|&i| {
+                self.faults
+                    .call(
+                        i,
+                        || self.name_of(i),
+                        Hook::WakeUp,
+                        || self.plugins[i].wake_up(context),
+                    )
+                    .flatten()
+            })
+            .filter(|&t| t > now)
+            .min()
+    }
+
+    /// Shows the tick to the observers.
+    pub(crate) fn observe(&mut self, now_ms: u64, events: &[Event], decisions: &[Decision]) {
+        for i in self.global.observe.clone() {
+            let name = self.plugins[i].name().to_string();
+            let plugin = &mut self.plugins[i];
+            self.faults.call(
+                i,
+                || name,
+                Hook::Observe,
+                || plugin.observe(now_ms, events, decisions),
+            );
+        }
+    }
+
+    /// The faults since the last call.
+    pub(crate) fn take_faults(&self) -> Vec<PluginFault> {
+        self.faults.take()
+    }
+
+    /// Every stateful plug-in's saved state, by name.
+    pub fn save_states(&self) -> Vec<(String, serde_json::Value)> {
+        self.plugins
+            .iter()
+            .enumerate()
+            .filter_map(|(i, plugin)| {
+                let state = self
+                    .faults
+                    .call(i, || self.name_of(i), Hook::Observe, || plugin.save_state())
+                    .flatten()?;
+                Some((plugin.name().to_string(), state))
+            })
+            .collect()
+    }
+
+    /// Loads saved states into the plug-ins of the same names; a state naming no plug-in of
+    /// this profile, or one its plug-in refuses, is an error naming it.
+    pub fn load_states(
+        &mut self,
+        states: Vec<(String, serde_json::Value)>,
+    ) -> Result<(), (String, String)> {
+        for (name, state) in states {
+            let Some(plugin) = self.plugins.iter_mut().find(|p| p.name() == name) else {
+                return Err((name, "no plug-in of this name in the profile".to_string()));
+            };
+            let loaded =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plugin.load_state(state)));
+            match loaded {
+                Ok(Ok(())) => {}
+                Ok(Err(message)) => return Err((name, message)),
+                Err(_) => return Err((name, "panicked while loading its state".to_string())),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One order plug-in's key for one job, with the terms it explains it by (the `priorities`
+/// report's breakdown).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct KeyTerms {
+    /// The plug-in.
+    pub plugin: String,
+    /// Its key.
+    pub key: i64,
+    /// Its terms (name, value), e.g. multifactor's weighted factors.
+    pub terms: Vec<(String, f64)>,
+}
+
+/// A score as the engine ranks it: a non-finite one is the worst.
+fn finite_or_worst(score: f64) -> f64 {
+    if score.is_finite() {
+        score
+    } else {
+        f64::NEG_INFINITY
+    }
+}
+
+/// Compares two nodes' scores: the better first.
+pub(crate) fn better_first(a: &NodeScores, b: &NodeScores) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        match y.total_cmp(x) {
+            Ordering::Equal => continue,
+            other => return other,
+        }
+    }
+    Ordering::Equal
+}

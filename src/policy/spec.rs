@@ -1,0 +1,196 @@
+//! CLUSTER's `policy.plugins`: a profile named in JSON, for shim hosts and `gangway simulate
+//! --cluster` (docs/policies.md lists every name and parameter).
+//!
+//! ```
+//! use gangway::policy::spec::{PluginSpec, profile_from_specs};
+//! let specs: Vec<PluginSpec> = serde_json::from_str(r#"[
+//!     {"name": "las", "min_quantum_ms": 600000},
+//!     {"name": "avoid_gpu_faults", "hours": 24},
+//!     {"name": "spread", "tier": 0, "weight": 2.0},
+//!     {"name": "kueue_victims"}]"#).unwrap();
+//! let profile = profile_from_specs(&specs).unwrap();
+//! assert_eq!(profile.plugin_names().count(), 8);
+//! ```
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::policy::builtin::{
+    AvoidGpuFaults, BinPack, BorrowingFirst, Las, LeastLostWork, LowerPriorityFirst,
+    LowerTierFirst, MinRunTime, Multifactor, NewestFirst, ShortestFirst, Spread, TierGuard,
+    kueue_victims,
+};
+use crate::policy::{Placement, Plugin, Profile};
+
+/// One entry of `policy.plugins`: a built-in plug-in's name, where it applies, and its
+/// parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PluginSpec {
+    /// The built-in's name.
+    pub name: String,
+    /// Only for jobs of this partition (placement and victim hooks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    /// Score tier. Default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tier: usize,
+    /// Score weight. Default 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub weight: f64,
+    /// The plug-in's own parameters.
+    #[serde(flatten)]
+    pub params: Map<String, Value>,
+}
+
+fn is_zero(tier: &usize) -> bool {
+    *tier == 0
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(weight: &f64) -> bool {
+    *weight == 1.0
+}
+
+/// Why `policy.plugins` does not make a profile: the entry's position and what is wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("policy.plugins[{index}]: {message}")]
+pub struct SpecError {
+    /// The entry's position (for an inconsistent list, the last entry's).
+    pub index: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The names `policy.plugins` accepts.
+pub const BUILTIN_NAMES: [&str; 14] = [
+    "multifactor",
+    "shortest_first",
+    "las",
+    "min_run_time",
+    "least_lost_work",
+    "spread",
+    "binpack",
+    "avoid_gpu_faults",
+    "tier_guard",
+    "lower_tier_first",
+    "borrowing_first",
+    "lower_priority_first",
+    "newest_first",
+    "kueue_victims",
+];
+
+/// The profile `specs` name, in order.
+pub fn profile_from_specs(specs: &[PluginSpec]) -> Result<Profile, SpecError> {
+    let mut builder = Profile::builder();
+    for (index, spec) in specs.iter().enumerate() {
+        let error = |message: String| SpecError { index, message };
+        let placement = Placement {
+            partition: spec.partition.clone(),
+            tier: spec.tier,
+            weight: spec.weight,
+        };
+        for plugin in plugins_of(spec).map_err(error)? {
+            builder = builder.boxed(plugin, placement.clone());
+        }
+    }
+    builder.build().map_err(|e| SpecError {
+        index: specs.len().saturating_sub(1),
+        message: e.to_string(),
+    })
+}
+
+/// Parameters of `multifactor`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MultifactorParams {
+    /// Fixed weights instead of `policy.priority.weights`.
+    #[serde(default)]
+    weights: Option<crate::config::PriorityWeights>,
+}
+
+/// Parameters of `min_run_time`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MinRunTimeParams {
+    min_ms: u64,
+}
+
+/// Parameters of `avoid_gpu_faults`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FaultParams {
+    #[serde(default)]
+    hours: Option<u64>,
+    #[serde(default)]
+    within_ms: Option<u64>,
+}
+
+/// No parameters.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoParams {}
+
+fn params<T: for<'de> Deserialize<'de>>(spec: &PluginSpec) -> Result<T, String> {
+    serde_json::from_value(Value::Object(spec.params.clone()))
+        .map_err(|e| format!("{}: {e}", spec.name))
+}
+
+/// The plug-ins one entry names (`kueue_victims` names five).
+fn plugins_of(spec: &PluginSpec) -> Result<Vec<Box<dyn Plugin>>, String> {
+    let one = |plugin: Box<dyn Plugin>| Ok(vec![plugin]);
+    let bare = |plugin: Box<dyn Plugin>| {
+        params::<NoParams>(spec)?;
+        Ok(vec![plugin])
+    };
+    match spec.name.as_str() {
+        "multifactor" => {
+            let p: MultifactorParams = params(spec)?;
+            one(Box::new(match p.weights {
+                Some(weights) => Multifactor::with_weights(weights),
+                None => Multifactor::from_config(),
+            }))
+        }
+        "las" => {
+            let las: Las = params(spec)?;
+            if !las.thresholds_gpu_ms.is_sorted() {
+                return Err("las: thresholds_gpu_ms must ascend".to_string());
+            }
+            one(Box::new(las))
+        }
+        "min_run_time" => {
+            let p: MinRunTimeParams = params(spec)?;
+            one(Box::new(MinRunTime::new(p.min_ms)))
+        }
+        "avoid_gpu_faults" => match params::<FaultParams>(spec)? {
+            FaultParams {
+                hours: Some(hours),
+                within_ms: None,
+            } => one(Box::new(AvoidGpuFaults::hours(hours))),
+            FaultParams {
+                hours: None,
+                within_ms: Some(ms),
+            } => one(Box::new(AvoidGpuFaults::within_ms(ms))),
+            _ => Err("avoid_gpu_faults: give exactly one of hours and within_ms".to_string()),
+        },
+        "shortest_first" => bare(Box::new(ShortestFirst)),
+        "least_lost_work" => bare(Box::new(LeastLostWork)),
+        "spread" => bare(Box::new(Spread)),
+        "binpack" => bare(Box::new(BinPack)),
+        "tier_guard" => bare(Box::new(TierGuard)),
+        "lower_tier_first" => bare(Box::new(LowerTierFirst)),
+        "borrowing_first" => bare(Box::new(BorrowingFirst)),
+        "lower_priority_first" => bare(Box::new(LowerPriorityFirst)),
+        "newest_first" => bare(Box::new(NewestFirst)),
+        "kueue_victims" => {
+            params::<NoParams>(spec)?;
+            Ok(kueue_victims())
+        }
+        other => Err(format!(
+            "unknown plug-in {other:?}; the built-ins are {}",
+            BUILTIN_NAMES.join(", ")
+        )),
+    }
+}

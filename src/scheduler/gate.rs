@@ -1,0 +1,128 @@
+//! The profile's node filters and scorers for one job's placement, as the placer's
+//! [`NodeGate`]; and what the filters rejected, for `explain` when no node passed.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use crate::model::ids::{JobId, NodeId};
+use crate::placement::NodeGate;
+use crate::policy::{NodeScores, PartitionHooks, PassContext, Profile, better_first};
+use crate::state::ClusterState;
+
+/// One job's filters and scorers over one pass's context.
+pub(super) struct JobGate<'a> {
+    profile: &'a Profile,
+    hooks: &'a PartitionHooks,
+    state: &'a ClusterState,
+    context: PassContext<'a>,
+    job: JobId,
+    /// Per group: how many nodes passed, and the rejections by (plug-in, reason).
+    seen: RefCell<BTreeMap<usize, Seen>>,
+}
+
+/// What the filters did to one group's candidates.
+#[derive(Default)]
+struct Seen {
+    passed: usize,
+    rejected: BTreeMap<(usize, String), usize>,
+}
+
+impl<'a> JobGate<'a> {
+    /// The gate of job `job` when its partition has filters or scorers.
+    pub(super) fn of(
+        profile: &'a Profile,
+        context: PassContext<'a>,
+        job: JobId,
+    ) -> Option<JobGate<'a>> {
+        let state = context.state();
+        let hooks = profile
+            .partition(state.job(job)?.partition.index())
+            .filter(|h| h.gates())?;
+        Some(JobGate {
+            profile,
+            hooks,
+            state,
+            context,
+            job,
+            seen: RefCell::new(BTreeMap::new()),
+        })
+    }
+
+    /// Whether the engine's memos (by gang shape) hold for this gate's answers.
+    pub(super) fn shape_only(&self) -> bool {
+        self.hooks.shape_only
+    }
+
+    /// Why no node passed the filters for some group, when none did.
+    pub(super) fn nothing_passed(&self) -> Option<String> {
+        let seen = self.seen.borrow();
+        let (group, blocked) = seen
+            .iter()
+            .find(|(_, s)| s.passed == 0 && !s.rejected.is_empty())?;
+        let reasons: Vec<String> = blocked
+            .rejected
+            .iter()
+            .map(|((plugin, reason), nodes)| {
+                let name = self.profile.plugin_names().nth(*plugin).unwrap_or("?");
+                format!(
+                    "{name}: {reason} ({nodes} node{})",
+                    if *nodes == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
+        Some(format!(
+            "no node passed the filters for group {group}: {}",
+            reasons.join("; ")
+        ))
+    }
+}
+
+impl NodeGate for JobGate<'_> {
+    fn admits(&self, group: usize, node: NodeId) -> bool {
+        if self.hooks.filters.is_empty() {
+            return true;
+        }
+        let (Some(job), Some(node)) = (self.state.job_view(self.job), self.state.node_view(node))
+        else {
+            return false;
+        };
+        let verdict = self
+            .profile
+            .filter(self.hooks, (job, group), node, &self.context);
+        let mut seen = self.seen.borrow_mut();
+        let seen = seen.entry(group).or_default();
+        match verdict {
+            Ok(()) => {
+                seen.passed += 1;
+                true
+            }
+            Err(rejection) => {
+                *seen.rejected.entry(rejection).or_default() += 1;
+                false
+            }
+        }
+    }
+
+    fn ranks(&self) -> bool {
+        !self.hooks.scorers.is_empty()
+    }
+
+    fn rank(&self, group: usize, candidates: &mut Vec<NodeId>) {
+        let Some(job) = self.state.job_view(self.job) else {
+            return;
+        };
+        let mut scored: Vec<(NodeScores, NodeId)> = candidates
+            .iter()
+            .filter_map(|&id| {
+                let node = self.state.node_view(id)?;
+                let scores = self
+                    .profile
+                    .scores(self.hooks, (job, group), node, &self.context);
+                Some((scores, id))
+            })
+            .collect();
+        scored.sort_by(|(a, _), (b, _)| better_first(a, b));
+        candidates.clear();
+        candidates.extend(scored.into_iter().map(|(_, id)| id));
+    }
+}
