@@ -11,7 +11,9 @@
 //! Each pod is placed by `gangway::placement::place_gang` with the candidates and the capacity
 //! view the scheduler uses for a job starting now; gangway's rule is the scheduler's: the
 //! fragmentation of the shapes submitted so far ([`ShapeMix`], fed one pod at a time as the
-//! scheduler feeds it at submit). Best fit is the same call with an empty mix.
+//! scheduler feeds it at submit), with the default profile's fragmentation-aware device choice
+//! (`gangway::policy::builtin::FragmentationAware`, here as a small [`NodeGate`]). Best fit is
+//! the same call with an empty mix.
 //!
 //! Run: `cargo run --release --features sim --example fragmentation [TRACE_DIR]`
 //! (default: `../shared/traces/alibaba-gpu-2023` beside the checkout; without it and without
@@ -25,12 +27,15 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use gangway::backfill::IndexCandidates;
-use gangway::model::ids::{ModelId, NodeId, PartitionId};
+use gangway::model::ids::{DomainId, ModelId, NodeId, PartitionId};
 use gangway::model::job::PlacementMode;
 use gangway::model::node::{Node, PartitionSet};
 use gangway::model::resources::NodeAmounts;
 use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
-use gangway::placement::{CapacityView, FreeIndex, GangRequest, ShapeMix, place_gang};
+use gangway::placement::fit::least_fragmenting_device;
+use gangway::placement::{
+    CapacityView, FreeIndex, FreeTotals, GangRequest, NodeGate, ShapeMix, place_gang,
+};
 use gangway::sim::workload::alibaba;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -46,6 +51,34 @@ struct Pod {
 /// What is free now on an up node: the view the scheduler places a job starting now with when
 /// no reservation exists.
 struct FreeNow;
+
+/// The fragmentation-aware device choice of a fraction, as the default profile makes it; every
+/// node admitted, in the visit order.
+struct FragmentationAware<'a> {
+    nodes: &'a [Option<Node>],
+    shape: &'a TaskShape,
+}
+
+impl NodeGate for FragmentationAware<'_> {
+    fn filters(&self) -> bool {
+        false
+    }
+    fn admits(&self, _: usize, _: NodeId) -> bool {
+        true
+    }
+    fn ranks(&self) -> bool {
+        false
+    }
+    fn rank(&self, _: usize, _: &mut Vec<NodeId>) {}
+    fn choose_devices(&self, _: usize, id: NodeId, room: &NodeAmounts, mix: &ShapeMix) -> Option<u128> {
+        let GpuNeed::Fraction(f) = self.shape.gpu else {
+            return None;
+        };
+        let node = self.nodes[id.index()].as_ref()?;
+        least_fragmenting_device(node, room, f, mix).map(|index| 1 << index)
+    }
+    fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+}
 
 impl CapacityView for FreeNow {
     fn free(&self, _id: NodeId, node: &Node) -> Option<NodeAmounts> {
@@ -130,13 +163,17 @@ fn run(
         next += 1;
         arrived += pod.gpu_milli;
         mix.record(&pod.shape, 1);
+        let gate = FragmentationAware {
+            nodes: &nodes,
+            shape: &pod.shape,
+        };
         let request = GangRequest {
             shapes: std::slice::from_ref(&pod.shape),
             exclusive: false,
             partition: PartitionId(0),
             mix: if fragmentation_aware { &mix } else { &plain },
             topology: None,
-            gate: None,
+            gate: Some(&gate),
         };
         let candidates = IndexCandidates {
             index: &index,

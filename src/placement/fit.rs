@@ -1,6 +1,5 @@
 //! How many tasks of a shape fit in a free amount, and which devices they take.
 
-use crate::model::mig::lowest_bits;
 use crate::model::node::Node;
 use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 use crate::model::shape::{GpuNeed, TaskShape};
@@ -40,66 +39,104 @@ fn clamp(value: u64) -> u32 {
     value.min(u64::from(u32::MAX)) as u32
 }
 
+/// Chooses the devices of one task on a node from what is still free there: a bitmask of
+/// device indices (of MIG slice indices for a MIG task), or `None` for the engine's rule. A
+/// profile's device-choice plug-ins answer through it.
+pub type DeviceChooser<'a> = &'a dyn Fn(&NodeAmounts) -> Option<u128>;
+
 /// Takes `tasks` tasks of `shape` out of `free`, returning what they use and the device indices
-/// (whole devices lowest index first; fractions, one index per task, on the device whose use
-/// raises the `mix`'s fragmentation least, ties to the fullest device that still has room, then
-/// the lowest index; MIG slices, lowest GPU and slice first, only in the returned `mig` bits).
-/// The caller has checked that they fit.
+/// (one per whole device; one per task for fractions). Each task takes the devices `choose`
+/// picks when that pick is valid (exactly the devices one task needs, all free for it), else
+/// the engine's rule: the lowest entirely free devices for whole GPUs, the fullest device that
+/// still has room (then the lowest index) for a fraction, the lowest free slice of its profile
+/// for MIG. The caller has checked that they fit.
 pub fn take_tasks(
     node: &Node,
     free: &mut NodeAmounts,
     shape: &TaskShape,
     tasks: u32,
     gpus: &mut Vec<u32>,
-    mix: &ShapeMix,
+    choose: Option<DeviceChooser<'_>>,
 ) -> NodeAmounts {
     let mut used = NodeAmounts {
         cpu_milli: shape.cpu_milli * u64::from(tasks),
         memory_mib: shape.memory_mib * u64::from(tasks),
         ..NodeAmounts::default()
     };
-    match shape.gpu {
-        GpuNeed::None => {}
-        GpuNeed::Whole(k) if !node.nvlink_islands.is_empty() => {
-            let mut room = whole_free_mask(node, free);
-            for _ in 0..tasks {
-                let taken = island_devices(node, room, u32::from(k));
-                room &= !taken;
-                for index in Bits(taken) {
+    if shape.gpu == GpuNeed::None {
+        free.sub(&used);
+        return used;
+    }
+    let mut room = *free;
+    for _ in 0..tasks {
+        let picked = choose
+            .and_then(|choose| choose(&room))
+            .filter(|&mask| valid_pick(node, &room, shape.gpu, mask))
+            .or_else(|| default_pick(node, &room, shape.gpu));
+        let Some(mask) = picked else {
+            break;
+        };
+        match shape.gpu {
+            GpuNeed::Whole(_) => {
+                for index in Bits(mask) {
+                    room.devices[index] = 0;
                     used.devices[index] = DEVICE_MILLI;
                     gpus.push(index as u32);
                 }
             }
-        }
-        GpuNeed::Whole(k) => {
-            let mut wanted = tasks as usize * usize::from(k);
-            for (index, d) in free.devices[..node.gpu_count].iter().enumerate() {
-                if wanted == 0 {
-                    break;
-                }
-                if *d == DEVICE_MILLI {
-                    used.devices[index] = DEVICE_MILLI;
-                    gpus.push(index as u32);
-                    wanted -= 1;
-                }
+            GpuNeed::Fraction(f) => {
+                let index = mask.trailing_zeros() as usize;
+                room.devices[index] -= f;
+                used.devices[index] += f;
+                gpus.push(index as u32);
             }
-        }
-        GpuNeed::Fraction(f) => {
-            let mut room = *free;
-            for _ in 0..tasks {
-                if let Some(index) = fraction_device(node, &room, f, mix) {
-                    room.devices[index] -= f;
-                    used.devices[index] += f;
-                    gpus.push(index as u32);
-                }
+            GpuNeed::Mig(_) => {
+                room.mig &= !mask;
+                used.mig |= mask;
             }
-        }
-        GpuNeed::Mig(profile) => {
-            used.mig = lowest_bits(free.mig & node.mig.profile_mask(profile), tasks);
+            GpuNeed::None => {}
         }
     }
     free.sub(&used);
     used
+}
+
+/// Whether `mask` is exactly what one task of `need` takes, all of it free in `room`.
+pub fn valid_pick(node: &Node, room: &NodeAmounts, need: GpuNeed, mask: u128) -> bool {
+    let in_range = node.gpu_count >= 128 || mask >> node.gpu_count == 0;
+    match need {
+        GpuNeed::None => false,
+        GpuNeed::Whole(k) => {
+            in_range
+                && mask.count_ones() == u32::from(k)
+                && Bits(mask).all(|i| room.devices[i] == DEVICE_MILLI)
+        }
+        GpuNeed::Fraction(f) => {
+            in_range
+                && mask.count_ones() == 1
+                && room.devices[mask.trailing_zeros() as usize] >= f
+        }
+        GpuNeed::Mig(profile) => {
+            mask.count_ones() == 1 && mask & room.mig & node.mig.profile_mask(profile) == mask
+        }
+    }
+}
+
+/// The engine's pick for one task of `need` in `room` (see [`take_tasks`]).
+fn default_pick(node: &Node, room: &NodeAmounts, need: GpuNeed) -> Option<u128> {
+    match need {
+        GpuNeed::None => None,
+        GpuNeed::Whole(k) => {
+            let whole = u128::from(whole_free_mask(node, room));
+            (whole.count_ones() >= u32::from(k)).then(|| u128::from(lowest(whole as u32, u32::from(k))))
+        }
+        GpuNeed::Fraction(f) => least_fragmenting_device(node, room, f, &ShapeMix::default())
+            .map(|index| 1u128 << index),
+        GpuNeed::Mig(profile) => {
+            let slices = room.mig & node.mig.profile_mask(profile);
+            (slices != 0).then(|| slices & slices.wrapping_neg())
+        }
+    }
 }
 
 /// The entirely free devices of `node` in `free`, as a bitmask.
@@ -111,20 +148,25 @@ fn whole_free_mask(node: &Node, free: &NodeAmounts) -> u32 {
         .fold(0, |mask, (index, _)| mask | 1u32 << index)
 }
 
-/// The `k` devices one task takes out of the free devices `room`: the lowest free ones of the
-/// NVLink island with the fewest free devices that still holds `k` (a device in no island is an
-/// island of its own; ties to the island with the lowest device), else the lowest free devices.
-fn island_devices(node: &Node, room: u32, k: u32) -> u32 {
+/// The `k` whole devices one task takes out of what is free in `room`: the lowest free ones of
+/// the NVLink island with the fewest free devices that still holds `k` (a device in no island
+/// is an island of its own; ties to the island with the lowest device), else the lowest free
+/// devices. `None` when fewer than `k` are free.
+pub fn island_devices(node: &Node, room: &NodeAmounts, k: u32) -> Option<u32> {
+    let room = whole_free_mask(node, room);
+    if room.count_ones() < k {
+        return None;
+    }
     let alone = node
         .nvlink_islands
         .iter()
         .fold(room, |m, island| m & !island);
-    let singles = Bits(alone).map(|index| 1u32 << index);
+    let singles = Bits(u128::from(alone)).map(|index| 1u32 << index);
     let islands = node.nvlink_islands.iter().copied().chain(singles);
     let best = islands
         .filter(|island| (island & room).count_ones() >= k)
         .min_by_key(|island| ((island & room).count_ones(), island.trailing_zeros()));
-    lowest(best.map_or(room, |island| island & room), k)
+    Some(lowest(best.map_or(room, |island| island & room), k))
 }
 
 /// The lowest `k` bits of `mask`.
@@ -139,7 +181,7 @@ fn lowest(mut mask: u32, k: u32) -> u32 {
 }
 
 /// The indices of the set bits of a mask, lowest first.
-struct Bits(u32);
+struct Bits(u128);
 
 impl Iterator for Bits {
     type Item = usize;
@@ -153,10 +195,15 @@ impl Iterator for Bits {
     }
 }
 
-/// The device a task needing fraction `f` takes in `room`: least fragmentation after (with an
-/// empty mix, all equal), then fullest, then lowest index. Devices with the same free share are
-/// alike, so each free share is scored once.
-fn fraction_device(node: &Node, room: &NodeAmounts, f: u16, mix: &ShapeMix) -> Option<usize> {
+/// The device a task needing fraction `f` takes in `room`: least fragmentation of `mix` after
+/// (with an empty mix, all equal), then fullest, then lowest index. Devices with the same free
+/// share are alike, so each free share is scored once.
+pub fn least_fragmenting_device(
+    node: &Node,
+    room: &NodeAmounts,
+    f: u16,
+    mix: &ShapeMix,
+) -> Option<usize> {
     let devices = &room.devices[..node.gpu_count];
     let mut best: Option<(u64, u16, usize)> = None;
     for (index, d) in devices.iter().enumerate() {

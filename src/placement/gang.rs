@@ -26,13 +26,14 @@ use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::ids::NodeId;
+use crate::model::ids::{DomainId, NodeId};
 use crate::model::job::PlacementMode;
 use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::fit::{take_tasks, tasks_fitting};
 use crate::placement::frag::ShapeMix;
+use crate::placement::FreeTotals;
 use crate::placement::topology::GangTopology;
 
 /// Tasks of one group on one node, with the devices and amounts they use.
@@ -62,10 +63,14 @@ pub trait Candidates {
     fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>);
 }
 
-/// A profile's say in placement: which nodes a task group may use (its node filters), and the
-/// order in which to try them (its node scorers). The engine still decides whether and how much
-/// fits.
+/// A profile's say in placement: which nodes a task group may use (its node filters), the
+/// order in which to try them (its node scorers), which devices a task takes (its device
+/// choice) and the order of topology domains (its domain scorers). The engine still decides
+/// whether and how much fits, and ignores a device pick that is not valid.
 pub trait NodeGate {
+    /// Whether [`NodeGate::admits`] can refuse a node.
+    fn filters(&self) -> bool;
+
     /// Whether group `group` may use `node`.
     fn admits(&self, group: usize, node: NodeId) -> bool;
 
@@ -75,6 +80,21 @@ pub trait NodeGate {
     /// Sorts `candidates` of group `group`, given in the engine's visit order, best first; a
     /// stable sort keeps the visit order among equals.
     fn rank(&self, group: usize, candidates: &mut Vec<NodeId>);
+
+    /// The devices one task of group `group` takes on `node` out of `room`, as a bitmask of
+    /// device indices (MIG slice indices for a MIG task); `None`: the engine's rule.
+    fn choose_devices(
+        &self,
+        group: usize,
+        node: NodeId,
+        room: &NodeAmounts,
+        mix: &ShapeMix,
+    ) -> Option<u128>;
+
+    /// Sorts the topology domains that could hold the gang (or group), given best fit first,
+    /// best first by the profile's domain scorers; a stable sort keeps the given order among
+    /// equals. `totals` holds each domain's free amounts, by domain id.
+    fn rank_domains(&self, domains: &mut Vec<DomainId>, totals: &[FreeTotals]);
 }
 
 impl std::fmt::Debug for dyn NodeGate + '_ {
@@ -170,7 +190,7 @@ pub fn place_gang(
 ) -> Option<Vec<Assignment>> {
     let gated;
     let candidates = match request.gate {
-        Some(gate) => {
+        Some(gate) if gate.filters() || gate.ranks() => {
             gated = Gated {
                 inner: candidates,
                 gate,
@@ -179,7 +199,7 @@ pub fn place_gang(
             };
             &gated as &dyn Candidates
         }
-        None => candidates,
+        _ => candidates,
     };
     if let Some(topology) = request.topology {
         return super::topology::place(nodes, candidates, view, request, topology);
@@ -250,8 +270,8 @@ impl<'a> GangBuilder<'a> {
         shape: &TaskShape,
     ) -> Option<()> {
         let chosen = match shape.mode {
-            PlacementMode::StrictPack => self.choose_strict_pack(candidates, shape)?,
-            PlacementMode::Pack => self.choose_pack(candidates, shape)?,
+            PlacementMode::StrictPack => self.choose_strict_pack(candidates, group, shape)?,
+            PlacementMode::Pack => self.choose_pack(candidates, group, shape)?,
             PlacementMode::StrictSpread => self.choose_spread(candidates, shape, true)?,
             PlacementMode::Spread => self.choose_spread(candidates, shape, false)?,
         };
@@ -264,9 +284,10 @@ impl<'a> GangBuilder<'a> {
     fn choose_strict_pack(
         &self,
         candidates: &dyn Candidates,
+        group: usize,
         shape: &TaskShape,
     ) -> Option<Vec<(NodeId, u32)>> {
-        if let Some(whole) = self.least_fragmenting(candidates, shape) {
+        if let Some(whole) = self.least_fragmenting(candidates, group, shape) {
             return Some(vec![whole]);
         }
         let mut best: Option<(NodeId, u32)> = None;
@@ -283,9 +304,10 @@ impl<'a> GangBuilder<'a> {
     fn choose_pack(
         &self,
         candidates: &dyn Candidates,
+        group: usize,
         shape: &TaskShape,
     ) -> Option<Vec<(NodeId, u32)>> {
-        if let Some(whole) = self.least_fragmenting(candidates, shape) {
+        if let Some(whole) = self.least_fragmenting(candidates, group, shape) {
             return Some(vec![whole]);
         }
         let mut fits: Vec<(NodeId, u32)> = Vec::new();
@@ -307,6 +329,7 @@ impl<'a> GangBuilder<'a> {
     fn least_fragmenting(
         &self,
         candidates: &dyn Candidates,
+        group: usize,
         shape: &TaskShape,
     ) -> Option<(NodeId, u32)> {
         let mix = self.request.mix;
@@ -328,7 +351,8 @@ impl<'a> GangBuilder<'a> {
             let key = StateKey::of(node, &room);
             let score = *scored.entry(key).or_insert_with(|| {
                 let mut after = room;
-                take_tasks(node, &mut after, shape, shape.count, &mut Vec::new(), mix);
+                let choose = |room: &NodeAmounts| self.choose_devices(group, id, room);
+                take_tasks(node, &mut after, shape, shape.count, &mut Vec::new(), Some(&choose));
                 let delta =
                     mix.fragmentation(node, &after) as i64 - mix.fragmentation(node, &room) as i64;
                 let left: u64 = after.devices[..node.gpu_count]
@@ -384,12 +408,19 @@ impl<'a> GangBuilder<'a> {
         (placed >= shape.min_count && placed > 0).then_some(chosen)
     }
 
+    /// The profile's pick of devices for one task of `group` on `id`, if it has one.
+    fn choose_devices(&self, group: usize, id: NodeId, room: &NodeAmounts) -> Option<u128> {
+        let gate = self.request.gate?;
+        gate.choose_devices(group, id, room, self.request.mix)
+    }
+
     fn commit(&mut self, group: usize, shape: &TaskShape, id: NodeId, tasks: u32) {
         let (Some(node), Some(mut room)) = (self.node(id), self.room(id)) else {
             return;
         };
         let mut gpus = Vec::new();
-        let amounts = take_tasks(node, &mut room, shape, tasks, &mut gpus, self.request.mix);
+        let choose = |room: &NodeAmounts| self.choose_devices(group, id, room);
+        let amounts = take_tasks(node, &mut room, shape, tasks, &mut gpus, Some(&choose));
         match self.taken.iter_mut().find(|(n, _)| *n == id) {
             Some((_, taken)) => taken.add(&amounts),
             None => self.taken.push((id, amounts)),

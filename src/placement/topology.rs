@@ -9,7 +9,8 @@
 //!   narrowest level first (racks before blocks); among the domains of a level, the one with the
 //!   least free capacity that could still hold the gang first (fewest free whole GPUs, then GPU
 //!   share, cpus, memory; ties to the lower domain id), so big free domains stay whole for big
-//!   gangs. If no domain holds it, the gang is placed cluster-wide as without a topology.
+//!   gangs; a profile's domain scorers rank the domains before that order. If no domain holds
+//!   it, the gang is placed cluster-wide as without a topology.
 //! - **`required: L`**: the group's tasks all go inside one domain of level `L` (tried best fit
 //!   first as above, by the group's own need); if none holds it, the gang does not fit.
 //! - **`preferred: L`**: as `required: L`, then one domain of the next broader level, …, then
@@ -214,6 +215,9 @@ impl Search<'_> {
             let t = &self.totals[d.index()];
             (t.whole_gpus, t.gpu_milli, t.cpu_milli, t.memory_mib, *d)
         });
+        if let Some(gate) = self.request.gate {
+            gate.rank_domains(&mut out, &self.totals);
+        }
         out
     }
 

@@ -4,6 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::decision::Decision;
+use crate::model::ids::DomainId;
+use crate::model::resources::NodeAmounts;
+use crate::model::shape::GpuNeed;
+use crate::placement::{FreeTotals, ShapeMix};
 use crate::event::Event;
 use crate::policy::context::PassContext;
 use crate::state::{JobView, NodeView};
@@ -22,6 +26,12 @@ pub enum Hook {
     NodeFilter,
     /// [`Plugin::score_node`]: how good a node is for a task group; tiers, weighted sums.
     NodeScore,
+    /// [`Plugin::choose_devices`]: which free devices of a node one task takes; the first
+    /// valid pick wins.
+    DeviceChoice,
+    /// [`Plugin::score_domain`]: how good a topology domain is for a gang; tiers, weighted
+    /// sums.
+    DomainScore,
     /// [`Plugin::veto_victim`]: a running job this preemptor may not preempt; ANDed.
     VictimVeto,
     /// [`Plugin::victim_key`]: the order in which candidate victims are taken; lexicographic.
@@ -45,6 +55,8 @@ impl Hook {
             Hook::Order => "order",
             Hook::NodeFilter => "node_filter",
             Hook::NodeScore => "node_score",
+            Hook::DeviceChoice => "device_choice",
+            Hook::DomainScore => "domain_score",
             Hook::VictimVeto => "victim_veto",
             Hook::VictimOrder => "victim_order",
             Hook::WakeUp => "wake_up",
@@ -57,9 +69,44 @@ impl Hook {
     pub fn per_partition(self) -> bool {
         matches!(
             self,
-            Hook::NodeFilter | Hook::NodeScore | Hook::VictimVeto | Hook::VictimOrder
+            Hook::NodeFilter
+                | Hook::NodeScore
+                | Hook::DeviceChoice
+                | Hook::DomainScore
+                | Hook::VictimVeto
+                | Hook::VictimOrder
         )
     }
+}
+
+/// One task whose devices a device-choice plug-in picks.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceTask<'a> {
+    /// The job.
+    pub job: JobView<'a>,
+    /// Its task group.
+    pub group: usize,
+    /// The node (its GPU count, NVLink islands and MIG layout are in its record).
+    pub node: NodeView<'a>,
+    /// What is still free on the node for this task (earlier tasks of the gang taken out).
+    pub room: &'a NodeAmounts,
+    /// What the task needs of the GPUs.
+    pub need: GpuNeed,
+    /// The cluster's task-shape mix, which fragmentation-aware choices measure against.
+    pub mix: &'a ShapeMix,
+}
+
+/// One topology domain a domain scorer rates.
+#[derive(Clone, Copy, Debug)]
+pub struct DomainView<'a> {
+    /// Its id.
+    pub id: DomainId,
+    /// Its level's name (`rack`, `block`, ...).
+    pub level: &'a str,
+    /// Its label value (the rack's name).
+    pub label: &'a str,
+    /// What its nodes have free for the gang.
+    pub free: &'a FreeTotals,
 }
 
 /// An admission plug-in's vote on one pending job.
@@ -173,6 +220,26 @@ pub trait Plugin: PluginClone + Send + Sync + 'static {
         _job: JobView<'_>,
         _group: usize,
         _node: NodeView<'_>,
+        _context: &PassContext<'_>,
+    ) -> f64 {
+        0.0
+    }
+
+    /// The devices one task takes on a node, as a bitmask of device indices (of MIG slice
+    /// indices for a MIG task): exactly the devices one task needs, all free in `task.room`.
+    /// `None` (or a pick that is not valid) leaves the choice to the next device plug-in, then
+    /// to the engine (lowest free devices; the fullest device with room for a fraction).
+    fn choose_devices(&self, _task: DeviceTask<'_>, _context: &PassContext<'_>) -> Option<u128> {
+        None
+    }
+
+    /// How good topology domain `domain` is for `job`'s gang (or its constrained group): higher
+    /// is better; a non-finite score counts as the worst. Ties keep the engine's order (the
+    /// domain with the least free capacity that holds the gang first).
+    fn score_domain(
+        &self,
+        _job: JobView<'_>,
+        _domain: DomainView<'_>,
         _context: &PassContext<'_>,
     ) -> f64 {
         0.0

@@ -21,7 +21,8 @@ use std::cmp::Ordering;
 use crate::decision::Decision;
 use crate::event::Event;
 use crate::policy::guard::{FaultLog, PluginFault};
-use crate::policy::{Dependence, Hook, PassContext, Plugin, Vote};
+use crate::placement::fit::valid_pick;
+use crate::policy::{Dependence, DeviceTask, DomainView, Hook, PassContext, Plugin, Vote};
 use crate::state::{ClusterState, JobView, NodeView};
 
 /// The most order plug-ins a profile may list.
@@ -165,7 +166,7 @@ impl ProfileBuilder {
             names.push(name);
             let hooks = plugin.hooks();
             order += usize::from(hooks.contains(&Hook::Order));
-            if hooks.contains(&Hook::NodeScore) {
+            if hooks.contains(&Hook::NodeScore) || hooks.contains(&Hook::DomainScore) {
                 if placement.tier >= MAX_SCORE_TIERS {
                     return Err(ProfileError::TierOutOfRange {
                         plugin: name.to_string(),
@@ -232,6 +233,9 @@ pub(crate) struct PartitionHooks {
     pub(crate) filters: Vec<usize>,
     /// (tier, plug-in, weight), in listed order.
     pub(crate) scorers: Vec<(usize, usize, f64)>,
+    pub(crate) devices: Vec<usize>,
+    /// (tier, plug-in, weight), in listed order.
+    pub(crate) domain_scorers: Vec<(usize, usize, f64)>,
     pub(crate) vetoes: Vec<usize>,
     pub(crate) victim_order: Vec<usize>,
     /// Every filter and scorer answers from the task shape and the node alone.
@@ -241,7 +245,13 @@ pub(crate) struct PartitionHooks {
 impl PartitionHooks {
     /// Whether placement needs the profile at all here.
     pub(crate) fn gates(&self) -> bool {
-        !self.filters.is_empty() || !self.scorers.is_empty()
+        self.shapes_plans() || !self.devices.is_empty()
+    }
+
+    /// Whether the profile decides which nodes or domains a placement uses (then plans kept
+    /// from an earlier pass are searched again).
+    pub(crate) fn shapes_plans(&self) -> bool {
+        !self.filters.is_empty() || !self.scorers.is_empty() || !self.domain_scorers.is_empty()
     }
 }
 
@@ -331,17 +341,25 @@ impl Profile {
         filters.extend(listed(Hook::NodeFilter, true));
         let mut vetoes = listed(Hook::VictimVeto, false);
         vetoes.extend(listed(Hook::VictimVeto, true));
-        let scorers: Vec<(usize, usize, f64)> = either(Hook::NodeScore)
-            .into_iter()
-            .map(|i| (self.placements[i].tier, i, self.placements[i].weight))
-            .collect();
+        let tiered = |hook: Hook| -> Vec<(usize, usize, f64)> {
+            either(hook)
+                .into_iter()
+                .map(|i| (self.placements[i].tier, i, self.placements[i].weight))
+                .collect()
+        };
+        let scorers = tiered(Hook::NodeScore);
+        let devices = either(Hook::DeviceChoice);
+        let domain_scorers = tiered(Hook::DomainScore);
         let shape_only = filters
             .iter()
-            .chain(scorers.iter().map(|(_, i, _)| i))
+            .chain(&devices)
+            .chain(scorers.iter().chain(&domain_scorers).map(|(_, i, _)| i))
             .all(|&i| self.plugins[i].dependence() == Dependence::ShapeAndNode);
         PartitionHooks {
             filters,
             scorers,
+            devices,
+            domain_scorers,
             vetoes,
             victim_order: either(Hook::VictimOrder),
             shape_only,
@@ -455,21 +473,64 @@ impl Profile {
         node: NodeView<'_>,
         context: &PassContext<'_>,
     ) -> NodeScores {
+        self.tiered(&hooks.scorers, Hook::NodeScore, |plugin| {
+            plugin.score_node(job, group, node, context)
+        })
+    }
+
+    /// The domain's scores by tier (a non-finite sum is the worst).
+    pub(crate) fn domain_scores(
+        &self,
+        hooks: &PartitionHooks,
+        job: JobView<'_>,
+        domain: DomainView<'_>,
+        context: &PassContext<'_>,
+    ) -> NodeScores {
+        self.tiered(&hooks.domain_scorers, Hook::DomainScore, |plugin| {
+            plugin.score_domain(job, domain, context)
+        })
+    }
+
+    /// Weighted sums by tier of `score` over `scorers` (tier, plug-in, weight).
+    fn tiered(
+        &self,
+        scorers: &[(usize, usize, f64)],
+        hook: Hook,
+        score: impl Fn(&dyn Plugin) -> f64,
+    ) -> NodeScores {
         let mut scores = [0.0; MAX_SCORE_TIERS];
-        for &(tier, i, weight) in &hooks.scorers {
-            let score = self.faults.call(
-                i,
-                || self.name_of(i),
-                Hook::NodeScore,
-                || self.plugins[i].score_node(job, group, node, context),
-            );
-            match score {
-                Some(score) if score.is_finite() => scores[tier] += weight * score,
+        for &(tier, i, weight) in scorers {
+            let answer = self
+                .faults
+                .call(i, || self.name_of(i), hook, || score(&*self.plugins[i]));
+            match answer {
+                Some(answer) if answer.is_finite() => scores[tier] += weight * answer,
                 Some(_) => scores[tier] = f64::NEG_INFINITY,
                 None => {}
             }
         }
         scores.map(finite_or_worst)
+    }
+
+    /// The first valid device pick of the device plug-ins of `hooks` for `task`.
+    pub(crate) fn choose_devices(
+        &self,
+        hooks: &PartitionHooks,
+        task: DeviceTask<'_>,
+        context: &PassContext<'_>,
+    ) -> Option<u128> {
+        let node = task.node.record();
+        hooks.devices.iter().find_map(|&i| {
+            self.faults
+                .call(
+                    i,
+                    || self.name_of(i),
+                    Hook::DeviceChoice,
+                    || self.plugins[i].choose_devices(task, context),
+                )
+                .flatten()
+                .filter(|&mask| valid_pick(node, task.room, task.need, mask))
+        })
     }
 
     /// `Some((plug-in, reason))` when a veto of `hooks` (and of `also`, the victim's

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::policy::builtin::{
-    AvoidGpuFaults, BinPack, BorrowingFirst, Las, LeastLostWork, LowerPriorityFirst,
+    AvoidGpuFaults, BinPack, FragmentationAware, NvlinkIslands, BorrowingFirst, Las, LeastLostWork, LowerPriorityFirst,
     LowerTierFirst, MinRunTime, Multifactor, NewestFirst, ShortestFirst, Spread, TierGuard,
     kueue_victims,
 };
@@ -65,8 +65,10 @@ pub struct SpecError {
 }
 
 /// The names `policy.plugins` accepts.
-pub const BUILTIN_NAMES: [&str; 14] = [
+pub const BUILTIN_NAMES: [&str; 16] = [
     "multifactor",
+    "fragmentation_aware",
+    "nvlink_islands",
     "shortest_first",
     "las",
     "min_run_time",
@@ -175,6 +177,8 @@ fn plugins_of(spec: &PluginSpec) -> Result<Vec<Box<dyn Plugin>>, String> {
             } => one(Box::new(AvoidGpuFaults::within_ms(ms))),
             _ => Err("avoid_gpu_faults: give exactly one of hours and within_ms".to_string()),
         },
+        "fragmentation_aware" => bare(Box::new(FragmentationAware)),
+        "nvlink_islands" => bare(Box::new(NvlinkIslands)),
         "shortest_first" => bare(Box::new(ShortestFirst)),
         "least_lost_work" => bare(Box::new(LeastLostWork)),
         "spread" => bare(Box::new(Spread)),

@@ -4,9 +4,12 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use crate::model::ids::{JobId, NodeId};
-use crate::placement::NodeGate;
-use crate::policy::{NodeScores, PartitionHooks, PassContext, Profile, better_first};
+use crate::model::ids::{DomainId, JobId, NodeId};
+use crate::model::resources::NodeAmounts;
+use crate::placement::{FreeTotals, NodeGate, ShapeMix};
+use crate::policy::{
+    DeviceTask, DomainView, NodeScores, PartitionHooks, PassContext, Profile, better_first,
+};
 use crate::state::ClusterState;
 
 /// One job's filters and scorers over one pass's context.
@@ -53,6 +56,11 @@ impl<'a> JobGate<'a> {
         self.hooks.shape_only
     }
 
+    /// Whether the gate decides which nodes or domains a placement uses.
+    pub(super) fn shapes_plans(&self) -> bool {
+        self.hooks.shapes_plans()
+    }
+
     /// Why no node passed the filters for some group, when none did.
     pub(super) fn nothing_passed(&self) -> Option<String> {
         let seen = self.seen.borrow();
@@ -78,6 +86,10 @@ impl<'a> JobGate<'a> {
 }
 
 impl NodeGate for JobGate<'_> {
+    fn filters(&self) -> bool {
+        !self.hooks.filters.is_empty()
+    }
+
     fn admits(&self, group: usize, node: NodeId) -> bool {
         if self.hooks.filters.is_empty() {
             return true;
@@ -124,5 +136,54 @@ impl NodeGate for JobGate<'_> {
         scored.sort_by(|(a, _), (b, _)| better_first(a, b));
         candidates.clear();
         candidates.extend(scored.into_iter().map(|(_, id)| id));
+    }
+
+    fn choose_devices(
+        &self,
+        group: usize,
+        node: NodeId,
+        room: &NodeAmounts,
+        mix: &ShapeMix,
+    ) -> Option<u128> {
+        if self.hooks.devices.is_empty() {
+            return None;
+        }
+        let job = self.state.job_view(self.job)?;
+        let shape = job.record().shapes.get(group)?;
+        let task = DeviceTask {
+            job,
+            group,
+            node: self.state.node_view(node)?,
+            room,
+            need: shape.gpu,
+            mix,
+        };
+        self.profile.choose_devices(self.hooks, task, &self.context)
+    }
+
+    fn rank_domains(&self, domains: &mut Vec<DomainId>, totals: &[FreeTotals]) {
+        let (Some(job), Some(tree)) = (self.state.job_view(self.job), self.state.topology())
+        else {
+            return;
+        };
+        if self.hooks.domain_scorers.is_empty() {
+            return;
+        }
+        let mut scored: Vec<(NodeScores, DomainId)> = domains
+            .iter()
+            .filter_map(|&id| {
+                let view = DomainView {
+                    id,
+                    level: tree.levels().get(tree.level_of(id))?,
+                    label: tree.label(id),
+                    free: totals.get(id.index())?,
+                };
+                let scores = self.profile.domain_scores(self.hooks, job, view, &self.context);
+                Some((scores, id))
+            })
+            .collect();
+        scored.sort_by(|(a, _), (b, _)| better_first(a, b));
+        domains.clear();
+        domains.extend(scored.into_iter().map(|(_, id)| id));
     }
 }

@@ -430,7 +430,9 @@ impl Scheduler {
             .get_or_insert_with(|| Profile::build(&self.state, pass.now));
         // Filters and scorers may change their answers between passes: plans they shaped are
         // searched again.
-        let rank = self.kept_rank(id).filter(|_| gate.is_none());
+        let rank = self
+            .kept_rank(id)
+            .filter(|_| !gate.as_ref().is_some_and(JobGate::shapes_plans));
         let stands = previous.as_ref().zip(rank).is_some_and(|kept| {
             let need = (wanted.limit, wanted.licenses);
             self.plan_stands(kept, &wanted.gang, need, profile, &mut pass.confirmed)

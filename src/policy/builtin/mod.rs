@@ -2,6 +2,7 @@
 //! selection) and a zoo of research and operations policies, each selectable by name from
 //! CLUSTER's `policy.plugins` ([`crate::policy::spec`]).
 
+mod devices;
 mod gpu_faults;
 mod las;
 mod least_lost_work;
@@ -11,6 +12,7 @@ mod shortest_first;
 mod spread;
 mod victims;
 
+pub use devices::{FragmentationAware, NvlinkIslands};
 pub use gpu_faults::AvoidGpuFaults;
 pub use las::Las;
 pub use least_lost_work::LeastLostWork;
@@ -34,17 +36,21 @@ pub fn kueue_victims() -> Vec<Box<dyn Plugin>> {
 }
 
 impl Profile {
-    /// The built-in policy: [`Multifactor`] with the configured weights, then
-    /// [`kueue_victims`]; placement is the engine's (best fit, fragmentation-aware devices,
-    /// NVLink islands, topology domains).
+    /// The built-in policy: [`Multifactor`] with the configured weights,
+    /// [`FragmentationAware`] and [`NvlinkIslands`] device choice, then [`kueue_victims`];
+    /// nodes and topology domains in the engine's best-fit order.
     ///
     /// ```
     /// let profile = gangway::policy::Profile::default_for_config();
-    /// assert_eq!(profile.plugin_names().collect::<Vec<_>>(), ["multifactor", "tier_guard",
-    ///     "lower_tier_first", "borrowing_first", "lower_priority_first", "newest_first"]);
+    /// assert_eq!(profile.plugin_names().collect::<Vec<_>>(), ["multifactor",
+    ///     "fragmentation_aware", "nvlink_islands", "tier_guard", "lower_tier_first",
+    ///     "borrowing_first", "lower_priority_first", "newest_first"]);
     /// ```
     pub fn default_for_config() -> Profile {
-        let mut builder = Profile::builder().plugin(Multifactor::from_config());
+        let mut builder = Profile::builder()
+            .plugin(Multifactor::from_config())
+            .plugin(FragmentationAware)
+            .plugin(NvlinkIslands);
         for plugin in kueue_victims() {
             builder = builder.boxed(plugin, Default::default());
         }
