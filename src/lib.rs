@@ -83,7 +83,8 @@
 //!   consistency check. [`placement`]: gang placement over a free-capacity index, topology,
 //!   fragmentation scoring. [`backfill`]: the availability profile and reservations.
 //! - [`scheduler`]: the pass (order, place, reserve, preempt, report). [`policy`]: the
-//!   [`policy::Policy`] trait and the built-in multifactor priority. [`fairshare`],
+//!   [`policy::Plugin`] trait (a policy at every decision point), profiles and the built-in
+//!   plug-ins (docs/policies.md). [`fairshare`],
 //!   [`quota`]: fair-share trees and Kueue-style quota trees.
 //! - [`nvml`]: the node adapter (probe trait; the NVML driver behind feature `nvml`).
 //!   `sim` (feature `sim`): the simulator, trace readers and docs/design.md's standard workload.
