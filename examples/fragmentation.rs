@@ -70,7 +70,13 @@ impl NodeGate for FragmentationAware<'_> {
         false
     }
     fn rank(&self, _: usize, _: &mut Vec<NodeId>) {}
-    fn choose_devices(&self, _: usize, id: NodeId, room: &NodeAmounts, mix: &ShapeMix) -> Option<u128> {
+    fn choose_devices(
+        &self,
+        _: usize,
+        id: NodeId,
+        room: &NodeAmounts,
+        mix: &ShapeMix,
+    ) -> Option<u128> {
         let GpuNeed::Fraction(f) = self.shape.gpu else {
             return None;
         };

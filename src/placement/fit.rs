@@ -112,9 +112,7 @@ pub fn valid_pick(node: &Node, room: &NodeAmounts, need: GpuNeed, mask: u128) ->
                 && Bits(mask).all(|i| room.devices[i] == DEVICE_MILLI)
         }
         GpuNeed::Fraction(f) => {
-            in_range
-                && mask.count_ones() == 1
-                && room.devices[mask.trailing_zeros() as usize] >= f
+            in_range && mask.count_ones() == 1 && room.devices[mask.trailing_zeros() as usize] >= f
         }
         GpuNeed::Mig(profile) => {
             mask.count_ones() == 1 && mask & room.mig & node.mig.profile_mask(profile) == mask
@@ -128,7 +126,8 @@ fn default_pick(node: &Node, room: &NodeAmounts, need: GpuNeed) -> Option<u128> 
         GpuNeed::None => None,
         GpuNeed::Whole(k) => {
             let whole = u128::from(whole_free_mask(node, room));
-            (whole.count_ones() >= u32::from(k)).then(|| u128::from(lowest(whole as u32, u32::from(k))))
+            (whole.count_ones() >= u32::from(k))
+                .then(|| u128::from(lowest(whole as u32, u32::from(k))))
         }
         GpuNeed::Fraction(f) => least_fragmenting_device(node, room, f, &ShapeMix::default())
             .map(|index| 1u128 << index),

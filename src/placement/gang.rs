@@ -31,9 +31,9 @@ use crate::model::job::PlacementMode;
 use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
+use crate::placement::FreeTotals;
 use crate::placement::fit::{take_tasks, tasks_fitting};
 use crate::placement::frag::ShapeMix;
-use crate::placement::FreeTotals;
 use crate::placement::topology::GangTopology;
 
 /// Tasks of one group on one node, with the devices and amounts they use.
@@ -352,7 +352,14 @@ impl<'a> GangBuilder<'a> {
             let score = *scored.entry(key).or_insert_with(|| {
                 let mut after = room;
                 let choose = |room: &NodeAmounts| self.choose_devices(group, id, room);
-                take_tasks(node, &mut after, shape, shape.count, &mut Vec::new(), Some(&choose));
+                take_tasks(
+                    node,
+                    &mut after,
+                    shape,
+                    shape.count,
+                    &mut Vec::new(),
+                    Some(&choose),
+                );
                 let delta =
                     mix.fragmentation(node, &after) as i64 - mix.fragmentation(node, &room) as i64;
                 let left: u64 = after.devices[..node.gpu_count]

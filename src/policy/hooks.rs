@@ -4,11 +4,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::decision::Decision;
+use crate::event::Event;
 use crate::model::ids::DomainId;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::GpuNeed;
 use crate::placement::{FreeTotals, ShapeMix};
-use crate::event::Event;
 use crate::policy::context::PassContext;
 use crate::state::{JobView, NodeView};
 

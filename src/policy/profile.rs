@@ -20,8 +20,8 @@ use std::cmp::Ordering;
 
 use crate::decision::Decision;
 use crate::event::Event;
-use crate::policy::guard::{FaultLog, PluginFault};
 use crate::placement::fit::valid_pick;
+use crate::policy::guard::{FaultLog, PluginFault};
 use crate::policy::{Dependence, DeviceTask, DomainView, Hook, PassContext, Plugin, Vote};
 use crate::state::{ClusterState, JobView, NodeView};
 
@@ -282,6 +282,11 @@ impl Profile {
     /// An empty builder.
     pub fn builder() -> ProfileBuilder {
         ProfileBuilder::default()
+    }
+
+    /// The plug-ins, in listed order (with their state), to build another profile from.
+    pub fn into_plugins(self) -> Vec<Box<dyn Plugin>> {
+        self.plugins
     }
 
     /// The plug-ins' names, in listed order.

@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::policy::builtin::{
-    AvoidGpuFaults, BinPack, FragmentationAware, NvlinkIslands, BorrowingFirst, Las, LeastLostWork, LowerPriorityFirst,
-    LowerTierFirst, MinRunTime, Multifactor, NewestFirst, ShortestFirst, Spread, TierGuard,
-    kueue_victims,
+    AvoidGpuFaults, BinPack, BorrowingFirst, FragmentationAware, Las, LeastLostWork,
+    LowerPriorityFirst, LowerTierFirst, MinRunTime, Multifactor, NewestFirst, NvlinkIslands,
+    ShortestFirst, Spread, TierGuard, kueue_victims,
 };
 use crate::policy::{Placement, Plugin, Profile};
 

@@ -162,8 +162,7 @@ impl NodeGate for JobGate<'_> {
     }
 
     fn rank_domains(&self, domains: &mut Vec<DomainId>, totals: &[FreeTotals]) {
-        let (Some(job), Some(tree)) = (self.state.job_view(self.job), self.state.topology())
-        else {
+        let (Some(job), Some(tree)) = (self.state.job_view(self.job), self.state.topology()) else {
             return;
         };
         if self.hooks.domain_scorers.is_empty() {
@@ -178,7 +177,9 @@ impl NodeGate for JobGate<'_> {
                     label: tree.label(id),
                     free: totals.get(id.index())?,
                 };
-                let scores = self.profile.domain_scores(self.hooks, job, view, &self.context);
+                let scores = self
+                    .profile
+                    .domain_scores(self.hooks, job, view, &self.context);
                 Some((scores, id))
             })
             .collect();

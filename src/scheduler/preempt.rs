@@ -1,24 +1,28 @@
 //! Step 6 of a pass: pick preemption victims as Kueue does — ordered candidates, added greedily
 //! until the preemptor fits (quota and placement), then a reverse pass dropping every victim
-//! not needed — and earmark what they free for the preemptor.
+//! not needed — and earmark what they free for the preemptor. The engine owns this algorithm;
+//! the profile's victim plug-ins decide which candidates are vetoed and their order.
 //!
 //! Who may be a victim of pending job `P` — never a non-preemptible job, one already told to
-//! stop, one that started in this tick (it was ahead of `P` in the order), one of a higher
-//! partition tier, nor a job that `P` was itself preempted by earlier (no two jobs preempt each
-//! other in turn):
+//! stop, one that started in this tick (it was ahead of `P` in the order), nor, with
+//! `policy.preemption.anti_thrash` (the default), a job that `P` was itself preempted by
+//! earlier (no two jobs preempt each other in turn); then a basis:
 //!
 //! - with `policy.preemption.partition_tiers`, any running job of a lower partition
-//!   `priority_tier`, in any queue or none (Slurm's `preempt/partition_prio`); this is the only
-//!   way jobs without a queue preempt or are preempted;
+//!   `priority_tier`, in any queue or none (Slurm's `preempt/partition_prio`);
 //! - in `P`'s own queue, as its `within_queue` policy says;
 //! - in another queue of `P`'s cohort tree that uses more than its nominal quota, as the
 //!   `reclaim_within_cohort` policy says, while `P` stays within its own nominal quota; or, with
 //!   `borrow_within_cohort`, jobs of lower priority (and at most its threshold) even while `P`
-//!   borrows.
+//!   borrows;
+//! - with `policy.preemption.order_based`, any running job whose order (partition tier, then
+//!   the profile's order keys) is strictly lower than `P`'s.
 //!
-//! Candidates are ordered lower tier first, then jobs of queues above their nominal quota, then
-//! lower priority, then most recently started. A first search uses every candidate; when it
-//! fails, a second drops the reclaim-only ones so that `P` may borrow (Kueue's last attempt).
+//! The profile's victim vetoes then remove candidates (the default profile's `tier_guard`: a
+//! job of a higher partition tier), and its victim order sorts the rest (the default: lower
+//! tier first, then jobs of queues above their nominal quota, then lower priority, then the most
+//! recently started; the later job id breaks ties). A first search uses every candidate; when
+//! it fails, a second drops the reclaim-only ones so that `P` may borrow (Kueue's last attempt).
 //!
 //! # Worked example
 //!

@@ -17,6 +17,7 @@
 use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
 use serde_json::json;
 
+use crate::policy::Profile;
 use crate::{ClusterConfig, Event, JobSpec, Milli, PlacementMode, Scheduler};
 
 /// Queues (and cohorts of ten queues each).
@@ -154,7 +155,21 @@ impl StandardWorkload {
     /// A scheduler on the standard cluster, filled at time 0, with `pending` jobs submitted at
     /// 1 s (whose tick runs the first pass over them).
     pub fn loaded_scheduler(&mut self, pending: usize) -> Scheduler {
-        let mut scheduler = Scheduler::new(self.cluster())
+        self.loaded_scheduler_with(pending, Profile::default_for_config())
+    }
+
+    /// [`StandardWorkload::loaded_scheduler`] deciding with `profile`. The running jobs are
+    /// named `run0`, `run1`, … (one per node, in node order).
+    ///
+    /// ```
+    /// use gangway::policy::{builtin::Spread, Profile};
+    /// use gangway::sim::standard::StandardWorkload;
+    /// let profile = Profile::builder().scorer(Spread, 0, 1.0).build().unwrap();
+    /// let scheduler = StandardWorkload::new(64, 42).loaded_scheduler_with(500, profile);
+    /// assert!(scheduler.state().job_by_name("run63").is_some_and(|j| j.is_running()));
+    /// ```
+    pub fn loaded_scheduler_with(&mut self, pending: usize, profile: Profile) -> Scheduler {
+        let mut scheduler = Scheduler::with_profile(self.cluster(), profile)
             .unwrap_or_else(|e| unreachable!("the standard cluster is valid: {e}"));
         let fill = self.fill();
         let pending = self.pending(pending);
