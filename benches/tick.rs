@@ -81,7 +81,8 @@ fn bench_churn_with_scorer(c: &mut Criterion) {
             outcome: FinishOutcome::Completed,
         })
         .collect();
-    let profiles: [(&str, fn() -> Profile); 2] = [
+    type MakeProfile = fn() -> Profile;
+    let profiles: [(&str, MakeProfile); 2] = [
         ("default profile", Profile::default_for_config),
         ("with a user scorer", || {
             let mut builder = Profile::builder().scorer(UserScorer, 0, 1.0);
