@@ -40,6 +40,9 @@ pub enum Hook {
     WakeUp,
     /// [`Plugin::observe`]: each tick's events and decisions.
     Observe,
+    /// [`Plugin::save_state`] and [`Plugin::load_state`]: snapshots (never listed by a plug-in;
+    /// names the hook of a fault while saving).
+    State,
 }
 
 impl Hook {
@@ -61,6 +64,7 @@ impl Hook {
             Hook::VictimOrder => "victim_order",
             Hook::WakeUp => "wake_up",
             Hook::Observe => "observe",
+            Hook::State => "state",
         }
     }
 

@@ -212,6 +212,7 @@ impl ProfileBuilder {
             placements,
             global,
             partitions: Vec::new(),
+            resolved_for: Vec::new(),
             faults,
         })
     }
@@ -265,8 +266,10 @@ pub struct Profile {
     plugins: Vec<Box<dyn Plugin>>,
     placements: Vec<Placement>,
     global: GlobalHooks,
-    /// The placement hooks by partition index, resolved at each pass.
+    /// The placement hooks by partition index, resolved for the partitions named in
+    /// `resolved_for` (again when those change).
     partitions: Vec<PartitionHooks>,
+    resolved_for: Vec<String>,
     faults: FaultLog,
 }
 
@@ -307,7 +310,16 @@ impl Profile {
     /// state's partitions, and the `prepare` hooks run.
     pub(crate) fn prepare(&mut self, context: &PassContext<'_>) {
         self.faults.new_pass();
-        self.partitions = self.resolve(context.state());
+        let names = context.state().partitions.iter().map(|p| &p.name);
+        if !names.eq(self.resolved_for.iter()) {
+            self.partitions = self.resolve(context.state());
+            self.resolved_for = context
+                .state()
+                .partitions
+                .iter()
+                .map(|p| p.name.clone())
+                .collect();
+        }
         for i in self.global.prepare.clone() {
             let name = self.plugins[i].name().to_string();
             let plugin = &mut self.plugins[i];
@@ -637,7 +649,7 @@ impl Profile {
             .filter_map(|(i, plugin)| {
                 let state = self
                     .faults
-                    .call(i, || self.name_of(i), Hook::Observe, || plugin.save_state())
+                    .call(i, || self.name_of(i), Hook::State, || plugin.save_state())
                     .flatten()?;
                 Some((plugin.name().to_string(), state))
             })
