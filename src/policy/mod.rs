@@ -34,7 +34,7 @@ pub use factors::PriorityFactors;
 pub use guard::PluginFault;
 pub use hooks::{Dependence, DeviceTask, DomainView, Hook, Plugin, PluginClone, Vote};
 pub use profile::{
-    KeyTerms, MAX_ORDER_KEYS, MAX_SCORE_TIERS, NodeScores, OrderKeys, Placement, Profile,
-    ProfileBuilder, ProfileError,
+    KeyTerms, MAX_ORDER_KEYS, MAX_SCORE_TIERS, MAX_VICTIM_KEYS, NodeScores, OrderKeys, Placement,
+    Profile, ProfileBuilder, ProfileError, VictimKeys,
 };
 pub(crate) use profile::{PartitionHooks, better_first};

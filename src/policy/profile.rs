@@ -31,6 +31,12 @@ pub const MAX_ORDER_KEYS: usize = 4;
 /// The most node-score tiers a profile may use.
 pub const MAX_SCORE_TIERS: usize = 4;
 
+/// The most victim-order plug-ins a profile may list (globally, and for one partition).
+pub const MAX_VICTIM_KEYS: usize = 8;
+
+/// A candidate victim's keys, one per victim-order plug-in (unused slots 0).
+pub type VictimKeys = [i64; MAX_VICTIM_KEYS];
+
 /// A job's order keys, one per order plug-in (unused slots 0).
 pub type OrderKeys = [i64; MAX_ORDER_KEYS];
 
@@ -46,6 +52,9 @@ pub enum ProfileError {
     /// More order plug-ins than [`MAX_ORDER_KEYS`].
     #[error("{0} order plug-ins; at most {MAX_ORDER_KEYS}")]
     TooManyOrderKeys(usize),
+    /// More victim-order plug-ins than [`MAX_VICTIM_KEYS`] (globally or for one partition).
+    #[error("{0} victim-order plug-ins; at most {MAX_VICTIM_KEYS}")]
+    TooManyVictimKeys(usize),
     /// A score tier at or beyond [`MAX_SCORE_TIERS`].
     #[error("plug-in {plugin:?}: score tier {tier}; tiers are 0 to {}", MAX_SCORE_TIERS - 1)]
     TierOutOfRange {
@@ -192,6 +201,19 @@ impl ProfileBuilder {
         }
         if order > MAX_ORDER_KEYS {
             return Err(ProfileError::TooManyOrderKeys(order));
+        }
+        let mut victim_orders: Vec<(Option<&str>, usize)> = Vec::new();
+        for (plugin, placement) in &self.plugins {
+            if plugin.hooks().contains(&Hook::VictimOrder) {
+                let scope = placement.partition.as_deref();
+                match victim_orders.iter_mut().find(|(s, _)| *s == scope) {
+                    Some((_, count)) => *count += 1,
+                    None => victim_orders.push((scope, 1)),
+                }
+            }
+        }
+        if let Some((_, count)) = victim_orders.iter().find(|(_, c)| *c > MAX_VICTIM_KEYS) {
+            return Err(ProfileError::TooManyVictimKeys(*count));
         }
         let listed = |hook: Hook| -> Vec<usize> {
             (0..self.plugins.len())
@@ -585,21 +607,20 @@ impl Profile {
         preemptor: JobView<'_>,
         victim: JobView<'_>,
         context: &PassContext<'_>,
-    ) -> Vec<i64> {
-        hooks
-            .victim_order
-            .iter()
-            .map(|&i| {
-                self.faults
-                    .call(
-                        i,
-                        || self.name_of(i),
-                        Hook::VictimOrder,
-                        || self.plugins[i].victim_key(preemptor, victim, context),
-                    )
-                    .unwrap_or(0)
-            })
-            .collect()
+    ) -> VictimKeys {
+        let mut keys = [0; MAX_VICTIM_KEYS];
+        for (slot, &i) in keys.iter_mut().zip(&hooks.victim_order) {
+            *slot = self
+                .faults
+                .call(
+                    i,
+                    || self.name_of(i),
+                    Hook::VictimOrder,
+                    || self.plugins[i].victim_key(preemptor, victim, context),
+                )
+                .unwrap_or(0);
+        }
+        keys
     }
 
     /// The earliest wake-up any plug-in asks for after `now`.

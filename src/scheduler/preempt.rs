@@ -76,7 +76,7 @@ use crate::decision::Decision;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::placement::Assignment;
-use crate::policy::PartitionHooks;
+use crate::policy::{PartitionHooks, VictimKeys};
 
 /// Why a running job may be a victim: it decides what the preemptor's quota must satisfy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +90,7 @@ enum Basis {
 
 /// A candidate victim's place in the order: the profile's victim keys (lower first), then the
 /// later job id.
-type VictimRank = (Vec<i64>, Reverse<JobId>);
+type VictimRank = (VictimKeys, Reverse<JobId>);
 
 /// Victims chosen for a preemptor and where it will run once they have stopped.
 struct Choice {
@@ -232,7 +232,7 @@ impl Scheduler {
                 .victim_keys(own_hooks, preemptor, victim, &context);
             candidates.push(((keys, Reverse(v)), basis));
         }
-        candidates.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        candidates.sort_unstable_by_key(|(rank, _)| *rank);
         candidates
             .into_iter()
             .map(|((_, Reverse(v)), basis)| (v, basis))
