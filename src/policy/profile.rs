@@ -289,8 +289,11 @@ impl Profile {
     }
 
     /// Starts a pass: every plug-in answers again, the partition hooks are resolved for the
-    /// state's partitions, and the `prepare` hooks run.
+    /// state's partitions, and the `prepare` hooks run. Faults recorded since the last tick
+    /// came from hooks that reports asked between ticks (`explain`, `priorities`): they are
+    /// dropped, so that reading a scheduler never changes what its next tick reports.
     pub(crate) fn prepare(&mut self, context: &PassContext<'_>) {
+        self.faults.take();
         self.faults.new_pass();
         self.partitions = self.resolve(context.state());
         for i in self.global.prepare.clone() {
@@ -563,17 +566,16 @@ impl Profile {
         self.faults.take()
     }
 
-    /// Every stateful plug-in's saved state, by name.
+    /// Every stateful plug-in's saved state, by name. A plug-in that panicked in the last
+    /// pass is asked too (its state is what the next pass starts from); one whose
+    /// `save_state` panics saves nothing.
     pub fn save_states(&self) -> Vec<(String, serde_json::Value)> {
         self.plugins
             .iter()
-            .enumerate()
-            .filter_map(|(i, plugin)| {
-                let state = self
-                    .faults
-                    .call(i, || self.name_of(i), Hook::Observe, || plugin.save_state())
-                    .flatten()?;
-                Some((plugin.name().to_string(), state))
+            .filter_map(|plugin| {
+                let saved =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plugin.save_state()));
+                Some((plugin.name().to_string(), saved.ok().flatten()?))
             })
             .collect()
     }
