@@ -146,6 +146,8 @@ struct Ticked {
     decisions: Vec<Decision>,
     rejected: Vec<Rejection>,
     next_wakeup_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    plugin_faults: Vec<crate::policy::PluginFault>,
 }
 
 #[derive(Serialize)]
@@ -268,6 +270,7 @@ impl Shim {
                     decisions: outcome.decisions,
                     rejected,
                     next_wakeup_ms: outcome.next_wakeup_ms,
+                    plugin_faults: outcome.plugin_faults,
                 }))
             }
             Request::Explain { at_ms, detail } => {

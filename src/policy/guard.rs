@@ -69,6 +69,17 @@ impl FaultLog {
         if self.silenced(index) {
             return None;
         }
+        self.run(index, name, hook, call)
+    }
+
+    /// [`FaultLog::call`], also for a silenced plug-in.
+    pub(crate) fn run<T>(
+        &self,
+        index: usize,
+        name: impl FnOnce() -> String,
+        hook: Hook,
+        call: impl FnOnce() -> T,
+    ) -> Option<T> {
         match catch_unwind(AssertUnwindSafe(call)) {
             Ok(answer) => Some(answer),
             Err(payload) => {

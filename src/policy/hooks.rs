@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::decision::Decision;
+use crate::decision::TickOutcome;
 use crate::event::Event;
 use crate::model::ids::DomainId;
 use crate::model::resources::NodeAmounts;
@@ -40,9 +40,6 @@ pub enum Hook {
     WakeUp,
     /// [`Plugin::observe`]: each tick's events and decisions.
     Observe,
-    /// [`Plugin::save_state`] and [`Plugin::load_state`]: snapshots (never listed by a plug-in;
-    /// names the hook of a fault while saving).
-    State,
 }
 
 impl Hook {
@@ -64,12 +61,12 @@ impl Hook {
             Hook::VictimOrder => "victim_order",
             Hook::WakeUp => "wake_up",
             Hook::Observe => "observe",
-            Hook::State => "state",
         }
     }
 
-    /// Whether a profile may set this hook per partition (placement and victims); the others
-    /// are global, since all partitions are walked in one order.
+    /// Whether a profile may set this hook per partition (placement and victims). Order and
+    /// admission are global, since all partitions are walked in one order; the prepare,
+    /// wake-up and observe hooks of a plug-in listed for a partition serve the whole pass.
     pub fn per_partition(self) -> bool {
         matches!(
             self,
@@ -274,8 +271,10 @@ pub trait Plugin: PluginClone + Send + Sync + 'static {
         None
     }
 
-    /// The events and decisions of a tick, after its pass.
-    fn observe(&mut self, _now_ms: u64, _events: &[Event], _decisions: &[Decision]) {}
+    /// A tick's events, as the host sent them, and its outcome (decisions, the events it
+    /// rejected by position, the next wake-up), after its pass. Faults of this tick's hooks are
+    /// not in `outcome` yet.
+    fn observe(&mut self, _now_ms: u64, _events: &[Event], _outcome: &TickOutcome) {}
 
     /// Its state for a snapshot; `None` when it keeps none.
     fn save_state(&self) -> Option<serde_json::Value> {

@@ -18,7 +18,7 @@
 
 use std::cmp::Ordering;
 
-use crate::decision::Decision;
+use crate::decision::TickOutcome;
 use crate::event::Event;
 use crate::placement::fit::valid_pick;
 use crate::policy::guard::{FaultLog, PluginFault};
@@ -71,6 +71,9 @@ pub enum ProfileError {
         /// Its weight.
         weight: f64,
     },
+    /// A tier or weight given to a plug-in that scores neither nodes nor domains.
+    #[error("plug-in {0:?} scores neither nodes nor domains: it takes no tier or weight")]
+    NotAScorer(String),
     /// A plug-in listed for one partition implements a hook that is global.
     #[error(
         "plug-in {plugin:?} is listed for partition {partition:?} but implements the global hook {}",
@@ -189,8 +192,14 @@ impl ProfileBuilder {
                     });
                 }
             }
+            let scores = hooks.contains(&Hook::NodeScore) || hooks.contains(&Hook::DomainScore);
+            if !scores && (placement.tier != 0 || placement.weight != 1.0) {
+                return Err(ProfileError::NotAScorer(name.to_string()));
+            }
             if let Some(partition) = &placement.partition
-                && let Some(hook) = hooks.iter().find(|h| !h.per_partition())
+                && let Some(hook) = hooks
+                    .iter()
+                    .find(|h| matches!(h, Hook::Order | Hook::Admission))
             {
                 return Err(ProfileError::GlobalHookInPartition {
                     plugin: name.to_string(),
@@ -314,6 +323,28 @@ impl Profile {
         self.plugins
     }
 
+    /// Checks that every partition a plug-in is listed for exists among `partitions` (a
+    /// `ConfigError` on field `profile` naming the plug-in otherwise).
+    pub fn check_partitions<'a>(
+        &self,
+        partitions: impl Iterator<Item = &'a str> + Clone,
+    ) -> Result<(), crate::error::ConfigError> {
+        for (index, placement) in self.placements.iter().enumerate() {
+            if let Some(partition) = &placement.partition
+                && !partitions.clone().any(|p| p == partition)
+            {
+                return Err(crate::error::ConfigError::new(
+                    "profile",
+                    format!(
+                        "plug-in {:?} is listed for partition {partition:?}, which is not configured",
+                        self.plugins[index].name()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The plug-ins' names, in listed order.
     pub fn plugin_names(&self) -> impl Iterator<Item = &str> {
         self.plugins.iter().map(|p| p.name())
@@ -329,8 +360,11 @@ impl Profile {
     }
 
     /// Starts a pass: every plug-in answers again, the partition hooks are resolved for the
-    /// state's partitions, and the `prepare` hooks run.
+    /// state's partitions, and the `prepare` hooks run. Faults recorded since the last tick
+    /// came from hooks that reports asked between ticks (`explain`, `priorities`): they are
+    /// dropped, so that reading a scheduler never changes what its next tick reports.
     pub(crate) fn prepare(&mut self, context: &PassContext<'_>) {
+        self.faults.take();
         self.faults.new_pass();
         let names = context.state().partitions.iter().map(|p| &p.name);
         if !names.eq(self.resolved_for.iter()) {
@@ -644,15 +678,17 @@ impl Profile {
     }
 
     /// Shows the tick to the observers.
-    pub(crate) fn observe(&mut self, now_ms: u64, events: &[Event], decisions: &[Decision]) {
+    /// Every observer sees the tick, also one that panicked earlier in it (a stateful
+    /// plug-in must not miss a tick).
+    pub(crate) fn observe(&mut self, now_ms: u64, events: &[Event], outcome: &TickOutcome) {
         for i in self.global.observe.clone() {
             let name = self.plugins[i].name().to_string();
             let plugin = &mut self.plugins[i];
-            self.faults.call(
+            self.faults.run(
                 i,
                 || name,
                 Hook::Observe,
-                || plugin.observe(now_ms, events, decisions),
+                || plugin.observe(now_ms, events, outcome),
             );
         }
     }
@@ -662,17 +698,16 @@ impl Profile {
         self.faults.take()
     }
 
-    /// Every stateful plug-in's saved state, by name.
+    /// Every stateful plug-in's saved state, by name. A plug-in that panicked in the last
+    /// pass is asked too (its state is what the next pass starts from); one whose
+    /// `save_state` panics saves nothing.
     pub fn save_states(&self) -> Vec<(String, serde_json::Value)> {
         self.plugins
             .iter()
-            .enumerate()
-            .filter_map(|(i, plugin)| {
-                let state = self
-                    .faults
-                    .call(i, || self.name_of(i), Hook::State, || plugin.save_state())
-                    .flatten()?;
-                Some((plugin.name().to_string(), state))
+            .filter_map(|plugin| {
+                let saved =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plugin.save_state()));
+                Some((plugin.name().to_string(), saved.ok().flatten()?))
             })
             .collect()
     }

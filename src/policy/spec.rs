@@ -20,7 +20,7 @@ use crate::policy::builtin::{
     LowerPriorityFirst, LowerTierFirst, MinRunTime, Multifactor, NewestFirst, NvlinkIslands,
     ShortestFirst, Spread, TierGuard, kueue_victims,
 };
-use crate::policy::{Placement, Plugin, Profile};
+use crate::policy::{Placement, Plugin, Profile, ProfileError};
 
 /// One entry of `policy.plugins`: a built-in plug-in's name, where it applies, and its
 /// parameters.
@@ -58,7 +58,8 @@ fn is_one(weight: &f64) -> bool {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("policy.plugins[{index}]: {message}")]
 pub struct SpecError {
-    /// The entry's position (for an inconsistent list, the last entry's).
+    /// The entry's position: the first entry at which the list stops making a profile (a bad
+    /// tier or weight, a global hook for a partition, a name already listed).
     pub index: usize,
     /// What is wrong.
     pub message: String,
@@ -85,8 +86,15 @@ pub const BUILTIN_NAMES: [&str; 16] = [
 ];
 
 /// The profile `specs` name, in order.
+///
+/// ```
+/// use gangway::policy::spec::{PluginSpec, profile_from_specs};
+/// let specs: Vec<PluginSpec> = serde_json::from_str(r#"[
+///     {"name": "spread", "tier": 9}, {"name": "las"}]"#).unwrap();
+/// assert_eq!(profile_from_specs(&specs).unwrap_err().index, 0);
+/// ```
 pub fn profile_from_specs(specs: &[PluginSpec]) -> Result<Profile, SpecError> {
-    let mut builder = Profile::builder();
+    let mut listed: Vec<(Box<dyn Plugin>, Placement)> = Vec::new();
     for (index, spec) in specs.iter().enumerate() {
         let error = |message: String| SpecError { index, message };
         let placement = Placement {
@@ -95,13 +103,25 @@ pub fn profile_from_specs(specs: &[PluginSpec]) -> Result<Profile, SpecError> {
             weight: spec.weight,
         };
         for plugin in plugins_of(spec).map_err(error)? {
-            builder = builder.boxed(plugin, placement.clone());
+            listed.push((plugin, placement.clone()));
         }
+        // The list so far must make a profile, so that an error names the entry that broke it
+        // (a list is a few entries long: building it once per entry costs nothing).
+        build(listed.clone()).map_err(|e| error(e.to_string()))?;
     }
-    builder.build().map_err(|e| SpecError {
+    build(listed).map_err(|e| SpecError {
         index: specs.len().saturating_sub(1),
         message: e.to_string(),
     })
+}
+
+fn build(listed: Vec<(Box<dyn Plugin>, Placement)>) -> Result<Profile, ProfileError> {
+    listed
+        .into_iter()
+        .fold(Profile::builder(), |builder, (plugin, placement)| {
+            builder.boxed(plugin, placement)
+        })
+        .build()
 }
 
 /// Parameters of `multifactor`.

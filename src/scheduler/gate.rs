@@ -2,7 +2,7 @@
 //! [`NodeGate`]; and what the filters rejected, for `explain` when no node passed.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::ids::{DomainId, JobId, NodeId};
 use crate::model::resources::NodeAmounts;
@@ -19,15 +19,16 @@ pub(super) struct JobGate<'a> {
     state: &'a ClusterState,
     context: PassContext<'a>,
     job: JobId,
-    /// Per group: how many nodes passed, and the rejections by (plug-in, reason).
+    /// Per group: how many nodes passed, and the nodes rejected by (plug-in, reason).
     seen: RefCell<BTreeMap<usize, Seen>>,
 }
 
-/// What the filters did to one group's candidates.
+/// What the filters did to one group's candidates. A placement may visit a node more than
+/// once (several rules, several tasks): rejected nodes are counted once each.
 #[derive(Default)]
 struct Seen {
     passed: usize,
-    rejected: BTreeMap<(usize, String), usize>,
+    rejected: BTreeMap<(usize, String), BTreeSet<NodeId>>,
 }
 
 impl<'a> JobGate<'a> {
@@ -51,6 +52,11 @@ impl<'a> JobGate<'a> {
         })
     }
 
+    /// Whether it has filters (which must run to say why no node passed).
+    pub(super) fn filters(&self) -> bool {
+        !self.hooks.filters.is_empty()
+    }
+
     /// Whether the engine's memos (by gang shape) hold for this gate's answers.
     pub(super) fn shape_only(&self) -> bool {
         self.hooks.shape_only
@@ -72,9 +78,10 @@ impl<'a> JobGate<'a> {
             .iter()
             .map(|((plugin, reason), nodes)| {
                 let name = self.profile.plugin_names().nth(*plugin).unwrap_or("?");
+                let nodes = nodes.len();
                 format!(
                     "{name}: {reason} ({nodes} node{})",
-                    if *nodes == 1 { "" } else { "s" }
+                    if nodes == 1 { "" } else { "s" }
                 )
             })
             .collect();
@@ -90,11 +97,11 @@ impl NodeGate for JobGate<'_> {
         !self.hooks.filters.is_empty()
     }
 
-    fn admits(&self, group: usize, node: NodeId) -> bool {
+    fn admits(&self, group: usize, id: NodeId) -> bool {
         if self.hooks.filters.is_empty() {
             return true;
         }
-        let (Some(job), Some(node)) = (self.state.job_view(self.job), self.state.node_view(node))
+        let (Some(job), Some(node)) = (self.state.job_view(self.job), self.state.node_view(id))
         else {
             return false;
         };
@@ -109,7 +116,7 @@ impl NodeGate for JobGate<'_> {
                 true
             }
             Err(rejection) => {
-                *seen.rejected.entry(rejection).or_default() += 1;
+                seen.rejected.entry(rejection).or_default().insert(id);
                 false
             }
         }

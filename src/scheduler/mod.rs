@@ -116,11 +116,24 @@ impl Profile {
     /// assert_eq!(err.field, "policy.plugins[1]");
     /// ```
     pub fn from_config(config: &ClusterConfig) -> Result<Profile, ConfigError> {
-        match &config.policy.plugins {
-            None => Ok(Profile::default_for_config()),
-            Some(specs) => profile_from_specs(specs)
-                .map_err(|e| ConfigError::new(format!("policy.plugins[{}]", e.index), e.message)),
+        let Some(specs) = &config.policy.plugins else {
+            return Ok(Profile::default_for_config());
+        };
+        let configured = |name: &str| match config.partitions.is_empty() {
+            true => name == "default",
+            false => config.partitions.iter().any(|p| p.name == name),
+        };
+        for (index, spec) in specs.iter().enumerate() {
+            if let Some(partition) = spec.partition.as_deref().filter(|p| !configured(p)) {
+                let message = format!("partition {partition:?} is not configured");
+                return Err(ConfigError::new(
+                    format!("policy.plugins[{index}].partition"),
+                    message,
+                ));
+            }
         }
+        profile_from_specs(specs)
+            .map_err(|e| ConfigError::new(format!("policy.plugins[{}]", e.index), e.message))
     }
 }
 
@@ -147,6 +160,7 @@ impl Scheduler {
     /// ```
     pub fn with_profile(config: ClusterConfig, profile: Profile) -> Result<Self, ConfigError> {
         let state = ClusterState::from_config(config)?;
+        profile.check_partitions(state.partitions.iter().map(|p| p.name.as_str()))?;
         Ok(Scheduler {
             figures: Arc::new(PassFigures::new(&state, state.now_ms)),
             state,
@@ -211,15 +225,17 @@ impl Scheduler {
             (Some(engine), Some(plugin)) => Some(engine.min(plugin)),
             (engine, plugin) => engine.or(plugin),
         };
-        if self.profile.observes() {
-            self.profile.observe(now_ms, &observed, &decisions);
-        }
-        Ok(TickOutcome {
+        let mut outcome = TickOutcome {
             decisions,
             rejected,
             next_wakeup_ms: self.next_wakeup_ms,
-            plugin_faults: self.profile.take_faults(),
-        })
+            plugin_faults: Vec::new(),
+        };
+        if self.profile.observes() {
+            self.profile.observe(now_ms, &observed, &outcome);
+        }
+        outcome.plugin_faults = self.profile.take_faults();
+        Ok(outcome)
     }
 
     /// Replaces the partitions, cohorts, queues, accounts, QoS and policy with those of `config`
@@ -284,6 +300,11 @@ impl Scheduler {
             None
         };
         let state = self.state.reconfigured(config)?;
+        let names = state.partitions.iter().map(|p| p.name.as_str());
+        profile
+            .as_ref()
+            .unwrap_or(&self.profile)
+            .check_partitions(names)?;
         // The last pass's report stays as it was: derived now, under the old configuration.
         self.report = self.pending_entries();
         self.deferred = None;
@@ -400,6 +421,7 @@ impl Scheduler {
         state.rebuild_index();
         state.rebuild_quota()?;
         state.check_consistency()?;
+        profile.check_partitions(state.partitions.iter().map(|p| p.name.as_str()))?;
         profile
             .load_states(snapshot.plugins)
             .map_err(|(plugin, message)| RestoreError::PluginState { plugin, message })?;

@@ -332,7 +332,10 @@ impl Scheduler {
         // filters and scorers that answer by shape.
         let remembered =
             released.is_empty() && held.is_empty() && gate.as_ref().is_none_or(JobGate::shape_only);
-        if remembered && pass.fits_now.known(&gang, end) == Some(false) {
+        // Filters must run for `explain` to tell this job why no node passed them: a failure
+        // remembered from another job of its shape does not spare it the placement.
+        let filtered = gate.as_ref().is_some_and(JobGate::filters);
+        if remembered && !filtered && pass.fits_now.known(&gang, end) == Some(false) {
             return None;
         }
         let placed = place_gang(&self.state.nodes, &candidates, &view, gang);

@@ -1,8 +1,10 @@
 //! Invariants across ticks: the [`Checker`] runs [`check_tick`] and remembers who preempted
 //! whom, so that a preemption loop — job A preempts B, later B preempts A, with neither's
-//! priority changed in between — is caught (Kueue shipped such loops). It also checks that a
-//! submit naming a topology level the cluster lacks, or a MIG profile no node has ever had, was
-//! rejected.
+//! priority changed in between — is caught (Kueue shipped such loops) while
+//! `policy.preemption.anti_thrash` is on; a profile that turns the rule off bounds
+//! preemptions itself, which [`crate::testkit::harness::ProfileChecks`] can check. It also
+//! checks that a submit naming a topology level the cluster lacks, or a MIG profile no node has
+//! ever had, was rejected.
 
 use std::collections::BTreeSet;
 
@@ -58,9 +60,10 @@ impl Checker {
                 self.forget(job);
             }
         }
+        let anti_thrash = scheduler.state().config().policy.preemption.anti_thrash;
         for decision in &outcome.decisions {
             if let Decision::Preempt { job, for_job, .. } = decision {
-                if self.preemptions.contains(&(job.clone(), for_job.clone())) {
+                if anti_thrash && self.preemptions.contains(&(job.clone(), for_job.clone())) {
                     return Err(format!(
                         "preemption loop: {for_job} preempts {job}, which earlier preempted it"
                     ));

@@ -22,6 +22,7 @@
 
 use std::fmt;
 
+use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 use serde::Serialize;
 use serde_json::json;
@@ -285,13 +286,38 @@ impl ProfileChecks {
 /// check_profile(Profile::default_for_config, ProfileChecks::new(4, 10)).unwrap();
 /// ```
 pub fn check_profile(make: impl Fn() -> Profile, checks: ProfileChecks) -> Result<(), String> {
+    check_profile_on(scenario(checks.max_ticks), make, checks)
+}
+
+/// [`check_profile`] on the clusters and streams `scenarios` draws instead of
+/// [`scenario`]'s: for a profile that needs a setting of the cluster, such as order-based
+/// preemption. `checks.max_ticks` is then up to `scenarios`.
+///
+/// ```
+/// use gangway::policy::{builtin::Las, Profile};
+/// use gangway::testkit::harness::{ProfileChecks, check_profile_on};
+/// use gangway::testkit::strategies::scenario;
+/// use proptest::strategy::Strategy;
+/// let order_based = scenario(10).prop_map(|(mut cluster, stream)| {
+///     cluster.policy.preemption.enabled = true;
+///     cluster.policy.preemption.order_based = true;
+///     (cluster, stream)
+/// });
+/// let las = || Profile::builder().plugin(Las::default()).build().unwrap();
+/// check_profile_on(order_based, las, ProfileChecks::new(4, 10)).unwrap();
+/// ```
+pub fn check_profile_on(
+    scenarios: impl Strategy<Value = (ClusterConfig, Stream)>,
+    make: impl Fn() -> Profile,
+    checks: ProfileChecks,
+) -> Result<(), String> {
     let config = Config {
         cases: checks.cases,
         failure_persistence: None,
         ..Config::default()
     };
     let mut runner = TestRunner::new(config);
-    let result = runner.run(&scenario(checks.max_ticks), |(cluster, stream)| {
+    let result = runner.run(&scenarios, |(cluster, stream)| {
         check_one(&cluster, &make, &stream, checks).map_err(|f| TestCaseError::fail(f.to_string()))
     });
     match result {

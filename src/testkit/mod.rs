@@ -2,8 +2,10 @@
 //! that every ticking test runs after every tick, the cross-tick [`Checker`], proptest
 //! strategies for clusters (with topology, NVLink islands and MIG layouts), jobs (with topology
 //! and MIG requests) and event streams, the stream harness that shrinks a failure
-//! to a minimal replayable stream, and the fuzz entry points.
+//! to a minimal replayable stream, adversarial plug-ins for property-checking the engine under
+//! any profile, and the fuzz entry points.
 
+pub mod adversarial;
 pub mod checker;
 pub mod fuzz;
 pub mod harness;
