@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::policy::builtin::MinRunTime;
 use crate::policy::{Hook, PassContext, Plugin};
 use crate::state::JobView;
 
@@ -89,6 +90,11 @@ impl Las {
         Some(end.saturating_add(wait as u64))
     }
 
+    /// The guard of every run's quantum.
+    fn quantum(&self) -> MinRunTime {
+        MinRunTime::new(self.min_quantum_ms)
+    }
+
     fn queue(&self, job: JobView<'_>, now_ms: u64) -> usize {
         let last_run = if job.is_pending() {
             job.last_run()
@@ -136,13 +142,11 @@ impl Plugin for Las {
 
     fn veto_victim(
         &self,
-        _: JobView<'_>,
+        preemptor: JobView<'_>,
         victim: JobView<'_>,
-        _: &PassContext<'_>,
+        context: &PassContext<'_>,
     ) -> Option<String> {
-        let (_, ran) = victim.current_run()?;
-        (ran < self.min_quantum_ms)
-            .then(|| format!("within its quantum ({ran} of {} ms)", self.min_quantum_ms))
+        self.quantum().veto_victim(preemptor, victim, context)
     }
 
     fn wake_up(&self, context: &PassContext<'_>) -> Option<u64> {
@@ -151,17 +155,9 @@ impl Plugin for Las {
         if state.pending_count() == 0 {
             return None;
         }
-        let running = state.running().flat_map(|job| {
-            let quantum_end = job
-                .current_run()
-                .map(|(start, _)| start.saturating_add(self.min_quantum_ms));
-            [self.demotion_ms(job, now), quantum_end]
-        });
+        let demotions = state.running().map(|job| self.demotion_ms(job, now));
         let promotions = state.pending().map(|job| self.promotion_ms(job.last_run()));
-        running
-            .chain(promotions)
-            .flatten()
-            .filter(|&t| t > now)
-            .min()
+        let next = demotions.chain(promotions).flatten().filter(|&t| t > now);
+        next.chain(self.quantum().wake_up(context)).min()
     }
 }
