@@ -51,11 +51,13 @@ fn default_run_prints_the_policy_table() {
     for label in [
         "jobs started",
         "wait p95",
+        "completion mean",
         "bounded slowdown",
         "GPU utilization",
         "makespan",
         "preemptions",
         "GPU-hours lost",
+        "  to preemption",
         "Jain's index",
         "share vision (40%)",
     ] {
@@ -120,6 +122,69 @@ fn heavy_tailed_workload_prints_the_policy_table() {
     assert!(first.starts_with("workload gpu-ml-heavy-tail (seed 5): 200 jobs"));
     assert_eq!(row(&first, "killed"), ["0"]);
     assert_eq!(first, stdout(&gangway(&kill)));
+}
+
+#[test]
+fn a_policy_list_compares_its_policies_in_order() {
+    let list = [
+        "simulate",
+        "--workload",
+        "gpu-ml-heavy-tail",
+        "--jobs",
+        "200",
+        "--seed",
+        "10",
+        "--policy",
+        "fcfs,easy,sjf,las",
+    ];
+    let text = stdout(&gangway(&list));
+    let header: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(header, ["fcfs", "easy", "sjf", "las"]);
+    for label in [
+        "completed",
+        "wait p95",
+        "completion mean",
+        "preemptions",
+        "GPU-hours lost",
+        "  to preemption",
+    ] {
+        assert_eq!(row(&text, label).len(), 4, "{label}\n{text}");
+    }
+    assert_eq!(row(&text, "completed"), ["200"; 4], "{text}");
+    // Only LAS preempts (order-based, when a job of a less served queue waits), and each
+    // preemption costs the GPUs held until the victim has stopped.
+    let preemptions = row(&text, "preemptions");
+    assert_eq!(preemptions[..3], ["0"; 3], "{text}");
+    assert_ne!(preemptions[3], "0", "{text}");
+    let lost = row(&text, "  to preemption");
+    assert_eq!(lost[..3], ["0.0"; 3], "{text}");
+    assert!(lost[3].parse::<f64>().unwrap() > 0.0, "{text}");
+    // Every time limit is the same, so shortest-first is FIFO: the same as EASY.
+    for label in ["wait p95", "completion mean", "makespan"] {
+        let cells = row(&text, label);
+        assert_eq!(cells[1], cells[2], "{label}\n{text}");
+    }
+    // A single name still works, and gives the list's column.
+    let mut single = list;
+    single[8] = "las";
+    let alone = stdout(&gangway(&single));
+    assert_eq!(alone.lines().nth(1).unwrap().trim(), "las");
+    for label in ["completion mean", "preemptions", "  to preemption"] {
+        assert_eq!(row(&alone, label), row(&text, label)[3..], "{label}");
+    }
+    for (policies, message) in [
+        ("easy,nope", "fcfs, easy, conservative, full, sjf, las"),
+        ("easy,easy", "twice"),
+        ("easy,", "\"\""),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(["simulate", "--jobs", "10", "--policy", policies])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{policies}");
+        assert!(stderr.contains(message), "{policies}: {stderr}");
+    }
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //!
 //! - **wait**: first start − submit, over the jobs that started: mean, 50th and 95th
 //!   percentile (nearest rank), maximum;
+//! - **completion time** (job completion time, JCT): end − submit, over the jobs that started
+//!   and ended (completed or killed), with the same statistics;
 //! - **bounded slowdown** with τ = 10 s: the mean over jobs that started and ended of
 //!   max(1, (end − submit) / max(run, τ)), where run is the job's last execution
 //!   (end − last start); for a job that ran once, end − submit = wait + run;
@@ -12,7 +14,12 @@
 //!   top-level account) next to its target (its shares over the top-level shares);
 //! - **Jain's index** over accounts of share ÷ target (of raw usage when there are no targets):
 //!   (Σx)² / (n·Σx²), 1 when perfectly fair, 1/n when one account has everything;
-//! - **preemptions** and **GPU-hours lost** (see [`crate::sim::Execution::lost_ms`]);
+//! - **preemptions** and **GPU-hours lost** (see [`crate::sim::Execution::lost_ms`]): GPUs ×
+//!   lost time summed over executions, in all and of the executions that ended preempted
+//!   (**GPU-hours lost to preemption**: from each `preempt` to the job's `stopped`, or to its
+//!   kill at grace expiry; the simulated job saves a checkpoint at the `preempt`, so no work
+//!   before it is lost). They differ only under faults, where a requeued job also loses its
+//!   work since its start;
 //! - **reservation violations**: jobs that got a reservation before their first start and
 //!   started later than the start first estimated for them (out of the jobs that got one);
 //! - the **faults** injected (see [`crate::sim::FaultCounts`]).
@@ -21,7 +28,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sim::result::{FaultCounts, JobRecord, JobStatus, SimResult};
+use crate::sim::result::{ExecutionEnd, FaultCounts, JobRecord, JobStatus, SimResult};
 
 /// τ of the bounded slowdown: 10 s.
 pub const SLOWDOWN_TAU_MS: u64 = 10_000;
@@ -201,6 +208,10 @@ pub struct Metrics {
     pub jobs: JobCounts,
     /// Waiting times of started jobs.
     pub wait: WaitStats,
+    /// Completion times (end − submit) of jobs that started and ended, in seconds (the same
+    /// statistics as the waits).
+    #[serde(default)]
+    pub completion: WaitStats,
     /// Mean bounded slowdown (τ = 10 s) of ended jobs.
     pub bounded_slowdown: f64,
     /// Utilization of `resource`, 0..=1.
@@ -215,6 +226,10 @@ pub struct Metrics {
     pub preemptions: u64,
     /// GPU-hours whose work was lost to preemption and requeues.
     pub gpu_hours_lost: f64,
+    /// Of those, the GPU-hours lost to preemption: GPUs × (stop − `preempt`) of every
+    /// execution that ended preempted.
+    #[serde(default)]
+    pub gpu_hours_lost_to_preemption: f64,
     /// Jobs that got a reservation before their first start.
     pub reservations: u64,
     /// Of those, the ones that started later than first estimated.
@@ -252,6 +267,11 @@ impl Metrics {
         let makespan_ms = last_end.map_or(0, |end| end.saturating_sub(first_submit));
         let used: u128 = result.executions.iter().map(held).sum();
         let waits: Vec<u64> = result.jobs.iter().filter_map(|j| j.wait_ms()).collect();
+        let completions: Vec<u64> = result
+            .jobs
+            .iter()
+            .filter_map(|j| j.completion_ms())
+            .collect();
         let slowdowns: Vec<f64> = result
             .jobs
             .iter()
@@ -264,10 +284,13 @@ impl Metrics {
                 ))
             })
             .collect();
-        let lost: u128 = result
+        let lost_of = |e: &&crate::sim::Execution| u128::from(e.gpus_milli) * u128::from(e.lost_ms);
+        let lost: u128 = result.executions.iter().map(|e| lost_of(&e)).sum();
+        let lost_to_preemption: u128 = result
             .executions
             .iter()
-            .map(|e| u128::from(e.gpus_milli) * u128::from(e.lost_ms))
+            .filter(|e| e.end == ExecutionEnd::Preempted)
+            .map(|e| lost_of(&e))
             .sum();
         let accounts = shares(result, held);
         let (violations, reservations) = reservation_violations(&result.jobs);
@@ -283,6 +306,7 @@ impl Metrics {
             resource,
             jobs: counts(result),
             wait: wait_stats(&waits),
+            completion: wait_stats(&completions),
             bounded_slowdown: mean(&slowdowns),
             utilization: utilization(used, capacity, makespan_ms),
             makespan_s: makespan_ms as f64 / 1000.0,
@@ -290,6 +314,7 @@ impl Metrics {
             accounts,
             preemptions: result.preemptions,
             gpu_hours_lost: lost as f64 / 1000.0 / MS_PER_HOUR,
+            gpu_hours_lost_to_preemption: lost_to_preemption as f64 / 1000.0 / MS_PER_HOUR,
             reservations,
             reservation_violations: violations,
             faults: result.faults,
@@ -369,7 +394,7 @@ fn shares(result: &SimResult, held: impl Fn(&crate::sim::Execution) -> u128) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::result::{Execution, ExecutionEnd, JobRecord};
+    use crate::sim::result::{Execution, JobRecord};
 
     fn job(account: &str, submit: u64, start: Option<u64>, end: Option<u64>) -> JobRecord {
         JobRecord {
@@ -459,6 +484,9 @@ mod tests {
         assert_eq!(m.jobs.never_started, 1);
         assert_eq!(m.wait.mean_s, 5.0);
         assert_eq!(m.wait.max_s, 10.0);
+        // Completion times 10 s and 30 s; job 2 never ended.
+        assert_eq!(m.completion.mean_s, 20.0);
+        assert_eq!(m.completion.max_s, 30.0);
         // Slowdowns: max(1, 10/10) = 1 and 30/20 = 1.5.
         assert_eq!(m.bounded_slowdown, 1.25);
         // Used: 4·10 + 2·20 = 80 GPU-s of 4 · 30 = 120.
@@ -472,6 +500,42 @@ mod tests {
         assert_eq!(m.preemptions, 2);
         // 2 GPUs × 1 hour lost.
         assert_eq!(m.gpu_hours_lost, 2.0);
+    }
+
+    #[test]
+    fn lost_gpu_hours_split_preemptions_from_requeues() {
+        // Job 0 on 2 GPUs is preempted at 1 h and stops 30 s later, then runs to its end; job
+        // 1 on 4 GPUs is requeued after 1 h (its node failed) and starts over. Job 2 is
+        // cancelled before it starts: it has no completion time.
+        let mut preempted = execution(0, 0, 3_630_000, 2, 30_000);
+        preempted.end = ExecutionEnd::Preempted;
+        let mut requeued = execution(1, 0, 3_600_000, 4, 3_600_000);
+        requeued.end = ExecutionEnd::Requeued;
+        let mut cancelled = job("b", 0, None, Some(50));
+        cancelled.status = JobStatus::Cancelled;
+        let result = SimResult {
+            jobs: vec![
+                job("a", 0, Some(0), Some(7_200_000)),
+                job("b", 0, Some(0), Some(10_800_000)),
+                cancelled,
+            ],
+            executions: vec![
+                preempted,
+                requeued,
+                execution(0, 3_630_000, 7_200_000, 2, 0),
+                execution(1, 3_600_000, 10_800_000, 4, 0),
+            ],
+            capacity_gpus_milli: 8_000,
+            preemptions: 1,
+            ..SimResult::default()
+        };
+        let m = Metrics::of(&result);
+        // 2 GPUs × 30 s = 1/60 GPU-hour to preemption; 4 GPU-hours more to the requeue.
+        assert!((m.gpu_hours_lost_to_preemption - 2.0 / 120.0).abs() < 1e-12);
+        assert!((m.gpu_hours_lost - (4.0 + 2.0 / 120.0)).abs() < 1e-12);
+        // Completion: 2 h and 3 h, from submit to the end of the last execution.
+        assert_eq!(m.completion.mean_s, 9_000.0);
+        assert_eq!(m.completion.p50_s, 7_200.0);
     }
 
     #[test]

@@ -4,15 +4,20 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{BackfillMode, ClusterConfig, PriorityWeights, ReclaimWithinCohort};
+use crate::policy::spec::PluginSpec;
 use crate::sim::convert::SimJob;
 use crate::sim::workload::Workload;
 
 /// A scheduling policy preset.
 ///
+/// [`PolicyPreset::ALL`] holds the four `gangway simulate` compares by default;
+/// [`PolicyPreset::EVERY`] every preset, also `sjf` and `las`.
+///
 /// ```
 /// use gangway::sim::PolicyPreset;
 /// assert_eq!("conservative".parse::<PolicyPreset>(), Ok(PolicyPreset::Conservative));
 /// assert_eq!(PolicyPreset::ALL.len(), 4);
+/// assert_eq!(PolicyPreset::names(), ["fcfs", "easy", "conservative", "full", "sjf", "las"]);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -26,16 +31,62 @@ pub enum PolicyPreset {
     /// EASY backfill ordered by fair-share (weight 10,000) and age (1,000), the workload's
     /// quota queues in one cohort, and preemption that reclaims lent quota.
     Full,
+    /// Shortest job first: EASY backfill ordered by the `shortest_first` plug-in (the shorter
+    /// the time limit, the earlier), no quotas, no preemption.
+    Sjf,
+    /// Tiresias-style least attained service: the `las` plug-in's order (queues by attained
+    /// GPU service), no backfill, order-based preemption without the anti-thrash rule (LAS's
+    /// quantum bounds preemptions), no quotas. It uses no time limit.
+    Las,
 }
 
 impl PolicyPreset {
-    /// Every preset, in the order of the comparison table.
+    /// The presets `gangway simulate` compares when no `--policy` is given, in the order of
+    /// its table.
     pub const ALL: [PolicyPreset; 4] = [
         PolicyPreset::Fcfs,
         PolicyPreset::Easy,
         PolicyPreset::Conservative,
         PolicyPreset::Full,
     ];
+
+    /// Every preset: [`PolicyPreset::ALL`], then `sjf` and `las`.
+    pub const EVERY: [PolicyPreset; 6] = [
+        PolicyPreset::Fcfs,
+        PolicyPreset::Easy,
+        PolicyPreset::Conservative,
+        PolicyPreset::Full,
+        PolicyPreset::Sjf,
+        PolicyPreset::Las,
+    ];
+
+    /// The names of [`PolicyPreset::EVERY`], in order.
+    pub fn names() -> [&'static str; 6] {
+        PolicyPreset::EVERY.map(PolicyPreset::name)
+    }
+
+    /// A comma-separated list of preset names, in the given order (a single name is a list of
+    /// one); an unknown, empty or repeated name is an error.
+    ///
+    /// ```
+    /// use gangway::sim::PolicyPreset;
+    /// let both = PolicyPreset::parse_list("easy,las");
+    /// assert_eq!(both, Ok(vec![PolicyPreset::Easy, PolicyPreset::Las]));
+    /// assert_eq!(PolicyPreset::parse_list("fcfs"), Ok(vec![PolicyPreset::Fcfs]));
+    /// assert!(PolicyPreset::parse_list("easy,easy").is_err());
+    /// assert!(PolicyPreset::parse_list("easy,").is_err());
+    /// ```
+    pub fn parse_list(text: &str) -> Result<Vec<PolicyPreset>, String> {
+        let mut presets = Vec::new();
+        for name in text.split(',') {
+            let preset: PolicyPreset = name.trim().parse()?;
+            if presets.contains(&preset) {
+                return Err(format!("policy {:?} is named twice", preset.name()));
+            }
+            presets.push(preset);
+        }
+        Ok(presets)
+    }
 
     /// The preset's name on the command line.
     pub fn name(self) -> &'static str {
@@ -44,6 +95,8 @@ impl PolicyPreset {
             PolicyPreset::Easy => "easy",
             PolicyPreset::Conservative => "conservative",
             PolicyPreset::Full => "full",
+            PolicyPreset::Sjf => "sjf",
+            PolicyPreset::Las => "las",
         }
     }
 
@@ -51,18 +104,37 @@ impl PolicyPreset {
     /// cohorts (no quotas) and zeroes the priority weights (submit order); `full` keeps the
     /// queues and lets each reclaim quota it lent to its cohort.
     ///
+    /// `sjf` and `las` name their plug-in in `policy.plugins`, exactly as a CLUSTER file can:
+    /// `sjf` `[{"name": "shortest_first"}]`, `las` `[{"name": "las"}]` with
+    /// `policy.preemption` `enabled` and `order_based` and without `anti_thrash`. The list holds
+    /// that plug-in alone; when the cluster's list already names it, its entry (with its
+    /// parameters) is kept, so a CLUSTER file can tune LAS. The other presets keep the cluster's
+    /// `policy.plugins` (absent: the default profile).
+    ///
     /// ```
     /// use gangway::sim::PolicyPreset;
     /// use gangway::config::BackfillMode;
     /// let mut cluster = gangway::ClusterConfig::default();
     /// PolicyPreset::Fcfs.configure(&mut cluster);
     /// assert_eq!(cluster.policy.backfill.mode, BackfillMode::None);
+    /// PolicyPreset::Las.configure(&mut cluster);
+    /// assert_eq!(cluster.policy.plugins.as_ref().unwrap()[0].name, "las");
+    /// assert!(cluster.policy.preemption.order_based && !cluster.policy.preemption.anti_thrash);
+    ///
+    /// // A cluster that names `las` with its own quantum keeps it.
+    /// let mut tuned: gangway::ClusterConfig = serde_json::from_str(r#"{"nodes": [],
+    ///     "policy": {"plugins": [{"name": "spread"},
+    ///                            {"name": "las", "min_quantum_ms": 900000}]}}"#).unwrap();
+    /// PolicyPreset::Las.configure(&mut tuned);
+    /// let plugins = tuned.policy.plugins.unwrap();
+    /// assert_eq!(plugins.len(), 1);
+    /// assert_eq!(plugins[0].params["min_quantum_ms"].as_u64(), Some(900_000));
     /// ```
     pub fn configure(self, cluster: &mut ClusterConfig) {
         let policy = &mut cluster.policy;
         policy.backfill.mode = match self {
-            PolicyPreset::Fcfs => BackfillMode::None,
-            PolicyPreset::Easy | PolicyPreset::Full => BackfillMode::Easy,
+            PolicyPreset::Fcfs | PolicyPreset::Las => BackfillMode::None,
+            PolicyPreset::Easy | PolicyPreset::Full | PolicyPreset::Sjf => BackfillMode::Easy,
             PolicyPreset::Conservative => BackfillMode::Conservative,
         };
         policy.backfill.depth = None;
@@ -82,6 +154,33 @@ impl PolicyPreset {
             cluster.queues.clear();
             cluster.cohorts.clear();
         }
+        let plugin = match self {
+            PolicyPreset::Sjf => "shortest_first",
+            PolicyPreset::Las => "las",
+            PolicyPreset::Fcfs
+            | PolicyPreset::Easy
+            | PolicyPreset::Conservative
+            | PolicyPreset::Full => return,
+        };
+        let policy = &mut cluster.policy;
+        let own = policy
+            .plugins
+            .iter()
+            .flatten()
+            .find(|spec| spec.name == plugin)
+            .cloned();
+        policy.plugins = Some(vec![own.unwrap_or_else(|| PluginSpec {
+            name: plugin.to_string(),
+            partition: None,
+            tier: 0,
+            weight: 1.0,
+            params: serde_json::Map::new(),
+        })]);
+        if self == PolicyPreset::Las {
+            policy.preemption.enabled = true;
+            policy.preemption.order_based = true;
+            policy.preemption.anti_thrash = false;
+        }
     }
 }
 
@@ -89,11 +188,14 @@ impl std::str::FromStr for PolicyPreset {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        PolicyPreset::ALL
+        PolicyPreset::EVERY
             .into_iter()
             .find(|p| p.name() == text)
             .ok_or_else(|| {
-                format!("unknown policy {text:?}: expected fcfs, easy, conservative or full")
+                format!(
+                    "unknown policy {text:?}: expected {}",
+                    PolicyPreset::names().join(", ")
+                )
             })
     }
 }

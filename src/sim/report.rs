@@ -108,6 +108,7 @@ pub fn comparison_table(runs: &[PolicyRun]) -> String {
     row("wait p50", &|m| duration(m.wait.p50_s));
     row("wait p95", &|m| duration(m.wait.p95_s));
     row("wait max", &|m| duration(m.wait.max_s));
+    row("completion mean", &|m| duration(m.completion.mean_s));
     row("bounded slowdown", &|m| {
         format!("{:.2}", m.bounded_slowdown)
     });
@@ -122,6 +123,9 @@ pub fn comparison_table(runs: &[PolicyRun]) -> String {
     row("makespan", &|m| duration(m.makespan_s));
     row("preemptions", &|m| m.preemptions.to_string());
     row("GPU-hours lost", &|m| format!("{:.1}", m.gpu_hours_lost));
+    row("  to preemption", &|m| {
+        format!("{:.1}", m.gpu_hours_lost_to_preemption)
+    });
     row("reservation violations", &|m| {
         format!("{} of {}", m.reservation_violations, m.reservations)
     });

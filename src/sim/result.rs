@@ -34,6 +34,7 @@ pub enum JobStatus {
 ///     first_start_ms: Some(5), last_start_ms: Some(5), end_ms: Some(15),
 ///     status: JobStatus::Completed, reserved_start_ms: None };
 /// assert_eq!(job.wait_ms(), Some(5));
+/// assert_eq!(job.completion_ms(), Some(15));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRecord {
@@ -62,6 +63,13 @@ impl JobRecord {
     pub fn wait_ms(&self) -> Option<u64> {
         self.first_start_ms
             .map(|start| start.saturating_sub(self.submit_ms))
+    }
+
+    /// Time from submission to the end, for a job that started and ended (completed or
+    /// killed; a job cancelled before it started has none).
+    pub fn completion_ms(&self) -> Option<u64> {
+        self.first_start_ms?;
+        self.end_ms.map(|end| end.saturating_sub(self.submit_ms))
     }
 }
 

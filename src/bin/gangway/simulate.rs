@@ -28,9 +28,11 @@ pub struct SimulateArgs {
     /// A CLUSTER JSON file replacing the workload's own machine.
     #[arg(long)]
     cluster: Option<PathBuf>,
-    /// Simulate only this policy. Default: compare fcfs, easy, conservative and full.
-    #[arg(long, value_parser = parse_policy)]
-    policy: Option<PolicyPreset>,
+    /// The policy, or a comma-separated list of policies to compare (e.g. `fcfs,easy,sjf,las`),
+    /// among fcfs, easy, conservative, full, sjf and las. Default: compare fcfs, easy,
+    /// conservative and full.
+    #[arg(long, value_name = "POLICY[,POLICY...]", value_parser = parse_policies)]
+    policy: Option<Policies>,
     /// Only jobs START .. START+COUNT-1 of the workload (in submit order), on an empty cluster.
     /// A START past the last job is an error (unless the workload has no jobs at all).
     #[arg(long, value_name = "START:COUNT", value_parser = parse_window)]
@@ -90,8 +92,12 @@ impl Builtin {
     }
 }
 
-fn parse_policy(text: &str) -> Result<PolicyPreset, String> {
-    text.parse()
+/// The presets of `--policy`, in the order given.
+#[derive(Clone, Debug)]
+struct Policies(Vec<PolicyPreset>);
+
+fn parse_policies(text: &str) -> Result<Policies, String> {
+    PolicyPreset::parse_list(text).map(Policies)
 }
 
 fn parse_overrun(text: &str) -> Result<Overrun, String> {
@@ -131,8 +137,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
         .as_deref()
         .map(super::read_config)
         .transpose()?;
-    let policies = match args.policy {
-        Some(policy) => vec![policy],
+    let policies = match &args.policy {
+        Some(Policies(list)) => list.clone(),
         None => PolicyPreset::ALL.to_vec(),
     };
     let nodes = cluster
