@@ -64,19 +64,17 @@ impl Hook {
         }
     }
 
-    /// Whether a profile may set this hook per partition (placement and victims). Order and
-    /// admission are global, since all partitions are walked in one order; the prepare,
-    /// wake-up and observe hooks of a plug-in listed for a partition serve the whole pass.
-    pub fn per_partition(self) -> bool {
-        matches!(
-            self,
-            Hook::NodeFilter
-                | Hook::NodeScore
-                | Hook::DeviceChoice
-                | Hook::DomainScore
-                | Hook::VictimVeto
-                | Hook::VictimOrder
-        )
+    /// Whether a plug-in with this hook cannot be listed for one partition: order and
+    /// admission, since all partitions are walked in one order. Placement and victim hooks
+    /// may differ per partition; the prepare, wake-up and observe hooks of a plug-in listed
+    /// for a partition serve the whole pass.
+    ///
+    /// ```
+    /// use gangway::policy::Hook;
+    /// assert!(Hook::Order.global_only() && !Hook::NodeScore.global_only());
+    /// ```
+    pub fn global_only(self) -> bool {
+        matches!(self, Hook::Order | Hook::Admission)
     }
 }
 

@@ -197,9 +197,7 @@ impl ProfileBuilder {
                 return Err(ProfileError::NotAScorer(name.to_string()));
             }
             if let Some(partition) = &placement.partition
-                && let Some(hook) = hooks
-                    .iter()
-                    .find(|h| matches!(h, Hook::Order | Hook::Admission))
+                && let Some(hook) = hooks.iter().find(|h| h.global_only())
             {
                 return Err(ProfileError::GlobalHookInPartition {
                     plugin: name.to_string(),

@@ -515,9 +515,7 @@ pub fn adversarial_profile() -> impl Strategy<Value = AdversarialProfile> {
             .map(|(i, (seed, tricks, tier, weight, partition))| {
                 let adversary = Adversary::new(format!("adversary{i}"), seed, tricks);
                 let hooks = &adversary.hooks;
-                let local = !hooks
-                    .iter()
-                    .any(|h| matches!(h, Hook::Order | Hook::Admission));
+                let local = !hooks.iter().any(|h| h.global_only());
                 let scores = hooks.contains(&Hook::NodeScore) || hooks.contains(&Hook::DomainScore);
                 let placement = Placement {
                     partition: partition.filter(|_| local).map(String::from),
