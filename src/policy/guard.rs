@@ -57,6 +57,13 @@ impl FaultLog {
             .is_some_and(|flag| flag.load(Ordering::Relaxed))
     }
 
+    /// Whether any plug-in panicked in this pass.
+    pub(crate) fn any_silenced(&self) -> bool {
+        self.silenced
+            .iter()
+            .any(|flag| flag.load(Ordering::Relaxed))
+    }
+
     /// Runs `call` for plug-in `index` (named `name`) at `hook`; `None` when the plug-in is
     /// silenced or panics (which silences it and records the fault).
     pub(crate) fn call<T>(

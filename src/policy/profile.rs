@@ -691,6 +691,11 @@ impl Profile {
         }
     }
 
+    /// Whether a plug-in panicked in this pass (and abstains until the next).
+    pub(crate) fn any_silenced(&self) -> bool {
+        self.faults.any_silenced()
+    }
+
     /// The faults since the last call.
     pub(crate) fn take_faults(&self) -> Vec<PluginFault> {
         self.faults.take()

@@ -31,6 +31,19 @@ impl<K: Ord + Copy> LazyOrder<K> {
         }
     }
 
+    /// An order that has handed out `old[..taken]` (sorted, every later entry's key greater)
+    /// and goes on with the rest of `old` and then `fresh`, whose keys are all greater than
+    /// every key of `old`.
+    pub(super) fn resume(mut old: Vec<(K, JobId)>, taken: usize, fresh: Vec<(K, JobId)>) -> Self {
+        old.extend(fresh);
+        LazyOrder {
+            keyed: old,
+            sorted: taken,
+            taken,
+            chunk: FIRST_CHUNK,
+        }
+    }
+
     /// How many jobs were handed out: the 1-based position of the last one.
     pub(super) fn taken(&self) -> usize {
         self.taken

@@ -11,6 +11,7 @@ mod pending;
 mod preempt;
 mod quota;
 mod reports;
+mod resume;
 mod settled;
 mod what_if;
 
@@ -30,6 +31,7 @@ use crate::policy::{PassFigures, Profile};
 use crate::state::ClusterState;
 use kept_plans::KeptPlans;
 use pending::PendingEntry;
+use resume::LastPass;
 use settled::DeferredReport;
 
 pub use reports::JobPriority;
@@ -69,6 +71,8 @@ pub struct Scheduler {
     deferred: Option<DeferredReport>,
     /// The last pass's reservations, for keeping them without a search in the next.
     kept: Option<KeptPlans>,
+    /// The last pass's state, for the next tick to continue when it only brings new jobs.
+    last_pass: LastPass,
     /// Whether passes stop once settled and keep plans that provably stand (off only to test
     /// that neither changes anything).
     shortcuts: bool,
@@ -172,6 +176,7 @@ impl Scheduler {
             details: BTreeMap::new(),
             deferred: None,
             kept: None,
+            last_pass: LastPass::default(),
             shortcuts: true,
             next_wakeup_ms: None,
             plans: BTreeMap::new(),
@@ -314,6 +319,7 @@ impl Scheduler {
         self.state = state;
         self.plans.clear();
         self.kept = None;
+        self.last_pass = LastPass::default();
         Ok(())
     }
 
@@ -436,6 +442,7 @@ impl Scheduler {
             details: snapshot.details,
             deferred: None,
             kept: None,
+            last_pass: LastPass::default(),
             shortcuts: true,
             next_wakeup_ms: snapshot.next_wakeup_ms,
             plans: snapshot.plans,
@@ -451,6 +458,7 @@ impl std::fmt::Debug for Scheduler {
             .field("pending", &self.state.pending.len())
             .field("running", &self.state.running.len())
             .field("plans_kept", &self.kept.as_ref().map_or(0, |k| k.kept))
+            .field("passes_continued", &self.last_pass.continued)
             .finish_non_exhaustive()
     }
 }

@@ -8,7 +8,9 @@ use super::fit_memo::FitMemo;
 use super::gate::JobGate;
 use super::kept_plans::{Confirmed, KeptPlans};
 use super::lazy_order::LazyOrder;
+use super::order::OrderKey;
 use super::pending::PendingEntry;
+use super::resume::Resumable;
 use super::settled::DeferredReport;
 use super::{Plan, Scheduler};
 use crate::backfill::{FutureView, IndexCandidates, NowView, Profile, earliest_fit_bound};
@@ -65,7 +67,9 @@ pub(super) struct Blocking {
     pub(super) fits_free: FitMemo,
 }
 
-/// Per-pass bookkeeping.
+/// Per-pass bookkeeping; kept at the pass's end for the next tick to continue
+/// ([`super::resume`]).
+#[derive(Debug)]
 pub(super) struct Pass {
     pub(super) now: u64,
     pub(super) depth: usize,
@@ -78,15 +82,20 @@ pub(super) struct Pass {
     /// A job planned even beyond the backfill depth (a what-if question's job).
     pub(super) always_plan: Option<JobId>,
     /// Placements now (around reservations, nothing earmarked) already tried in this pass.
-    fits_now: FitMemo,
+    pub(super) fits_now: FitMemo,
     /// Whether no queue admits the least any pending job demands; known until a job starts.
     pub(super) quota_closed: Option<bool>,
     /// The last pass's reservations made again identically.
     confirmed: Confirmed,
     /// Jobs the admission plug-ins denied, with the first deny.
-    denied: BTreeMap<JobId, String>,
+    pub(super) denied: BTreeMap<JobId, String>,
     /// Why no node passed the node filters, by job.
-    details: BTreeMap<JobId, String>,
+    pub(super) details: BTreeMap<JobId, String>,
+    /// Whether every job placed now (or tried) was one task group without a topology
+    /// constraint, whose failure to fit stays a failure while usage only grows.
+    pub(super) exact: bool,
+    /// Whether this pass continues the last one (which keeps its plans).
+    pub(super) resumed: bool,
 }
 
 /// The reservations a pass has made.
@@ -94,8 +103,10 @@ pub(super) struct Pass {
 struct Bookings {
     /// Nodes with a reservation, in id order: placement now tries them first.
     reserved_nodes: Vec<NodeId>,
-    /// The reservations in the order they were made (the next pass's plans).
+    /// The reservations not yet handed to the scheduler, in the order they were made.
     plans: Vec<(JobId, Plan)>,
+    /// Every reservation's job, in the order they were made (the next pass's ranks).
+    order: Vec<JobId>,
 }
 
 /// What a reservation is sought for: the gang at its minimal counts, for its time limit.
@@ -103,6 +114,34 @@ struct Reservation<'a> {
     gang: GangRequest<'a>,
     limit: u64,
     licenses: &'a LicenseNeed,
+}
+
+impl Pass {
+    /// A fresh pass at `now` with backfill depth `depth`, planning `always_plan` beyond it,
+    /// with the admission plug-ins' denials.
+    fn new(
+        now: u64,
+        depth: usize,
+        always_plan: Option<JobId>,
+        denied: BTreeMap<JobId, String>,
+    ) -> Self {
+        Pass {
+            now,
+            depth,
+            reservations: 0,
+            blocking: Blocking::default(),
+            profile: None,
+            bookings: Bookings::default(),
+            always_plan,
+            fits_now: FitMemo::default(),
+            quota_closed: None,
+            confirmed: Confirmed::default(),
+            denied,
+            details: BTreeMap::new(),
+            exact: true,
+            resumed: false,
+        }
+    }
 }
 
 impl Scheduler {
@@ -119,22 +158,15 @@ impl Scheduler {
         let figures = Arc::clone(&self.figures);
         self.profile.prepare(&figures.context(&self.state));
         let (keyed, pending, denied) = self.keyed_pending(now);
-        let mut order = LazyOrder::new(keyed);
-        let mut pass = Pass {
-            now,
-            depth: self.state.backfill_depth(),
-            reservations: 0,
-            blocking: Blocking::default(),
-            profile: None,
-            bookings: Bookings::default(),
-            always_plan,
-            fits_now: FitMemo::default(),
-            quota_closed: None,
-            confirmed: Confirmed::default(),
-            denied,
-            details: BTreeMap::new(),
+        let quiet = always_plan.is_none() && decisions.is_empty();
+        let (mut pass, mut order, mut report) = match self.resume(now, quiet, keyed, denied) {
+            Ok(continued) => continued,
+            Err((keyed, denied)) => (
+                Pass::new(now, self.state.backfill_depth(), always_plan, denied),
+                LazyOrder::new(keyed),
+                Vec::new(),
+            ),
         };
-        let mut report = Vec::new();
         self.deferred = None;
         while !self.settled(&mut pass, &pending) {
             let Some(id) = order.next() else {
@@ -154,25 +186,48 @@ impl Scheduler {
                 });
             }
         }
+        self.report = report;
+        self.finish(pass, order);
+        pending.next_begin_ms
+    }
+
+    /// Hands a finished pass's results to the scheduler: its deferred report, denials,
+    /// filter details and plans; and keeps its state for the next tick when that may continue
+    /// it ([`super::resume`]).
+    fn finish(&mut self, mut pass: Pass, order: LazyOrder<OrderKey>) {
         let (keyed, taken) = order.into_parts();
-        if taken < keyed.len() {
+        let settled = taken < keyed.len();
+        let keyed = if settled {
             self.deferred = Some(DeferredReport {
                 keyed,
                 from: taken,
-                now,
+                now: pass.now,
                 blocked: pass.blocking.blocked,
-                blocked_queues: pass.blocking.blocked_queues,
+                blocked_queues: pass.blocking.blocked_queues.clone(),
             });
-        }
-        self.report = report;
-        self.details = pass.details;
-        self.denied = pass.denied;
-        let plans = pass.bookings.plans;
-        let order: Vec<JobId> = plans.iter().map(|(id, _)| *id).collect();
+            None
+        } else {
+            Some(keyed)
+        };
+        self.details = std::mem::take(&mut pass.details);
+        self.denied = pass.denied.clone();
+        let plans = std::mem::take(&mut pass.bookings.plans);
+        pass.bookings.order.extend(plans.iter().map(|(id, _)| *id));
         let kept = pass.confirmed.kept;
-        self.kept = Some(KeptPlans::new(self.state.release_epoch, &order, kept));
-        self.plans = plans.into_iter().collect();
-        pending.next_begin_ms
+        let epoch = self.state.release_epoch;
+        self.kept = Some(KeptPlans::new(epoch, &pass.bookings.order, kept));
+        if !pass.resumed {
+            self.plans.clear();
+        }
+        self.plans.extend(plans);
+        self.last_pass.state = self.continuable(&pass).then(|| {
+            Box::new(Resumable {
+                pass,
+                keyed,
+                waiting: self.state.pending_count(),
+                epoch,
+            })
+        });
     }
 
     /// Decides one pending job: start it now, preempt for it, reserve for it, or give the
@@ -322,6 +377,7 @@ impl Scheduler {
         if released.is_empty() && !self.state.index.could_hold(gang.shapes) {
             return None;
         }
+        pass.exact &= gang.shapes.len() == 1 && gang.topology.is_none();
         if let Some(plan) = self.plans.get(&id)
             && plan.start_ms <= pass.now
             && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments)

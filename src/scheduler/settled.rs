@@ -154,18 +154,28 @@ mod tests {
         Some((settling, visiting))
     }
 
+    /// How often each shortcut was taken in a stream.
+    #[derive(Debug, Default)]
+    struct Shortcuts {
+        /// Passes that settled early.
+        settled: usize,
+        /// Plans kept without a search.
+        kept: usize,
+        /// Passes that continued the last one.
+        continued: u64,
+    }
+
     /// Ticks both through `stream` with the oracle on, asserting the same decisions, report
-    /// and plans after every tick; returns how many passes settled early and how many plans
-    /// were kept without a search.
+    /// and plans after every tick; returns how often each shortcut was taken.
     fn same_everywhere(
         config: &ClusterConfig,
         stream: &Stream,
-    ) -> Result<(usize, usize), TestCaseError> {
+    ) -> Result<Shortcuts, TestCaseError> {
         // Passes settle only without preemption.
         let mut config = config.clone();
         config.policy.preemption.enabled = false;
         let Some((mut settling, mut visiting)) = pair(&config) else {
-            return Ok((0, 0));
+            return Ok(Shortcuts::default());
         };
         let (mut settled, mut kept) = (0, 0);
         for step in &stream.ticks {
@@ -181,7 +191,12 @@ mod tests {
             prop_assert_eq!(settling.explain(), visiting.explain());
             prop_assert_eq!(&settling.plans, &visiting.plans);
         }
-        Ok((settled, kept))
+        prop_assert_eq!(visiting.last_pass.continued, 0);
+        Ok(Shortcuts {
+            settled,
+            kept,
+            continued: settling.last_pass.continued,
+        })
     }
 
     proptest! {
@@ -350,20 +365,25 @@ mod tests {
     }
 
     #[test]
-    fn random_streams_reach_settled_passes_and_kept_plans() {
+    fn random_streams_reach_settled_passes_kept_plans_and_continued_passes() {
         let mut runner = proptest::test_runner::TestRunner::deterministic();
-        let (mut settled, mut kept) = (0, 0);
+        let (mut settled, mut kept, mut continued) = (0, 0, 0);
         for _ in 0..200 {
             let (cluster, stream) = scenario(60).new_tree(&mut runner).unwrap().current();
-            let (s, k) = same_everywhere(&cluster, &stream).unwrap();
-            settled += s;
-            kept += k;
+            let taken = same_everywhere(&cluster, &stream).unwrap();
+            settled += taken.settled;
+            kept += taken.kept;
+            continued += taken.continued;
         }
         assert!(
             settled >= 50,
             "only {settled} settled passes in 200 streams"
         );
         assert!(kept >= 1, "no plan kept in 200 streams");
+        assert!(
+            continued >= 500,
+            "only {continued} passes continued in 200 streams"
+        );
     }
 
     /// A busy conservative cluster: three nodes of 8 cpus and 4 GPUs.
@@ -448,7 +468,7 @@ mod tests {
         let mut kept = 0;
         for _ in 0..100 {
             let stream = busy_stream().new_tree(&mut runner).unwrap().current();
-            kept += same_everywhere(&busy_cluster(), &stream).unwrap().1;
+            kept += same_everywhere(&busy_cluster(), &stream).unwrap().kept;
         }
         assert!(kept >= 1_000, "only {kept} plans kept in 100 streams");
     }

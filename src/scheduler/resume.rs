@@ -1,0 +1,242 @@
+//! The incremental pass: a tick that only brings new jobs continues the last pass instead of
+//! running a new one.
+//!
+//! A pass visits the pending jobs in order and leaves its state behind: the availability
+//! profile with its reservations, the count of reservations made, what holds later jobs back,
+//! the report on every job it visited and the position it reached. When the next tick only
+//! adds jobs, and each of them ranks after every job already pending, a full pass would visit
+//! the earlier jobs exactly as the last pass did and reach the same verdicts (the same
+//! reasons, plans and estimated starts) before it reaches the new ones. So the pass is
+//! resumed: the new jobs are appended to its order and the loop goes on from where it
+//! stopped, with the last pass's state, at the new time.
+//!
+//! # Triggers: when the last pass is continued
+//!
+//! Every one of these must hold; otherwise the tick runs a full pass (which is also what the
+//! property tests compare against, with every shortcut off).
+//!
+//! - **Nothing but submits.** No event other than submits and checkpoints was applied and no
+//!   running job lost its resources ([`crate::state::ClusterState::release_epoch`] is
+//!   unchanged), and the tick had made no decision before its pass (no kill at a time limit,
+//!   no cancel).
+//! - **Nothing came due.** The time is before the last tick's wake-up (begin times, grace
+//!   deadlines, maintenance ends, plug-in wake-ups), before every running job's end by its
+//!   time limit (a job past its limit counts as ending now, which moves with the time) and
+//!   before every plan's start. Running usage is then the same at the new time as at the
+//!   last pass's, and every reservation still lies ahead.
+//! - **The same order.** Every job pending at the last pass has exactly the order key it had
+//!   then (time-dependent keys such as age or decayed fair-share change, and then the pass
+//!   runs in full), the admission plug-ins vote on it as they did, and every new job's key
+//!   is greater than every earlier job's.
+//! - **Answers that only the state changes.** No preemption is configured and no earmark is
+//!   held; no maintenance window is scheduled and no license is configured (their checks
+//!   depend on the window a job would run in); every node filter and scorer answers from
+//!   the task shape and the node alone ([`crate::policy::Dependence::ShapeAndNode`]); no
+//!   plug-in panicked in the last pass or in this tick's ordering.
+//! - **Failures that stay failures.** Every job the last pass tried to place now was one task
+//!   group without a topology constraint. Its placement fits a window iff its nodes' task
+//!   fits add up ([`super::kept_plans`]), and each node's room over the later window is at
+//!   most what it was (running usage is unchanged, reservations only grow into a later
+//!   window), so a job that did not fit then does not fit now, and its reason (`priority`
+//!   or `resources`, read on what is free now) is unchanged.
+//!
+//! The last pass's state is not part of a snapshot, and a cloned scheduler starts with a
+//! full pass: continuing is a shortcut, never a difference.
+
+use std::collections::BTreeMap;
+
+use super::Scheduler;
+use super::fit_memo::FitMemo;
+use super::lazy_order::LazyOrder;
+use super::order::OrderKey;
+use super::pass::Pass;
+use super::pending::PendingEntry;
+use crate::model::ids::JobId;
+
+/// What a finished pass leaves for the next tick to continue.
+#[derive(Debug)]
+pub(super) struct Resumable {
+    /// The pass's state at its end.
+    pub(super) pass: Pass,
+    /// Every job's key in the pass's order, when it visited all of them (a settled pass's
+    /// keys are in its deferred report).
+    pub(super) keyed: Option<Vec<(OrderKey, JobId)>>,
+    /// How many jobs were still pending when the pass ended.
+    pub(super) waiting: usize,
+    /// The release epoch the pass ended at.
+    pub(super) epoch: u64,
+}
+
+/// The last pass's state, kept for the next tick only, and how many passes were continued.
+#[derive(Debug, Default)]
+pub(super) struct LastPass {
+    pub(super) state: Option<Box<Resumable>>,
+    pub(super) continued: u64,
+}
+
+impl Clone for LastPass {
+    /// A clone of the scheduler starts without the last pass's state (and runs a full pass,
+    /// which decides the same).
+    fn clone(&self) -> Self {
+        LastPass {
+            state: None,
+            continued: self.continued,
+        }
+    }
+}
+
+/// A continued pass: its state, its order with the new jobs appended, and its report so far.
+pub(super) type Continued = (Pass, LazyOrder<OrderKey>, Vec<PendingEntry>);
+
+/// The keys and denials a full pass needs, given back when the last pass cannot continue.
+pub(super) type Refused = (Vec<(OrderKey, JobId)>, BTreeMap<JobId, String>);
+
+impl Scheduler {
+    /// Continues the last pass at `now` when every trigger of the module docs holds: `keyed`
+    /// and `denied` are this tick's keys and denials of every pending job, and `quiet` says
+    /// that the tick made no decision before its pass and plans no what-if job.
+    pub(super) fn resume(
+        &mut self,
+        now: u64,
+        quiet: bool,
+        keyed: Vec<(OrderKey, JobId)>,
+        denied: BTreeMap<JobId, String>,
+    ) -> Result<Continued, Refused> {
+        let Some(last) = self.last_pass.state.take() else {
+            return Err((keyed, denied));
+        };
+        if !(quiet && self.nothing_came_due(now, last.epoch)) {
+            return Err((keyed, denied));
+        }
+        let (old, taken) = match (last.keyed, self.deferred.take()) {
+            (Some(old), _) => {
+                let taken = old.len();
+                (old, taken)
+            }
+            (None, Some(deferred)) => (deferred.keyed, deferred.from),
+            (None, None) => return Err((keyed, denied)),
+        };
+        let Some(fresh) = new_jobs_last(&old, &keyed, last.waiting) else {
+            return Err((keyed, denied));
+        };
+        if !self.same_votes(&denied, &fresh) {
+            return Err((keyed, denied));
+        }
+        // The jobs the last pass started leave its order, and the positions close up.
+        let mut report = std::mem::take(&mut self.report);
+        let (old, taken) = self.without_started(old, taken);
+        for (i, entry) in report.iter_mut().enumerate() {
+            entry.position = i + 1;
+        }
+        let mut pass = last.pass;
+        pass.now = now;
+        pass.quota_closed = None;
+        pass.fits_now = FitMemo::default();
+        pass.blocking.fits_free = FitMemo::default();
+        pass.denied = denied;
+        pass.details = std::mem::take(&mut self.details);
+        pass.resumed = true;
+        self.last_pass.continued += 1;
+        let order = LazyOrder::resume(old, taken, fresh);
+        Ok((pass, order, report))
+    }
+
+    /// `keyed` without the jobs of its first `taken` (those a pass visited) that are not
+    /// pending any more, and how many of the first `taken` are left.
+    fn without_started(
+        &self,
+        mut keyed: Vec<(OrderKey, JobId)>,
+        taken: usize,
+    ) -> (Vec<(OrderKey, JobId)>, usize) {
+        let mut kept = 0;
+        for i in 0..taken {
+            let entry = keyed[i];
+            if self
+                .state
+                .job(entry.1)
+                .is_some_and(|job| job.running().is_none())
+            {
+                keyed[kept] = entry;
+                kept += 1;
+            }
+        }
+        keyed.drain(kept..taken);
+        (keyed, kept)
+    }
+
+    /// Whether nothing but submits happened since the pass that ended at release epoch
+    /// `epoch`, and nothing came due by `now` (module docs).
+    fn nothing_came_due(&self, now: u64, epoch: u64) -> bool {
+        self.shortcuts
+            && epoch == self.state.release_epoch
+            && self.next_wakeup_ms.is_none_or(|t| t > now)
+            && !self.profile.any_silenced()
+            && self.plans.values().all(|plan| plan.start_ms > now)
+            && self.state.running.iter().all(|&id| {
+                self.state.job(id).is_some_and(|job| {
+                    let Some(run) = job.running() else {
+                        return false;
+                    };
+                    let end = run.start_ms.saturating_add(job.spec.time_limit_ms);
+                    let end = run.preemption.map_or(end, |p| end.min(p.deadline_ms));
+                    end > now
+                })
+            })
+    }
+
+    /// Whether the admission plug-ins deny every earlier job as they did in the last pass
+    /// (`denied` covers every pending job; `fresh` are the new ones).
+    fn same_votes(&self, denied: &BTreeMap<JobId, String>, fresh: &[(OrderKey, JobId)]) -> bool {
+        let fresh_denied = fresh.iter().filter(|(_, id)| denied.contains_key(id));
+        denied.len() == self.denied.len() + fresh_denied.count()
+            && self
+                .denied
+                .iter()
+                .all(|(id, message)| denied.get(id) == Some(message))
+    }
+
+    /// Whether a finished pass may be continued by the next tick: the triggers of the module
+    /// docs that the pass itself decides.
+    pub(super) fn continuable(&self, pass: &Pass) -> bool {
+        self.shortcuts
+            && pass.exact
+            && pass.always_plan.is_none()
+            && !self.state.config.policy.preemption.enabled
+            && self.state.earmarks.is_empty()
+            && self.state.maintenance.ends().next().is_none()
+            && self.state.licenses.is_empty()
+            && !self.profile.any_silenced()
+            && (0..self.state.partitions.len()).all(|p| {
+                self.profile
+                    .partition(p)
+                    .is_none_or(|hooks| hooks.shape_only)
+            })
+    }
+}
+
+/// The jobs of `keyed` (this tick's keys) that the last pass did not know, by key, when every
+/// job it knew (`old`, of which `waiting` are still pending) has the same key and ranks before
+/// every new one; `None` otherwise.
+fn new_jobs_last(
+    old: &[(OrderKey, JobId)],
+    keyed: &[(OrderKey, JobId)],
+    waiting: usize,
+) -> Option<Vec<(OrderKey, JobId)>> {
+    let mut known: Vec<(JobId, OrderKey)> = old.iter().map(|&(key, id)| (id, key)).collect();
+    known.sort_unstable_by_key(|&(id, _)| id);
+    let mut fresh = Vec::new();
+    let mut matched = 0;
+    let mut last_known: Option<OrderKey> = None;
+    for &(key, id) in keyed {
+        match known.binary_search_by_key(&id, |&(known_id, _)| known_id) {
+            Ok(i) if known[i].1 == key => {
+                matched += 1;
+                last_known = last_known.max(Some(key));
+            }
+            Ok(_) => return None,
+            Err(_) => fresh.push((key, id)),
+        }
+    }
+    let after = |key: &OrderKey| last_known.is_none_or(|last| *key > last);
+    (matched == waiting && fresh.iter().all(|(key, _)| after(key))).then_some(fresh)
+}
