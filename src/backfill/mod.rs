@@ -147,7 +147,7 @@ pub fn earliest_fit_bound(
 pub struct IndexCandidates<'a> {
     /// The index.
     pub index: &'a FreeIndex,
-    /// Offered before the rest (nodes with reservations, for jobs placed now).
+    /// Offered before the rest, in id order (nodes with reservations, for jobs placed now).
     pub preferred: &'a [NodeId],
     /// Visit every node of an allowed model (planning ahead), not only those with room now.
     pub all_levels: bool,
@@ -161,7 +161,7 @@ impl Candidates for IndexCandidates<'_> {
             }
         }
         let _ = self.index.visit(shape, self.all_levels, &mut |id| {
-            if self.preferred.contains(&id) {
+            if self.preferred.binary_search(&id).is_ok() {
                 ControlFlow::Continue(())
             } else {
                 f(id)

@@ -91,9 +91,15 @@ pub(super) struct Pass {
     pub(super) denied: BTreeMap<JobId, String>,
     /// Why no node passed the node filters, by job.
     pub(super) details: BTreeMap<JobId, String>,
-    /// Whether every job placed now (or tried) was one task group without a topology
-    /// constraint, whose failure to fit stays a failure while usage only grows.
-    pub(super) exact: bool,
+    /// Whether a full pass would give every job this pass left waiting the same verdict
+    /// again, with what this pass started running: no job started after one was left
+    /// waiting (a start changes what a waiting job's reason and pins are read from), and
+    /// every job placed now (or tried) or planned was one task group without a topology
+    /// constraint (a failure to fit stays a failure while usage only grows, and a search for
+    /// its earliest start is exact, whatever other start times are tried).
+    pub(super) verdicts_stand: bool,
+    /// Whether a job was left waiting.
+    waited: bool,
     /// Whether this pass continues the last one (which keeps its plans).
     pub(super) resumed: bool,
 }
@@ -138,7 +144,8 @@ impl Pass {
             confirmed: Confirmed::default(),
             denied,
             details: BTreeMap::new(),
-            exact: true,
+            verdicts_stand: true,
+            waited: false,
             resumed: false,
         }
     }
@@ -178,6 +185,7 @@ impl Scheduler {
                 estimated_start_ms,
             }) = self.consider(id, &mut pass, decisions)
             {
+                pass.waited = true;
                 report.push(PendingEntry {
                     job: id,
                     position: order.taken(),
@@ -377,7 +385,7 @@ impl Scheduler {
         if released.is_empty() && !self.state.index.could_hold(gang.shapes) {
             return None;
         }
-        pass.exact &= gang.shapes.len() == 1 && gang.topology.is_none();
+        pass.verdicts_stand &= gang.shapes.len() == 1 && gang.topology.is_none();
         if let Some(plan) = self.plans.get(&id)
             && plan.start_ms <= pass.now
             && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments)
@@ -484,6 +492,7 @@ impl Scheduler {
             limit: job.spec.time_limit_ms,
             licenses: &job.licenses,
         };
+        pass.verdicts_stand &= minimal.len() == 1 && wanted.gang.topology.is_none();
         let profile = pass
             .profile
             .get_or_insert_with(|| Profile::build(&self.state, pass.now));
@@ -601,6 +610,7 @@ impl Scheduler {
         let placement = placement_entries(&self.state, &assignments);
         decisions.push(Decision::Start { job, placement });
         self.state.start_job(id, assignments, pass.now);
+        pass.verdicts_stand &= !pass.waited;
         pass.blocking.fits_free.forget_fits();
         pass.quota_closed = None;
         if let Some(profile) = pass.profile.as_mut() {
@@ -672,12 +682,11 @@ impl Bookings {
         let (start, end) = (plan.start_ms, plan.start_ms.saturating_add(limit));
         for (node, amounts) in charges {
             profile.reserve(node, amounts, start, end);
-            if !self.reserved_nodes.contains(&node) {
-                self.reserved_nodes.push(node);
-            }
+            self.reserved_nodes.push(node);
         }
         profile.licenses.reserve(licenses, start, end);
         self.reserved_nodes.sort_unstable();
+        self.reserved_nodes.dedup();
         self.plans.push((id, plan));
     }
 }

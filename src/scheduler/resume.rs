@@ -33,12 +33,18 @@
 //!   depend on the window a job would run in); every node filter and scorer answers from
 //!   the task shape and the node alone ([`crate::policy::Dependence::ShapeAndNode`]); no
 //!   plug-in panicked in the last pass or in this tick's ordering.
-//! - **Failures that stay failures.** Every job the last pass tried to place now was one task
-//!   group without a topology constraint. Its placement fits a window iff its nodes' task
-//!   fits add up ([`super::kept_plans`]), and each node's room over the later window is at
-//!   most what it was (running usage is unchanged, reservations only grow into a later
-//!   window), so a job that did not fit then does not fit now, and its reason (`priority`
-//!   or `resources`, read on what is free now) is unchanged.
+//! - **Verdicts that stand.** No job started in the last pass after one was left waiting:
+//!   a full pass would visit every waiting job with all of the last pass's starts already
+//!   running, and a start after a job's turn can change its reason (`priority` becomes
+//!   `resources`; a quota check reads what is free) and the resources a reservation pins.
+//!   And every job the last pass tried to place now or planned was one task group without a
+//!   topology constraint. Its placement fits a window iff its nodes' task fits add up
+//!   ([`super::kept_plans`]), and each node's room over the later window is at most what it
+//!   was (running usage is unchanged, reservations only grow into a later window), so a job
+//!   that did not fit then does not fit now, and its reason (read on what is free now) is
+//!   unchanged. Its earliest start is found exactly, so new candidate start times cannot move
+//!   it; a heuristic placement of several groups might fit at one, so their passes run in
+//!   full.
 //!
 //! The last pass's state is not part of a snapshot, and a cloned scheduler starts with a
 //! full pass: continuing is a shortcut, never a difference.
@@ -199,7 +205,7 @@ impl Scheduler {
     /// docs that the pass itself decides.
     pub(super) fn continuable(&self, pass: &Pass) -> bool {
         self.shortcuts
-            && pass.exact
+            && pass.verdicts_stand
             && pass.always_plan.is_none()
             && !self.state.config.policy.preemption.enabled
             && self.state.earmarks.is_empty()

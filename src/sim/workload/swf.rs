@@ -346,23 +346,28 @@ impl Header {
 }
 
 fn parse_record(text: &str, line: u64) -> Result<Record, SwfError> {
-    let fields: Vec<&str> = text.split_whitespace().collect();
-    if fields.len() != FIELD_NAMES.len() {
-        return Err(SwfError::FieldCount {
-            line,
-            found: fields.len(),
-        });
+    let mut fields = [""; 18];
+    let mut found = 0;
+    for field in text.split_whitespace() {
+        if let Some(slot) = fields.get_mut(found) {
+            *slot = field;
+        }
+        found += 1;
+    }
+    if found != FIELD_NAMES.len() {
+        return Err(SwfError::FieldCount { line, found });
     }
     let mut integers = [0i64; 18];
     for (index, field) in fields.iter().enumerate() {
-        let problem = if INTEGER_FIELDS.contains(&index) {
-            field
-                .parse::<i64>()
-                .map(|value| integers[index] = value)
-                .err()
-                .map(|_| "is not an integer")
-        } else {
-            field.parse::<f64>().err().map(|_| "is not a number")
+        // Most fields of every kind are integers: parsing one as a float only when it is not.
+        let integer = field.parse::<i64>();
+        let problem = match integer {
+            Ok(value) => {
+                integers[index] = value;
+                None
+            }
+            Err(_) if INTEGER_FIELDS.contains(&index) => Some("is not an integer"),
+            Err(_) => field.parse::<f64>().err().map(|_| "is not a number"),
         };
         if let Some(problem) = problem {
             return Err(SwfError::Field {
