@@ -21,7 +21,6 @@
 //! same rule runs inside the domains [`crate::placement::topology`] chooses.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
@@ -364,7 +363,9 @@ impl<'a> GangBuilder<'a> {
         let mix = self.request.mix;
         let ranked = self.request.gate.is_some_and(|gate| gate.ranks());
         let mut best: Option<((i64, u64), NodeId)> = None;
-        let mut scored: BTreeMap<StateKey, (i64, u64)> = BTreeMap::new();
+        // Few states are scored per group: a list is quicker than a map.
+        let mut scored: Vec<(StateKey, (i64, u64))> = Vec::new();
+        let mut devices = Vec::new();
         let mut consider = |id: NodeId| {
             let (Some(node), Some(room)) = (self.node(id), self.room(id)) else {
                 return ControlFlow::Continue(());
@@ -378,15 +379,17 @@ impl<'a> GangBuilder<'a> {
                 return ControlFlow::Break(());
             }
             let key = StateKey::of(node, &room);
-            let score = *scored.entry(key).or_insert_with(|| {
+            let known = scored.iter().find(|(k, _)| *k == key).map(|(_, s)| *s);
+            let score = known.unwrap_or_else(|| {
                 let mut after = room;
                 let choose = |room: &NodeAmounts| self.choose_devices(group, id, room);
+                devices.clear();
                 take_tasks(
                     node,
                     &mut after,
                     shape,
                     shape.count,
-                    &mut Vec::new(),
+                    &mut devices,
                     Some(&choose),
                 );
                 let delta =
@@ -395,6 +398,7 @@ impl<'a> GangBuilder<'a> {
                     .iter()
                     .map(|d| u64::from(*d))
                     .sum();
+                scored.push((key, (delta, left)));
                 (delta, left)
             });
             if best.is_none_or(|(b, _)| score < b) {
