@@ -16,6 +16,14 @@
 //! filters admit, in the scorers' order (ties in the visit order), and every rule above runs
 //! on that order.
 //!
+//! The least-fragmenting choice (`strict_pack`, and `pack` when one node holds the group) visits
+//! one node per state class of the free index ([`Candidates::visit_unalike`]) when the capacity
+//! view names the nodes where it departs from what is free now ([`CapacityView::departures`]):
+//! those, and the nodes earlier groups of the gang took from, are visited one by one. This is
+//! exact, since alike nodes get the same answer and a later one never beats an earlier one.
+//! Candidates seen through a [`NodeGate`] that filters or ranks, and views that may depart on
+//! any node (future windows), visit every node.
+//!
 //! Groups are placed in order on what the earlier groups left. If any group cannot reach its
 //! `min_count` the whole gang is refused: nothing is ever partially held. With a topology the
 //! same rule runs inside the domains [`crate::placement::topology`] chooses.
