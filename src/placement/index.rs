@@ -1,6 +1,6 @@
 //! An index of free capacity: per GPU model, nodes bucketed by how many whole GPUs they have
 //! free, so a fit check visits only nodes that could hold the task, best fit first. Within a
-//! bucket the nodes are also grouped by state class ([`NodeClass`]: make, partitions and free
+//! bucket the nodes are also grouped by state class (make, partitions and free
 //! amounts), so that a placement whose answer on a node depends only on its class can be
 //! offered one node per class ([`FreeIndex::visit_unalike`]) instead of every node.
 
