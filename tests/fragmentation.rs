@@ -134,3 +134,148 @@ fn a_fraction_goes_to_the_device_it_leaves_usable() {
     assert_eq!(gpus, [0]);
     assert_eq!(&free.devices[..2], [500, 500]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// One node per state class
+
+/// A node filter that admits every node and says it answers from the shape and node alone: a
+/// profile with it places through the plain scan of every candidate (filtered candidates are
+/// never visited by state class), and otherwise decides as the default profile.
+#[derive(Clone)]
+struct AdmitAll;
+
+impl gangway::policy::Plugin for AdmitAll {
+    fn name(&self) -> &str {
+        "admit_all"
+    }
+    fn hooks(&self) -> &[gangway::policy::Hook] {
+        &[gangway::policy::Hook::NodeFilter]
+    }
+    fn dependence(&self) -> gangway::policy::Dependence {
+        gangway::policy::Dependence::ShapeAndNode
+    }
+}
+
+/// The default profile, and the same with [`AdmitAll`]: the state-class visit against the
+/// plain scan.
+fn class_and_scan() -> Vec<gangway::policy::Profile> {
+    use gangway::policy::{Placement, Profile};
+    let mut builder = Profile::builder().plugin(AdmitAll);
+    for plugin in Profile::default_for_config().into_plugins() {
+        builder = builder.boxed(plugin, Placement::default());
+    }
+    vec![
+        Profile::default_for_config(),
+        builder.build().expect("distinct names"),
+    ]
+}
+
+/// On random clusters and streams (GPU models, fractions, MIG, maintenance, reservations,
+/// earmarks), visiting one node per state class decides exactly as visiting every node.
+#[test]
+fn the_state_class_visit_decides_as_the_plain_scan_on_random_streams() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for _ in 0..24 * gangway::testkit::harness::scale() {
+        let (cluster, stream) = gangway::testkit::strategies::scenario(30)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        common::lockstep::same_decisions(&cluster, class_and_scan(), &stream)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// Bursts on clusters of many alike nodes (where the state-class visit skips the most): a few
+/// node makes in two partitions, some nodes part-used by a first wave, then a burst of one- and
+/// multi-task GPU jobs (whole GPUs, fractions, pack and strict pack, some exclusive) with some
+/// of the first wave ending. Both profiles place every job on the same nodes and devices.
+#[test]
+fn bursts_on_alike_nodes_are_placed_as_by_the_plain_scan() {
+    use gangway::testkit::harness::{Stream, StreamEvent, TickStep};
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+    let node = (0..3usize, 0..2usize, 1..12usize);
+    let job = (
+        prop_oneof![Just(0u64), 1..5u64, Just(250), Just(500), Just(750)],
+        1..4u32,
+        any::<bool>(),
+        0..20u8,
+    );
+    let case = (
+        prop::collection::vec(node, 1..5),
+        prop::collection::vec(job.clone(), 0..40),
+        prop::collection::vec(job, 1..120),
+        0..6u8,
+    );
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for round in 0..32 * gangway::testkit::harness::scale() {
+        let (makes, first, burst, ends) = case.new_tree(&mut runner).unwrap().current();
+        let mut nodes = Vec::new();
+        for (make, partition, count) in makes {
+            let (cpus, gpus, model) = [(32, 8, "a100"), (16, 4, "h100"), (64, 8, "h100")][make];
+            let part = ["p0", "p1"][partition];
+            for _ in 0..count {
+                nodes.push(serde_json::json!({
+                    "name": format!("n{}", nodes.len()), "cpus": cpus, "memory_mib": 256_000,
+                    "partitions": [part],
+                    "gpus": {"model": model, "count": gpus}}));
+            }
+        }
+        let cluster = common::build::config(serde_json::json!({
+            "nodes": nodes,
+            "partitions": [{"name": "p0"}, {"name": "p1"}]}));
+        let submit = |prefix: &str,
+                      i: usize,
+                      (gpus, count, strict, flags): (u64, u32, bool, u8)| {
+            let gpus = match gpus {
+                0 => Milli::ZERO,
+                g if g < 100 => Milli::from_units(g),
+                g => Milli::from_milli(g),
+            };
+            let mut job = JobSpec::new(format!("{prefix}{i}"), 3_600_000, count).with_gpus(gpus);
+            job.groups[0].cpus = Milli::from_units(u64::from(flags % 3) + 1);
+            job.partition = Some(["p0", "p1"][usize::from(flags % 2)].to_string());
+            job.exclusive = flags == 7;
+            if strict {
+                job.groups[0].placement = gangway::PlacementMode::StrictPack;
+            }
+            StreamEvent::Raw(Event::Submit { job })
+        };
+        let mut ticks = vec![TickStep {
+            at_ms: 0,
+            events: first
+                .into_iter()
+                .enumerate()
+                .map(|(i, j)| submit("w", i, j))
+                .collect(),
+        }];
+        let mut events: Vec<StreamEvent> = (0..ends)
+            .map(|pick| StreamEvent::FinishRunning {
+                pick: pick * 7,
+                failed: false,
+            })
+            .collect();
+        events.extend(
+            burst
+                .into_iter()
+                .enumerate()
+                .map(|(i, j)| submit("b", i, j)),
+        );
+        ticks.push(TickStep {
+            at_ms: 1_000,
+            events,
+        });
+        let stream = Stream { ticks };
+        // The cluster is valid and the burst starts jobs: the comparison is not vacuous.
+        let mut starts = 0;
+        let profile = gangway::policy::Profile::default_for_config();
+        gangway::testkit::harness::run_stream_observed(&cluster, profile, &stream, |_, _, out| {
+            starts += decisions::starts(&out.decisions).len();
+        })
+        .unwrap_or_else(|e| panic!("round {round}: {e:?}"));
+        assert!(starts > 0, "round {round}: nothing started");
+        common::lockstep::same_decisions(&cluster, class_and_scan(), &stream)
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+    }
+}

@@ -62,6 +62,22 @@ impl CapacityView for NowView<'_> {
         }
         Some(free)
     }
+
+    /// Nodes with a reservation, with resources held or released, and those a maintenance
+    /// window blocks.
+    fn departures(&self) -> Option<Vec<NodeId>> {
+        let mut departures: Vec<NodeId> = self
+            .held
+            .keys()
+            .chain(self.released.keys())
+            .copied()
+            .collect();
+        departures.extend(self.profile.into_iter().flat_map(Profile::reserved_nodes));
+        departures.extend(self.maintenance.blocked(self.now, self.end));
+        departures.sort_unstable();
+        departures.dedup();
+        Some(departures)
+    }
 }
 
 /// Free capacity over a future window `[start, end)`.
@@ -147,7 +163,7 @@ pub fn earliest_fit_bound(
 pub struct IndexCandidates<'a> {
     /// The index.
     pub index: &'a FreeIndex,
-    /// Offered before the rest, in id order (nodes with reservations, for jobs placed now).
+    /// Offered before the rest (nodes with reservations, for jobs placed now), sorted by id.
     pub preferred: &'a [NodeId],
     /// Visit every node of an allowed model (planning ahead), not only those with room now.
     pub all_levels: bool,
@@ -167,6 +183,21 @@ impl Candidates for IndexCandidates<'_> {
                 f(id)
             }
         });
+    }
+
+    fn visit_unalike(
+        &self,
+        shape: &TaskShape,
+        departures: &[NodeId],
+        f: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
+    ) {
+        for id in self.preferred {
+            if f(*id).is_break() {
+                return;
+            }
+        }
+        let lists = (departures, self.preferred);
+        let _ = self.index.visit_unalike(shape, self.all_levels, lists, f);
     }
 }
 

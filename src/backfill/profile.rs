@@ -281,6 +281,11 @@ impl Profile {
         }
     }
 
+    /// The nodes any reservation touches, in id order.
+    pub fn reserved_nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.reserved.iter().copied()
+    }
+
     /// Whether any reservation touches `node`.
     pub fn is_reserved(&self, node: NodeId) -> bool {
         self.reserved.contains(&node)

@@ -172,6 +172,20 @@ impl FairShare {
         self.tree.association(account, user)
     }
 
+    /// Whether the account `name` is configured (the implicit `default` account, created for
+    /// jobs naming none, is not).
+    pub(crate) fn is_configured(
+        &self,
+        name: &str,
+        accounts: &[crate::config::AccountConfig],
+    ) -> bool {
+        if name == tree::DEFAULT_ACCOUNT {
+            accounts.iter().any(|a| a.name == name)
+        } else {
+            self.tree.account(name).is_some()
+        }
+    }
+
     /// The association of `user` under `account` (`None`: the `default` account) if it exists,
     /// without creating anything.
     ///

@@ -16,12 +16,19 @@
 //! filters admit, in the scorers' order (ties in the visit order), and every rule above runs
 //! on that order.
 //!
+//! The least-fragmenting choice (`strict_pack`, and `pack` when one node holds the group) visits
+//! one node per state class of the free index ([`Candidates::visit_unalike`]) when the capacity
+//! view names the nodes where it departs from what is free now ([`CapacityView::departures`]):
+//! those, and the nodes earlier groups of the gang took from, are visited one by one. This is
+//! exact, since alike nodes get the same answer and a later one never beats an earlier one.
+//! Candidates seen through a [`NodeGate`] that filters or ranks, and views that may depart on
+//! any node (future windows), visit every node.
+//!
 //! Groups are placed in order on what the earlier groups left. If any group cannot reach its
 //! `min_count` the whole gang is refused: nothing is ever partially held. With a topology the
 //! same rule runs inside the domains [`crate::placement::topology`] chooses.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +41,7 @@ use crate::model::shape::TaskShape;
 use crate::placement::FreeTotals;
 use crate::placement::fit::{take_tasks, tasks_fitting};
 use crate::placement::frag::ShapeMix;
+use crate::placement::index::StateKey;
 use crate::placement::topology::GangTopology;
 
 /// Tasks of one group on one node, with the devices and amounts they use.
@@ -55,12 +63,32 @@ pub struct Assignment {
 pub trait CapacityView {
     /// What `node` has free for the job being placed, or `None` when it cannot take it at all.
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts>;
+
+    /// The nodes taking work on which [`CapacityView::free`] may differ from
+    /// [`Node::free`], sorted by id; `None` (the default) when it may differ on any node. On
+    /// every other node taking work it answers exactly `Some(node.free())`.
+    fn departures(&self) -> Option<Vec<NodeId>> {
+        None
+    }
 }
 
 /// The order in which candidate nodes are offered for one task of a shape.
 pub trait Candidates {
     /// Calls `f` on candidate nodes in preference order until it breaks.
     fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>);
+
+    /// As [`Candidates::visit`], but a node may be left out when it is alike (same make,
+    /// partitions and free amounts now) to a node offered before it and not in `departures`
+    /// (sorted by id; see [`CapacityView::departures`]). The default leaves nothing out.
+    fn visit_unalike(
+        &self,
+        shape: &TaskShape,
+        departures: &[NodeId],
+        f: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
+    ) {
+        let _ = departures;
+        self.visit(shape, f);
+    }
 }
 
 /// A profile's say in placement: which nodes a task group may use (its node filters), the
@@ -326,6 +354,14 @@ impl<'a> GangBuilder<'a> {
     /// The node holding every task of the group where they raise fragmentation least (ties: the
     /// first visited); nodes in the same state score alike and are scored once. A group needing
     /// no GPU can only raise fragmentation, so a node where it raises none ends the search.
+    ///
+    /// The answer on a node depends only on its room ([`StateKey`] of it, fit) and partitions,
+    /// and a node alike to an earlier one can never be chosen over it (same score, visited
+    /// later) nor be the first with a new score. So when the view says where it departs from
+    /// what nodes have free now, the candidates are visited one per state class
+    /// ([`Candidates::visit_unalike`]), nodes this gang already took from and departing nodes
+    /// one by one: the same answer, and the same device choices asked for, in time independent
+    /// of how many nodes are alike. Candidates filtered or ranked by a profile visit every node.
     fn least_fragmenting(
         &self,
         candidates: &dyn Candidates,
@@ -335,8 +371,10 @@ impl<'a> GangBuilder<'a> {
         let mix = self.request.mix;
         let ranked = self.request.gate.is_some_and(|gate| gate.ranks());
         let mut best: Option<((i64, u64), NodeId)> = None;
-        let mut scored: BTreeMap<StateKey, (i64, u64)> = BTreeMap::new();
-        candidates.visit(shape, &mut |id| {
+        // Few states are scored per group: a list is quicker than a map.
+        let mut scored: Vec<(StateKey, (i64, u64))> = Vec::new();
+        let mut devices = Vec::new();
+        let mut consider = |id: NodeId| {
             let (Some(node), Some(room)) = (self.node(id), self.room(id)) else {
                 return ControlFlow::Continue(());
             };
@@ -349,15 +387,17 @@ impl<'a> GangBuilder<'a> {
                 return ControlFlow::Break(());
             }
             let key = StateKey::of(node, &room);
-            let score = *scored.entry(key).or_insert_with(|| {
+            let known = scored.iter().find(|(k, _)| *k == key).map(|(_, s)| *s);
+            let score = known.unwrap_or_else(|| {
                 let mut after = room;
                 let choose = |room: &NodeAmounts| self.choose_devices(group, id, room);
+                devices.clear();
                 take_tasks(
                     node,
                     &mut after,
                     shape,
                     shape.count,
-                    &mut Vec::new(),
+                    &mut devices,
                     Some(&choose),
                 );
                 let delta =
@@ -366,6 +406,7 @@ impl<'a> GangBuilder<'a> {
                     .iter()
                     .map(|d| u64::from(*d))
                     .sum();
+                scored.push((key, (delta, left)));
                 (delta, left)
             });
             if best.is_none_or(|(b, _)| score < b) {
@@ -376,8 +417,22 @@ impl<'a> GangBuilder<'a> {
             } else {
                 ControlFlow::Continue(())
             }
-        });
+        };
+        match self.departures() {
+            Some(departures) => candidates.visit_unalike(shape, &departures, &mut consider),
+            None => candidates.visit(shape, &mut consider),
+        }
         best.map(|(_, id)| (id, shape.count))
+    }
+
+    /// The nodes on which this gang's room may differ from what they have free now: the view's
+    /// departures and the nodes earlier groups took from, sorted; `None` when it may anywhere.
+    fn departures(&self) -> Option<Vec<NodeId>> {
+        let mut departures = self.view.departures()?;
+        departures.extend(self.taken.iter().map(|(id, _)| *id));
+        departures.sort_unstable();
+        departures.dedup();
+        Some(departures)
     }
 
     fn choose_spread(
@@ -464,27 +519,6 @@ pub fn assignments_fit(
                 && view.free(*id, n).is_some_and(|free| free.covers(amounts))
         })
     })
-}
-
-/// What makes two nodes alike for a fragmentation score: their make and what is free.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct StateKey {
-    capacity: (u64, u64, [u16; crate::model::resources::MAX_DEVICES]),
-    model: Option<u32>,
-    gpu_count: usize,
-    free: (u64, u64, [u16; crate::model::resources::MAX_DEVICES]),
-}
-
-impl StateKey {
-    fn of(node: &Node, free: &NodeAmounts) -> Self {
-        let c = node.capacity;
-        StateKey {
-            capacity: (c.cpu_milli, c.memory_mib, c.devices),
-            model: node.gpu_model.map(|m| m.0),
-            gpu_count: node.gpu_count,
-            free: (free.cpu_milli, free.memory_mib, free.devices),
-        }
-    }
 }
 
 /// Takes nodes in order until `count` tasks are placed; `None` below `min_count`.

@@ -1,7 +1,10 @@
 //! An index of free capacity: per GPU model, nodes bucketed by how many whole GPUs they have
-//! free, so a fit check visits only nodes that could hold the task, best fit first.
+//! free, so a fit check visits only nodes that could hold the task, best fit first. Within a
+//! bucket the nodes are also grouped by state class (make, partitions and free
+//! amounts), so that a placement whose answer on a node depends only on its class can be
+//! offered one node per class ([`FreeIndex::visit_unalike`]) instead of every node.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
@@ -19,11 +22,63 @@ use crate::model::shape::{GpuNeed, TaskShape};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FreeIndex {
     classes: Vec<Vec<BTreeSet<NodeId>>>,
-    slots: Vec<Option<(usize, usize)>>,
+    /// The same buckets' nodes grouped by state class.
+    alike: Vec<Vec<BTreeMap<NodeClass, BTreeSet<NodeId>>>>,
+    slots: Vec<Option<Slot>>,
     /// What each indexed node has free now (zero for nodes not taking work).
     counted: Vec<FreeTotals>,
     /// The sum of `counted`.
     totals: FreeTotals,
+}
+
+/// Where an indexed node is: its bucket (GPU model class, free whole GPUs) and state class.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Slot {
+    class: usize,
+    level: usize,
+    alike: NodeClass,
+}
+
+/// What makes two nodes alike for a fragmentation score: their make and what is free.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub(crate) struct StateKey {
+    capacity: (u64, u64, [u16; MAX_DEVICES]),
+    model: Option<u32>,
+    gpu_count: usize,
+    free: (u64, u64, [u16; MAX_DEVICES]),
+}
+
+impl StateKey {
+    /// The key of `node` with `free` free.
+    pub(crate) fn of(node: &Node, free: &NodeAmounts) -> Self {
+        let c = node.capacity;
+        StateKey {
+            capacity: (c.cpu_milli, c.memory_mib, c.devices),
+            model: node.gpu_model.map(|m| m.0),
+            gpu_count: node.gpu_count,
+            free: (free.cpu_milli, free.memory_mib, free.devices),
+        }
+    }
+}
+
+/// What makes two nodes taking work alike for a placement on what they have free now: the
+/// [`StateKey`] of their free amounts and their partitions. Nodes with MIG slices are alike only
+/// to themselves (their slice layouts, which decide what fits, may differ).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+struct NodeClass {
+    state: StateKey,
+    partitions: u64,
+    mig_node: Option<NodeId>,
+}
+
+impl NodeClass {
+    fn of(id: NodeId, node: &Node) -> Self {
+        NodeClass {
+            state: StateKey::of(node, &node.free()),
+            partitions: node.partitions.0,
+            mig_node: (!node.mig.is_empty()).then_some(id),
+        }
+    }
 }
 
 /// Free amounts summed over nodes that take work: a quick necessary condition for a fit now.
@@ -171,6 +226,7 @@ impl FreeIndex {
     pub fn build(nodes: &[Option<Node>], model_count: usize) -> Self {
         let mut index = FreeIndex {
             classes: vec![vec![BTreeSet::new(); MAX_DEVICES + 1]; model_count + 1],
+            alike: vec![vec![BTreeMap::new(); MAX_DEVICES + 1]; model_count + 1],
             slots: Vec::new(),
             counted: Vec::new(),
             totals: FreeTotals::default(),
@@ -188,8 +244,17 @@ impl FreeIndex {
             self.slots.resize(nodes.len(), None);
             self.counted.resize(nodes.len(), FreeTotals::default());
         }
-        if let Some((class, level)) = self.slots[id.index()].take() {
+        if let Some(Slot {
+            class,
+            level,
+            alike,
+        }) = self.slots[id.index()].take()
+        {
             self.classes[class][level].remove(&id);
+            let group = self.alike[class][level].get_mut(&alike);
+            if group.is_some_and(|group| group.remove(&id) && group.is_empty()) {
+                self.alike[class][level].remove(&alike);
+            }
         }
         let old = std::mem::take(&mut self.counted[id.index()]);
         self.totals.sub(&old);
@@ -206,7 +271,14 @@ impl FreeIndex {
         let level = node.free_whole_gpus() as usize;
         if let Some(bucket) = self.classes.get_mut(class).and_then(|c| c.get_mut(level)) {
             bucket.insert(id);
-            self.slots[id.index()] = Some((class, level));
+            let alike = NodeClass::of(id, node);
+            let group = self.alike[class][level].entry(alike.clone()).or_default();
+            group.insert(id);
+            self.slots[id.index()] = Some(Slot {
+                class,
+                level,
+                alike,
+            });
             let counted = FreeTotals::of(node);
             self.totals.add(&counted);
             self.counted[id.index()] = counted;
@@ -246,6 +318,65 @@ impl FreeIndex {
         all_levels: bool,
         f: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        for (class, level) in self.buckets(shape, all_levels) {
+            for id in &self.classes[class][level] {
+                f(*id)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The nodes [`FreeIndex::visit`] offers, in its order, less every node that is alike (same
+    /// state class, same bucket) to an earlier node offered, unless it is in `departures`;
+    /// nodes in `skipped` are never offered. Both lists are sorted by id.
+    ///
+    /// A placement may use it when its answer on a node depends only on the node's state class
+    /// and its place in the visit order, for nodes outside `departures`: the nodes whose free
+    /// capacity, for this placement, may differ from what they have free now (the index's view).
+    /// Per bucket it costs a step per state class and per departing node, not per node.
+    pub fn visit_unalike(
+        &self,
+        shape: &TaskShape,
+        all_levels: bool,
+        (departures, skipped): (&[NodeId], &[NodeId]),
+        f: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let listed = |list: &[NodeId], id: &NodeId| list.binary_search(id).is_ok();
+        // The departing nodes by bucket, then id.
+        let mut departing: Vec<((usize, usize), NodeId)> = departures
+            .iter()
+            .filter(|id| !listed(skipped, id))
+            .filter_map(|id| {
+                let slot = self.slots.get(id.index())?.as_ref()?;
+                Some(((slot.class, slot.level), *id))
+            })
+            .collect();
+        departing.sort_unstable();
+        let mut offers = Vec::new();
+        for bucket in self.buckets(shape, all_levels) {
+            let from = departing.partition_point(|(b, _)| *b < bucket);
+            let to = departing.partition_point(|(b, _)| *b <= bucket);
+            offers.clear();
+            offers.extend(departing[from..to].iter().map(|(_, id)| *id));
+            let (class, level) = bucket;
+            for group in self.alike[class][level].values() {
+                let first = group
+                    .iter()
+                    .find(|id| !listed(departures, id) && !listed(skipped, id));
+                offers.extend(first);
+            }
+            offers.sort_unstable();
+            for id in &offers {
+                f(*id)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The buckets a visit for `shape` walks, in order: nodes without GPUs first for a shape
+    /// needing none, then by free whole GPUs from the fewest that can hold a task (every level
+    /// with `all_levels`), across the allowed models level by level.
+    fn buckets(&self, shape: &TaskShape, all_levels: bool) -> impl Iterator<Item = (usize, usize)> {
         let gpu_classes = self.classes.len() - 1;
         let (first_level, cpu_only_first) = match shape.gpu {
             GpuNeed::None => (0, true),
@@ -253,21 +384,13 @@ impl FreeIndex {
             GpuNeed::Whole(_) => (0, false),
             GpuNeed::Fraction(_) | GpuNeed::Mig(_) => (0, false),
         };
-        if cpu_only_first {
-            for id in &self.classes[gpu_classes][0] {
-                f(*id)?;
-            }
-        }
-        for level in first_level..=MAX_DEVICES {
-            for class in 0..gpu_classes {
-                if shape.gpu != GpuNeed::None && !shape.models.allows(class as u32) {
-                    continue;
-                }
-                for id in &self.classes[class][level] {
-                    f(*id)?;
-                }
-            }
-        }
-        ControlFlow::Continue(())
+        let (gpu, models) = (shape.gpu, shape.models);
+        let cpu_only = cpu_only_first.then_some((gpu_classes, 0));
+        let with_gpus = (first_level..=MAX_DEVICES).flat_map(move |level| {
+            (0..gpu_classes)
+                .filter(move |&class| gpu == GpuNeed::None || models.allows(class as u32))
+                .map(move |class| (class, level))
+        });
+        cpu_only.into_iter().chain(with_gpus)
     }
 }

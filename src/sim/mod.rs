@@ -12,6 +12,7 @@
 //! assert_eq!(metrics.jobs.completed, 10);
 //! ```
 
+pub mod churn;
 mod convert;
 mod engine;
 mod faults;

@@ -131,6 +131,19 @@ impl StandardWorkload {
             .collect()
     }
 
+    /// `count` jobs of one task of one GPU each, in random queues and accounts: the burst of
+    /// issue 17's benchmark (`benches/burst.rs`).
+    pub fn single_gpu_jobs(&mut self, count: usize) -> Vec<Event> {
+        (0..count)
+            .map(|_| {
+                let n = self.rng.random_range(0..ACCOUNTS * USERS_PER_ACCOUNT);
+                Event::Submit {
+                    job: self.job("b", 1, n),
+                }
+            })
+            .collect()
+    }
+
     /// `count` pending jobs of the standard size mix.
     pub fn pending(&mut self, count: usize) -> Vec<Event> {
         (0..count)
@@ -169,8 +182,25 @@ impl StandardWorkload {
     /// assert!(scheduler.state().job_by_name("run63").is_some_and(|j| j.is_running()));
     /// ```
     pub fn loaded_scheduler_with(&mut self, pending: usize, profile: Profile) -> Scheduler {
-        let mut scheduler = Scheduler::with_profile(self.cluster(), profile)
+        let scheduler = Scheduler::with_profile(self.cluster(), profile)
             .unwrap_or_else(|e| unreachable!("the standard cluster is valid: {e}"));
+        self.load(scheduler, pending)
+    }
+
+    /// Fills `scheduler`, an empty scheduler on this workload's [`StandardWorkload::cluster`]
+    /// (its policy may differ), at time 0 and submits `pending` jobs at 1 s, as
+    /// [`StandardWorkload::loaded_scheduler`] does.
+    ///
+    /// ```
+    /// use gangway::config::BackfillMode;
+    /// use gangway::sim::standard::StandardWorkload;
+    /// let mut workload = StandardWorkload::new(64, 42);
+    /// let mut cluster = workload.cluster();
+    /// cluster.policy.backfill.mode = BackfillMode::Conservative;
+    /// let scheduler = workload.load(gangway::Scheduler::new(cluster).unwrap(), 100);
+    /// assert_eq!(scheduler.state().pending_count(), 100);
+    /// ```
+    pub fn load(&mut self, mut scheduler: Scheduler, pending: usize) -> Scheduler {
         let fill = self.fill();
         let pending = self.pending(pending);
         for (at, events) in [(0, fill), (1_000, pending)] {

@@ -42,9 +42,21 @@ pub struct Maintenance {
 impl Maintenance {
     /// Whether a job on `node` over `[start, end)` would overlap a window.
     pub fn blocks(&self, node: NodeId, start: u64, end: u64) -> bool {
+        self.overlapping(start, end)
+            .any(|w| w.nodes.binary_search(&node).is_ok())
+    }
+
+    /// The nodes a job over `[start, end)` would overlap a window on (with repeats).
+    pub fn blocked(&self, start: u64, end: u64) -> impl Iterator<Item = NodeId> + '_ {
+        self.overlapping(start, end)
+            .flat_map(|w| w.nodes.iter().copied())
+    }
+
+    /// The windows overlapping `[start, end)`.
+    fn overlapping(&self, start: u64, end: u64) -> impl Iterator<Item = &Window> + '_ {
         self.windows
             .values()
-            .any(|w| start < w.end_ms && w.start_ms < end && w.nodes.binary_search(&node).is_ok())
+            .filter(move |w| start < w.end_ms && w.start_ms < end)
     }
 
     /// Window ends, earliest first (with repeats).

@@ -55,17 +55,24 @@ impl ClusterState {
                 spec.time_limit_ms, part.name
             )));
         }
+        // The quota tree is built from the configured queues, and exists when there are any.
         if let Some(queue) = &spec.queue
-            && !self.config.queues.iter().any(|q| &q.name == queue)
+            && self
+                .quota
+                .tree
+                .as_ref()
+                .and_then(|t| t.queue_id(queue))
+                .is_none()
         {
             return Err(EventError::new(
                 ErrorKind::UnknownQueue,
                 format!("submit {id}: unknown queue \"{queue}\""),
             ));
         }
+        // Accounts are configured exactly when there is a fair-share tree, built from them.
         if let Some(account) = &spec.account
-            && !self.config.accounts.is_empty()
-            && !self.config.accounts.iter().any(|a| &a.name == account)
+            && let Some(fairshare) = &self.fairshare
+            && !fairshare.is_configured(account, &self.config.accounts)
         {
             return Err(EventError::new(
                 ErrorKind::UnknownAccount,
