@@ -34,12 +34,12 @@ impl ClusterState {
         let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
             return;
         };
-        job.state = JobState::Running(RunningJob {
+        job.state = JobState::Running(Box::new(RunningJob {
             start_ms: now_ms,
             assignments,
             preemption: None,
             charges: charges.clone(),
-        });
+        }));
         job.history.runs = job.history.runs.saturating_add(1);
         job.history.last_checkpoint_ms = None;
         self.licenses.take(&job.licenses);

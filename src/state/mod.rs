@@ -193,7 +193,7 @@ pub enum JobState {
     /// Waiting to start.
     Pending,
     /// Holding resources.
-    Running(RunningJob),
+    Running(Box<RunningJob>),
     /// Ended; remembered for dependencies and duplicate ids.
     Ended {
         /// When.
