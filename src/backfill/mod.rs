@@ -1,8 +1,9 @@
 //! Backfill: the availability profile and the capacity views built on it.
 //!
 //! Reservations are pinned to specific nodes and devices. A job planned at time `T` is placed
-//! with [`FutureView`] (free over `[T, T + limit)`), visiting nodes busiest-now first so that
-//! resources free now stay usable for backfill. A job placed now uses [`NowView`]: free now minus
+//! with [`FutureView`] (free over `[T, T + limit)`), taking resources busy now (and free by `T`)
+//! before resources idle now, nodes and devices alike ([`crate::placement::gang::BusyFirst`]),
+//! so that resources free now stay usable for backfill. A job placed now uses [`NowView`]: free now minus
 //! whatever a reservation needs while the job would still run, so a candidate that ends by a
 //! reservation's start may use its resources (and is offered them first), and one that runs past
 //! it may use only what the reservation does not need — EASY's "extra" rule, per device.
@@ -80,6 +81,11 @@ impl CapacityView for FutureView<'_> {
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
         (node.accepts_work() && !self.maintenance.blocks(id, self.start, self.end))
             .then(|| self.profile.free_over(id, node, self.start, self.end, true))
+    }
+
+    /// A future window pins a reservation: busy resources first.
+    fn busy_first(&self) -> bool {
+        true
     }
 }
 

@@ -138,6 +138,53 @@ fn default_pick(node: &Node, room: &NodeAmounts, need: GpuNeed) -> Option<u128> 
     }
 }
 
+/// A reservation's pick of devices for one task of `need` in `room` (what is free over its
+/// window): devices with something `in_use` now before devices idle now, so that idle devices
+/// stay free for backfill. Whole GPUs: the lowest busy ones, then the lowest idle ones; a
+/// fraction or a MIG slice: the engine's rule among busy devices (slices) alone. `None`: no
+/// busy device serves, the engine's rule applies.
+pub fn busy_devices_first(
+    node: &Node,
+    room: &NodeAmounts,
+    need: GpuNeed,
+    in_use: &NodeAmounts,
+) -> Option<u128> {
+    let busy = in_use.devices[..node.gpu_count]
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| **d > 0)
+        .fold(0u32, |mask, (index, _)| mask | 1 << index);
+    if busy == 0 && in_use.mig == 0 {
+        return None;
+    }
+    match need {
+        GpuNeed::None => None,
+        GpuNeed::Whole(k) => {
+            let (whole, k) = (whole_free_mask(node, room), u32::from(k));
+            let busy_whole = whole & busy;
+            let taken = lowest(busy_whole, k.min(busy_whole.count_ones()));
+            let rest = lowest(whole & !busy, k - taken.count_ones());
+            (whole.count_ones() >= k).then(|| u128::from(taken | rest))
+        }
+        GpuNeed::Fraction(_) => {
+            let mut busy_room = *room;
+            for (index, d) in busy_room.devices[..node.gpu_count].iter_mut().enumerate() {
+                if busy & (1 << index) == 0 {
+                    *d = 0;
+                }
+            }
+            default_pick(node, &busy_room, need)
+        }
+        GpuNeed::Mig(_) => {
+            let busy_room = NodeAmounts {
+                mig: room.mig & in_use.mig,
+                ..*room
+            };
+            default_pick(node, &busy_room, need)
+        }
+    }
+}
+
 /// The entirely free devices of `node` in `free`, as a bitmask.
 fn whole_free_mask(node: &Node, free: &NodeAmounts) -> u32 {
     free.devices[..node.gpu_count]

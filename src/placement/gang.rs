@@ -32,7 +32,7 @@ use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::FreeTotals;
-use crate::placement::fit::{take_tasks, tasks_fitting};
+use crate::placement::fit::{busy_devices_first, take_tasks, tasks_fitting};
 use crate::placement::frag::ShapeMix;
 use crate::placement::topology::GangTopology;
 
@@ -55,6 +55,13 @@ pub struct Assignment {
 pub trait CapacityView {
     /// What `node` has free for the job being placed, or `None` when it cannot take it at all.
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts>;
+
+    /// Whether the placement pins a reservation, which takes resources busy now (and free over
+    /// its window) before resources idle now: see [`BusyFirst`]. False by default (a placement
+    /// now has nothing busy to prefer).
+    fn busy_first(&self) -> bool {
+        false
+    }
 }
 
 /// The order in which candidate nodes are offered for one task of a shape.
@@ -178,6 +185,49 @@ impl Candidates for Gated<'_> {
     }
 }
 
+/// Candidates for a reservation ([`CapacityView::busy_first`]): the inner order, first the
+/// nodes with something in use now, then the nodes wholly idle now. Only idle resources can
+/// take a backfill job at once, so a reservation that takes the busy nodes first (those still
+/// busy over its window offer no room and are passed over) leaves the most idle nodes to
+/// backfill. A profile's scorers rank this order, so among nodes they score alike the busy
+/// come first, then the engine's order.
+pub struct BusyFirst<'a> {
+    /// The engine's order.
+    pub inner: &'a dyn Candidates,
+    /// The nodes, by id: what each has in use now.
+    pub nodes: &'a [Option<Node>],
+}
+
+impl BusyFirst<'_> {
+    /// Whether `id` has nothing in use now (a node that is not known counts as idle).
+    fn idle(&self, id: NodeId) -> bool {
+        self.nodes
+            .get(id.index())
+            .and_then(Option::as_ref)
+            .is_none_or(|node| node.used == NodeAmounts::default())
+    }
+}
+
+impl Candidates for BusyFirst<'_> {
+    /// Two sweeps of the inner order, without allocating: busy nodes, then idle ones.
+    fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
+        for idle in [false, true] {
+            let mut stopped = false;
+            self.inner.visit(shape, &mut |id| {
+                if self.idle(id) != idle {
+                    return ControlFlow::Continue(());
+                }
+                let flow = f(id);
+                stopped = flow.is_break();
+                flow
+            });
+            if stopped {
+                return;
+            }
+        }
+    }
+}
+
 /// Places a whole gang or nothing.
 ///
 /// Returns the assignments, grouped by task group in order, or `None` when some group cannot
@@ -188,6 +238,16 @@ pub fn place_gang(
     view: &dyn CapacityView,
     request: GangRequest<'_>,
 ) -> Option<Vec<Assignment>> {
+    let busy_first;
+    let candidates = if view.busy_first() {
+        busy_first = BusyFirst {
+            inner: candidates,
+            nodes,
+        };
+        &busy_first as &dyn Candidates
+    } else {
+        candidates
+    };
     let gated;
     let candidates = match request.gate {
         Some(gate) if gate.filters() || gate.ranks() => {
@@ -324,8 +384,10 @@ impl<'a> GangBuilder<'a> {
     }
 
     /// The node holding every task of the group where they raise fragmentation least (ties: the
-    /// first visited); nodes in the same state score alike and are scored once. A group needing
-    /// no GPU can only raise fragmentation, so a node where it raises none ends the search.
+    /// first visited); nodes in the same state score alike and are scored once. A reservation
+    /// ([`CapacityView::busy_first`]) takes a node with something in use now before any node
+    /// idle now, whatever their scores. A group needing no GPU can only raise fragmentation, so
+    /// a node where it raises none ends the search (later nodes are no busier).
     fn least_fragmenting(
         &self,
         candidates: &dyn Candidates,
@@ -334,7 +396,8 @@ impl<'a> GangBuilder<'a> {
     ) -> Option<(NodeId, u32)> {
         let mix = self.request.mix;
         let ranked = self.request.gate.is_some_and(|gate| gate.ranks());
-        let mut best: Option<((i64, u64), NodeId)> = None;
+        let busy_first = self.view.busy_first();
+        let mut best: Option<((bool, i64, u64), NodeId)> = None;
         let mut scored: BTreeMap<StateKey, (i64, u64)> = BTreeMap::new();
         candidates.visit(shape, &mut |id| {
             let (Some(node), Some(room)) = (self.node(id), self.room(id)) else {
@@ -345,13 +408,13 @@ impl<'a> GangBuilder<'a> {
             }
             // With a profile's scorers, their order decides: the first node that holds the group.
             if mix.is_empty() || ranked {
-                best = Some(((0, 0), id));
+                best = Some(((false, 0, 0), id));
                 return ControlFlow::Break(());
             }
             let key = StateKey::of(node, &room);
-            let score = *scored.entry(key).or_insert_with(|| {
+            let (delta, left) = *scored.entry(key).or_insert_with(|| {
                 let mut after = room;
-                let choose = |room: &NodeAmounts| self.choose_devices(group, id, room);
+                let choose = |room: &NodeAmounts| self.choose_devices(group, id, shape, room);
                 take_tasks(
                     node,
                     &mut after,
@@ -368,10 +431,12 @@ impl<'a> GangBuilder<'a> {
                     .sum();
                 (delta, left)
             });
+            let idle = busy_first && node.used == NodeAmounts::default();
+            let score = (idle, delta, left);
             if best.is_none_or(|(b, _)| score < b) {
                 best = Some((score, id));
             }
-            if score == (0, 0) && shape.gpu == crate::model::shape::GpuNeed::None {
+            if (delta, left) == (0, 0) && shape.gpu == crate::model::shape::GpuNeed::None {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
@@ -415,10 +480,26 @@ impl<'a> GangBuilder<'a> {
         (placed >= shape.min_count && placed > 0).then_some(chosen)
     }
 
-    /// The profile's pick of devices for one task of `group` on `id`, if it has one.
-    fn choose_devices(&self, group: usize, id: NodeId, room: &NodeAmounts) -> Option<u128> {
-        let gate = self.request.gate?;
-        gate.choose_devices(group, id, room, self.request.mix)
+    /// The devices one task of `group` (of `shape`) takes on `id` out of `room`: the profile's
+    /// pick if it has one; for a reservation ([`CapacityView::busy_first`]) else devices busy
+    /// now before devices idle now; `None`: the engine's rule.
+    fn choose_devices(
+        &self,
+        group: usize,
+        id: NodeId,
+        shape: &TaskShape,
+        room: &NodeAmounts,
+    ) -> Option<u128> {
+        let picked = self
+            .request
+            .gate
+            .and_then(|gate| gate.choose_devices(group, id, room, self.request.mix));
+        match (picked, self.node(id)) {
+            (None, Some(node)) if self.view.busy_first() => {
+                busy_devices_first(node, room, shape.gpu, &node.used)
+            }
+            (picked, _) => picked,
+        }
     }
 
     fn commit(&mut self, group: usize, shape: &TaskShape, id: NodeId, tasks: u32) {
@@ -426,7 +507,7 @@ impl<'a> GangBuilder<'a> {
             return;
         };
         let mut gpus = Vec::new();
-        let choose = |room: &NodeAmounts| self.choose_devices(group, id, room);
+        let choose = |room: &NodeAmounts| self.choose_devices(group, id, shape, room);
         let amounts = take_tasks(node, &mut room, shape, tasks, &mut gpus, Some(&choose));
         match self.taken.iter_mut().find(|(n, _)| *n == id) {
             Some((_, taken)) => taken.add(&amounts),

@@ -460,8 +460,8 @@ impl Scheduler {
 
     /// Searches the earliest start of `wanted`, with its resources: the candidate times are
     /// the profile's release times and the `previous` plan's start, after `now`; the fit bounds
-    /// move past hopeless stretches at once. A candidate equal to the previous plan's start
-    /// keeps its resources when they still fit.
+    /// move past hopeless stretches at once. The resources are chosen afresh, busy now first
+    /// ([`FutureView`]), also at the previous plan's start: a pin follows the state of now.
     fn earliest_start(
         &self,
         wanted: &Reservation<'_>,
@@ -477,11 +477,7 @@ impl Scheduler {
         let cpus_bound_them = shapes.iter().all(|s| {
             s.gpu == GpuNeed::None && s.memory_mib == 0 && s.mode == PlacementMode::Spread
         });
-        let candidates = IndexCandidates {
-            index: &self.state.index,
-            preferred: &[],
-            all_levels: true,
-        };
+        let candidates = self.planning_candidates();
         let mut cursor = now.saturating_add(1);
         loop {
             let release = profile.next_release(cursor);
@@ -514,21 +510,22 @@ impl Scheduler {
                 end,
                 maintenance: &self.state.maintenance,
             };
-            let assignments = match previous {
-                Some(plan)
-                    if plan.start_ms == start
-                        && assignments_fit(nodes, &view, wanted.gang, &plan.assignments) =>
-                {
-                    Some(plan.assignments.clone())
-                }
-                _ => place_gang(nodes, &candidates, &view, wanted.gang),
-            };
-            if let Some(assignments) = assignments {
+            if let Some(assignments) = place_gang(nodes, &candidates, &view, wanted.gang) {
                 return Some(Plan {
                     start_ms: start,
                     assignments,
                 });
             }
+        }
+    }
+
+    /// The candidates a reservation is placed on: every node of an allowed model, in the free
+    /// index's order (a future window may use what is busy now).
+    pub(super) fn planning_candidates(&self) -> IndexCandidates<'_> {
+        IndexCandidates {
+            index: &self.state.index,
+            preferred: &[],
+            all_levels: true,
         }
     }
 
