@@ -23,7 +23,7 @@ use crate::model::job::PlacementMode;
 use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
-use crate::placement::{Candidates, CapacityView, FreeIndex};
+use crate::placement::{Assignment, Candidates, CapacityView, FreeIndex};
 use crate::state::Maintenance;
 pub use profile::Profile;
 
@@ -75,6 +75,9 @@ pub struct FutureView<'a> {
     pub end: u64,
     /// Maintenance windows: a node whose window overlaps `[start, end)` offers nothing.
     pub maintenance: &'a Maintenance,
+    /// The job's plan from the last pass (empty: none): it breaks ties within the busy-first
+    /// classes, see [`CapacityView::previous`].
+    pub previous: &'a [Assignment],
 }
 
 impl CapacityView for FutureView<'_> {
@@ -86,6 +89,10 @@ impl CapacityView for FutureView<'_> {
     /// A future window pins a reservation: busy resources first.
     fn busy_first(&self) -> bool {
         true
+    }
+
+    fn previous(&self) -> &[Assignment] {
+        self.previous
     }
 }
 

@@ -32,7 +32,7 @@ use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::FreeTotals;
-use crate::placement::fit::{busy_devices_first, take_tasks, tasks_fitting};
+use crate::placement::fit::{busy_devices_first, take_tasks, tasks_fitting, used_mask};
 use crate::placement::frag::ShapeMix;
 use crate::placement::topology::GangTopology;
 
@@ -61,6 +61,13 @@ pub trait CapacityView {
     /// now has nothing busy to prefer).
     fn busy_first(&self) -> bool {
         false
+    }
+
+    /// The job's plan from the last pass, for a reservation ([`CapacityView::busy_first`]):
+    /// among resources of the same busy/idle class, those it used come first, so that a plan
+    /// stays put where the busy-first rule allows. Empty by default.
+    fn previous(&self) -> &[Assignment] {
+        &[]
     }
 }
 
@@ -189,13 +196,18 @@ impl Candidates for Gated<'_> {
 /// nodes with something in use now, then the nodes wholly idle now. Only idle resources can
 /// take a backfill job at once, so a reservation that takes the busy nodes first (those still
 /// busy over its window offer no room and are passed over) leaves the most idle nodes to
-/// backfill. A profile's scorers rank this order, so among nodes they score alike the busy
-/// come first, then the engine's order.
+/// backfill. Within each class the nodes of the job's previous plan
+/// ([`CapacityView::previous`]) come first, so that a plan stays put where the rule allows it
+/// (a conservative estimate then does not move later because an earlier job was re-pinned on
+/// an equally good node). A profile's scorers rank this order, so among nodes they score alike
+/// the busy come first, then the previous plan's, then the engine's order.
 pub struct BusyFirst<'a> {
     /// The engine's order.
     pub inner: &'a dyn Candidates,
     /// The nodes, by id: what each has in use now.
     pub nodes: &'a [Option<Node>],
+    /// The job's previous plan (empty: none).
+    pub previous: &'a [Assignment],
 }
 
 impl BusyFirst<'_> {
@@ -206,23 +218,43 @@ impl BusyFirst<'_> {
             .and_then(Option::as_ref)
             .is_none_or(|node| node.used == NodeAmounts::default())
     }
+
+    /// Whether the previous plan used `id`.
+    fn planned(&self, id: NodeId) -> bool {
+        in_plan(self.previous, id)
+    }
+}
+
+/// Whether `plan` has tasks on `id`.
+fn in_plan(plan: &[Assignment], id: NodeId) -> bool {
+    plan.iter().any(|a| a.node == id)
 }
 
 impl Candidates for BusyFirst<'_> {
-    /// Two sweeps of the inner order, without allocating: busy nodes, then idle ones.
+    /// Sweeps of the inner order, without allocating: busy nodes of the previous plan, other
+    /// busy nodes, idle nodes of the previous plan, other idle nodes (a sweep of the previous
+    /// plan's nodes only where it has some of that class).
     fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
         for idle in [false, true] {
-            let mut stopped = false;
-            self.inner.visit(shape, &mut |id| {
-                if self.idle(id) != idle {
-                    return ControlFlow::Continue(());
+            let planned = self.previous.iter().any(|a| self.idle(a.node) == idle);
+            let sweeps: &[Option<bool>] = if planned {
+                &[Some(true), Some(false)]
+            } else {
+                &[None]
+            };
+            for &sweep in sweeps {
+                let mut stopped = false;
+                self.inner.visit(shape, &mut |id| {
+                    if self.idle(id) != idle || sweep.is_some_and(|p| self.planned(id) != p) {
+                        return ControlFlow::Continue(());
+                    }
+                    let flow = f(id);
+                    stopped = flow.is_break();
+                    flow
+                });
+                if stopped {
+                    return;
                 }
-                let flow = f(id);
-                stopped = flow.is_break();
-                flow
-            });
-            if stopped {
-                return;
             }
         }
     }
@@ -243,6 +275,7 @@ pub fn place_gang(
         busy_first = BusyFirst {
             inner: candidates,
             nodes,
+            previous: view.previous(),
         };
         &busy_first as &dyn Candidates
     } else {
@@ -386,8 +419,10 @@ impl<'a> GangBuilder<'a> {
     /// The node holding every task of the group where they raise fragmentation least (ties: the
     /// first visited); nodes in the same state score alike and are scored once. A reservation
     /// ([`CapacityView::busy_first`]) takes a node with something in use now before any node
-    /// idle now, whatever their scores. A group needing no GPU can only raise fragmentation, so
-    /// a node where it raises none ends the search (later nodes are no busier).
+    /// idle now, whatever their scores, and within each class a node of the job's previous plan
+    /// ([`CapacityView::previous`]) before any other. A group needing no GPU can only raise
+    /// fragmentation, so a node where it raises none ends the search (later nodes are in no
+    /// better class, [`BusyFirst`]).
     fn least_fragmenting(
         &self,
         candidates: &dyn Candidates,
@@ -397,7 +432,8 @@ impl<'a> GangBuilder<'a> {
         let mix = self.request.mix;
         let ranked = self.request.gate.is_some_and(|gate| gate.ranks());
         let busy_first = self.view.busy_first();
-        let mut best: Option<((bool, i64, u64), NodeId)> = None;
+        let previous = self.view.previous();
+        let mut best: Option<((bool, bool, i64, u64), NodeId)> = None;
         let mut scored: BTreeMap<StateKey, (i64, u64)> = BTreeMap::new();
         candidates.visit(shape, &mut |id| {
             let (Some(node), Some(room)) = (self.node(id), self.room(id)) else {
@@ -408,13 +444,15 @@ impl<'a> GangBuilder<'a> {
             }
             // With a profile's scorers, their order decides: the first node that holds the group.
             if mix.is_empty() || ranked {
-                best = Some(((false, 0, 0), id));
+                best = Some(((false, false, 0, 0), id));
                 return ControlFlow::Break(());
             }
-            let key = StateKey::of(node, &room);
+            let planned = self.planned_on(group, id);
+            let key = StateKey::of(node, &room, busy_first.then_some(&planned));
             let (delta, left) = *scored.entry(key).or_insert_with(|| {
                 let mut after = room;
-                let choose = |room: &NodeAmounts| self.choose_devices(group, id, shape, room);
+                let choose =
+                    |room: &NodeAmounts| self.choose_devices(group, id, shape, room, &planned);
                 take_tasks(
                     node,
                     &mut after,
@@ -432,7 +470,8 @@ impl<'a> GangBuilder<'a> {
                 (delta, left)
             });
             let idle = busy_first && node.used == NodeAmounts::default();
-            let score = (idle, delta, left);
+            let elsewhere = busy_first && !in_plan(previous, id);
+            let score = (idle, elsewhere, delta, left);
             if best.is_none_or(|(b, _)| score < b) {
                 best = Some((score, id));
             }
@@ -480,15 +519,28 @@ impl<'a> GangBuilder<'a> {
         (placed >= shape.min_count && placed > 0).then_some(chosen)
     }
 
+    /// What the job's previous plan ([`CapacityView::previous`]) gave group `group` on `id`.
+    fn planned_on(&self, group: usize, id: NodeId) -> NodeAmounts {
+        let mut planned = NodeAmounts::default();
+        for a in self.view.previous() {
+            if a.group == group && a.node == id {
+                planned.add(&a.amounts);
+            }
+        }
+        planned
+    }
+
     /// The devices one task of `group` (of `shape`) takes on `id` out of `room`: the profile's
     /// pick if it has one; for a reservation ([`CapacityView::busy_first`]) else devices busy
-    /// now before devices idle now; `None`: the engine's rule.
+    /// now before devices idle now, within each the devices `planned` for the group by its
+    /// previous plan first; `None`: the engine's rule.
     fn choose_devices(
         &self,
         group: usize,
         id: NodeId,
         shape: &TaskShape,
         room: &NodeAmounts,
+        planned: &NodeAmounts,
     ) -> Option<u128> {
         let picked = self
             .request
@@ -496,7 +548,7 @@ impl<'a> GangBuilder<'a> {
             .and_then(|gate| gate.choose_devices(group, id, room, self.request.mix));
         match (picked, self.node(id)) {
             (None, Some(node)) if self.view.busy_first() => {
-                busy_devices_first(node, room, shape.gpu, &node.used)
+                busy_devices_first(node, room, shape.gpu, &node.used, planned)
             }
             (picked, _) => picked,
         }
@@ -507,7 +559,8 @@ impl<'a> GangBuilder<'a> {
             return;
         };
         let mut gpus = Vec::new();
-        let choose = |room: &NodeAmounts| self.choose_devices(group, id, shape, room);
+        let planned = self.planned_on(group, id);
+        let choose = |room: &NodeAmounts| self.choose_devices(group, id, shape, room, &planned);
         let amounts = take_tasks(node, &mut room, shape, tasks, &mut gpus, Some(&choose));
         match self.taken.iter_mut().find(|(n, _)| *n == id) {
             Some((_, taken)) => taken.add(&amounts),
@@ -547,23 +600,29 @@ pub fn assignments_fit(
     })
 }
 
-/// What makes two nodes alike for a fragmentation score: their make and what is free.
+/// What makes two nodes alike for a fragmentation score: their make and what is free, and for
+/// a reservation what steers its choice of devices (those in use now, those its previous plan
+/// used there).
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct StateKey {
     capacity: (u64, u64, [u16; crate::model::resources::MAX_DEVICES]),
     model: Option<u32>,
     gpu_count: usize,
     free: (u64, u64, [u16; crate::model::resources::MAX_DEVICES]),
+    preferred: Option<((u32, u128), (u32, u128))>,
 }
 
 impl StateKey {
-    fn of(node: &Node, free: &NodeAmounts) -> Self {
+    /// `planned`: for a reservation, what its previous plan used on the node.
+    fn of(node: &Node, free: &NodeAmounts, planned: Option<&NodeAmounts>) -> Self {
         let c = node.capacity;
+        let devices = |a: &NodeAmounts| (used_mask(node, a), a.mig);
         StateKey {
             capacity: (c.cpu_milli, c.memory_mib, c.devices),
             model: node.gpu_model.map(|m| m.0),
             gpu_count: node.gpu_count,
             free: (free.cpu_milli, free.memory_mib, free.devices),
+            preferred: planned.map(|planned| (devices(&node.used), devices(planned))),
         }
     }
 }

@@ -9,8 +9,9 @@
 //! - no preemption is configured and no earmark exists;
 //! - the job is one task group without a topology constraint, whose placement is exact (it fits
 //!   a window iff its nodes' task fits add up, see `fit_memo`), so fitting is monotone in usage;
-//! - its licenses still fit over the planned window, and a fresh placement at its start picks
-//!   exactly its pinned resources.
+//! - its licenses still fit over the planned window, and a fresh placement at its start, with
+//!   the plan as the previous plan that breaks busy-first ties, picks exactly its pinned
+//!   resources (as the search would there: `reserve` passes the same previous plan).
 //!
 //! Then usage now is, at every future instant, at least what it was when the plan was made (new
 //! starts and new jobs' reservations only add), so no earlier start can fit now that did not fit
@@ -116,7 +117,8 @@ impl Scheduler {
     }
 
     /// Whether a fresh placement of `gang` over `[plan.start_ms, end)`, as the search makes it
-    /// there, picks exactly `plan`'s resources.
+    /// there (with `plan` as the previous plan that breaks ties), picks exactly `plan`'s
+    /// resources.
     fn placed_afresh(
         &self,
         plan: &Plan,
@@ -129,6 +131,7 @@ impl Scheduler {
             start: plan.start_ms,
             end,
             maintenance: &self.state.maintenance,
+            previous: &plan.assignments,
         };
         place_gang(&self.state.nodes, &self.planning_candidates(), &view, *gang)
             .is_some_and(|fresh| fresh == plan.assignments)

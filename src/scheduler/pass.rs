@@ -462,6 +462,8 @@ impl Scheduler {
     /// the profile's release times and the `previous` plan's start, after `now`; the fit bounds
     /// move past hopeless stretches at once. The resources are chosen afresh, busy now first
     /// ([`FutureView`]), also at the previous plan's start: a pin follows the state of now.
+    /// Within the busy and the idle class, the previous plan's resources come first, so that a
+    /// plan stays put when the rule allows.
     fn earliest_start(
         &self,
         wanted: &Reservation<'_>,
@@ -509,6 +511,7 @@ impl Scheduler {
                 start,
                 end,
                 maintenance: &self.state.maintenance,
+                previous: previous.map_or(&[], |plan| &plan.assignments),
             };
             if let Some(assignments) = place_gang(nodes, &candidates, &view, wanted.gang) {
                 return Some(Plan {
