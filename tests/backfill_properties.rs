@@ -1,7 +1,9 @@
 //! Backfill guarantees on random GPU clusters and random gangs. Every job runs exactly its time
 //! limit (the scheduler kills it then) and every job arrives at time 0, so the plans are exact:
-//! - conservative: every job starts no later than its first estimated start, and estimates never
-//!   move later (no backfilled job pushes a reservation);
+//! - conservative: every job that gets a reservation starts. It is not promised to start by its
+//!   first estimate: pins are chosen afresh at every pass, busy resources first
+//!   (docs/protocol.md), and a pin that moves off a node fallen idle can push a later plan back
+//!   (`a_pin_moving_off_an_idle_node_can_push_a_later_plan_back`);
 //! - EASY: the first job to get a reservation starts no later than its first shadow time.
 //!
 //! `PROPTEST_CASES` raises the case count for long local runs.
@@ -24,11 +26,15 @@ struct Case {
 
 fn case() -> impl Strategy<Value = Case> {
     let nodes = prop::collection::vec(1u32..=4, 1..=4);
-    let jobs = prop::collection::vec(
+    (nodes, jobs()).prop_map(|(nodes, jobs)| Case { nodes, jobs })
+}
+
+/// Up to 10 jobs: (tasks, GPUs per task, minutes, strict spread, priority).
+fn jobs() -> impl Strategy<Value = Vec<(u32, u32, u64, bool, i32)>> {
+    prop::collection::vec(
         (1u32..=3, 1u32..=4, 1u64..=6, any::<bool>(), 0i32..4),
         1..=10,
-    );
-    (nodes, jobs).prop_map(|(nodes, jobs)| Case { nodes, jobs })
+    )
 }
 
 fn scheduler(case: &Case, mode: &str) -> Scheduler {
@@ -106,13 +112,10 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 5000, ..ProptestConfig::default() })]
 
     #[test]
-    fn conservative_starts_no_later_than_first_estimate(case in case()) {
+    fn conservative_starts_every_reserved_job(case in case()) {
         let Run { starts, estimates, .. } = run(&case, "conservative");
-        for (job, seen) in &estimates {
-            let start = starts.get(job).copied();
-            prop_assert!(start.is_some(), "{job} never started");
-            prop_assert!(start.unwrap() <= seen[0], "{job} started at {start:?}, first estimate {}", seen[0]);
-            prop_assert!(seen.windows(2).all(|w| w[1] <= w[0]), "{job}'s estimate moved later: {seen:?}");
+        for job in estimates.keys() {
+            prop_assert!(starts.contains_key(job), "{job} never started");
         }
     }
 
@@ -125,4 +128,31 @@ proptest! {
             prop_assert!(start.unwrap() <= estimates[first][0]);
         }
     }
+}
+
+/// The documented exception to the conservative promise, on mixed GPU nodes (n0: 3 GPUs,
+/// n1 and n2: 4): at 0, j0 runs on n0 and j3 on n1 and n2, so every node is busy; j1 (two
+/// 3-GPU tasks) is pinned on n0 and n1 at 2 minutes and j2 (4 GPUs) on n2. At 1 minute j0
+/// ends: n0 is idle, and busy resources come first, so j1 moves to n1 and n2, and j2 (which
+/// only a 4-GPU node holds) is pushed back.
+#[test]
+fn a_pin_moving_off_an_idle_node_can_push_a_later_plan_back() {
+    let case = Case {
+        nodes: vec![3, 4, 4],
+        jobs: vec![
+            (3, 1, 1, false, 1),
+            (2, 3, 2, false, 0),
+            (1, 4, 1, false, 0),
+            (2, 2, 2, true, 1),
+        ],
+    };
+    let Run {
+        starts, estimates, ..
+    } = run(&case, "conservative");
+    assert_eq!(estimates["j2"][0], 120_000, "{estimates:?}");
+    assert!(starts["j2"] > 120_000, "{starts:?}");
+    assert!(
+        estimates["j1"].iter().all(|&t| t == 120_000),
+        "j1's start stays, only its pins move: {estimates:?}"
+    );
 }

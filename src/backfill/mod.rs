@@ -1,8 +1,9 @@
 //! Backfill: the availability profile and the capacity views built on it.
 //!
 //! Reservations are pinned to specific nodes and devices. A job planned at time `T` is placed
-//! with [`FutureView`] (free over `[T, T + limit)`), visiting nodes busiest-now first so that
-//! resources free now stay usable for backfill. A job placed now uses [`NowView`]: free now minus
+//! with [`FutureView`] (free over `[T, T + limit)`), taking resources busy now (and free by `T`)
+//! before resources idle now, nodes and devices alike ([`crate::placement::gang::BusyFirst`]),
+//! so that resources free now stay usable for backfill. A job placed now uses [`NowView`]: free now minus
 //! whatever a reservation needs while the job would still run, so a candidate that ends by a
 //! reservation's start may use its resources (and is offered them first), and one that runs past
 //! it may use only what the reservation does not need — EASY's "extra" rule, per device.
@@ -22,7 +23,7 @@ use crate::model::job::PlacementMode;
 use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
-use crate::placement::{Candidates, CapacityView, FreeIndex};
+use crate::placement::{Assignment, Candidates, CapacityView, FreeIndex};
 use crate::state::Maintenance;
 pub use profile::Profile;
 
@@ -90,12 +91,24 @@ pub struct FutureView<'a> {
     pub end: u64,
     /// Maintenance windows: a node whose window overlaps `[start, end)` offers nothing.
     pub maintenance: &'a Maintenance,
+    /// The job's plan from the last pass (empty: none): it breaks ties within the busy-first
+    /// classes, see [`CapacityView::previous`].
+    pub previous: &'a [Assignment],
 }
 
 impl CapacityView for FutureView<'_> {
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
         (node.accepts_work() && !self.maintenance.blocks(id, self.start, self.end))
             .then(|| self.profile.free_over(id, node, self.start, self.end, true))
+    }
+
+    /// A future window pins a reservation: busy resources first.
+    fn busy_first(&self) -> bool {
+        true
+    }
+
+    fn previous(&self) -> &[Assignment] {
+        self.previous
     }
 }
 

@@ -138,6 +138,76 @@ fn default_pick(node: &Node, room: &NodeAmounts, need: GpuNeed) -> Option<u128> 
     }
 }
 
+/// A reservation's pick of devices for one task of `need` in `room` (what is free over its
+/// window): devices with something `in_use` now before devices idle now, so that idle devices
+/// stay free for backfill; within each of the two, the devices (slices) `planned` for the task's
+/// group by the job's previous plan first, so that a plan stays put where the rule allows.
+/// Whole GPUs: the lowest busy planned ones, then the lowest other busy ones, then the lowest
+/// idle planned ones, then the lowest other idle ones; a fraction or a MIG slice: the engine's
+/// rule among busy planned devices (slices) alone, then among busy ones, then among idle
+/// planned ones. `None`: nothing busy or planned serves, the engine's rule applies.
+pub fn busy_devices_first(
+    node: &Node,
+    room: &NodeAmounts,
+    need: GpuNeed,
+    in_use: &NodeAmounts,
+    planned: &NodeAmounts,
+) -> Option<u128> {
+    let busy = used_mask(node, in_use);
+    let before = used_mask(node, planned);
+    if busy == 0 && in_use.mig == 0 && before == 0 && planned.mig == 0 {
+        return None;
+    }
+    match need {
+        GpuNeed::None => None,
+        GpuNeed::Whole(k) => {
+            let (whole, k) = (whole_free_mask(node, room), u32::from(k));
+            if whole.count_ones() < k {
+                return None;
+            }
+            let classes = [
+                busy & before,
+                busy & !before,
+                !busy & before,
+                !busy & !before,
+            ];
+            let taken = classes.iter().fold(0u32, |taken, class| {
+                let here = whole & class;
+                let more = (k - taken.count_ones()).min(here.count_ones());
+                taken | lowest(here, more)
+            });
+            Some(u128::from(taken))
+        }
+        GpuNeed::Fraction(_) => [busy & before, busy, before].iter().find_map(|&only| {
+            let mut within = *room;
+            for (index, d) in within.devices[..node.gpu_count].iter_mut().enumerate() {
+                if only & (1 << index) == 0 {
+                    *d = 0;
+                }
+            }
+            default_pick(node, &within, need)
+        }),
+        GpuNeed::Mig(_) => [in_use.mig & planned.mig, in_use.mig, planned.mig]
+            .iter()
+            .find_map(|&only| {
+                let within = NodeAmounts {
+                    mig: room.mig & only,
+                    ..*room
+                };
+                default_pick(node, &within, need)
+            }),
+    }
+}
+
+/// The devices of `node` of which `amounts` holds some, as a bitmask.
+pub fn used_mask(node: &Node, amounts: &NodeAmounts) -> u32 {
+    amounts.devices[..node.gpu_count]
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| **d > 0)
+        .fold(0u32, |mask, (index, _)| mask | 1 << index)
+}
+
 /// The entirely free devices of `node` in `free`, as a bitmask.
 fn whole_free_mask(node: &Node, free: &NodeAmounts) -> u32 {
     free.devices[..node.gpu_count]

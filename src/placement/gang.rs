@@ -39,7 +39,7 @@ use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::FreeTotals;
-use crate::placement::fit::{take_tasks, tasks_fitting};
+use crate::placement::fit::{busy_devices_first, take_tasks, tasks_fitting, used_mask};
 use crate::placement::frag::ShapeMix;
 use crate::placement::index::StateKey;
 use crate::placement::topology::GangTopology;
@@ -69,6 +69,20 @@ pub trait CapacityView {
     /// every other node taking work it answers exactly `Some(node.free())`.
     fn departures(&self) -> Option<Vec<NodeId>> {
         None
+    }
+
+    /// Whether the placement pins a reservation, which takes resources busy now (and free over
+    /// its window) before resources idle now: see [`BusyFirst`]. False by default (a placement
+    /// now has nothing busy to prefer).
+    fn busy_first(&self) -> bool {
+        false
+    }
+
+    /// The job's plan from the last pass, for a reservation ([`CapacityView::busy_first`]):
+    /// among resources of the same busy/idle class, those it used come first, so that a plan
+    /// stays put where the busy-first rule allows. Empty by default.
+    fn previous(&self) -> &[Assignment] {
+        &[]
     }
 }
 
@@ -206,6 +220,53 @@ impl Candidates for Gated<'_> {
     }
 }
 
+/// Candidates for a reservation ([`CapacityView::busy_first`]): the nodes with something in
+/// use now, then the nodes wholly idle now. Only idle resources can take a backfill job at
+/// once, so a reservation that takes the busy nodes first (those still busy over its window
+/// offer no room and are passed over) leaves the most idle nodes to backfill. Within each
+/// class the nodes of the job's previous plan ([`CapacityView::previous`]) come first, so that
+/// a plan stays put where the rule allows it; then the inner (engine's) order. A profile's
+/// scorers rank this order, so among nodes they score alike the busy come first, then the
+/// previous plan's, then the engine's order.
+pub struct BusyFirst<'a> {
+    /// The engine's order.
+    pub inner: &'a dyn Candidates,
+    /// The nodes, by id: what each has in use now.
+    pub nodes: &'a [Option<Node>],
+    /// The reservation's window, which knows the job's previous plan.
+    pub view: &'a dyn CapacityView,
+}
+
+/// Where node `id` (`node`, `None` when unknown) ranks for a reservation over `view`, lower
+/// first: busy now before idle now; within each, the previous plan's first ([`BusyFirst`]).
+fn reservation_rank(node: Option<&Node>, view: &dyn CapacityView, id: NodeId) -> (bool, bool) {
+    let idle = node.is_none_or(|node| node.used == NodeAmounts::default());
+    (idle, !in_plan(view.previous(), id))
+}
+
+/// Whether `plan` has tasks on `id`.
+fn in_plan(plan: &[Assignment], id: NodeId) -> bool {
+    plan.iter().any(|a| a.node == id)
+}
+
+impl Candidates for BusyFirst<'_> {
+    /// The inner order's nodes, sorted (stably) by [`reservation_rank`].
+    fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
+        let mut ranked = Vec::new();
+        self.inner.visit(shape, &mut |id| {
+            let node = self.nodes.get(id.index()).and_then(Option::as_ref);
+            ranked.push((reservation_rank(node, self.view, id), id));
+            ControlFlow::Continue(())
+        });
+        ranked.sort_by_key(|(rank, _)| *rank);
+        for (_, id) in ranked {
+            if f(id).is_break() {
+                return;
+            }
+        }
+    }
+}
+
 /// Places a whole gang or nothing.
 ///
 /// Returns the assignments, grouped by task group in order, or `None` when some group cannot
@@ -216,6 +277,17 @@ pub fn place_gang(
     view: &dyn CapacityView,
     request: GangRequest<'_>,
 ) -> Option<Vec<Assignment>> {
+    let busy_first;
+    let candidates = if view.busy_first() {
+        busy_first = BusyFirst {
+            inner: candidates,
+            nodes,
+            view,
+        };
+        &busy_first as &dyn Candidates
+    } else {
+        candidates
+    };
     let gated;
     let candidates = match request.gate {
         Some(gate) if gate.filters() || gate.ranks() => {
@@ -352,10 +424,14 @@ impl<'a> GangBuilder<'a> {
     }
 
     /// The node holding every task of the group where they raise fragmentation least (ties: the
-    /// first visited); nodes in the same state score alike and are scored once. A group needing
-    /// no GPU can only raise fragmentation, so a node where it raises none ends the search.
+    /// first visited); nodes in the same state score alike and are scored once. A reservation
+    /// ([`CapacityView::busy_first`]) takes a node with something in use now before any node
+    /// idle now, whatever their scores, and within each class a node of the job's previous plan
+    /// ([`CapacityView::previous`]) before any other. A group needing no GPU can only raise
+    /// fragmentation, so a node where it raises none ends the search (later nodes are in no
+    /// better class, [`BusyFirst`]).
     ///
-    /// The answer on a node depends only on its room ([`StateKey`] of it, fit) and partitions,
+    /// The answer on a node depends only on its room ([`ScoreKey`] of it, fit) and partitions,
     /// and a node alike to an earlier one can never be chosen over it (same score, visited
     /// later) nor be the first with a new score. So when the view says where it departs from
     /// what nodes have free now, the candidates are visited one per state class
@@ -370,9 +446,10 @@ impl<'a> GangBuilder<'a> {
     ) -> Option<(NodeId, u32)> {
         let mix = self.request.mix;
         let ranked = self.request.gate.is_some_and(|gate| gate.ranks());
-        let mut best: Option<((i64, u64), NodeId)> = None;
+        let busy_first = self.view.busy_first();
+        let mut best: Option<((bool, bool, i64, u64), NodeId)> = None;
         // Few states are scored per group: a list is quicker than a map.
-        let mut scored: Vec<(StateKey, (i64, u64))> = Vec::new();
+        let mut scored: Vec<(ScoreKey, (i64, u64))> = Vec::new();
         let mut devices = Vec::new();
         let mut consider = |id: NodeId| {
             let (Some(node), Some(room)) = (self.node(id), self.room(id)) else {
@@ -383,14 +460,16 @@ impl<'a> GangBuilder<'a> {
             }
             // With a profile's scorers, their order decides: the first node that holds the group.
             if mix.is_empty() || ranked {
-                best = Some(((0, 0), id));
+                best = Some(((false, false, 0, 0), id));
                 return ControlFlow::Break(());
             }
-            let key = StateKey::of(node, &room);
+            let planned = self.planned_on(group, id);
+            let key = ScoreKey::of(node, &room, busy_first.then_some(&planned));
             let known = scored.iter().find(|(k, _)| *k == key).map(|(_, s)| *s);
-            let score = known.unwrap_or_else(|| {
+            let (delta, left) = known.unwrap_or_else(|| {
                 let mut after = room;
-                let choose = |room: &NodeAmounts| self.choose_devices(group, id, room);
+                let choose =
+                    |room: &NodeAmounts| self.choose_devices(group, id, shape, room, &planned);
                 devices.clear();
                 take_tasks(
                     node,
@@ -409,10 +488,16 @@ impl<'a> GangBuilder<'a> {
                 scored.push((key, (delta, left)));
                 (delta, left)
             });
+            let (idle, elsewhere) = if busy_first {
+                reservation_rank(Some(node), self.view, id)
+            } else {
+                (false, false)
+            };
+            let score = (idle, elsewhere, delta, left);
             if best.is_none_or(|(b, _)| score < b) {
                 best = Some((score, id));
             }
-            if score == (0, 0) && shape.gpu == crate::model::shape::GpuNeed::None {
+            if (delta, left) == (0, 0) && shape.gpu == crate::model::shape::GpuNeed::None {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
@@ -470,10 +555,39 @@ impl<'a> GangBuilder<'a> {
         (placed >= shape.min_count && placed > 0).then_some(chosen)
     }
 
-    /// The profile's pick of devices for one task of `group` on `id`, if it has one.
-    fn choose_devices(&self, group: usize, id: NodeId, room: &NodeAmounts) -> Option<u128> {
-        let gate = self.request.gate?;
-        gate.choose_devices(group, id, room, self.request.mix)
+    /// What the job's previous plan ([`CapacityView::previous`]) gave group `group` on `id`.
+    fn planned_on(&self, group: usize, id: NodeId) -> NodeAmounts {
+        let mut planned = NodeAmounts::default();
+        for a in self.view.previous() {
+            if a.group == group && a.node == id {
+                planned.add(&a.amounts);
+            }
+        }
+        planned
+    }
+
+    /// The devices one task of `group` (of `shape`) takes on `id` out of `room`: the profile's
+    /// pick if it has one; for a reservation ([`CapacityView::busy_first`]) else devices busy
+    /// now before devices idle now, within each the devices `planned` for the group by its
+    /// previous plan first; `None`: the engine's rule.
+    fn choose_devices(
+        &self,
+        group: usize,
+        id: NodeId,
+        shape: &TaskShape,
+        room: &NodeAmounts,
+        planned: &NodeAmounts,
+    ) -> Option<u128> {
+        let picked = self
+            .request
+            .gate
+            .and_then(|gate| gate.choose_devices(group, id, room, self.request.mix));
+        match (picked, self.node(id)) {
+            (None, Some(node)) if self.view.busy_first() => {
+                busy_devices_first(node, room, shape.gpu, &node.used, planned)
+            }
+            (picked, _) => picked,
+        }
     }
 
     fn commit(&mut self, group: usize, shape: &TaskShape, id: NodeId, tasks: u32) {
@@ -481,7 +595,8 @@ impl<'a> GangBuilder<'a> {
             return;
         };
         let mut gpus = Vec::new();
-        let choose = |room: &NodeAmounts| self.choose_devices(group, id, room);
+        let planned = self.planned_on(group, id);
+        let choose = |room: &NodeAmounts| self.choose_devices(group, id, shape, room, &planned);
         let amounts = take_tasks(node, &mut room, shape, tasks, &mut gpus, Some(&choose));
         match self.taken.iter_mut().find(|(n, _)| *n == id) {
             Some((_, taken)) => taken.add(&amounts),
@@ -519,6 +634,26 @@ pub fn assignments_fit(
                 && view.free(*id, n).is_some_and(|free| free.covers(amounts))
         })
     })
+}
+
+/// What makes two nodes alike for a fragmentation score: their make and what is free
+/// ([`StateKey`]), and for a reservation what steers its choice of devices (those in use now,
+/// those its previous plan used there).
+#[derive(PartialEq, Eq)]
+struct ScoreKey {
+    state: StateKey,
+    preferred: Option<((u32, u128), (u32, u128))>,
+}
+
+impl ScoreKey {
+    /// `planned`: for a reservation, what its previous plan used on the node.
+    fn of(node: &Node, free: &NodeAmounts, planned: Option<&NodeAmounts>) -> Self {
+        let devices = |a: &NodeAmounts| (used_mask(node, a), a.mig);
+        ScoreKey {
+            state: StateKey::of(node, free),
+            preferred: planned.map(|planned| (devices(&node.used), devices(planned))),
+        }
+    }
 }
 
 /// Takes nodes in order until `count` tasks are placed; `None` below `min_count`.

@@ -9,24 +9,34 @@
 //! - no preemption is configured and no earmark exists;
 //! - the job is one task group without a topology constraint, whose placement is exact (it fits
 //!   a window iff its nodes' task fits add up, see `fit_memo`), so fitting is monotone in usage;
-//! - its plan still fits: its licenses and its pinned resources over the planned window.
+//! - its licenses still fit over the planned window, and a fresh placement at its start, with
+//!   the plan as the previous plan that breaks busy-first ties, picks exactly its pinned
+//!   resources (as the search would there: `reserve` passes the same previous plan).
 //!
 //! Then usage now is, at every future instant, at least what it was when the plan was made (new
 //! starts and new jobs' reservations only add), so no earlier start can fit now that did not fit
-//! then, and the plan itself still fits: a full search would return it. This rests on the
-//! search being exact: it tries every instant at which usage steps down (every release, also
-//! the instant after `now` when a job past its time limit is taken to end now), and a
-//! one-group gang fits a window iff its placement finds room. Conservative backfill re-plans
-//! every pending job at every pass; this skips the search for each one whose plan provably
-//! stands. Property tests tick random streams with and without it and compare every decision,
-//! plan and report.
+//! then; the plan's start still fits, and there the search would place the gang afresh, as the
+//! last check did: a full search would return the plan. This rests on the search being exact:
+//! it tries every instant at which usage steps down (every release, also the instant after
+//! `now` when a job past its time limit is taken to end now), and a one-group gang fits a
+//! window iff its placement finds room.
+//!
+//! The last check is the placement itself, not only a fit of the old pins: a reservation takes
+//! resources busy now before idle ones ([`crate::placement::gang::BusyFirst`]), and a job started
+//! since on a node idle then (a backfill job ending before the plan's start, say) makes it busy
+//! now and free by the start, so a fresh search may now prefer it to a pinned idle node. Pins
+//! are chosen afresh at every pass; a kept plan saves the search of the earlier start times.
+//!
+//! Conservative backfill re-plans every pending job at every pass; this skips the search for
+//! each one whose plan provably stands. Property tests tick random streams with and without it
+//! and compare every decision, plan and report.
 
 use std::collections::BTreeMap;
 
 use super::{Plan, Scheduler};
 use crate::backfill::{FutureView, Profile};
 use crate::model::ids::JobId;
-use crate::placement::{GangRequest, assignments_fit};
+use crate::placement::GangRequest;
 use crate::state::licenses::LicenseNeed;
 
 /// The order of the reservations one pass made, and the release epoch it ended at.
@@ -103,16 +113,27 @@ impl Scheduler {
             && gang.topology.is_none()
             && confirmed.covers(rank)
             && profile.licenses.covers(licenses, plan.start_ms, end)
-            && assignments_fit(
-                &self.state.nodes,
-                &FutureView {
-                    profile,
-                    start: plan.start_ms,
-                    end,
-                    maintenance: &self.state.maintenance,
-                },
-                *gang,
-                &plan.assignments,
-            )
+            && self.placed_afresh(plan, gang, end, profile)
+    }
+
+    /// Whether a fresh placement of `gang` over `[plan.start_ms, end)`, as the search makes it
+    /// there (with `plan` as the previous plan that breaks ties), picks exactly `plan`'s
+    /// resources.
+    fn placed_afresh(
+        &self,
+        plan: &Plan,
+        gang: &GangRequest<'_>,
+        end: u64,
+        profile: &Profile,
+    ) -> bool {
+        let view = FutureView {
+            profile,
+            start: plan.start_ms,
+            end,
+            maintenance: &self.state.maintenance,
+            previous: &plan.assignments,
+        };
+        self.pin(&view, *gang)
+            .is_some_and(|fresh| fresh == plan.assignments)
     }
 }

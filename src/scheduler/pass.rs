@@ -93,10 +93,11 @@ pub(super) struct Pass {
     pub(super) details: BTreeMap<JobId, String>,
     /// Whether a full pass would give every job this pass left waiting the same verdict
     /// again, with what this pass started running: no job started after one was left
-    /// waiting (a start changes what a waiting job's reason and pins are read from), and
-    /// every job placed now (or tried) or planned was one task group without a topology
+    /// waiting (a start changes what a waiting job's reason and pins are read from); every
+    /// job placed now (or tried) or planned was one task group without a topology
     /// constraint (a failure to fit stays a failure while usage only grows, and a search for
-    /// its earliest start is exact, whatever other start times are tried).
+    /// its earliest start is exact, whatever other start times are tried); and every
+    /// reservation was kept from the pass before ([`super::kept_plans`]), not searched.
     pub(super) verdicts_stand: bool,
     /// Whether a job was left waiting.
     waited: bool,
@@ -506,6 +507,9 @@ impl Scheduler {
             self.plan_stands(kept, &wanted.gang, need, profile, &mut pass.confirmed)
         });
         pass.confirmed.kept += usize::from(stands);
+        // A plan searched afresh need not be what the next search returns (the last plan
+        // breaks ties): only kept plans are sure to be kept again.
+        pass.verdicts_stand &= stands;
         let plan = match previous.as_ref().filter(|_| stands) {
             Some(kept) => kept.clone(),
             None => self.earliest_start(&wanted, profile, pass.now, previous.as_ref())?,
@@ -525,8 +529,10 @@ impl Scheduler {
 
     /// Searches the earliest start of `wanted`, with its resources: the candidate times are
     /// the profile's release times and the `previous` plan's start, after `now`; the fit bounds
-    /// move past hopeless stretches at once. A candidate equal to the previous plan's start
-    /// keeps its resources when they still fit.
+    /// move past hopeless stretches at once. The resources are chosen afresh, busy now first
+    /// ([`FutureView`]), also at the previous plan's start: a pin follows the state of now.
+    /// Within the busy and the idle class, the previous plan's resources come first, so that a
+    /// plan stays put when the rule allows.
     fn earliest_start(
         &self,
         wanted: &Reservation<'_>,
@@ -542,11 +548,6 @@ impl Scheduler {
         let cpus_bound_them = shapes.iter().all(|s| {
             s.gpu == GpuNeed::None && s.memory_mib == 0 && s.mode == PlacementMode::Spread
         });
-        let candidates = IndexCandidates {
-            index: &self.state.index,
-            preferred: &[],
-            all_levels: true,
-        };
         let mut cursor = now.saturating_add(1);
         loop {
             let release = profile.next_release(cursor);
@@ -578,22 +579,42 @@ impl Scheduler {
                 start,
                 end,
                 maintenance: &self.state.maintenance,
+                previous: previous.map_or(&[], |plan| &plan.assignments),
             };
-            let assignments = match previous {
-                Some(plan)
-                    if plan.start_ms == start
-                        && assignments_fit(nodes, &view, wanted.gang, &plan.assignments) =>
-                {
-                    Some(plan.assignments.clone())
-                }
-                _ => place_gang(nodes, &candidates, &view, wanted.gang),
-            };
-            if let Some(assignments) = assignments {
+            if let Some(assignments) = self.pin(&view, wanted.gang) {
                 return Some(Plan {
                     start_ms: start,
                     assignments,
                 });
             }
+        }
+    }
+
+    /// A reservation's resources over `view`, as a fresh search places them, in a canonical
+    /// order: by group and node, and on each node the tasks' devices by device. The tasks of a
+    /// group are alike, so a plan reads the same whichever order the busy-first rule met its
+    /// nodes and devices in (what is busy changes between passes).
+    pub(super) fn pin(
+        &self,
+        view: &FutureView<'_>,
+        gang: GangRequest<'_>,
+    ) -> Option<Vec<Assignment>> {
+        let candidates = self.planning_candidates();
+        let mut assignments = place_gang(&self.state.nodes, &candidates, view, gang)?;
+        assignments.sort_by_key(|a| (a.group, a.node));
+        for assignment in &mut assignments {
+            sort_task_devices(assignment);
+        }
+        Some(assignments)
+    }
+
+    /// The candidates a reservation is placed on: every node of an allowed model, in the free
+    /// index's order (a future window may use what is busy now).
+    pub(super) fn planning_candidates(&self) -> IndexCandidates<'_> {
+        IndexCandidates {
+            index: &self.state.index,
+            preferred: &[],
+            all_levels: true,
         }
     }
 
@@ -623,6 +644,18 @@ impl Scheduler {
         }
         Ok(())
     }
+}
+
+/// Orders the tasks of `assignment` by their devices (each task lists the same number).
+fn sort_task_devices(assignment: &mut Assignment) {
+    let tasks = assignment.tasks as usize;
+    if tasks < 2 || assignment.gpus.is_empty() || assignment.gpus.len() % tasks != 0 {
+        return;
+    }
+    let per_task = assignment.gpus.len() / tasks;
+    let mut chunks: Vec<&[u32]> = assignment.gpus.chunks(per_task).collect();
+    chunks.sort_unstable();
+    assignment.gpus = chunks.concat();
 }
 
 /// Why a job waits without being considered for resources: held, before its begin time, or

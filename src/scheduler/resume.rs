@@ -44,7 +44,11 @@
 //!   that did not fit then does not fit now, and its reason (read on what is free now) is
 //!   unchanged. Its earliest start is found exactly, so new candidate start times cannot move
 //!   it; a heuristic placement of several groups might fit at one, so their passes run in
-//!   full.
+//!   full. Every reservation the last pass made was a plan kept from the pass before it
+//!   ([`super::kept_plans`]: it still fits, nothing can start it earlier, and a fresh
+//!   placement at its start picks exactly its resources): a full pass would keep it again.
+//!   A plan searched afresh is not continued, since the next search, with that plan breaking
+//!   ties, may pin differently; the pass after it keeps it, and the tick after that continues.
 //!
 //! The last pass's state is not part of a snapshot, and a cloned scheduler starts with a
 //! full pass: continuing is a shortcut, never a difference.
