@@ -250,7 +250,8 @@ fn in_plan(plan: &[Assignment], id: NodeId) -> bool {
 }
 
 impl Candidates for BusyFirst<'_> {
-    /// The inner order's nodes, sorted (stably) by [`reservation_rank`].
+    /// The inner order's nodes, sorted (stably): busy before idle, and within each the previous
+    /// plan's nodes first.
     fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
         let mut ranked = Vec::new();
         self.inner.visit(shape, &mut |id| {
