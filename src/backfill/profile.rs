@@ -158,11 +158,9 @@ impl Profile {
         let mut holdings = Vec::new();
         for &id in &state.running {
             let Some(job) = state.job(id) else { continue };
-            let Some(run) = job.running() else { continue };
-            let mut end = run.start_ms.saturating_add(job.spec.time_limit_ms).max(now);
-            if let Some(p) = run.preemption {
-                end = end.min(p.deadline_ms.max(now));
-            }
+            let Some(end) = job.release_ms().map(|end| end.max(now)) else {
+                continue;
+            };
             for (node, amounts) in state.node_charges(id) {
                 holdings.push((node, end, amounts));
             }

@@ -183,14 +183,10 @@ impl Scheduler {
             && !self.profile.any_silenced()
             && self.plans.values().all(|plan| plan.start_ms > now)
             && self.state.running.iter().all(|&id| {
-                self.state.job(id).is_some_and(|job| {
-                    let Some(run) = job.running() else {
-                        return false;
-                    };
-                    let end = run.start_ms.saturating_add(job.spec.time_limit_ms);
-                    let end = run.preemption.map_or(end, |p| end.min(p.deadline_ms));
-                    end > now
-                })
+                self.state
+                    .job(id)
+                    .and_then(|job| job.release_ms())
+                    .is_some_and(|end| end > now)
             })
     }
 

@@ -236,6 +236,14 @@ impl Job {
         }
     }
 
+    /// When a running job frees its resources at the latest, as backfill plans it: its time
+    /// limit, or the grace deadline of a preemption when that comes first.
+    pub fn release_ms(&self) -> Option<u64> {
+        let run = self.running()?;
+        let end = run.start_ms.saturating_add(self.spec.time_limit_ms);
+        Some(run.preemption.map_or(end, |p| end.min(p.deadline_ms)))
+    }
+
     /// When a running job reaches its time limit.
     pub fn limit_end_ms(&self) -> Option<u64> {
         self.running()
