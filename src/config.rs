@@ -20,8 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::amount::Milli;
 
+mod fair_sharing;
 pub(crate) mod reset;
 
+pub use fair_sharing::{FairSharingConfig, NodeFairSharing, PreemptionStrategy};
 pub use reset::ResetPeriod;
 
 /// The whole cluster configuration.
@@ -258,6 +260,11 @@ pub struct CohortConfig {
     /// ```
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub quota: IndexMap<String, QuotaConfig>,
+    /// Its fair-sharing weight in its parent cohort and, on a root cohort, the switch for its
+    /// tree (docs/protocol.md, "Fair sharing between queues"). Default: weight 1, the
+    /// policy's switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fair_sharing: Option<NodeFairSharing>,
 }
 
 /// A queue (Kueue's ClusterQueue): quota per resource, a cohort, and preemption policy.
@@ -292,6 +299,10 @@ pub struct QueueConfig {
     /// (Kueue's StrictFIFO). Default false (BestEffortFIFO).
     #[serde(default)]
     pub strict_fifo: bool,
+    /// Its fair-sharing weight in its cohort (docs/protocol.md, "Fair sharing between
+    /// queues"); `enabled` is for root cohorts only. Default: weight 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fair_sharing: Option<NodeFairSharing>,
 }
 
 /// The quota of one resource in one queue.
@@ -447,6 +458,9 @@ pub struct PolicyConfig {
     /// Time-limit enforcement.
     #[serde(default)]
     pub time_limit: TimeLimitConfig,
+    /// Fair sharing between the queues of cohort trees (Kueue's Fair Sharing). Default off.
+    #[serde(default, skip_serializing_if = "FairSharingConfig::is_default")]
+    pub fair_sharing: FairSharingConfig,
     /// How long ended jobs are remembered (ids stay taken, dependencies see their outcome).
     /// Default 300000, as Slurm's MinJobAge.
     #[serde(default = "default_min_job_age_ms")]
@@ -465,6 +479,7 @@ impl Default for PolicyConfig {
             fairshare: FairshareConfig::default(),
             preemption: PreemptionConfig::default(),
             time_limit: TimeLimitConfig::default(),
+            fair_sharing: FairSharingConfig::default(),
             min_job_age_ms: default_min_job_age_ms(),
             plugins: None,
         }

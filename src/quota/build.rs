@@ -108,9 +108,14 @@ impl QuotaTree {
                 subtree: quota.nominal,
                 guaranteed: QuotaVec::ZERO,
                 borrowing_limit: quota.borrowing_limit,
+                weight: 1.0,
+                lendable: QuotaVec::ZERO,
+                fair_switch: None,
             })
             .collect();
         sum_subtrees(&mut nodes, &raw, &cohort_depths(&parents), nq);
+        read_fair_sharing(&mut nodes, cohorts, queues)?;
+        set_lendable(&mut nodes);
 
         let mut paths = Vec::new();
         let mut infos = Vec::with_capacity(nq);
@@ -125,10 +130,19 @@ impl QuotaTree {
                 path: (start, node_index(paths.len())?),
                 user_cap,
                 user_capped,
+                fair: false,
             });
+        }
+        let mut children = vec![Vec::new(); nodes.len()];
+        for (n, node) in nodes.iter().enumerate() {
+            if let Some(parent) = node.parent {
+                children[parent as usize].push(node_index(n)?);
+            }
         }
         Ok(QuotaTree {
             usage: vec![QuotaVec::ZERO; nodes.len()],
+            children,
+            changes: 0,
             keys,
             queue_names,
             cohort_names,
@@ -239,6 +253,70 @@ fn read_quota(
         raw.lending_limit[key] = config.lending_limit.map_or(UNLIMITED, |l| l.milli());
     }
     Ok(raw)
+}
+
+/// Reads the queues' and cohorts' `fair_sharing`: weights (finite, ≥ 0) and root cohorts'
+/// switches (refused on a queue or a cohort with a parent).
+fn read_fair_sharing(
+    nodes: &mut [Node],
+    cohorts: &[CohortConfig],
+    queues: &[QueueConfig],
+) -> Result<(), ConfigError> {
+    let settings = queues
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (format!("queues[{i}].fair_sharing"), q.fair_sharing.as_ref()))
+        .chain(cohorts.iter().enumerate().map(|(i, c)| {
+            (
+                format!("cohorts[{i}].fair_sharing"),
+                c.fair_sharing.as_ref(),
+            )
+        }));
+    for (n, ((field, setting), node)) in settings.zip(nodes.iter_mut()).enumerate() {
+        let Some(setting) = setting else {
+            continue;
+        };
+        if !setting.weight.is_finite() || setting.weight < 0.0 {
+            return Err(ConfigError::new(
+                format!("{field}.weight"),
+                format!("{} is not a finite number ≥ 0", setting.weight),
+            ));
+        }
+        node.weight = setting.weight;
+        let root_cohort = n >= queues.len() && node.parent.is_none();
+        if setting.enabled.is_some() && !root_cohort {
+            return Err(ConfigError::new(
+                format!("{field}.enabled"),
+                "only a root cohort turns fair sharing on or off for its tree",
+            ));
+        }
+        node.fair_switch = setting.enabled;
+    }
+    Ok(())
+}
+
+/// Sets each node's `lendable`: what its parent could take with no usage anywhere (Kueue's
+/// potential available), per key the node limits.
+fn set_lendable(nodes: &mut [Node]) {
+    for n in 0..nodes.len() {
+        let Some(parent) = nodes[n].parent else {
+            continue;
+        };
+        let mut chain = vec![parent as usize];
+        while let Some(up) = nodes[*chain.last().unwrap_or(&0)].parent {
+            if chain.len() > nodes.len() {
+                break;
+            }
+            chain.push(up as usize);
+        }
+        let mut lendable = QuotaVec::ZERO;
+        for key in nodes[n].limits.iter() {
+            lendable[key] = chain.iter().rev().fold(0, |from_parent, &c| {
+                nodes[c].potential_with(key, from_parent)
+            });
+        }
+        nodes[n].lendable = lendable;
+    }
 }
 
 /// Reads a queue's `max_per_user` caps, interning their keys.

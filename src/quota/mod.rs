@@ -49,6 +49,7 @@ mod adjusted;
 mod build;
 mod invariants;
 pub(crate) mod keys;
+mod share;
 mod tree;
 mod vector;
 
@@ -56,5 +57,6 @@ mod vector;
 mod tests;
 
 pub use adjusted::AdjustedQuota;
+pub use share::Share;
 pub use tree::{Fit, QueueId, QuotaTree};
 pub use vector::{KeyId, MAX_KEYS, QuotaVec};

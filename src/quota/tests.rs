@@ -42,6 +42,7 @@ fn cohort(name: &str, parent: Option<&str>, entries: &[(&str, QuotaConfig)]) -> 
         name: name.into(),
         parent: parent.map(Into::into),
         quota: quota(entries),
+        fair_sharing: None,
     }
 }
 
@@ -549,6 +550,7 @@ fn arb_config() -> impl Strategy<Value = (Vec<CohortConfig>, Vec<QueueConfig>)> 
                 name: format!("c{i}"),
                 parent: (i > 0 && has_parent).then(|| format!("c{}", parent.index(i))),
                 quota: quota(entries),
+                fair_sharing: None,
             })
             .collect();
         let n = cohort_configs.len();

@@ -79,6 +79,13 @@ pub(crate) struct Node {
     pub(crate) guaranteed: QuotaVec,
     /// The most it may use above `subtree`; [`UNLIMITED`] where none.
     pub(crate) borrowing_limit: QuotaVec,
+    /// Its fair-sharing weight in its parent cohort.
+    pub(crate) weight: f64,
+    /// What its parent cohort could lend it with no usage anywhere, per key it limits (Kueue's
+    /// lendable capacity, the denominator of its share value); zero for a root.
+    pub(crate) lendable: QuotaVec,
+    /// A root cohort's own fair-sharing switch, if it sets one.
+    pub(crate) fair_switch: Option<bool>,
 }
 
 impl Node {
@@ -105,7 +112,7 @@ impl Node {
     }
 
     /// How much of `key` this node could take with no usage anywhere.
-    fn potential_with(&self, key: KeyId, from_parent: u64) -> u64 {
+    pub(super) fn potential_with(&self, key: KeyId, from_parent: u64) -> u64 {
         if self.parent.is_none() {
             return self.subtree[key];
         }
@@ -132,6 +139,8 @@ pub(crate) struct QueueInfo {
     pub(crate) user_cap: QuotaVec,
     /// The keys with a per-user cap.
     pub(crate) user_capped: KeyMask,
+    /// Whether fair sharing is on for the queue's cohort tree (a queue without a cohort: off).
+    pub(crate) fair: bool,
 }
 
 /// Quota accounting for queues in cohort trees, with Kueue's fit rules.
@@ -201,6 +210,11 @@ pub struct QuotaTree {
     pub(crate) queues: Vec<QueueInfo>,
     /// The queues' bottom-up paths, concatenated.
     pub(crate) paths: Vec<u32>,
+    /// Each cohort's children (queues, then cohorts, in configuration order), by node index;
+    /// empty for queues.
+    pub(crate) children: Vec<Vec<u32>>,
+    /// How many times usage changed (share values read before are stale once it moves).
+    pub(crate) changes: u64,
 }
 
 impl QuotaTree {
@@ -322,7 +336,7 @@ impl QuotaTree {
     }
 
     /// The node and ancestors of queue `q`, bottom-up.
-    fn path(&self, q: QueueId) -> &[u32] {
+    pub(super) fn path(&self, q: QueueId) -> &[u32] {
         let (start, end) = self.queues[q.index()].path;
         &self.paths[start as usize..end as usize]
     }
@@ -482,6 +496,7 @@ impl QuotaTree {
     /// assert_eq!(tree.usage(a)[KeyId::CPU], 1000);
     /// ```
     pub fn add_usage(&mut self, q: QueueId, demand: &QuotaVec) {
+        self.changes += 1;
         add_usage_in(&self.nodes, &mut self.usage, q, demand);
     }
 
@@ -500,6 +515,7 @@ impl QuotaTree {
     /// assert!(tree.usage(a).is_zero());
     /// ```
     pub fn remove_usage(&mut self, q: QueueId, demand: &QuotaVec) {
+        self.changes += 1;
         remove_usage_in(&self.nodes, &mut self.usage, q, demand);
     }
 
@@ -672,12 +688,7 @@ impl QuotaTree {
 /// Charges `demand` to queue `q` in `usage` (one entry per node of `nodes`): usage above a
 /// node's guaranteed part bubbles up its cohorts.
 pub(super) fn add_usage_in(nodes: &[Node], usage: &mut [QuotaVec], q: QueueId, demand: &QuotaVec) {
-    walk_up(nodes, usage, q, demand, |usage, guaranteed, d| {
-        (
-            usage.saturating_add(d),
-            d.saturating_sub(guaranteed.saturating_sub(usage)),
-        )
-    });
+    walk_up(nodes, usage, q, demand, charge_step);
 }
 
 /// Releases `demand` from queue `q` in `usage`, and from its cohorts the part that had bubbled
@@ -688,40 +699,65 @@ pub(super) fn remove_usage_in(
     q: QueueId,
     demand: &QuotaVec,
 ) {
-    walk_up(nodes, usage, q, demand, |usage, guaranteed, d| {
-        (
-            usage.saturating_sub(d),
-            d.min(usage.saturating_sub(guaranteed)),
-        )
-    });
+    walk_up(nodes, usage, q, demand, release_step);
 }
 
-/// Applies `demand` to queue `q` and walks up its cohorts: `step(usage, guaranteed, d)` gives a
-/// node's new usage of a key and the part of `d` that moves on to the parent (only for keys the
-/// node limits); the walk stops when nothing moves on.
+/// A step of a walk up: how `d` more of a key changes a node's usage, and how much of it moves
+/// on to the parent (what lands above the node's guaranteed part).
+pub(super) fn charge_step(usage: u64, guaranteed: u64, d: u64) -> (u64, u64) {
+    (
+        usage.saturating_add(d),
+        d.saturating_sub(guaranteed.saturating_sub(usage)),
+    )
+}
+
+/// A step of a walk up: how `d` less of a key changes a node's usage, and how much of it the
+/// parent gives back (what was above the node's guaranteed part).
+pub(super) fn release_step(usage: u64, guaranteed: u64, d: u64) -> (u64, u64) {
+    (
+        usage.saturating_sub(d),
+        d.min(usage.saturating_sub(guaranteed)),
+    )
+}
+
+/// One node of a walk up: its usage `used` with `delta` applied by `step`, and the part of
+/// `delta` that moves on to the parent (only for keys the node limits).
+pub(super) fn step_node(
+    node: &Node,
+    used: &QuotaVec,
+    delta: &QuotaVec,
+    step: fn(u64, u64, u64) -> (u64, u64),
+) -> (QuotaVec, QuotaVec) {
+    let mut after = *used;
+    let mut up = QuotaVec::ZERO;
+    for (i, &d) in delta.as_slice().iter().enumerate() {
+        let Some(key) = KeyId::from_index(i).filter(|_| d != 0) else {
+            continue;
+        };
+        let (new_usage, moved) = step(used[key], node.guaranteed[key], d);
+        after[key] = new_usage;
+        if node.limits.contains(key) {
+            up[key] = moved;
+        }
+    }
+    (after, up)
+}
+
+/// Applies `demand` to queue `q` and walks up its cohorts with `step` ([`charge_step`] or
+/// [`release_step`]); the walk stops when nothing moves on.
 fn walk_up(
     nodes: &[Node],
     usage: &mut [QuotaVec],
     q: QueueId,
     demand: &QuotaVec,
-    step: impl Fn(u64, u64, u64) -> (u64, u64),
+    step: fn(u64, u64, u64) -> (u64, u64),
 ) {
     let mut delta = *demand;
     let mut n = q.index();
     loop {
-        let (node, used) = (&nodes[n], &mut usage[n]);
-        let mut up = QuotaVec::ZERO;
-        for (i, &d) in delta.as_slice().iter().enumerate() {
-            let Some(key) = KeyId::from_index(i).filter(|_| d != 0) else {
-                continue;
-            };
-            let (new_usage, moved) = step(used[key], node.guaranteed[key], d);
-            used[key] = new_usage;
-            if node.limits.contains(key) {
-                up[key] = moved;
-            }
-        }
-        match node.parent {
+        let (after, up) = step_node(&nodes[n], &usage[n], &delta, step);
+        usage[n] = after;
+        match nodes[n].parent {
             Some(parent) if !up.is_zero() => {
                 delta = up;
                 n = parent as usize;

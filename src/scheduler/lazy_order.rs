@@ -54,6 +54,17 @@ impl<K: Ord + Copy> LazyOrder<K> {
         (self.keyed, self.taken)
     }
 
+    /// The next entry, without handing it out.
+    pub(super) fn peek(&mut self) -> Option<(K, JobId)> {
+        if self.taken == self.keyed.len() {
+            return None;
+        }
+        if self.taken == self.sorted {
+            self.sort_more();
+        }
+        Some(self.keyed[self.taken])
+    }
+
     fn sort_more(&mut self) {
         let rest = &mut self.keyed[self.sorted..];
         if rest.len() <= 2 * self.chunk {
@@ -72,13 +83,7 @@ impl<K: Ord + Copy> Iterator for LazyOrder<K> {
     type Item = JobId;
 
     fn next(&mut self) -> Option<JobId> {
-        if self.taken == self.keyed.len() {
-            return None;
-        }
-        if self.taken == self.sorted {
-            self.sort_more();
-        }
-        let (_, id) = self.keyed[self.taken];
+        let (_, id) = self.peek()?;
         self.taken += 1;
         Some(id)
     }

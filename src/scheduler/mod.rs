@@ -1,6 +1,8 @@
 //! The `Scheduler`: `tick(now, events) -> decisions`, `next_wakeup`, `explain`, snapshots.
 
 mod enforce;
+mod fair_order;
+mod fair_preempt;
 mod fit_memo;
 mod gate;
 mod kept_plans;

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::fair_order::FairTurns;
 use super::fit_memo::FitMemo;
 use super::gate::JobGate;
 use super::kept_plans::{Confirmed, KeptPlans};
@@ -167,18 +168,29 @@ impl Scheduler {
         self.profile.prepare(&figures.context(&self.state));
         let (keyed, pending, denied) = self.keyed_pending(now);
         let quiet = always_plan.is_none() && decisions.is_empty();
+        let mut fair = None;
         let (mut pass, mut order, mut report) = match self.resume(now, quiet, keyed, denied) {
             Ok(continued) => continued,
-            Err((keyed, denied)) => (
-                Pass::new(now, self.state.backfill_depth(), always_plan, denied),
-                LazyOrder::new(keyed),
-                Vec::new(),
-            ),
+            Err((keyed, denied)) => {
+                fair =
+                    self.state.quota.tree.as_ref().and_then(|tree| {
+                        FairTurns::new(tree, &keyed, |id| self.state.job_queue(id))
+                    });
+                (
+                    Pass::new(now, self.state.backfill_depth(), always_plan, denied),
+                    LazyOrder::new(keyed),
+                    Vec::new(),
+                )
+            }
         };
         self.deferred = None;
         while !self.settled(&mut pass, &pending) {
-            let Some(id) = order.next() else {
+            let Some(token) = order.next() else {
                 break;
+            };
+            let id = match fair.as_mut() {
+                Some(turns) => self.fair_turn(turns, token),
+                None => token,
             };
             // A job missing from the state has nothing to report.
             if let Ok(Verdict::Waits {
@@ -196,15 +208,19 @@ impl Scheduler {
             }
         }
         self.report = report;
-        self.finish(pass, order);
+        self.finish(pass, order, fair);
         pending.next_begin_ms
     }
 
     /// Hands a finished pass's results to the scheduler: its deferred report, denials,
     /// filter details and plans; and keeps its state for the next tick when that may continue
     /// it ([`super::resume`]).
-    fn finish(&mut self, mut pass: Pass, order: LazyOrder<OrderKey>) {
+    fn finish(&mut self, mut pass: Pass, order: LazyOrder<OrderKey>, fair: Option<FairTurns>) {
         let (keyed, taken) = order.into_parts();
+        let keyed = match fair {
+            Some(turns) => self.visited_first(keyed, taken, turns),
+            None => keyed,
+        };
         let settled = taken < keyed.len();
         let keyed = if settled {
             self.deferred = Some(DeferredReport {

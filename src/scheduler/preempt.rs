@@ -80,12 +80,15 @@ use crate::policy::{PartitionHooks, VictimKeys};
 
 /// Why a running job may be a victim: it decides what the preemptor's quota must satisfy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Basis {
+pub(super) enum Basis {
     /// A lower partition tier, the preemptor's own queue, or borrowing within the cohort: the
     /// preemptor may borrow.
     Free,
     /// Reclaiming from another queue's borrower: the preemptor must stay within its nominal.
     Reclaim,
+    /// Fair sharing: a borrowing queue of the preemptor's tree, taken only as the preemption
+    /// strategies allow ([`super::fair_preempt`]); the preemptor may borrow.
+    Fair,
 }
 
 /// A candidate victim's place in the order: the profile's victim keys (lower first), then the
@@ -93,9 +96,9 @@ enum Basis {
 type VictimRank = (VictimKeys, Reverse<JobId>);
 
 /// Victims chosen for a preemptor and where it will run once they have stopped.
-struct Choice {
-    victims: Vec<JobId>,
-    plan: Vec<Assignment>,
+pub(super) struct Choice {
+    pub(super) victims: Vec<JobId>,
+    pub(super) plan: Vec<Assignment>,
 }
 
 impl Scheduler {
@@ -112,6 +115,16 @@ impl Scheduler {
             return false;
         }
         let candidates = self.victim_candidates(id);
+        if self.fair_preemptor(id) {
+            if self.queue_preempting(id) {
+                return false;
+            }
+            let Some(choice) = self.fair_victims(id, &candidates, pass, end) else {
+                return false;
+            };
+            self.preempt(id, choice, decisions);
+            return true;
+        }
         let mut choice = self.minimal_victims(id, &candidates, pass, end);
         if choice.is_none() && candidates.iter().any(|(_, b)| *b == Basis::Reclaim) {
             let borrowing: Vec<(JobId, Basis)> = candidates
@@ -145,7 +158,19 @@ impl Scheduler {
                 break;
             }
         }
-        let mut plan = plan?;
+        Some(self.without_unneeded(id, chosen, plan?, pass, end))
+    }
+
+    /// Walks `chosen` (with which `id` fits on `plan`) backwards from the one before last,
+    /// dropping every victim `id` still fits without (Kueue's fill-back).
+    pub(super) fn without_unneeded(
+        &mut self,
+        id: JobId,
+        mut chosen: Vec<(JobId, Basis)>,
+        mut plan: Vec<Assignment>,
+        pass: &mut Pass,
+        end: u64,
+    ) -> Choice {
         for i in (0..chosen.len().saturating_sub(1)).rev() {
             let dropped = chosen.remove(i);
             match self.fits_without(id, &chosen, pass, end) {
@@ -153,10 +178,10 @@ impl Scheduler {
                 None => chosen.insert(i, dropped),
             }
         }
-        Some(Choice {
+        Choice {
             victims: chosen.into_iter().map(|(v, _)| v).collect(),
             plan,
-        })
+        }
     }
 
     /// Running jobs `id` may preempt and on what basis, best victims first by the profile's
@@ -164,7 +189,7 @@ impl Scheduler {
     /// non-preemptible job, one already told to stop, one started in this tick, nor (with
     /// `anti_thrash`) one that preempted `id`; then a basis (a lower partition tier, the queue
     /// policies, or order-based preemption); then the profile's vetoes.
-    fn victim_candidates(&self, id: JobId) -> Vec<(JobId, Basis)> {
+    pub(super) fn victim_candidates(&self, id: JobId) -> Vec<(JobId, Basis)> {
         let Some(preemptor) = self.state.job_view(id) else {
             return Vec::new();
         };
@@ -185,6 +210,8 @@ impl Scheduler {
                 .unwrap_or(&no_hooks)
         };
         let own_hooks = hooks_of(job.partition);
+        // Fair sharing decides between the queues of the tree; tiers and order do not apply.
+        let fair = self.fair_preemptor(id);
         let own_key = settings
             .order_based
             .then(|| self.order_key(preemptor, &context));
@@ -210,7 +237,9 @@ impl Scheduler {
                     (tier, keys) < (victim_tier, victim_keys)
                 })
             };
-            let basis = if settings.partition_tiers && tier(record.partition) < own_tier {
+            let basis = if fair {
+                self.queue_basis(id, v)
+            } else if settings.partition_tiers && tier(record.partition) < own_tier {
                 Some(Basis::Free)
             } else {
                 self.queue_basis(id, v)
@@ -261,7 +290,8 @@ impl Scheduler {
         if !tree.same_tree(q, vq) || !tree.is_borrowing(vq) {
             return None;
         }
-        if policy.borrow_within_cohort.allows(priority, other) {
+        let fair = tree.fair_sharing(q);
+        if !fair && policy.borrow_within_cohort.allows(priority, other) {
             return Some(Basis::Free);
         }
         let reclaim = match policy.reclaim_within_cohort {
@@ -269,11 +299,12 @@ impl Scheduler {
             ReclaimWithinCohort::LowerPriority => other < priority,
             ReclaimWithinCohort::Any => true,
         };
-        reclaim.then_some(Basis::Reclaim)
+        let basis = if fair { Basis::Fair } else { Basis::Reclaim };
+        reclaim.then_some(basis)
     }
 
     /// Where `id` would run, quota allowing, once `victims` have stopped.
-    fn fits_without(
+    pub(super) fn fits_without(
         &mut self,
         id: JobId,
         chosen: &[(JobId, Basis)],

@@ -110,7 +110,7 @@ impl Scheduler {
 
     /// The possible quota demands of a job with a queue: one per GPU model it accepts, models
     /// without a quota key of their own giving the same demand once.
-    fn unplaced_demands(&self, id: JobId) -> Vec<QuotaVec> {
+    pub(super) fn unplaced_demands(&self, id: JobId) -> Vec<QuotaVec> {
         let mut demands: Vec<QuotaVec> = Vec::new();
         let Some(job) = self.state.job(id).filter(|job| job.queue.is_some()) else {
             return demands;

@@ -62,6 +62,7 @@ use super::order::OrderKey;
 use super::pass::Pass;
 use super::pending::PendingEntry;
 use crate::model::ids::JobId;
+use crate::quota::QuotaTree;
 
 /// What a finished pass leaves for the next tick to continue.
 #[derive(Debug)]
@@ -211,6 +212,12 @@ impl Scheduler {
             && self.state.earmarks.is_empty()
             && self.state.maintenance.ends().next().is_none()
             && self.state.licenses.is_empty()
+            && !self
+                .state
+                .quota
+                .tree
+                .as_ref()
+                .is_some_and(QuotaTree::any_fair_sharing)
             && !self.profile.any_silenced()
             && (0..self.state.partitions.len()).all(|p| {
                 self.profile

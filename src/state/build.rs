@@ -97,6 +97,13 @@ impl ClusterState {
                 "must be at least 1",
             ));
         }
+        if !config.policy.fair_sharing.strategies_valid() {
+            return Err(ConfigError::new(
+                "policy.fair_sharing.preemption_strategies",
+                "must be [less_than_or_equal_to_final_share], [less_than_initial_share] or both \
+                 in that order",
+            ));
+        }
         if config.policy.fairshare.half_life_ms == 0 {
             return Err(ConfigError::new(
                 "policy.fairshare.half_life_ms",

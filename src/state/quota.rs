@@ -11,6 +11,7 @@
 //! released). The tree itself is derived state: it is rebuilt from the running jobs and the
 //! earmarks on restore.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,9 @@ pub(crate) struct QuotaBook {
     pub(crate) tree: Option<QuotaTree>,
     /// Each charged running job's queue and demand.
     pub(crate) charged: BTreeMap<JobId, (QueueId, QuotaVec)>,
+    /// How many times an earmark was made or dropped (share values read from the promised
+    /// usage are stale once it moves).
+    pub(crate) earmark_changes: u64,
 }
 
 /// Resources held for a preemptor while its victims stop.
@@ -55,7 +59,8 @@ impl ClusterState {
             }
             return Ok(());
         }
-        let tree = QuotaTree::new(&self.config.cohorts, &self.config.queues, &self.models)?;
+        let mut tree = QuotaTree::new(&self.config.cohorts, &self.config.queues, &self.models)?;
+        tree.resolve_fair_sharing(self.config.policy.fair_sharing.enabled);
         for job in self.jobs.iter_mut().flatten() {
             job.queue = job
                 .spec
@@ -261,6 +266,7 @@ impl ClusterState {
             freed: Vec::new(),
         };
         self.earmarks.insert(preemptor, earmark);
+        self.quota.earmark_changes += 1;
     }
 
     /// Whether `preemptor` holds an earmark with victims still running.
@@ -279,7 +285,35 @@ impl ClusterState {
                 tree.remove_usage(*q, demand);
             }
         }
-        self.earmarks.remove(&preemptor);
+        if self.earmarks.remove(&preemptor).is_some() {
+            self.quota.earmark_changes += 1;
+        }
+    }
+
+    /// Usage per quota node as it will be once every preemption under way has completed:
+    /// each earmark's victims released (still running or stopped) and its preemptor charged.
+    /// Fair sharing reads share values from it, so that preemptors waiting for their victims
+    /// count as admitted. `None` without a quota tree.
+    pub(crate) fn promised_usage(&self) -> Option<Cow<'_, [QuotaVec]>> {
+        let tree = self.quota.tree.as_ref()?;
+        if self.earmarks.is_empty() {
+            return Some(Cow::Borrowed(&tree.usage));
+        }
+        let mut usage = tree.usage.clone();
+        for (preemptor, earmark) in &self.earmarks {
+            for victim in &earmark.victims {
+                if let Some((q, charged)) = self.quota.charged.get(victim) {
+                    tree.release_in(&mut usage, *q, charged);
+                }
+            }
+            for (q, freed) in self.earmarked_quota(*preemptor) {
+                tree.release_in(&mut usage, q, &freed);
+            }
+        }
+        for (_, q, demand) in self.earmark_demands() {
+            tree.charge_in(&mut usage, q, &demand);
+        }
+        Some(Cow::Owned(usage))
     }
 
     /// Releases every earmark that involves `node` (it went down, lost a GPU, was drained or

@@ -1,0 +1,274 @@
+//! Share values for fair sharing between queues (Kueue's dominant resource share, DRS).
+//!
+//! A queue's or cohort's share value is, over the keys on which its usage is above its subtree
+//! quota (nominal, plus what its children lend it), the largest ratio of that excess to what
+//! its parent cohort could lend it with no usage anywhere (the parent's potential available,
+//! respecting borrowing limits), in thousandths, divided by its weight. A node within its
+//! quota on every key, or a root, has share 0. Weight 0 makes a borrowing node's share
+//! infinite. This is the definition of Kueue's `pkg/cache/scheduler/fair_sharing.go` (Kueue
+//! v0.20.0-devel, commit ff69552, whose documented behaviour is v0.19's), with each quota key
+//! (`cpu`, `gpu`, `gpu:MODEL`, …) a resource of its own.
+
+use std::cmp::Ordering;
+
+use super::QueueId;
+use super::tree::{QuotaTree, add_usage_in, charge_step, release_step, remove_usage_in, step_node};
+use super::vector::{KeyId, KeyMask, QuotaVec};
+
+/// A queue's or cohort's share value, with what it is borrowing.
+///
+/// ```
+/// use gangway::config::{CohortConfig, NodeFairSharing, QueueConfig, QuotaConfig};
+/// use gangway::quota::QuotaTree;
+/// use gangway::Milli;
+///
+/// let gpus = |n| [("gpu".to_string(), QuotaConfig { nominal: Milli::from_units(n),
+///     ..Default::default() })].into_iter().collect();
+/// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
+/// let queue = |name: &str, weight| QueueConfig { name: name.into(), cohort: Some("co".into()),
+///     quota: gpus(4), fair_sharing: Some(NodeFairSharing { weight, enabled: None }),
+///     ..Default::default() };
+/// let mut tree = QuotaTree::new(&cohorts, &[queue("a", 1.0), queue("b", 2.0)], &[]).unwrap();
+/// let (a, b) = (tree.queue_id("a").unwrap(), tree.queue_id("b").unwrap());
+/// // a uses 6 GPUs: 2 above its nominal 4, of the 8 the cohort could lend it.
+/// tree.add_usage(a, &tree.demand(0, 0, &[("h100", 6000)]));
+/// assert_eq!(tree.queue_share(a).value(), 250.0);
+/// assert!(tree.queue_share(a).is_borrowing());
+/// assert_eq!(tree.queue_share(b).value(), 0.0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Share {
+    /// The node's weight.
+    weight: f64,
+    /// The largest excess-to-lendable ratio, in thousandths, before weighting.
+    ratio: f64,
+    /// The key that ratio is on.
+    dominant: Option<KeyId>,
+    /// The keys on which usage is above the subtree quota.
+    borrowed: KeyMask,
+}
+
+impl Share {
+    /// The share value: the dominant ratio (in thousandths) divided by the weight; 0 when not
+    /// borrowing; infinite for weight 0 while borrowing.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
+    ///     &[]).unwrap();
+    /// assert_eq!(tree.queue_share(tree.queue_id("a").unwrap()).value(), 0.0);
+    /// ```
+    pub fn value(&self) -> f64 {
+        if self.ratio == 0.0 {
+            0.0
+        } else if self.weight == 0.0 {
+            f64::INFINITY
+        } else {
+            self.ratio / self.weight
+        }
+    }
+
+    /// True when usage is above the node's subtree quota on some key.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
+    ///     &[]).unwrap();
+    /// assert!(!tree.queue_share(tree.queue_id("a").unwrap()).is_borrowing());
+    /// ```
+    pub fn is_borrowing(&self) -> bool {
+        self.borrowed != KeyMask::EMPTY
+    }
+
+    /// The key the share value is taken on, when borrowing.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
+    ///     &[]).unwrap();
+    /// assert_eq!(tree.queue_share(tree.queue_id("a").unwrap()).dominant(), None);
+    /// ```
+    pub fn dominant(&self) -> Option<KeyId> {
+        self.dominant
+    }
+
+    /// True when the node borrows on a key `demand` asks for.
+    pub(crate) fn borrows_on(&self, demand: &QuotaVec) -> bool {
+        self.borrowed.iter().any(|key| demand[key] > 0)
+    }
+
+    /// A weight-0 node that borrows: its share is infinite.
+    fn zero_weight_borrows(&self) -> bool {
+        self.weight == 0.0 && self.ratio != 0.0
+    }
+
+    /// Kueue's `CompareDRS`: lower goes first in admission, higher is preempted first. Two
+    /// infinite shares compare by their unweighted ratios.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
+    ///     &[]).unwrap();
+    /// let s = tree.queue_share(tree.queue_id("a").unwrap());
+    /// assert_eq!(s.compare(&s), std::cmp::Ordering::Equal);
+    /// ```
+    pub fn compare(&self, other: &Share) -> Ordering {
+        match (self.zero_weight_borrows(), other.zero_weight_borrows()) {
+            (true, true) => self.ratio.total_cmp(&other.ratio),
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => self.value().total_cmp(&other.value()),
+        }
+    }
+}
+
+impl QuotaTree {
+    /// The share value of node `node` were its usage `used`.
+    pub(crate) fn share_of(&self, node: usize, used: &QuotaVec) -> Share {
+        let n = &self.nodes[node];
+        let mut share = Share {
+            weight: n.weight,
+            ratio: 0.0,
+            dominant: None,
+            borrowed: KeyMask::EMPTY,
+        };
+        if n.parent.is_none() {
+            return share;
+        }
+        for key in n.limits.iter() {
+            let over = used[key].saturating_sub(n.subtree[key]);
+            if over == 0 {
+                continue;
+            }
+            share.borrowed.insert(key);
+            let lendable = n.lendable[key];
+            if lendable > 0 {
+                let ratio = over as f64 * 1000.0 / lendable as f64;
+                if ratio > share.ratio {
+                    share.ratio = ratio;
+                    share.dominant = Some(key);
+                }
+            }
+        }
+        share
+    }
+
+    /// The share value of node `node` with every node's usage read from `usage`.
+    pub(crate) fn share_in(&self, usage: &[QuotaVec], node: usize) -> Share {
+        self.share_of(node, &usage[node])
+    }
+
+    /// Queue `q`'s share value now.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
+    ///     &[]).unwrap();
+    /// assert_eq!(tree.queue_share(tree.queue_id("a").unwrap()).value(), 0.0); // no cohort
+    /// ```
+    pub fn queue_share(&self, q: QueueId) -> Share {
+        self.share_in(&self.usage, q.index())
+    }
+
+    /// Cohort `name`'s share value now (in its parent cohort; a root's is 0).
+    ///
+    /// ```
+    /// # use gangway::config::CohortConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
+    /// let tree = QuotaTree::new(&cohorts, &[], &[]).unwrap();
+    /// assert_eq!(tree.cohort_share("co").map(|s| s.value()), Some(0.0));
+    /// assert!(tree.cohort_share("nope").is_none());
+    /// ```
+    pub fn cohort_share(&self, name: &str) -> Option<Share> {
+        let c = self.cohort_names.get_index_of(name)?;
+        Some(self.share_in(&self.usage, self.queue_names.len() + c))
+    }
+
+    /// Whether fair sharing decides admission order and preemption between queue `q` and the
+    /// other queues of its cohort tree: on when its root cohort (or, where the root sets
+    /// nothing, `policy.fair_sharing.enabled`) turns it on; off for a queue without a cohort.
+    ///
+    /// ```
+    /// # use gangway::config::QueueConfig;
+    /// # use gangway::quota::QuotaTree;
+    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
+    ///     &[]).unwrap();
+    /// assert!(!tree.fair_sharing(tree.queue_id("a").unwrap()));
+    /// ```
+    pub fn fair_sharing(&self, q: QueueId) -> bool {
+        self.queues[q.index()].fair
+    }
+
+    /// Whether any queue has fair sharing on.
+    pub(crate) fn any_fair_sharing(&self) -> bool {
+        self.queues.iter().any(|info| info.fair)
+    }
+
+    /// Resolves each queue's fair-sharing switch: its root cohort's own, or `default`.
+    pub(crate) fn resolve_fair_sharing(&mut self, default: bool) {
+        for q in 0..self.queues.len() {
+            let (start, end) = self.queues[q].path;
+            let fair = end - start > 1 && {
+                let root = self.paths[end as usize - 1] as usize;
+                self.nodes[root].fair_switch.unwrap_or(default)
+            };
+            self.queues[q].fair = fair;
+        }
+    }
+
+    /// The root node of queue `q`'s tree (the queue itself when it has no cohort).
+    pub(crate) fn root_of(&self, q: QueueId) -> u32 {
+        *self.path(q).last().unwrap_or(&(q.index() as u32))
+    }
+
+    /// The number of nodes (queues, then cohorts).
+    pub(crate) fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Queue `q`'s node and its cohorts' nodes, bottom-up.
+    pub(crate) fn path_nodes(&self, q: QueueId) -> &[u32] {
+        self.path(q)
+    }
+
+    /// Charges `demand` to queue `q` in `usage` (one entry per node).
+    pub(crate) fn charge_in(&self, usage: &mut [QuotaVec], q: QueueId, demand: &QuotaVec) {
+        add_usage_in(&self.nodes, usage, q, demand);
+    }
+
+    /// Releases `demand` from queue `q` in `usage` (one entry per node).
+    pub(crate) fn release_in(&self, usage: &mut [QuotaVec], q: QueueId, demand: &QuotaVec) {
+        remove_usage_in(&self.nodes, usage, q, demand);
+    }
+
+    /// The nodes from queue `q` up to its root, each with its share value were `demand`
+    /// charged to `q` (`charge`) or released from it, in `usage`; into `out`, bottom-up.
+    pub(crate) fn path_shares(
+        &self,
+        usage: &[QuotaVec],
+        q: QueueId,
+        demand: &QuotaVec,
+        charge: bool,
+        out: &mut Vec<(u32, Share)>,
+    ) {
+        out.clear();
+        let step = if charge { charge_step } else { release_step };
+        let mut delta = *demand;
+        for &n in self.path(q) {
+            let node = n as usize;
+            if delta.is_zero() {
+                out.push((n, self.share_in(usage, node)));
+                continue;
+            }
+            let (after, up) = step_node(&self.nodes[node], &usage[node], &delta, step);
+            out.push((n, self.share_of(node, &after)));
+            delta = up;
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! Admission order between the queues of a fair-sharing cohort tree (Kueue's fair-sharing
+//! tournament; docs/protocol.md, "Fair sharing between queues").
+//!
+//! The pass keeps its order, but the turns that fall to jobs of a fair-sharing tree are given
+//! out by a tournament among the tree's queues. Each queue puts forward its next job in the
+//! pass's order (its head). At every cohort, from the bottom up, the child (queue or cohort)
+//! whose nominee wins is the one that, with its nominee admitted:
+//!
+//! 1. does not borrow at that level on a resource the nominee asks for (Kueue's
+//!    `FairSharingPrioritizeNonBorrowing`, on by default since v0.17), then
+//! 2. has the lowest share value ([`crate::quota::Share::compare`]), then
+//! 3. has the nominee that comes first in the pass's order (partition tier, the profile's
+//!    order keys, submit time, arrival: Kueue's priority, then FIFO).
+//!
+//! The root's winner takes the turn and its queue puts forward its next job. Share values are
+//! read with every start of the pass so far, so each start moves its queue back. A nominee's
+//! demand is the one, among the GPU models it accepts, that leaves its queue's share lowest.
+//! Turns of jobs outside fair-sharing trees are unchanged.
+
+use super::Scheduler;
+use super::lazy_order::LazyOrder;
+use super::order::OrderKey;
+use crate::model::ids::JobId;
+use crate::quota::{QueueId, QuotaTree, QuotaVec, Share};
+
+/// The fair-sharing queues' jobs of one pass, in each queue's order, and their heads.
+#[derive(Debug)]
+pub(super) struct FairTurns {
+    /// By queue index: the pending jobs of a fair-sharing queue, in the pass's order.
+    queues: Vec<Option<LazyOrder<OrderKey>>>,
+    /// By queue index: the queue's next job, once read.
+    heads: Vec<Option<Head>>,
+    /// The tree's usage and earmark changes when the heads' shares were read.
+    changes: (u64, u64),
+    /// The usage shares are read from ([`crate::state::ClusterState::promised_usage`]).
+    usage: Vec<QuotaVec>,
+}
+
+/// A queue's nominee and what the tournament compares.
+#[derive(Debug)]
+struct Head {
+    key: OrderKey,
+    id: JobId,
+    /// The demand it is weighed with.
+    demand: QuotaVec,
+    /// The queue and its cohorts, bottom-up, each with its share with the job admitted.
+    shares: Vec<(u32, Share)>,
+    /// Whether `shares` were read before the last change of usage.
+    stale: bool,
+}
+
+impl Head {
+    /// How the nominee stands at the level of node `child` (a child of the cohort where it
+    /// competes): whether `child` borrows on what the job asks for, and its share.
+    fn standing(&self, child: u32) -> (bool, Option<Share>) {
+        let share = self
+            .shares
+            .iter()
+            .find(|(n, _)| *n == child)
+            .map(|(_, s)| *s);
+        (share.is_some_and(|s| s.borrows_on(&self.demand)), share)
+    }
+}
+
+impl FairTurns {
+    /// The turns of the fair-sharing queues' jobs among `keyed` (this pass's keys), or `None`
+    /// when no pending job is in a fair-sharing tree.
+    pub(super) fn new(
+        tree: &QuotaTree,
+        keyed: &[(OrderKey, JobId)],
+        queue_of: impl Fn(JobId) -> Option<QueueId>,
+    ) -> Option<Self> {
+        if !tree.any_fair_sharing() {
+            return None;
+        }
+        let mut lists: Vec<Vec<(OrderKey, JobId)>> = vec![Vec::new(); tree.queue_count()];
+        for &(key, id) in keyed {
+            if let Some(q) = queue_of(id).filter(|&q| tree.fair_sharing(q)) {
+                lists[q.index()].push((key, id));
+            }
+        }
+        if lists.iter().all(Vec::is_empty) {
+            return None;
+        }
+        let heads = lists.iter().map(|_| None).collect();
+        Some(FairTurns {
+            queues: lists
+                .into_iter()
+                .map(|l| (!l.is_empty()).then(|| LazyOrder::new(l)))
+                .collect(),
+            heads,
+            changes: (u64::MAX, u64::MAX),
+            usage: Vec::new(),
+        })
+    }
+
+    /// Every entry, with how many were handed out: the handed-out ones first.
+    pub(super) fn into_parts(self) -> (Vec<(OrderKey, JobId)>, Vec<(OrderKey, JobId)>) {
+        let mut visited = Vec::new();
+        let mut rest = Vec::new();
+        for order in self.queues.into_iter().flatten() {
+            let (entries, taken) = order.into_parts();
+            visited.extend_from_slice(&entries[..taken]);
+            rest.extend_from_slice(&entries[taken..]);
+        }
+        (visited, rest)
+    }
+}
+
+impl Scheduler {
+    /// The demand `id` is weighed with in fair sharing: among the GPU models it accepts, the
+    /// one that leaves its queue `q`'s share lowest (the first such model); with the share of
+    /// `q` and of each cohort above it, bottom-up, were it charged in `usage`.
+    pub(super) fn fair_demand(
+        &self,
+        tree: &QuotaTree,
+        usage: &[QuotaVec],
+        id: JobId,
+        q: QueueId,
+    ) -> (QuotaVec, Vec<(u32, Share)>) {
+        let mut best: Option<(QuotaVec, Vec<(u32, Share)>)> = None;
+        let mut shares = Vec::new();
+        for demand in self.unplaced_demands(id) {
+            tree.path_shares(usage, q, &demand, true, &mut shares);
+            let lower = best
+                .as_ref()
+                .is_none_or(|(_, b)| shares[0].1.compare(&b[0].1).is_lt());
+            if lower {
+                best = Some((demand, shares.clone()));
+            }
+        }
+        best.unwrap_or_else(|| {
+            tree.path_shares(usage, q, &QuotaVec::ZERO, true, &mut shares);
+            (QuotaVec::ZERO, shares)
+        })
+    }
+
+    /// The pass's entries `keyed`, of which the first `taken` turns were given out, rearranged
+    /// so that the first `taken` are the jobs visited (fair-sharing turns went to the
+    /// tournaments' winners) and the rest the jobs not visited.
+    pub(super) fn visited_first(
+        &self,
+        keyed: Vec<(OrderKey, JobId)>,
+        taken: usize,
+        turns: FairTurns,
+    ) -> Vec<(OrderKey, JobId)> {
+        let fair = |id: JobId| {
+            let tree = self.state.quota.tree.as_ref();
+            self.state
+                .job_queue(id)
+                .is_some_and(|q| tree.is_some_and(|t| t.fair_sharing(q)))
+        };
+        let (fair_visited, fair_rest) = turns.into_parts();
+        let mut arranged: Vec<(OrderKey, JobId)> = Vec::with_capacity(keyed.len());
+        arranged.extend(keyed[..taken].iter().filter(|(_, id)| !fair(*id)));
+        arranged.extend(fair_visited);
+        arranged.extend(keyed[taken..].iter().filter(|(_, id)| !fair(*id)));
+        arranged.extend(fair_rest);
+        arranged
+    }
+
+    /// The job that takes the turn the pass's order gave `token`: `token` itself outside
+    /// fair-sharing trees, else the winner of the tournament of `token`'s tree.
+    pub(super) fn fair_turn(&self, turns: &mut FairTurns, token: JobId) -> JobId {
+        let Some(tree) = self.state.quota.tree.as_ref() else {
+            return token;
+        };
+        let Some(q) = self
+            .state
+            .job_queue(token)
+            .filter(|&q| tree.fair_sharing(q))
+        else {
+            return token;
+        };
+        let changes = (tree.changes, self.state.quota.earmark_changes);
+        if turns.changes != changes {
+            turns.changes = changes;
+            turns.usage = self
+                .state
+                .promised_usage()
+                .map_or_else(Vec::new, std::borrow::Cow::into_owned);
+            for head in turns.heads.iter_mut().flatten() {
+                head.stale = true;
+            }
+        }
+        let Some(winner) = self.nominee(turns, tree, tree.root_of(q)) else {
+            return token;
+        };
+        turns.heads[winner] = None;
+        turns.queues[winner]
+            .as_mut()
+            .and_then(Iterator::next)
+            .unwrap_or(token)
+    }
+
+    /// The queue (by index) whose head wins at `node`, if any queue below it has one.
+    fn nominee(&self, turns: &mut FairTurns, tree: &QuotaTree, node: u32) -> Option<usize> {
+        let n = node as usize;
+        if n < tree.queue_count() {
+            return self.load_head(turns, tree, n).then_some(n);
+        }
+        let mut best: Option<(usize, (bool, Option<Share>))> = None;
+        for &child in &tree.children[n] {
+            let Some(q) = self.nominee(turns, tree, child) else {
+                continue;
+            };
+            let head = turns.heads[q].as_ref()?;
+            let standing = head.standing(child);
+            let better = match &best {
+                None => true,
+                Some((b, best_standing)) => {
+                    let other = turns.heads[*b].as_ref()?;
+                    wins(standing, head.key, *best_standing, other.key)
+                }
+            };
+            if better {
+                best = Some((q, standing));
+            }
+        }
+        best.map(|(q, _)| q)
+    }
+
+    /// Makes sure queue `q`'s head is read and its shares fresh; false when it has no job left.
+    fn load_head(&self, turns: &mut FairTurns, tree: &QuotaTree, q: usize) -> bool {
+        if turns.heads[q].as_ref().is_some_and(|h| !h.stale) {
+            return true;
+        }
+        let queue = QueueId(q as u32);
+        let (key, id) = match turns.heads[q].take() {
+            Some(head) => (head.key, head.id),
+            None => match turns.queues[q].as_mut().and_then(LazyOrder::peek) {
+                Some(entry) => entry,
+                None => return false,
+            },
+        };
+        let (demand, shares) = self.fair_demand(tree, &turns.usage, id, queue);
+        turns.heads[q] = Some(Head {
+            key,
+            id,
+            demand,
+            shares,
+            stale: false,
+        });
+        true
+    }
+}
+
+/// Whether a nominee standing `a` with key `a_key` beats one standing `b` with `b_key`: not
+/// borrowing first, then the lower share, then the earlier key.
+fn wins(
+    a: (bool, Option<Share>),
+    a_key: OrderKey,
+    b: (bool, Option<Share>),
+    b_key: OrderKey,
+) -> bool {
+    if a.0 != b.0 {
+        return !a.0;
+    }
+    let by_share = match (a.1, b.1) {
+        (Some(x), Some(y)) => x.compare(&y),
+        _ => std::cmp::Ordering::Equal,
+    };
+    by_share.then(a_key.cmp(&b_key)) == std::cmp::Ordering::Less
+}

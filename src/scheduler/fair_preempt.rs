@@ -1,0 +1,391 @@
+//! Preemption between the queues of a fair-sharing cohort tree (Kueue's fair-sharing
+//! preemption; docs/protocol.md, "Fair sharing between queues").
+//!
+//! The candidates are the usual ones ([`super::preempt`]): the engine's rules, then the
+//! preemptor's queue by its `within_queue` policy, and jobs of the tree's other queues that
+//! borrow, by its `reclaim_within_cohort` policy (`borrow_within_cohort`, partition tiers and
+//! order-based preemption do not apply), then the profile's vetoes and victim order. With the
+//! preemptor's demand charged to its queue, targets are then taken one at a time:
+//!
+//! 1. The target queue is found from the root down: at each cohort, the child with the highest
+//!    share value among those that still have candidates and borrow (the preemptor's queue and
+//!    the cohorts above it stay in while they have candidates); a cohort wins a tie with a
+//!    queue, and of two queues with equal shares the one whose next candidate comes first in
+//!    the victim order.
+//! 2. A candidate of the preemptor's own queue is taken as it comes. So is any candidate while
+//!    the preemptor's queue, with the preemptor, stays within its nominal quota on what the
+//!    preemptor asks for (Kueue's `FairSharingPreemptWithinNominal`, on by default since
+//!    v0.17).
+//! 3. Otherwise the shares are compared where the two queues' paths meet: the preemptor's side
+//!    (the child of their lowest common cohort above the preemptor, with the preemptor
+//!    admitted) against the target's side. The first strategy is tried on the target's
+//!    candidates in order: `less_than_or_equal_to_final_share` takes a candidate when the
+//!    preemptor's side is no higher than the target's side without that candidate;
+//!    `less_than_initial_share` when it is strictly below the target's side as it is. A taken
+//!    candidate's usage is released, and step 1 runs again. A candidate that fails waits for
+//!    the second strategy. When the preemptor's side is infinite (weight 0) and the target's
+//!    is not, no candidate of that queue can pass and all wait.
+//! 4. If the preemptor does not fit yet, the second strategy (`less_than_initial_share`) goes
+//!    through the waiting candidates the same way, taking at most the first of each queue.
+//!
+//! A queue preempts for one job at a time: while one of its jobs waits for its victims to stop,
+//! its other jobs do not preempt (Kueue considers only a queue's head, and a preempting job stays
+//! its head until it is admitted). Share values are read as they will be once every preemption
+//! under way has completed ([`crate::state::ClusterState::promised_usage`]).
+//!
+//! Each taken candidate is followed by a fit check (placement and quota, the preemptor
+//! allowed to borrow); the first set that fits is made minimal by dropping, from the one
+//! before last backwards, every victim not needed. No set: no preemption.
+
+use std::collections::BTreeMap;
+use std::collections::VecDeque;
+
+use super::Scheduler;
+use super::pass::Pass;
+use super::preempt::{Basis, Choice};
+use crate::config::PreemptionStrategy;
+use crate::model::ids::JobId;
+use crate::placement::Assignment;
+use crate::quota::{QueueId, QuotaTree, QuotaVec, Share};
+
+/// The search's state: the candidates left per queue, the pruned nodes, and the usage with the
+/// preemptor charged and the targets released.
+struct Search {
+    preemptor_queue: QueueId,
+    /// The preemptor's queue and its cohorts, bottom-up.
+    preemptor_path: Vec<u32>,
+    /// Candidates left, by queue, in the victim order.
+    left: BTreeMap<QueueId, VecDeque<JobId>>,
+    /// Each candidate's place in the victim order.
+    rank: BTreeMap<JobId, usize>,
+    /// Nodes that will yield no more targets in this round.
+    pruned: Vec<bool>,
+    /// Usage per node, with the preemptor's demand charged and every target's released.
+    usage: Vec<QuotaVec>,
+}
+
+impl Search {
+    fn has_candidates(&self, q: QueueId) -> bool {
+        self.left.get(&q).is_some_and(|l| !l.is_empty())
+    }
+}
+
+impl Scheduler {
+    /// Whether pending job `id`'s queue has fair sharing on.
+    pub(super) fn fair_preemptor(&self, id: JobId) -> bool {
+        match (self.state.job_queue(id), self.state.quota.tree.as_ref()) {
+            (Some(q), Some(tree)) => tree.fair_sharing(q),
+            _ => false,
+        }
+    }
+
+    /// Whether another job of `id`'s queue waits for its victims to stop: then `id` does not
+    /// preempt (Kueue considers only a queue's head, and a preempting job stays its head).
+    pub(super) fn queue_preempting(&self, id: JobId) -> bool {
+        let q = self.state.job_queue(id);
+        self.state
+            .earmarks
+            .iter()
+            .any(|(p, e)| *p != id && !e.victims.is_empty() && self.state.job_queue(*p) == q)
+    }
+
+    /// Victims for `id` by fair sharing (module docs), from `candidates` in the victim order.
+    pub(super) fn fair_victims(
+        &mut self,
+        id: JobId,
+        candidates: &[(JobId, Basis)],
+        pass: &mut Pass,
+        end: u64,
+    ) -> Option<Choice> {
+        let q = self.state.job_queue(id)?;
+        if candidates.is_empty() {
+            return None;
+        }
+        let tree = self.state.quota.tree.clone()?;
+        let mut usage = self.state.promised_usage()?.into_owned();
+        let (demand, _) = self.fair_demand(&tree, &usage, id, q);
+        tree.charge_in(&mut usage, q, &demand);
+        let mut search = Search {
+            preemptor_queue: q,
+            preemptor_path: tree.path_nodes(q).to_vec(),
+            left: BTreeMap::new(),
+            rank: BTreeMap::new(),
+            pruned: Vec::new(),
+            usage,
+        };
+        for (i, &(v, _)) in candidates.iter().enumerate() {
+            if let Some(vq) = self.state.job_queue(v) {
+                search.left.entry(vq).or_default().push_back(v);
+                search.rank.insert(v, i);
+            }
+        }
+        let basis: BTreeMap<JobId, Basis> = candidates.iter().copied().collect();
+        let strategies = self
+            .state
+            .config
+            .policy
+            .fair_sharing
+            .preemption_strategies
+            .clone();
+        let within_nominal = {
+            let share = tree.share_in(&search.usage, q.index());
+            !share.borrows_on(&demand)
+        };
+        let mut targets: Vec<(JobId, Basis)> = Vec::new();
+        let mut retry: Vec<JobId> = Vec::new();
+        let mut plan = self.first_strategy(
+            id,
+            &tree,
+            &mut search,
+            strategies.first().copied()?,
+            within_nominal,
+            (&basis, &mut targets, &mut retry),
+            pass,
+            end,
+        );
+        if plan.is_none() && strategies.len() > 1 {
+            plan = self.second_strategy(
+                id,
+                &tree,
+                &mut search,
+                retry,
+                (&basis, &mut targets),
+                pass,
+                end,
+            );
+        }
+        Some(self.without_unneeded(id, targets, plan?, pass, end))
+    }
+
+    /// Steps 1–3 of the module docs with `strategy`; the plan once `id` fits.
+    #[allow(clippy::too_many_arguments)]
+    fn first_strategy(
+        &mut self,
+        id: JobId,
+        tree: &QuotaTree,
+        search: &mut Search,
+        strategy: PreemptionStrategy,
+        within_nominal: bool,
+        (basis, targets, retry): (
+            &BTreeMap<JobId, Basis>,
+            &mut Vec<(JobId, Basis)>,
+            &mut Vec<JobId>,
+        ),
+        pass: &mut Pass,
+        end: u64,
+    ) -> Option<Vec<Assignment>> {
+        let root = tree.root_of(search.preemptor_queue);
+        search.pruned = vec![false; tree.node_count()];
+        while !search.pruned[root as usize] {
+            let Some(target) = next_target(tree, search, root) else {
+                continue;
+            };
+            let unconditional = target == search.preemptor_queue || within_nominal;
+            if unconditional {
+                let Some(v) = search.left.get_mut(&target).and_then(VecDeque::pop_front) else {
+                    continue;
+                };
+                if let Some(plan) = self.take(id, search, v, basis, targets, pass, end) {
+                    return Some(plan);
+                }
+                continue;
+            }
+            let (preemptor_side, target_side) = sides(tree, search, target);
+            let before = tree.share_in(&search.usage, target_side as usize);
+            let after_admission = tree.share_in(&search.usage, preemptor_side as usize);
+            if after_admission.value().is_infinite() && !before.value().is_infinite() {
+                retry.extend(
+                    search
+                        .left
+                        .get_mut(&target)
+                        .into_iter()
+                        .flat_map(|l| l.drain(..)),
+                );
+                continue;
+            }
+            while let Some(v) = search.left.get_mut(&target).and_then(VecDeque::pop_front) {
+                let passed = match strategy {
+                    PreemptionStrategy::LessThanInitialShare => {
+                        after_admission.compare(&before).is_lt()
+                    }
+                    PreemptionStrategy::LessThanOrEqualToFinalShare => {
+                        let without = self.share_without(tree, search, v, target_side);
+                        after_admission.compare(&without).is_le()
+                    }
+                };
+                if !passed {
+                    retry.push(v);
+                    continue;
+                }
+                if let Some(plan) = self.take(id, search, v, basis, targets, pass, end) {
+                    return Some(plan);
+                }
+                break;
+            }
+        }
+        None
+    }
+
+    /// Step 4 of the module docs: `less_than_initial_share` over the candidates `retry`, at
+    /// most one per queue.
+    #[allow(clippy::too_many_arguments)]
+    fn second_strategy(
+        &mut self,
+        id: JobId,
+        tree: &QuotaTree,
+        search: &mut Search,
+        retry: Vec<JobId>,
+        (basis, targets): (&BTreeMap<JobId, Basis>, &mut Vec<(JobId, Basis)>),
+        pass: &mut Pass,
+        end: u64,
+    ) -> Option<Vec<Assignment>> {
+        let root = tree.root_of(search.preemptor_queue);
+        search.left.clear();
+        let mut retry = retry;
+        retry.sort_by_key(|v| search.rank.get(v).copied());
+        for v in retry {
+            if let Some(vq) = self.state.job_queue(v) {
+                search.left.entry(vq).or_default().push_back(v);
+            }
+        }
+        search.pruned = vec![false; tree.node_count()];
+        while !search.pruned[root as usize] {
+            let Some(target) = next_target(tree, search, root) else {
+                continue;
+            };
+            let (preemptor_side, target_side) = sides(tree, search, target);
+            let before = tree.share_in(&search.usage, target_side as usize);
+            let after_admission = tree.share_in(&search.usage, preemptor_side as usize);
+            let first = search.left.get_mut(&target).and_then(VecDeque::pop_front);
+            if let Some(v) = first.filter(|_| after_admission.compare(&before).is_lt())
+                && let Some(plan) = self.take(id, search, v, basis, targets, pass, end)
+            {
+                return Some(plan);
+            }
+            search.pruned[target.index()] = true;
+        }
+        None
+    }
+
+    /// Takes candidate `v` as a target: releases its usage in the search and checks whether
+    /// `id` fits once all targets have stopped.
+    #[allow(clippy::too_many_arguments)]
+    fn take(
+        &mut self,
+        id: JobId,
+        search: &mut Search,
+        v: JobId,
+        basis: &BTreeMap<JobId, Basis>,
+        targets: &mut Vec<(JobId, Basis)>,
+        pass: &mut Pass,
+        end: u64,
+    ) -> Option<Vec<Assignment>> {
+        if let (Some(tree), Some((vq, charged))) = (
+            self.state.quota.tree.as_ref(),
+            self.state.quota.charged.get(&v),
+        ) {
+            tree.release_in(&mut search.usage, *vq, charged);
+        }
+        targets.push((v, basis.get(&v).copied().unwrap_or(Basis::Fair)));
+        self.fits_without(id, targets, pass, end)
+    }
+
+    /// The share of node `side` (on candidate `v`'s path) with `v`'s usage released.
+    fn share_without(&self, tree: &QuotaTree, search: &Search, v: JobId, side: u32) -> Share {
+        let Some((vq, charged)) = self.state.quota.charged.get(&v) else {
+            return tree.share_in(&search.usage, side as usize);
+        };
+        let mut shares = Vec::new();
+        tree.path_shares(&search.usage, *vq, charged, false, &mut shares);
+        shares
+            .iter()
+            .find(|(n, _)| *n == side)
+            .map_or_else(|| tree.share_in(&search.usage, side as usize), |(_, s)| *s)
+    }
+}
+
+/// The nodes where the preemptor's and `target`'s paths meet: the child of their lowest common
+/// cohort on the preemptor's side, and on the target's side (Kueue's almost-LCAs).
+fn sides(tree: &QuotaTree, search: &Search, target: QueueId) -> (u32, u32) {
+    let target_path = tree.path_nodes(target);
+    let own = &search.preemptor_path;
+    let lca = target_path
+        .iter()
+        .find(|n| own.contains(n))
+        .copied()
+        .unwrap_or(tree.root_of(target));
+    let below = |path: &[u32]| {
+        path.iter()
+            .position(|n| *n == lca)
+            .and_then(|i| i.checked_sub(1))
+            .map_or(path[0], |i| path[i])
+    };
+    (below(own), below(target_path))
+}
+
+/// Kueue's target ordering: from `node` down, the child with the highest share among those not
+/// pruned, pruning as it goes; `None` when this call only pruned.
+fn next_target(tree: &QuotaTree, search: &mut Search, node: u32) -> Option<QueueId> {
+    let n = node as usize;
+    let queues = tree.queue_count();
+    let mut best_queue: Option<(QueueId, Share)> = None;
+    let mut best_cohort: Option<(u32, Share)> = None;
+    for &child in &tree.children[n] {
+        let c = child as usize;
+        if search.pruned[c] {
+            continue;
+        }
+        let share = tree.share_in(&search.usage, c);
+        if c < queues {
+            let q = QueueId(child);
+            if (!share.is_borrowing() && q != search.preemptor_queue) || !search.has_candidates(q) {
+                search.pruned[c] = true;
+                continue;
+            }
+            let better = match &best_queue {
+                None => true,
+                Some((b, best)) => match share.compare(best) {
+                    std::cmp::Ordering::Greater => true,
+                    std::cmp::Ordering::Equal => first_rank(search, q) < first_rank(search, *b),
+                    std::cmp::Ordering::Less => false,
+                },
+            };
+            if better {
+                best_queue = Some((q, share));
+            }
+        } else {
+            if !share.is_borrowing() && !search.preemptor_path.contains(&child) {
+                search.pruned[c] = true;
+                continue;
+            }
+            if best_cohort
+                .as_ref()
+                .is_none_or(|(_, best)| share.compare(best).is_ge())
+            {
+                best_cohort = Some((child, share));
+            }
+        }
+    }
+    match (best_cohort, best_queue) {
+        (None, None) => {
+            search.pruned[n] = true;
+            None
+        }
+        (Some((cohort, cs)), Some((_, qs))) if cs.compare(&qs).is_ge() => {
+            next_target(tree, search, cohort)
+        }
+        (Some((cohort, _)), None) => next_target(tree, search, cohort),
+        (_, Some((q, _))) => Some(q),
+    }
+}
+
+/// The victim-order place of queue `q`'s next candidate.
+fn first_rank(search: &Search, q: QueueId) -> usize {
+    search
+        .left
+        .get(&q)
+        .and_then(|l| l.front())
+        .and_then(|v| search.rank.get(v))
+        .copied()
+        .unwrap_or(usize::MAX)
+}
