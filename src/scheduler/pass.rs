@@ -281,7 +281,7 @@ impl Scheduler {
         let quota_ok = match &placed {
             Some(assignments) => {
                 let demand = self.assignments_demand(id, assignments);
-                self.quota_fits(id, &[], false, &demand)
+                self.quota_fits(id, &[], false, false, &demand)
             }
             None => self.quota_fits_unplaced(id),
         };

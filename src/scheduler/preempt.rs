@@ -322,7 +322,8 @@ impl Scheduler {
         let held = self.state.earmark_holds(Some(id));
         let plan = self.place_now(id, pass, end, &held, &released)?;
         let demand = self.assignments_demand(id, &plan);
-        self.quota_fits(id, &victims, reclaiming, &demand)
+        let promised_view = self.fair_preemptor(id);
+        self.quota_fits(id, &victims, reclaiming, promised_view, &demand)
             .then_some(plan)
     }
 

@@ -24,11 +24,18 @@ impl Scheduler {
     /// the quota a preemptor was promised. A preemptor whose victims have all stopped counts
     /// only what is charged now: every job that started since its earmark was made counted its
     /// demand. One starting elsewhere before they stop is any other job.
+    ///
+    /// A preemptor of a fair-sharing queue choosing its victims (`promised`) counts instead the
+    /// quota as it will be once every preemption under way has completed: the other earmarks'
+    /// victims gone and their preemptors started, as
+    /// [`crate::state::ClusterState::promised_usage`] does, so that two preemptors in one
+    /// pass do not each take victims for the other's promise.
     pub(super) fn quota_fits(
         &self,
         id: JobId,
         victims: &[JobId],
         reclaiming: bool,
+        promised_view: bool,
         demand: &QuotaVec,
     ) -> bool {
         let (Some(q), Some(tree)) = (self.state.job_queue(id), self.state.quota.tree.as_ref())
@@ -50,6 +57,17 @@ impl Scheduler {
                 .iter()
                 .filter_map(|v| self.state.quota.charged.get(v).copied()),
         );
+        if promised_view {
+            for (p, earmark) in self.state.earmarks.iter().filter(|(p, _)| **p != id) {
+                freed.extend(self.state.earmarked_quota(*p));
+                freed.extend(
+                    earmark
+                        .victims
+                        .iter()
+                        .filter_map(|v| self.state.quota.charged.get(v).copied()),
+                );
+            }
+        }
         let held = self.user_held_for(id, q, victims, &promised);
         let added: Vec<(QueueId, QuotaVec)> = promised.iter().map(|(_, pq, d)| (*pq, *d)).collect();
         let adjusted = tree.adjusted(&added, &freed);
@@ -105,7 +123,7 @@ impl Scheduler {
         }
         self.unplaced_demands(id)
             .iter()
-            .any(|demand| self.quota_fits(id, &[], false, demand))
+            .any(|demand| self.quota_fits(id, &[], false, false, demand))
     }
 
     /// The possible quota demands of a job with a queue: one per GPU model it accepts, models
