@@ -20,8 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::amount::Milli;
 
+pub(crate) mod ready;
 pub(crate) mod reset;
 
+pub use ready::WaitForReadyConfig;
 pub use reset::ResetPeriod;
 
 /// The whole cluster configuration.
@@ -455,6 +457,10 @@ pub struct PolicyConfig {
     /// default profile (multifactor priority, Kueue's victim selection).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<Vec<crate::policy::spec::PluginSpec>>,
+    /// Kueue's `waitForPodsReady`: started jobs must report `ready` in time, or are requeued
+    /// with a back-off. Absent (the default): off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_for_ready: Option<WaitForReadyConfig>,
 }
 
 impl Default for PolicyConfig {
@@ -467,6 +473,7 @@ impl Default for PolicyConfig {
             time_limit: TimeLimitConfig::default(),
             min_job_age_ms: default_min_job_age_ms(),
             plugins: None,
+            wait_for_ready: None,
         }
     }
 }
