@@ -18,8 +18,10 @@ fn cluster(ready: Value) -> ClusterConfig {
     if !ready.is_null() {
         policy["wait_for_ready"] = ready;
     }
-    config(json!({"nodes": [{"name": "n1", "cpus": 1}, {"name": "n2", "cpus": 1}],
-                  "policy": policy}))
+    config(
+        json!({"nodes": [{"name": "n1", "cpus": 1}, {"name": "n2", "cpus": 1}],
+                  "policy": policy}),
+    )
 }
 
 fn scheduler(ready: Value) -> Scheduler {
@@ -103,7 +105,10 @@ fn back_off_doubles_and_is_capped() {
     let mut waits = Vec::new();
     for _ in 0..5 {
         let out = checked_tick(&mut s, now, vec![]).unwrap();
-        assert_eq!(requeued(&out.decisions), [("a", RequeueReason::ReadyTimeout)]);
+        assert_eq!(
+            requeued(&out.decisions),
+            [("a", RequeueReason::ReadyTimeout)]
+        );
         let until = pending(&s, "a").backoff_until_ms.unwrap();
         waits.push(until - now);
         // Not started a millisecond early; started at the end.
@@ -171,7 +176,10 @@ fn not_ready_starts_the_recovery_timeout() {
     // A second not_ready does not restart the clock; b recovers in time.
     checked_tick(&mut s, 52_000, vec![not_ready("a"), ready("b")]).unwrap();
     let out = checked_tick(&mut s, 53_000, vec![]).unwrap();
-    assert_eq!(requeued(&out.decisions), [("a", RequeueReason::ReadyTimeout)]);
+    assert_eq!(
+        requeued(&out.decisions),
+        [("a", RequeueReason::ReadyTimeout)]
+    );
     assert_eq!(pending(&s, "a").backoff_until_ms, Some(54_000));
 }
 
@@ -229,7 +237,10 @@ fn block_admission_ends_when_the_waiting_job_is_evicted() {
     checked_tick(&mut s, 0, vec![submit(job("a")), submit(job("b"))]).unwrap();
     // a misses its deadline: requeued with a back-off, and b starts in the same tick.
     let out = checked_tick(&mut s, 10_000, vec![]).unwrap();
-    assert_eq!(requeued(&out.decisions), [("a", RequeueReason::ReadyTimeout)]);
+    assert_eq!(
+        requeued(&out.decisions),
+        [("a", RequeueReason::ReadyTimeout)]
+    );
     assert_eq!(started(&out.decisions), ["b"]);
     assert_eq!(reason(&s, "a"), PendingReason::Backoff);
 }
@@ -292,9 +303,16 @@ fn without_the_feature_readiness_events_are_accepted_and_change_nothing() {
     let out = checked_tick(&mut s, 1, vec![not_ready("a"), ready("a")]).unwrap();
     assert!(out.rejected.is_empty() && out.decisions.is_empty());
     assert_eq!(s.explain().running[0].ready_deadline_ms, None);
-    let wire = serde_json::to_value(&s.explain()).unwrap();
+    let wire = serde_json::to_value(s.explain()).unwrap();
     assert!(wire["running"][0].get("ready_deadline_ms").is_none());
-    assert!(s.state().job_by_name("a").unwrap().record().readiness().is_none());
+    assert!(
+        s.state()
+            .job_by_name("a")
+            .unwrap()
+            .record()
+            .readiness()
+            .is_none()
+    );
 }
 
 #[test]
@@ -327,7 +345,10 @@ fn reconfigure_carries_the_feature_and_turning_it_off_forgets_every_wait() {
     // A job started before the feature was on is not watched; a new one is.
     checked_tick(&mut s, 1_000, vec![submit(job("new"))]).unwrap();
     let out = checked_tick(&mut s, 11_000, vec![]).unwrap();
-    assert_eq!(requeued(&out.decisions), [("new", RequeueReason::ReadyTimeout)]);
+    assert_eq!(
+        requeued(&out.decisions),
+        [("new", RequeueReason::ReadyTimeout)]
+    );
     assert_eq!(reason(&s, "new"), PendingReason::Backoff);
     s.reconfigure(cluster(Value::Null)).unwrap();
     let out = checked_tick(&mut s, 11_001, vec![]).unwrap();

@@ -91,9 +91,7 @@ impl WaitForReadyConfig {
         let grown = if doublings >= 64 {
             u64::MAX
         } else {
-            self.backoff_base_ms
-                .checked_mul(1u64 << doublings)
-                .unwrap_or(u64::MAX)
+            self.backoff_base_ms.saturating_mul(1u64 << doublings)
         };
         grown.min(self.backoff_max_ms)
     }
@@ -167,7 +165,10 @@ mod tests {
             timeout_ms: 0,
             ..WaitForReadyConfig::default()
         };
-        assert_eq!(zero.check().unwrap_err().field, "policy.wait_for_ready.timeout_ms");
+        assert_eq!(
+            zero.check().unwrap_err().field,
+            "policy.wait_for_ready.timeout_ms"
+        );
         let inverted = WaitForReadyConfig {
             backoff_base_ms: 10,
             backoff_max_ms: 5,

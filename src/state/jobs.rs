@@ -99,8 +99,7 @@ impl ClusterState {
         (requeue_reason, kill_reason): (RequeueReason, KillReason),
         decisions: &mut Vec<Decision>,
     ) {
-        let Some((job, requeue)) = self.job(id).map(|j| (j.spec.id.clone(), j.spec.requeue))
-        else {
+        let Some((job, requeue)) = self.job(id).map(|j| (j.spec.id.clone(), j.spec.requeue)) else {
             return;
         };
         if requeue && requeueable {

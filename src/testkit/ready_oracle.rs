@@ -47,7 +47,9 @@ pub(super) fn check_ready(scheduler: &Scheduler, outcome: &TickOutcome) -> Resul
             Decision::Start { job: name, .. } => {
                 let job = job.ok_or_else(|| format!("started {name} is unknown"))?;
                 if let Some(until) = job.ready.backoff_until_ms.filter(|&u| u > now) {
-                    return Err(format!("{name} started at {now}, in its back-off until {until}"));
+                    return Err(format!(
+                        "{name} started at {now}, in its back-off until {until}"
+                    ));
                 }
                 started.push(name.as_str());
             }
@@ -61,7 +63,10 @@ pub(super) fn check_ready(scheduler: &Scheduler, outcome: &TickOutcome) -> Resul
         return Err(format!("block_admission: {started:?} started together"));
     }
     for job in state.running() {
-        if job.running().and_then(|r| r.readiness).is_some_and(Readiness::waits)
+        if job
+            .running()
+            .and_then(|r| r.readiness)
+            .is_some_and(Readiness::waits)
             && job.name() != started[0]
         {
             return Err(format!(
