@@ -21,9 +21,11 @@ use serde::{Deserialize, Serialize};
 use crate::model::amount::Milli;
 
 mod fair_sharing;
+pub(crate) mod ready;
 pub(crate) mod reset;
 
 pub use fair_sharing::{FairSharingConfig, NodeFairSharing, PreemptionStrategy};
+pub use ready::WaitForReadyConfig;
 pub use reset::ResetPeriod;
 
 /// The whole cluster configuration.
@@ -469,6 +471,10 @@ pub struct PolicyConfig {
     /// default profile (multifactor priority, Kueue's victim selection).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<Vec<crate::policy::spec::PluginSpec>>,
+    /// Kueue's `waitForPodsReady`: started jobs must report `ready` in time, or are requeued
+    /// with a back-off. Absent (the default): off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_for_ready: Option<WaitForReadyConfig>,
 }
 
 impl Default for PolicyConfig {
@@ -482,6 +488,7 @@ impl Default for PolicyConfig {
             fair_sharing: FairSharingConfig::default(),
             min_job_age_ms: default_min_job_age_ms(),
             plugins: None,
+            wait_for_ready: None,
         }
     }
 }

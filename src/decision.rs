@@ -57,6 +57,9 @@ pub enum KillReason {
     NodeRemoved,
     /// A GPU it uses went down and it cannot be requeued.
     GpuDown,
+    /// It did not report `ready` in time (`policy.wait_for_ready`) and cannot be requeued:
+    /// its `requeue` is false, or it was requeued `backoff_limit` times already.
+    ReadyTimeout,
 }
 
 /// Why a running job is requeued.
@@ -69,6 +72,9 @@ pub enum RequeueReason {
     NodeRemoved,
     /// A GPU it uses went down.
     GpuDown,
+    /// It did not report `ready` in time (`policy.wait_for_ready`); it backs off before it is
+    /// considered again.
+    ReadyTimeout,
 }
 
 /// Why a pending job is cancelled by the scheduler.
@@ -198,6 +204,12 @@ pub enum PendingReason {
     Resources,
     /// An admission plug-in denied it (the detail says which, and why).
     Admission,
+    /// Requeued after missing its ready deadline, it backs off until `backoff_until_ms`
+    /// (`policy.wait_for_ready`).
+    Backoff,
+    /// With `policy.wait_for_ready.block_admission`, a started job is not ready yet: no other
+    /// job starts.
+    WaitingForReady,
 }
 
 /// One pending job in `explain`.
@@ -215,6 +227,9 @@ pub struct PendingInfo {
     /// node passed the node filters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// With reason `backoff`: when its back-off ends and it may start again. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_until_ms: Option<u64>,
 }
 
 /// One running job in `explain`.
@@ -228,6 +243,10 @@ pub struct RunningInfo {
     pub nodes: Vec<String>,
     /// Whether it has been told to stop.
     pub preempting: bool,
+    /// While `policy.wait_for_ready` waits for it to report `ready` (again): when it is
+    /// evicted unless it does. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_deadline_ms: Option<u64>,
 }
 
 /// The answer to "why is my job not running, and when will it?".

@@ -45,6 +45,24 @@ pub enum Event {
         /// Job id.
         job: String,
     },
+    /// A running job is ready: all its tasks run (Kueue's `PodsReady`). Ends the wait of
+    /// `policy.wait_for_ready`; accepted and changing nothing for a job it does not watch.
+    ///
+    /// ```
+    /// use gangway::Event;
+    /// let e: Event = serde_json::from_str(r#"{"type": "ready", "job": "a"}"#).unwrap();
+    /// assert_eq!(e.subject(), "a");
+    /// ```
+    Ready {
+        /// Job id.
+        job: String,
+    },
+    /// A ready running job lost a task: with `policy.wait_for_ready` it must be ready again
+    /// within the recovery timeout.
+    NotReady {
+        /// Job id.
+        job: String,
+    },
     /// A new node.
     NodeAdd {
         /// The node.
@@ -137,6 +155,8 @@ impl Event {
             | Event::Finished { job, .. }
             | Event::Stopped { job }
             | Event::Checkpoint { job }
+            | Event::Ready { job }
+            | Event::NotReady { job }
             | Event::SetPriority { job, .. }
             | Event::Hold { job }
             | Event::Release { job }

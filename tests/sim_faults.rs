@@ -176,3 +176,43 @@ fn all_faults_together_leak_nothing_and_repeat_exactly() {
     let (again, _) = simulate(faults);
     assert_eq!(again, result);
 }
+
+#[test]
+fn slow_ready_starts_are_evicted_under_wait_for_ready_and_their_gpu_hours_counted() {
+    let workload = GpuMlParams {
+        jobs: 120,
+        seed: 5,
+        ..GpuMlParams::default()
+    }
+    .generate()
+    .unwrap();
+    let (mut cluster, jobs) = prepare(&workload, None, PolicyPreset::Full, Overrun::Allow);
+    cluster.policy.wait_for_ready = Some(gangway::config::WaitForReadyConfig {
+        timeout_ms: 600_000,
+        backoff_limit: Some(2),
+        ..Default::default()
+    });
+    let faults = FaultOptions {
+        slow_ready_permille: 200,
+        never_ready_permille: 100,
+        slow_ready_ms: 1_200_000,
+        ..FaultOptions::none(3)
+    };
+    let options = SimOptions {
+        faults: Some(faults),
+        ..SimOptions::default()
+    };
+    let result = Simulator::new(cluster, jobs, options)
+        .unwrap()
+        .run(|view| check_tick(view.scheduler, view.outcome))
+        .unwrap();
+    assert!(result.faults.ready_evictions > 0);
+    assert!(result.faults.ready_lost_gpu_ms > 0);
+    // Every job still ends: completed, or killed after its last requeue.
+    assert!(
+        result
+            .jobs
+            .iter()
+            .all(|j| j.status != JobStatus::NeverStarted)
+    );
+}

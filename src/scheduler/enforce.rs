@@ -1,16 +1,28 @@
-//! Step 2 of a pass: kill jobs past their time limit or preemption grace; compute wake-ups.
+//! Step 2 of a pass: kill jobs past their time limit or preemption grace, evict jobs past their
+//! ready deadline; compute wake-ups.
 
 use super::Scheduler;
 use crate::decision::{Decision, KillReason};
 use crate::model::ids::JobId;
 use crate::model::job::Outcome;
+use crate::state::Job;
+
+/// What came due for a running job.
+#[derive(Clone, Copy)]
+enum Due {
+    /// Killed, with this reason.
+    Kill(KillReason),
+    /// Missed its ready deadline: requeued with a back-off, or killed.
+    NotReady,
+}
 
 impl Scheduler {
     /// Kills running jobs at start + time limit (when enforced) and preempted jobs at grace
-    /// expiry (those go back to pending when requeueable).
+    /// expiry (those go back to pending when requeueable); evicts jobs past their ready
+    /// deadline (`policy.wait_for_ready`). One job meets at most one of these, in that order.
     pub(super) fn enforce_limits(&mut self, now_ms: u64, decisions: &mut Vec<Decision>) {
         let enforce = self.state.config.policy.time_limit.enforce;
-        let mut expired: Vec<(JobId, String, KillReason)> = Vec::new();
+        let mut expired: Vec<(JobId, String, Due)> = Vec::new();
         for &id in &self.state.running {
             let Some(job) = self.state.job(id) else {
                 continue;
@@ -19,23 +31,32 @@ impl Scheduler {
             if let Some(p) = run.preemption
                 && p.deadline_ms <= now_ms
             {
-                expired.push((id, job.spec.id.clone(), KillReason::GraceExpired));
+                expired.push((id, job.spec.id.clone(), Due::Kill(KillReason::GraceExpired)));
             } else if enforce && run.start_ms.saturating_add(job.spec.time_limit_ms) <= now_ms {
-                expired.push((id, job.spec.id.clone(), KillReason::TimeLimit));
+                expired.push((id, job.spec.id.clone(), Due::Kill(KillReason::TimeLimit)));
+            } else if ready_deadline(job).is_some_and(|t| t <= now_ms) {
+                expired.push((id, job.spec.id.clone(), Due::NotReady));
             }
         }
-        for (id, job, reason) in expired {
-            decisions.push(Decision::Kill { job, reason });
-            match reason {
-                KillReason::GraceExpired => self.state.stop_preempted(id, now_ms, decisions),
-                _ => self.state.end_job(id, Outcome::Killed, now_ms, decisions),
+        for (id, job, due) in expired {
+            match due {
+                Due::Kill(reason) => {
+                    decisions.push(Decision::Kill { job, reason });
+                    match reason {
+                        KillReason::GraceExpired => {
+                            self.state.stop_preempted(id, now_ms, decisions);
+                        }
+                        _ => self.state.end_job(id, Outcome::Killed, now_ms, decisions),
+                    }
+                }
+                Due::NotReady => self.state.evict_not_ready(id, now_ms, decisions),
             }
         }
     }
 
     /// The earliest future instant at which something happens without an event: a time limit, a
-    /// grace deadline, `next_begin` (the pass's earliest pending begin time), or a window's end
-    /// while jobs are pending (one it blocked may start then).
+    /// grace deadline, a ready deadline, `next_begin` (the pass's earliest pending begin time or
+    /// back-off end), or a window's end while jobs are pending (one it blocked may start then).
     pub(super) fn compute_next_wakeup(&self, now_ms: u64, next_begin: Option<u64>) -> Option<u64> {
         let enforce = self.state.config.policy.time_limit.enforce;
         let mut next: Option<u64> = None;
@@ -56,6 +77,9 @@ impl Scheduler {
                 // A grace of 0 given in this tick expires at the next millisecond.
                 consider(p.deadline_ms.max(now_ms.saturating_add(1)));
             }
+            if let Some(deadline) = ready_deadline(job) {
+                consider(deadline);
+            }
         }
         if let Some(begin) = next_begin {
             consider(begin);
@@ -67,4 +91,11 @@ impl Scheduler {
         }
         next
     }
+}
+
+/// The ready deadline that evicts a running job: none once it has been told to stop (its grace
+/// decides then).
+fn ready_deadline(job: &Job) -> Option<u64> {
+    job.ready_deadline_ms()
+        .filter(|_| job.running().is_some_and(|r| r.preemption.is_none()))
 }

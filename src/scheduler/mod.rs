@@ -359,6 +359,7 @@ impl Scheduler {
                     started_ms: run.start_ms,
                     nodes,
                     preempting: run.preemption.is_some(),
+                    ready_deadline_ms: job.ready_deadline_ms(),
                 })
             })
             .collect();

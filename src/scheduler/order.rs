@@ -44,9 +44,12 @@ impl Scheduler {
                 let job = view.record();
                 summary.need.include(&job.totals.need);
                 summary.all_queued &= job.queue.is_some();
-                if let Some(begin) = job.spec.begin_ms.filter(|&b| b > now_ms) {
-                    summary.next_begin_ms =
-                        Some(summary.next_begin_ms.map_or(begin, |n| n.min(begin)));
+                let backoff = job.ready.backoff_until_ms;
+                for begin in [job.spec.begin_ms, backoff].into_iter().flatten() {
+                    if begin > now_ms {
+                        summary.next_begin_ms =
+                            Some(summary.next_begin_ms.map_or(begin, |n| n.min(begin)));
+                    }
                 }
                 if let Some(reason) = self.profile.admission(view, &context) {
                     denied.insert(id, reason);

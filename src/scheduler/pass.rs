@@ -66,6 +66,8 @@ pub(super) struct Blocking {
     pub(super) blocked_queues: Vec<QueueId>,
     /// Placements on what is free now (reservations ignored) already tried.
     pub(super) fits_free: FitMemo,
+    /// `block_admission`: a started job is not ready yet, so no job starts.
+    pub(super) ready_wait: bool,
 }
 
 /// Per-pass bookkeeping; kept at the pass's end for the next tick to continue
@@ -154,6 +156,14 @@ impl Pass {
 }
 
 impl Scheduler {
+    /// Whether `block_admission` holds every start now: some running job is not ready.
+    fn admission_blocked(&self) -> bool {
+        self.state
+            .wait_for_ready()
+            .is_some_and(|config| config.block_admission)
+            && self.state.any_waiting_for_ready()
+    }
+
     /// One pass at `now`. `always_plan` gets a reservation when resource-blocked even beyond
     /// the backfill depth (without using up the depth). Returns the earliest begin time of a
     /// pending job after `now` (such a job stays pending).
@@ -176,11 +186,9 @@ impl Scheduler {
                     self.state.quota.tree.as_ref().and_then(|tree| {
                         FairTurns::new(tree, &keyed, |id| self.state.job_queue(id))
                     });
-                (
-                    Pass::new(now, self.state.backfill_depth(), always_plan, denied),
-                    LazyOrder::new(keyed),
-                    Vec::new(),
-                )
+                let mut pass = Pass::new(now, self.state.backfill_depth(), always_plan, denied);
+                pass.blocking.ready_wait = self.admission_blocked();
+                (pass, LazyOrder::new(keyed), Vec::new())
             }
         };
         self.deferred = None;
@@ -229,6 +237,7 @@ impl Scheduler {
                 now: pass.now,
                 blocked: pass.blocking.blocked,
                 blocked_queues: pass.blocking.blocked_queues.clone(),
+                ready_wait: pass.blocking.ready_wait,
             });
             None
         } else {
@@ -319,9 +328,10 @@ impl Scheduler {
         Ok(Verdict::waits(reason))
     }
 
-    /// Why a job ready to run waits before anything is tried for it: a blocked head ahead of it
-    /// (mode `none`; a preemptor's earmark is its own, which a blocked head could not use), or
-    /// its strict-FIFO queue blocked by an earlier job. `None`: it gets its turn.
+    /// Why a job ready to run waits before anything is tried for it: a started job not ready
+    /// yet under `block_admission` (preemptors keep their earmarks), a blocked head ahead of
+    /// it (mode `none`; a preemptor's earmark is its own, which a blocked head could not use),
+    /// or its strict-FIFO queue blocked by an earlier job. `None`: it gets its turn.
     pub(super) fn held_back(
         &self,
         id: JobId,
@@ -329,6 +339,9 @@ impl Scheduler {
         now: u64,
         blocking: &mut Blocking,
     ) -> Option<PendingReason> {
+        if blocking.ready_wait {
+            return Some(PendingReason::WaitingForReady);
+        }
         if blocking.blocked && !self.state.earmarks.contains_key(&id) {
             return Some(self.blocked_reason(id, job, now, &mut blocking.fits_free));
         }
@@ -647,6 +660,7 @@ impl Scheduler {
         let placement = placement_entries(&self.state, &assignments);
         decisions.push(Decision::Start { job, placement });
         self.state.start_job(id, assignments, pass.now);
+        pass.blocking.ready_wait = self.admission_blocked();
         pass.verdicts_stand &= !pass.waited;
         pass.blocking.fits_free.forget_fits();
         pass.quota_closed = None;
@@ -674,8 +688,8 @@ fn sort_task_devices(assignment: &mut Assignment) {
     assignment.gpus = chunks.concat();
 }
 
-/// Why a job waits without being considered for resources: held, before its begin time, or
-/// for a dependency.
+/// Why a job waits without being considered for resources: held, before its begin time, for
+/// a dependency, or backing off after a ready timeout.
 pub(super) fn waiting_reason(job: &Job, now: u64) -> Option<PendingReason> {
     if job.held {
         Some(PendingReason::Held)
@@ -683,6 +697,8 @@ pub(super) fn waiting_reason(job: &Job, now: u64) -> Option<PendingReason> {
         Some(PendingReason::Begin)
     } else if !job.waiting_on.is_empty() {
         Some(PendingReason::Dependency)
+    } else if job.ready.backs_off(now) {
+        Some(PendingReason::Backoff)
     } else {
         None
     }

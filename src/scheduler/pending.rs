@@ -41,12 +41,18 @@ impl Scheduler {
                     PendingReason::Admission => self.denied.get(&entry.job),
                     _ => self.details.get(&entry.job),
                 };
+                let job = self.state.job(entry.job)?;
+                let backoff_until_ms = match entry.reason {
+                    PendingReason::Backoff => job.ready.backoff_until_ms,
+                    _ => None,
+                };
                 Some(PendingInfo {
-                    job: self.state.job_name(entry.job)?.to_string(),
+                    job: job.spec.id.clone(),
                     position: entry.position,
                     reason: entry.reason,
                     estimated_start_ms: entry.estimated_start_ms,
                     detail: detail.cloned(),
+                    backoff_until_ms,
                 })
             })
             .collect()

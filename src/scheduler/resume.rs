@@ -20,7 +20,9 @@
 //!   unchanged), and the tick had made no decision before its pass (no kill at a time limit,
 //!   no cancel).
 //! - **Nothing came due.** The time is before the last tick's wake-up (begin times, grace
-//!   deadlines, maintenance ends, plug-in wake-ups), before every running job's end by its
+//!   deadlines, maintenance ends, plug-in wake-ups, and with `policy.wait_for_ready` ready
+//!   deadlines and back-off ends: a job whose back-off ended, or whose readiness changed, needs
+//!   a full pass, and `ready` and `not_ready` events count as releases), before every running job's end by its
 //!   time limit (a job past its limit counts as ending now, which moves with the time) and
 //!   before every plan's start. Running usage is then the same at the new time as at the
 //!   last pass's, and every reservation still lies ahead.

@@ -30,7 +30,7 @@ pub(super) struct PendingSummary {
     pub(super) need: NeedFloor,
     /// Whether every pending job has a quota queue.
     pub(super) all_queued: bool,
-    /// The earliest begin time after the pass's time.
+    /// The earliest begin time or back-off end after the pass's time.
     pub(super) next_begin_ms: Option<u64>,
 }
 
@@ -47,6 +47,8 @@ pub(super) struct DeferredReport {
     pub(super) blocked: bool,
     /// Strict-FIFO queues blocked by an earlier job.
     pub(super) blocked_queues: Vec<QueueId>,
+    /// `block_admission` held every start.
+    pub(super) ready_wait: bool,
 }
 
 impl Scheduler {
@@ -92,6 +94,7 @@ impl Scheduler {
             blocked: deferred.blocked,
             blocked_queues: deferred.blocked_queues.clone(),
             fits_free: FitMemo::default(),
+            ready_wait: deferred.ready_wait,
         };
         rest.iter()
             .enumerate()

@@ -17,7 +17,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 use crate::config::ClusterConfig;
-use crate::decision::{Decision, KillReason, PlacementEntry, TickOutcome};
+use crate::decision::{Decision, KillReason, PlacementEntry, RequeueReason, TickOutcome};
 use crate::error::{ConfigError, TickError};
 use crate::event::Event;
 use crate::model::job::FinishOutcome;
@@ -106,6 +106,8 @@ enum Due {
     NodeDown(usize),
     /// Repair of the node of this index.
     NodeUp(usize),
+    /// The job's execution of this generation becomes ready (`policy.wait_for_ready`).
+    Ready(usize, u32),
 }
 
 impl Due {
@@ -379,6 +381,14 @@ impl Simulator {
                         node: self.node_names[node].clone(),
                     }
                 }
+                Due::Ready(index, generation) => {
+                    if self.live[index].generation != generation {
+                        continue;
+                    }
+                    Event::Ready {
+                        job: self.jobs[index].spec.id.clone(),
+                    }
+                }
                 Due::NodeUp(node) => {
                     self.schedule_failure(now_ms, node);
                     Event::NodeUp {
@@ -436,7 +446,7 @@ impl Simulator {
                     self.end(index, now_ms, JobStatus::Killed);
                 }
             }
-            Due::Submit(_) | Due::NodeDown(_) | Due::NodeUp(_) => {}
+            Due::Submit(_) | Due::NodeDown(_) | Due::NodeUp(_) | Due::Ready(..) => {}
         }
     }
 
@@ -453,6 +463,8 @@ impl Simulator {
                 Ok(())
             }
             // A `node_down` earlier in the tick took the job off its nodes.
+            // The job ended earlier in the tick.
+            Due::Ready(..) => Ok(()),
             Due::Finish(..) | Due::Stop(..) if self.faults.is_some() => {
                 self.result.faults.late_events_rejected += 1;
                 Ok(())
@@ -484,6 +496,20 @@ impl Simulator {
         let Some(&index) = self.names.get(decision.job()) else {
             return;
         };
+        if let Decision::Requeue {
+            reason: RequeueReason::ReadyTimeout,
+            ..
+        }
+        | Decision::Kill {
+            reason: KillReason::ReadyTimeout,
+            ..
+        } = decision
+            && let Some(open) = &self.live[index].open
+        {
+            let held_ms = now_ms.saturating_sub(open.start_ms);
+            self.result.faults.ready_evictions += 1;
+            self.result.faults.ready_lost_gpu_ms += open.gpus_milli.saturating_mul(held_ms) / 1000;
+        }
         match decision {
             Decision::Start { placement, .. } => self.start(index, now_ms, placement),
             // A requeueable job whose grace expired goes back to pending, like a stopped one.
@@ -542,11 +568,25 @@ impl Simulator {
             end: ExecutionEnd::Completed,
         });
         let remaining = self.jobs[index].run_ms.saturating_sub(live.done_ms).max(1);
-        let due = Due::Finish(index, live.generation);
+        let generation = live.generation;
+        let due = Due::Finish(index, generation);
         let record = &mut self.result.jobs[index];
         record.first_start_ms.get_or_insert(now_ms);
         record.last_start_ms = Some(now_ms);
         self.schedule(now_ms + remaining, due);
+        if self
+            .scheduler
+            .state()
+            .config()
+            .policy
+            .wait_for_ready
+            .is_some()
+        {
+            let delay = self.faults.as_mut().map_or(Some(1), Faults::ready_delay);
+            if let Some(delay) = delay {
+                self.schedule(now_ms + delay, Due::Ready(index, generation));
+            }
+        }
     }
 
     /// Ends the open execution, if any, at `now_ms`.

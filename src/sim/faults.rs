@@ -1,5 +1,6 @@
 //! Seeded faults the simulator can inject: node failures, lost `stopped` acknowledgements,
-//! duplicated events and reordered same-instant events.
+//! duplicated events, reordered same-instant events, and starts that become ready late or
+//! never (under `policy.wait_for_ready`, which evicts them).
 //!
 //! Node failures are a Poisson process per node: each node fails after an exponential time
 //! with mean `node_mtbf_ms`, comes back `node_repair_ms` later, and fails again after a fresh
@@ -39,6 +40,14 @@ pub struct FaultOptions {
     pub duplicate_permille: u32,
     /// Shuffle the events of each tick.
     pub reorder: bool,
+    /// Chance, in thousandths, that a start becomes ready only `slow_ready_ms` after it
+    /// (the simulator sends `ready` only under `policy.wait_for_ready`; other starts are ready
+    /// 1 ms after they start).
+    pub slow_ready_permille: u32,
+    /// Chance, in thousandths, that a start never becomes ready.
+    pub never_ready_permille: u32,
+    /// How late a slow start becomes ready, in ms.
+    pub slow_ready_ms: u64,
 }
 
 impl FaultOptions {
@@ -51,12 +60,16 @@ impl FaultOptions {
             lose_stopped_permille: 0,
             duplicate_permille: 0,
             reorder: false,
+            slow_ready_permille: 0,
+            never_ready_permille: 0,
+            slow_ready_ms: 3_600_000,
         }
     }
 
     /// The model of `gangway simulate --faults SEED`: each node fails once a week on average
     /// and is repaired in an hour, 10% of stop acknowledgements are lost, 1% of events are
-    /// duplicated, and every tick's events are shuffled.
+    /// duplicated, every tick's events are shuffled, and under `policy.wait_for_ready` 5% of
+    /// starts become ready an hour late and 1% never.
     pub fn standard(seed: u64) -> Self {
         FaultOptions {
             seed,
@@ -65,6 +78,9 @@ impl FaultOptions {
             lose_stopped_permille: 100,
             duplicate_permille: 10,
             reorder: true,
+            slow_ready_permille: 50,
+            never_ready_permille: 10,
+            slow_ready_ms: 3_600_000,
         }
     }
 }
@@ -120,6 +136,25 @@ impl Faults {
         order
     }
 
+    /// How long after its start a start becomes ready: 1 ms, `slow_ready_ms`, or never.
+    pub(crate) fn ready_delay(&mut self) -> Option<u64> {
+        let (never, slow) = (
+            self.options.never_ready_permille,
+            self.options.slow_ready_permille,
+        );
+        if never == 0 && slow == 0 {
+            return Some(1);
+        }
+        let draw = dist::uniform(&mut self.events) * 1000.0;
+        if draw < f64::from(never) {
+            None
+        } else if draw < f64::from(never) + f64::from(slow) {
+            Some(self.options.slow_ready_ms.max(1))
+        } else {
+            Some(1)
+        }
+    }
+
     fn chance(&mut self, permille: u32) -> bool {
         permille > 0 && dist::uniform(&mut self.events) * 1000.0 < f64::from(permille)
     }
@@ -162,6 +197,22 @@ mod tests {
         assert_eq!(f.time_to_failure(), None);
         assert_eq!(f.order(4), vec![0, 1, 2, 3]);
         assert!((0..100).all(|_| !f.lose_stopped() && !f.duplicate()));
+        assert!((0..100).all(|_| f.ready_delay() == Some(1)));
+    }
+
+    #[test]
+    fn slow_and_never_ready_starts_come_at_their_rates() {
+        let mut f = Faults::new(FaultOptions {
+            slow_ready_permille: 200,
+            never_ready_permille: 100,
+            slow_ready_ms: 77,
+            ..FaultOptions::none(4)
+        });
+        let draws: Vec<Option<u64>> = (0..10_000).map(|_| f.ready_delay()).collect();
+        let never = draws.iter().filter(|d| d.is_none()).count();
+        let slow = draws.iter().filter(|d| **d == Some(77)).count();
+        assert!((800..1_200).contains(&never), "{never}");
+        assert!((1_700..2_300).contains(&slow), "{slow}");
     }
 
     #[test]

@@ -135,6 +135,12 @@ pub fn comparison_table(runs: &[PolicyRun]) -> String {
     {
         row("node failures", &|m| m.faults.node_failures.to_string());
         row("lost stop acks", &|m| m.faults.lost_stops.to_string());
+        row("ready-timeout evictions", &|m| {
+            m.faults.ready_evictions.to_string()
+        });
+        row("  GPU-hours lost to them", &|m| {
+            format!("{:.1}", m.faults.ready_lost_gpu_ms as f64 / 3_600_000.0)
+        });
         row("duplicates refused", &|m| {
             format!(
                 "{} of {}",

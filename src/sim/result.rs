@@ -198,4 +198,8 @@ pub struct FaultCounts {
     /// `finished` or `stopped` events refused because an earlier event of their tick (a
     /// `node_down` shuffled before them) had already taken the job off its nodes.
     pub late_events_rejected: u64,
+    /// Jobs evicted (`requeue` or `kill`) for missing their ready deadline.
+    pub ready_evictions: u64,
+    /// GPU-milliseconds those evicted executions had held (lost work).
+    pub ready_lost_gpu_ms: u64,
 }

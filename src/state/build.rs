@@ -110,6 +110,9 @@ impl ClusterState {
                 "must be positive",
             ));
         }
+        if let Some(ready) = &config.policy.wait_for_ready {
+            ready.check()?;
+        }
         let fairshare = super::usage::build_fairshare(&config)?;
         super::topology::check_levels(&config)?;
 

@@ -1,7 +1,7 @@
 //! Job transitions: start, release, requeue, end, dependency resolution and forgetting.
 
 use super::{ClusterState, JobState, RunningJob};
-use crate::decision::{CancelReason, Decision};
+use crate::decision::{CancelReason, Decision, KillReason, RequeueReason};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::job::Outcome;
 use crate::model::resources::NodeAmounts;
@@ -31,6 +31,7 @@ impl ClusterState {
     pub(crate) fn start_job(&mut self, id: JobId, assignments: Vec<Assignment>, now_ms: u64) {
         let exclusive = self.job(id).is_some_and(|job| job.spec.exclusive);
         let charges = self.charges_of(&assignments, exclusive);
+        let readiness = self.readiness_at_start(now_ms);
         let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
             return;
         };
@@ -38,6 +39,7 @@ impl ClusterState {
             start_ms: now_ms,
             assignments,
             preemption: None,
+            readiness,
             charges: charges.clone(),
         }));
         job.history.runs = job.history.runs.saturating_add(1);
@@ -83,6 +85,35 @@ impl ClusterState {
         if let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) {
             job.state = JobState::Pending;
             self.pending.insert(id);
+        }
+    }
+
+    /// Evicts running job `id` at `now_ms`: a `requeue` decision with the first of `reasons`,
+    /// and it is pending again, when `requeueable` and its `requeue` allow; otherwise a `kill`
+    /// with the second, and it ends.
+    pub(crate) fn evict_job(
+        &mut self,
+        id: JobId,
+        now_ms: u64,
+        requeueable: bool,
+        (requeue_reason, kill_reason): (RequeueReason, KillReason),
+        decisions: &mut Vec<Decision>,
+    ) {
+        let Some((job, requeue)) = self.job(id).map(|j| (j.spec.id.clone(), j.spec.requeue)) else {
+            return;
+        };
+        if requeue && requeueable {
+            decisions.push(Decision::Requeue {
+                job,
+                reason: requeue_reason,
+            });
+            self.requeue_job(id);
+        } else {
+            decisions.push(Decision::Kill {
+                job,
+                reason: kill_reason,
+            });
+            self.end_job(id, Outcome::Killed, now_ms, decisions);
         }
     }
 

@@ -16,8 +16,11 @@ impl ClusterState {
         now_ms: u64,
         decisions: &mut Vec<Decision>,
     ) -> Result<(), EventError> {
-        // Only submits and checkpoints free nothing and change no request.
-        if !matches!(event, Event::Submit { .. } | Event::Checkpoint { .. }) {
+        // Only submits and checkpoints free nothing and change no request; readiness changes
+        // nothing while wait-for-ready is off.
+        let unwatched = self.config.policy.wait_for_ready.is_none()
+            && matches!(event, Event::Ready { .. } | Event::NotReady { .. });
+        if !unwatched && !matches!(event, Event::Submit { .. } | Event::Checkpoint { .. }) {
             self.release_epoch += 1;
         }
         match event {
@@ -72,6 +75,16 @@ impl ClusterState {
             Event::Checkpoint { job } => {
                 let id = self.running_job(&job, "checkpoint")?;
                 self.job_mut(id).history.last_checkpoint_ms = Some(now_ms);
+                Ok(())
+            }
+            Event::Ready { job } => {
+                let id = self.running_job(&job, "ready")?;
+                self.report_readiness(id, true, now_ms);
+                Ok(())
+            }
+            Event::NotReady { job } => {
+                let id = self.running_job(&job, "not_ready")?;
+                self.report_readiness(id, false, now_ms);
                 Ok(())
             }
             Event::NodeAdd { node } => self.add_node(node),

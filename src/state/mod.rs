@@ -13,6 +13,7 @@ mod maintenance;
 mod mig;
 mod nodes;
 mod quota;
+mod readiness;
 mod reconfigure;
 mod submit;
 mod topology;
@@ -38,6 +39,7 @@ pub use dependencies::DependencyGraph;
 pub use maintenance::{Maintenance, Window};
 pub use quota::Earmark;
 pub(crate) use quota::QuotaBook;
+pub use readiness::{Readiness, ReadyRecord};
 pub use totals::JobTotals;
 pub use usage::NO_USER;
 pub use view::{JobView, NodeView, QueueView};
@@ -159,6 +161,9 @@ pub struct Job {
     /// What it has run so far, across requeues.
     #[serde(default, skip_serializing_if = "RunHistory::is_empty")]
     pub history: RunHistory,
+    /// Its requeues for the ready timeout and its back-off (`policy.wait_for_ready`).
+    #[serde(default, skip_serializing_if = "ReadyRecord::is_empty")]
+    pub ready: ReadyRecord,
 }
 
 /// What a job has run so far, across requeues: the inputs of attained-service and
@@ -212,6 +217,10 @@ pub struct RunningJob {
     pub assignments: Vec<Assignment>,
     /// Set once it has been told to stop.
     pub preemption: Option<Preemption>,
+    /// Its readiness, while `policy.wait_for_ready` watches it; `None`: not watched (it
+    /// counts as ready).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readiness: Option<Readiness>,
     /// What it holds on each node, derived from `assignments` when it starts and on restore
     /// ([`ClusterState::node_charges`]).
     #[serde(skip)]

@@ -6,7 +6,6 @@ use crate::config::NodeConfig;
 use crate::decision::{Decision, KillReason, RequeueReason};
 use crate::error::{ErrorKind, EventError};
 use crate::model::ids::{JobId, NodeId};
-use crate::model::job::Outcome;
 use crate::model::node::NodeState;
 
 impl ClusterState {
@@ -191,23 +190,7 @@ impl ClusterState {
             })
             .collect();
         for id in victims {
-            let Some((name, requeue)) = self.job(id).map(|j| (j.spec.id.clone(), j.spec.requeue))
-            else {
-                continue;
-            };
-            if requeue {
-                decisions.push(Decision::Requeue {
-                    job: name,
-                    reason: requeue_reason,
-                });
-                self.requeue_job(id);
-            } else {
-                decisions.push(Decision::Kill {
-                    job: name,
-                    reason: kill_reason,
-                });
-                self.end_job(id, Outcome::Killed, now_ms, decisions);
-            }
+            self.evict_job(id, now_ms, true, (requeue_reason, kill_reason), decisions);
         }
     }
 }

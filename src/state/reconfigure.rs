@@ -49,6 +49,9 @@ impl ClusterState {
             _ => fresh.fairshare,
         };
         next.reassociate_jobs()?;
+        if config.policy.wait_for_ready.is_none() {
+            next.forget_readiness();
+        }
         next.config = config;
         next.retopologize()?;
         next.earmarks.clear();

@@ -124,6 +124,7 @@ impl ClusterState {
             assoc: None,
             preempted_by: Vec::new(),
             history: RunHistory::default(),
+            ready: super::ReadyRecord::default(),
             spec,
         })
     }

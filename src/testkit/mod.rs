@@ -11,6 +11,7 @@ pub mod fuzz;
 pub mod harness;
 mod mig_oracle;
 pub mod oracle;
+mod ready_oracle;
 pub mod strategies;
 pub mod strategies_hw;
 

@@ -4,7 +4,9 @@
 //! earmarked resources are used only by their preemptor, no job starts where it would run
 //! into a maintenance window by its time limit, every running group with a `required` topology
 //! level lies within one domain of that level, and MIG slices are exclusive, exist, go only to
-//! MIG tasks (one slice of the asked profile per task) while MIG-mode GPUs go to no other task.
+//! MIG tasks (one slice of the asked profile per task) while MIG-mode GPUs go to no other task;
+//! with `policy.wait_for_ready`, back-offs are as configured and respected, and block
+//! admission starts nothing beside a job that is not ready (`ready_oracle`).
 
 use crate::decision::{Decision, TickOutcome};
 use crate::error::TickError;
@@ -27,6 +29,7 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
     state.check_consistency().map_err(|e| e.message)?;
     state.check_quota().map_err(|e| e.message)?;
     check_topology(state)?;
+    super::ready_oracle::check_ready(scheduler, outcome)?;
     let ranks: Vec<u8> = outcome.decisions.iter().map(Decision::order_rank).collect();
     if ranks.windows(2).any(|w| w[0] > w[1]) {
         return Err(format!("decisions out of order: {:?}", outcome.decisions));
