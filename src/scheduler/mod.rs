@@ -204,6 +204,7 @@ impl Scheduler {
             });
         }
         self.state.charge_running(now_ms);
+        self.state.charge_admission(now_ms);
         self.last_tick_ms = Some(now_ms);
         self.state.now_ms = now_ms;
         self.state.forget_old_jobs(now_ms);

@@ -49,6 +49,12 @@ impl ClusterState {
             _ => fresh.fairshare,
         };
         next.reassociate_jobs()?;
+        next.admission.retain_queues(|name| {
+            config
+                .queues
+                .iter()
+                .any(|q| q.name == name && q.admission_fair_sharing)
+        });
         next.config = config;
         next.retopologize()?;
         next.earmarks.clear();
