@@ -1,5 +1,6 @@
 //! The `Scheduler`: `tick(now, events) -> decisions`, `next_wakeup`, `explain`, snapshots.
 
+mod admission_order;
 mod enforce;
 mod fit_memo;
 mod gate;

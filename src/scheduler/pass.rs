@@ -7,8 +7,7 @@ use std::sync::Arc;
 use super::fit_memo::FitMemo;
 use super::gate::JobGate;
 use super::kept_plans::{Confirmed, KeptPlans};
-use super::lazy_order::LazyOrder;
-use super::order::OrderKey;
+use super::admission_order::PassOrder;
 use super::pending::PendingEntry;
 use super::resume::Resumable;
 use super::settled::DeferredReport;
@@ -168,10 +167,10 @@ impl Scheduler {
         let (keyed, pending, denied) = self.keyed_pending(now);
         let quiet = always_plan.is_none() && decisions.is_empty();
         let (mut pass, mut order, mut report) = match self.resume(now, quiet, keyed, denied) {
-            Ok(continued) => continued,
+            Ok((pass, order, report)) => (pass, PassOrder::plain(order), report),
             Err((keyed, denied)) => (
                 Pass::new(now, self.state.backfill_depth(), always_plan, denied),
-                LazyOrder::new(keyed),
+                PassOrder::fresh(keyed, &self.state),
                 Vec::new(),
             ),
         };
@@ -181,18 +180,21 @@ impl Scheduler {
                 break;
             };
             // A job missing from the state has nothing to report.
-            if let Ok(Verdict::Waits {
-                reason,
-                estimated_start_ms,
-            }) = self.consider(id, &mut pass, decisions)
-            {
-                pass.waited = true;
-                report.push(PendingEntry {
-                    job: id,
-                    position: order.taken(),
+            match self.consider(id, &mut pass, decisions) {
+                Ok(Verdict::Waits {
                     reason,
                     estimated_start_ms,
-                });
+                }) => {
+                    pass.waited = true;
+                    report.push(PendingEntry {
+                        job: id,
+                        position: order.taken(),
+                        reason,
+                        estimated_start_ms,
+                    });
+                }
+                Ok(Verdict::Started) => order.started(id, &self.state),
+                Err(NoSuchJob(_)) => {}
             }
         }
         self.report = report;
@@ -203,7 +205,7 @@ impl Scheduler {
     /// Hands a finished pass's results to the scheduler: its deferred report, denials,
     /// filter details and plans; and keeps its state for the next tick when that may continue
     /// it ([`super::resume`]).
-    fn finish(&mut self, mut pass: Pass, order: LazyOrder<OrderKey>) {
+    fn finish(&mut self, mut pass: Pass, order: PassOrder) {
         let (keyed, taken) = order.into_parts();
         let settled = taken < keyed.len();
         let keyed = if settled {

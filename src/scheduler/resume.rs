@@ -27,7 +27,8 @@
 //! - **The same order.** Every job pending at the last pass has exactly the order key it had
 //!   then (time-dependent keys such as age or decayed fair-share change, and then the pass
 //!   runs in full), the admission plug-ins vote on it as they did, and every new job's key
-//!   is greater than every earlier job's.
+//!   is greater than every earlier job's. No queue has admission fair sharing on: its tenants'
+//!   usage decays with time and orders its jobs ([`super::admission_order`]).
 //! - **Answers that only the state changes.** No preemption is configured and no earmark is
 //!   held; no maintenance window is scheduled and no license is configured (their checks
 //!   depend on the window a job would run in); every node filter and scorer answers from
@@ -211,6 +212,7 @@ impl Scheduler {
             && self.state.earmarks.is_empty()
             && self.state.maintenance.ends().next().is_none()
             && self.state.licenses.is_empty()
+            && !self.state.admission_fair_sharing()
             && !self.profile.any_silenced()
             && (0..self.state.partitions.len()).all(|p| {
                 self.profile
