@@ -214,6 +214,49 @@ fn usage_rank(usage: f64) -> u64 {
 mod tests {
     use super::*;
 
+    use std::cmp::Reverse;
+
+    /// A key of `priority` (the first order key) and `arrival`.
+    fn key(priority: i64, arrival: u64) -> OrderKey {
+        (Reverse(0), Reverse([priority, 0, 0, 0]), 0, arrival)
+    }
+
+    /// Tenants with usage and jobs `(priority, arrival)`; job ids are the arrivals.
+    fn tenants(list: &[(f64, &[(i64, u64)])]) -> Tenants {
+        let mut queue = Tenants::default();
+        for (t, &(usage, jobs)) in list.iter().enumerate() {
+            let mut jobs: Vec<(OrderKey, JobId)> =
+                jobs.iter().map(|&(p, a)| (key(p, a), JobId(a as u32))).collect();
+            jobs.sort_unstable_by_key(|&(key, _)| Reverse(key));
+            queue.next.insert((usage_rank(usage), jobs.last().unwrap().0, t));
+            queue.by_name.insert(format!("t{t}"), t);
+            queue.tenants.push((usage, jobs));
+        }
+        queue
+    }
+
+    fn drain(mut queue: Tenants) -> Vec<u32> {
+        std::iter::from_fn(|| queue.pop()).map(|id| id.0).collect()
+    }
+
+    #[test]
+    fn the_tenant_with_less_usage_goes_first_whatever_the_priority() {
+        let queue = tenants(&[(1.0, &[(9, 0), (9, 1)]), (0.5, &[(0, 2), (0, 3)])]);
+        assert_eq!(drain(queue), [2, 3, 0, 1]);
+    }
+
+    #[test]
+    fn equal_usage_goes_by_priority_then_arrival() {
+        let queue = tenants(&[(0.5, &[(0, 0), (3, 4)]), (0.5, &[(3, 1), (0, 2)])]);
+        assert_eq!(drain(queue), [1, 4, 0, 2]);
+    }
+
+    #[test]
+    fn infinite_usage_goes_last() {
+        let queue = tenants(&[(f64::INFINITY, &[(9, 0)]), (1e300, &[(0, 1)])]);
+        assert_eq!(drain(queue), [1, 0]);
+    }
+
     #[test]
     fn usage_ranks_follow_the_numbers() {
         let values = [0.0, 1e-300, 0.5, 1.0, 2.0, 1e300, f64::INFINITY];
