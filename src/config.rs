@@ -484,7 +484,10 @@ pub struct PolicyConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<Vec<crate::policy::spec::PluginSpec>>,
     /// Admission fair sharing's parameters, for the queues that turn it on.
-    #[serde(default, skip_serializing_if = "AdmissionFairSharingConfig::is_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "AdmissionFairSharingConfig::is_default"
+    )]
     pub admission_fair_sharing: AdmissionFairSharingConfig,
 }
 

@@ -76,7 +76,10 @@ fn a_tenant_with_a_thousand_jobs_does_not_starve_one_with_ten() {
     assert_eq!(count(&starts[0], "big"), 4, "{:?}", starts[0]);
     let small: usize = starts.iter().map(|s| count(s, "small")).sum();
     let big: usize = starts.iter().map(|s| count(s, "big")).sum();
-    assert_eq!(small, 10, "every small job ran within 40 minutes: {starts:?}");
+    assert_eq!(
+        small, 10,
+        "every small job ran within 40 minutes: {starts:?}"
+    );
     assert!(big >= 16, "the big tenant progressed too: {big}");
 }
 

@@ -224,10 +224,16 @@ mod tests {
         assert!(close(ledger.usage(A, 1.0, HOUR, &c), 4.0));
         // Holding on converges on what is held, as Kueue's moving average does.
         ledger.charge_held(A, "gpu", 8.0, (HOUR, 20 * HOUR), &c);
-        assert!(close(ledger.usage(A, 1.0, 20 * HOUR, &c), 8.0 - 4.0 / 2f64.powi(19)));
+        assert!(close(
+            ledger.usage(A, 1.0, 20 * HOUR, &c),
+            8.0 - 4.0 / 2f64.powi(19)
+        ));
         // Then it decays: one more half-life later, half.
         let at = 21 * HOUR;
-        assert!(close(ledger.usage(A, 1.0, at, &c), ledger.usage(A, 1.0, 20 * HOUR, &c) / 2.0));
+        assert!(close(
+            ledger.usage(A, 1.0, at, &c),
+            ledger.usage(A, 1.0, 20 * HOUR, &c) / 2.0
+        ));
     }
 
     #[test]
@@ -239,7 +245,10 @@ mod tests {
             ticks.charge_held(A, "cpu", 3.0, (t * HOUR / 10, (t + 1) * HOUR / 10), &c);
         }
         let at = 6 * HOUR;
-        assert!(close(once.usage(A, 1.0, at, &c), ticks.usage(A, 1.0, at, &c)));
+        assert!(close(
+            once.usage(A, 1.0, at, &c),
+            ticks.usage(A, 1.0, at, &c)
+        ));
     }
 
     #[test]

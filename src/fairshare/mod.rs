@@ -35,9 +35,9 @@ mod tree;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::ResetPeriod;
-pub use factors::FactorTable;
 pub use admission::AdmissionUsageRow;
 pub(crate) use admission::{AdmissionLedger, Tenant};
+pub use factors::FactorTable;
 pub use report::{ShareRow, format_table};
 
 use crate::config::{AccountConfig, FairshareAlgorithm, FairshareConfig};

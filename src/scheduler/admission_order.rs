@@ -129,7 +129,9 @@ impl FairQueues {
                 Some(&t) => t,
                 None => {
                     let usage = state.admission_usage(q, tenant);
-                    queue.by_name.insert(tenant.account.to_owned(), queue.tenants.len());
+                    queue
+                        .by_name
+                        .insert(tenant.account.to_owned(), queue.tenants.len());
                     queue.tenants.push((usage, Vec::new()));
                     queue.tenants.len() - 1
                 }
@@ -225,10 +227,14 @@ mod tests {
     fn tenants(list: &[(f64, &[(i64, u64)])]) -> Tenants {
         let mut queue = Tenants::default();
         for (t, &(usage, jobs)) in list.iter().enumerate() {
-            let mut jobs: Vec<(OrderKey, JobId)> =
-                jobs.iter().map(|&(p, a)| (key(p, a), JobId(a as u32))).collect();
+            let mut jobs: Vec<(OrderKey, JobId)> = jobs
+                .iter()
+                .map(|&(p, a)| (key(p, a), JobId(a as u32)))
+                .collect();
             jobs.sort_unstable_by_key(|&(key, _)| Reverse(key));
-            queue.next.insert((usage_rank(usage), jobs.last().unwrap().0, t));
+            queue
+                .next
+                .insert((usage_rank(usage), jobs.last().unwrap().0, t));
             queue.by_name.insert(format!("t{t}"), t);
             queue.tenants.push((usage, jobs));
         }

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::admission_order::PassOrder;
 use super::fit_memo::FitMemo;
 use super::gate::JobGate;
 use super::kept_plans::{Confirmed, KeptPlans};
-use super::admission_order::PassOrder;
 use super::pending::PendingEntry;
 use super::resume::Resumable;
 use super::settled::DeferredReport;
