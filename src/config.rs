@@ -305,6 +305,34 @@ pub struct QueueConfig {
     /// queues"); `enabled` is for root cohorts only. Default: weight 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fair_sharing: Option<NodeFairSharing>,
+    /// Orders this queue's pending jobs by their tenant's decayed usage first (Kueue's
+    /// `admissionScope.admissionMode: UsageBasedAdmissionFairSharing`); the tenants are the
+    /// jobs' accounts. Default false. Parameters in `policy.admission_fair_sharing`.
+    ///
+    /// ```
+    /// use gangway::config::QueueConfig;
+    /// let q: QueueConfig = serde_json::from_str(r#"{"name": "shared",
+    ///     "quota": {"gpu": {"nominal": 8}}, "admission_fair_sharing": true}"#).unwrap();
+    /// assert!(q.admission_fair_sharing);
+    /// ```
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub admission_fair_sharing: bool,
+    /// Each account's weight in this queue's admission fair sharing (Kueue's LocalQueue
+    /// `fairSharing.weight`): its usage counts divided by it; 0 orders its jobs last. An
+    /// account not listed has weight 1. Only with `admission_fair_sharing`.
+    ///
+    /// ```
+    /// use gangway::config::QueueConfig;
+    /// let q: QueueConfig = serde_json::from_str(r#"{"name": "shared",
+    ///     "admission_fair_sharing": true, "account_weights": {"team-a": 2.0}}"#).unwrap();
+    /// assert_eq!(q.account_weights["team-a"], 2.0);
+    /// ```
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub account_weights: IndexMap<String, f64>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// The quota of one resource in one queue.
@@ -475,6 +503,12 @@ pub struct PolicyConfig {
     /// with a back-off. Absent (the default): off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_for_ready: Option<WaitForReadyConfig>,
+    /// Admission fair sharing's parameters, for the queues that turn it on.
+    #[serde(
+        default,
+        skip_serializing_if = "AdmissionFairSharingConfig::is_default"
+    )]
+    pub admission_fair_sharing: AdmissionFairSharingConfig,
 }
 
 impl Default for PolicyConfig {
@@ -489,6 +523,7 @@ impl Default for PolicyConfig {
             min_job_age_ms: default_min_job_age_ms(),
             plugins: None,
             wait_for_ready: None,
+            admission_fair_sharing: AdmissionFairSharingConfig::default(),
         }
     }
 }
@@ -630,6 +665,70 @@ fn default_half_life_ms() -> u64 {
 
 fn default_billing_weights() -> IndexMap<String, f64> {
     IndexMap::from([("gpu".to_owned(), 1.0)])
+}
+
+/// Admission fair sharing (Kueue's `admissionFairSharing` configuration, v0.19): how tenant
+/// usage decays, how the resources weigh, and the entry penalty. It applies to the queues with
+/// `admission_fair_sharing` on.
+///
+/// ```
+/// use gangway::config::AdmissionFairSharingConfig;
+/// let c: AdmissionFairSharingConfig = serde_json::from_str(
+///     r#"{"usage_half_life_ms": 3600000, "resource_weights": {"cpu": 2.0}}"#).unwrap();
+/// assert_eq!(c.usage_half_life_ms, 3_600_000);
+/// assert_eq!(c.usage_sampling_interval_ms, 300_000); // Kueue's default, 5 minutes
+/// assert_eq!(c.resource_weights["cpu"], 2.0);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdmissionFairSharingConfig {
+    /// Kueue's `usageHalfLifeTime`: consumed usage halves every this long; 0 keeps no history
+    /// (usage reads 0 and no entry penalty is charged). Default 604800000 (168 h, Kueue's
+    /// documented example; Kueue itself has no default).
+    #[serde(default = "default_half_life_ms")]
+    pub usage_half_life_ms: u64,
+    /// Kueue's `usageSamplingInterval`, which sizes the entry penalty: a job started in an
+    /// admission-fair-sharing queue adds `(1 − 2^(−interval / half_life))` × its demand to its
+    /// tenant's usage at once. Default 300000 (5 minutes, Kueue's default).
+    #[serde(default = "default_sampling_interval_ms")]
+    pub usage_sampling_interval_ms: u64,
+    /// Kueue's `resourceWeights`, by quota resource key (`cpu`, `memory_mib`, `gpu`,
+    /// `gpu:MODEL`, `mig:PROFILE`): how much one unit of each counts in a tenant's usage. A key
+    /// not listed weighs 1, as in Kueue. Finite, not negative.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub resource_weights: IndexMap<String, f64>,
+}
+
+impl AdmissionFairSharingConfig {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The weight of quota resource key `key` (1 when not listed).
+    ///
+    /// ```
+    /// use gangway::config::AdmissionFairSharingConfig;
+    /// let mut c = AdmissionFairSharingConfig::default();
+    /// c.resource_weights.insert("memory_mib".into(), 0.0);
+    /// assert_eq!((c.resource_weight("memory_mib"), c.resource_weight("gpu")), (0.0, 1.0));
+    /// ```
+    pub fn resource_weight(&self, key: &str) -> f64 {
+        self.resource_weights.get(key).copied().unwrap_or(1.0)
+    }
+}
+
+impl Default for AdmissionFairSharingConfig {
+    fn default() -> Self {
+        AdmissionFairSharingConfig {
+            usage_half_life_ms: default_half_life_ms(),
+            usage_sampling_interval_ms: default_sampling_interval_ms(),
+            resource_weights: IndexMap::new(),
+        }
+    }
+}
+
+fn default_sampling_interval_ms() -> u64 {
+    300_000
 }
 
 /// Which fair-share algorithm computes the factor.

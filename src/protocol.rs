@@ -35,8 +35,9 @@
 //!
 //! `explain` also takes an optional `"detail": true`, which adds `"shares"` (the
 //! `sshare`-like report, [`Scheduler::share_report`]) and `"priorities"` (the `sprio`-like
-//! breakdown, [`Scheduler::priorities`]) to the response; without it the response has only
-//! `pending` and `running`.
+//! breakdown, [`Scheduler::priorities`]) to the response, and `"admission_usage"` (each
+//! tenant's admission-fair-sharing usage per queue, [`Scheduler::admission_usage`]) when a
+//! queue turns that on; without it the response has only `pending` and `running`.
 //!
 //! `{"op":"what_if","job":JOB}` answers when and where the job would start if submitted now
 //! ([`Scheduler::what_if`]), changing nothing: `{"ok":true,"start_ms":T,"placement":[…]}`
@@ -82,7 +83,7 @@ use crate::config::ClusterConfig;
 use crate::decision::{Decision, PendingInfo, Rejection, RunningInfo};
 use crate::error::{ErrorKind, EventError, RefusalKind, TickError};
 use crate::event::Event;
-use crate::fairshare::ShareRow;
+use crate::fairshare::{AdmissionUsageRow, ShareRow};
 use crate::scheduler::{JobPriority, Scheduler, Snapshot, WhatIf};
 
 /// The protocol version `configure` answers with.
@@ -161,6 +162,9 @@ struct Explained {
     /// With `"detail": true`: the `sprio`-like priority breakdown of pending jobs.
     #[serde(skip_serializing_if = "Option::is_none")]
     priorities: Option<Vec<JobPriority>>,
+    /// With `"detail": true` and a queue with admission fair sharing: its tenants' usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    admission_usage: Option<Vec<AdmissionUsageRow>>,
 }
 
 #[derive(Serialize)]
@@ -290,6 +294,9 @@ impl Shim {
                     running: explanation.running,
                     shares: detail.then(|| scheduler.share_report()),
                     priorities: detail.then(|| scheduler.priorities()),
+                    admission_usage: detail
+                        .then(|| scheduler.admission_usage())
+                        .filter(|rows| !rows.is_empty()),
                 }))
             }
             Request::Snapshot {} => {

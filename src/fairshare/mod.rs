@@ -19,7 +19,11 @@
 //!   not modify it). A half-life of 0 disables decay. An optional [`ResetPeriod`]
 //!   (`policy.fairshare.reset`) forgets usage outright at period boundaries.
 //! - **Factors.** See [`FairShare::compute_factors`].
+//!
+//! Kueue's admission fair sharing keeps its own per-queue tenant usage with the same decay
+//! (the `admission` module; docs/protocol.md, Admission fair sharing).
 
+mod admission;
 mod carry;
 mod classic;
 mod factors;
@@ -31,6 +35,8 @@ mod tree;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::ResetPeriod;
+pub use admission::AdmissionUsageRow;
+pub(crate) use admission::{AdmissionLedger, Tenant};
 pub use factors::FactorTable;
 pub use report::{ShareRow, format_table};
 
@@ -39,6 +45,8 @@ use crate::error::{ConfigError, FairShareError};
 use factors::Evaluation;
 use ledger::Decay;
 use tree::ShareTree;
+
+pub(crate) use tree::DEFAULT_ACCOUNT;
 
 /// An association (an account and a user in it), as handed out by [`FairShare::association`].
 ///

@@ -18,6 +18,7 @@
 //! Turns of jobs outside fair-sharing trees are unchanged.
 
 use super::Scheduler;
+use super::admission_order::FairQueues;
 use super::lazy_order::LazyOrder;
 use super::order::OrderKey;
 use crate::model::ids::JobId;
@@ -26,7 +27,10 @@ use crate::quota::{QueueId, QuotaTree, QuotaVec, Share};
 /// The fair-sharing queues' jobs of one pass, in each queue's order, and their heads.
 #[derive(Debug)]
 pub(super) struct FairTurns {
-    /// By queue index: the pending jobs of a fair-sharing queue, in the pass's order.
+    /// By queue index: whether the queue is in a fair-sharing tree.
+    in_tree: Vec<bool>,
+    /// By queue index: the pending jobs of a fair-sharing queue, in the pass's order; `None`
+    /// for a queue with admission fair sharing, whose order is its own ([`FairQueues`]).
     queues: Vec<Option<LazyOrder<OrderKey>>>,
     /// By queue index: the queue's next job, once read.
     heads: Vec<Option<Head>>,
@@ -64,46 +68,65 @@ impl Head {
 
 impl FairTurns {
     /// The turns of the fair-sharing queues' jobs among `keyed` (this pass's keys), or `None`
-    /// when no pending job is in a fair-sharing tree.
+    /// when no pending job is in a fair-sharing tree. Queues that `tenants` orders (admission
+    /// fair sharing) put their jobs forward in its order.
     pub(super) fn new(
         tree: &QuotaTree,
         keyed: &[(OrderKey, JobId)],
         queue_of: impl Fn(JobId) -> Option<QueueId>,
+        tenants: Option<&FairQueues>,
     ) -> Option<Self> {
         if !tree.any_fair_sharing() {
             return None;
         }
-        let mut lists: Vec<Vec<(OrderKey, JobId)>> = vec![Vec::new(); tree.queue_count()];
+        let count = tree.queue_count();
+        let mut lists: Vec<Vec<(OrderKey, JobId)>> = vec![Vec::new(); count];
+        let mut any = false;
         for &(key, id) in keyed {
             if let Some(q) = queue_of(id).filter(|&q| tree.fair_sharing(q)) {
-                lists[q.index()].push((key, id));
+                any = true;
+                if !tenants.is_some_and(|t| t.has_queue(q)) {
+                    lists[q.index()].push((key, id));
+                }
             }
         }
-        if lists.iter().all(Vec::is_empty) {
+        if !any {
             return None;
         }
-        let heads = lists.iter().map(|_| None).collect();
         Some(FairTurns {
+            in_tree: (0..count)
+                .map(|q| tree.fair_sharing(QueueId(q as u32)))
+                .collect(),
             queues: lists
                 .into_iter()
                 .map(|l| (!l.is_empty()).then(|| LazyOrder::new(l)))
                 .collect(),
-            heads,
+            heads: (0..count).map(|_| None).collect(),
             changes: (u64::MAX, u64::MAX),
             usage: Vec::new(),
         })
     }
 
-    /// Every entry, with how many were handed out: the handed-out ones first.
-    pub(super) fn into_parts(self) -> (Vec<(OrderKey, JobId)>, Vec<(OrderKey, JobId)>) {
-        let mut visited = Vec::new();
+    /// Whether queue `q` is in a fair-sharing tree.
+    pub(super) fn covers(&self, q: QueueId) -> bool {
+        self.in_tree.get(q.index()).copied().unwrap_or(false)
+    }
+
+    /// Forgets queue `q`'s head (its order changed: admission fair sharing after a start).
+    pub(super) fn forget_head(&mut self, q: QueueId) {
+        if let Some(head) = self.heads.get_mut(q.index()) {
+            *head = None;
+        }
+    }
+
+    /// The entries of the queues it orders that were not handed out.
+    pub(super) fn into_rest(self) -> Vec<(OrderKey, JobId)> {
         let mut rest = Vec::new();
         for order in self.queues.into_iter().flatten() {
             let (entries, taken) = order.into_parts();
-            visited.extend_from_slice(&entries[..taken]);
             rest.extend_from_slice(&entries[taken..]);
         }
-        (visited, rest)
+        rest
     }
 }
 
@@ -135,41 +158,18 @@ impl Scheduler {
         })
     }
 
-    /// The pass's entries `keyed`, of which the first `taken` turns were given out, rearranged
-    /// so that the first `taken` are the jobs visited (fair-sharing turns went to the
-    /// tournaments' winners) and the rest the jobs not visited.
-    pub(super) fn visited_first(
-        &self,
-        keyed: Vec<(OrderKey, JobId)>,
-        taken: usize,
-        turns: FairTurns,
-    ) -> Vec<(OrderKey, JobId)> {
-        let fair = |id: JobId| {
-            let tree = self.state.quota.tree.as_ref();
-            self.state
-                .job_queue(id)
-                .is_some_and(|q| tree.is_some_and(|t| t.fair_sharing(q)))
-        };
-        let (fair_visited, fair_rest) = turns.into_parts();
-        let mut arranged: Vec<(OrderKey, JobId)> = Vec::with_capacity(keyed.len());
-        arranged.extend(keyed[..taken].iter().filter(|(_, id)| !fair(*id)));
-        arranged.extend(fair_visited);
-        arranged.extend(keyed[taken..].iter().filter(|(_, id)| !fair(*id)));
-        arranged.extend(fair_rest);
-        arranged
-    }
-
     /// The job that takes the turn the pass's order gave `token`: `token` itself outside
     /// fair-sharing trees, else the winner of the tournament of `token`'s tree.
-    pub(super) fn fair_turn(&self, turns: &mut FairTurns, token: JobId) -> JobId {
+    pub(super) fn fair_turn(
+        &self,
+        turns: &mut FairTurns,
+        tenants: Option<&mut FairQueues>,
+        token: JobId,
+    ) -> JobId {
         let Some(tree) = self.state.quota.tree.as_ref() else {
             return token;
         };
-        let Some(q) = self
-            .state
-            .job_queue(token)
-            .filter(|&q| tree.fair_sharing(q))
-        else {
+        let Some(q) = self.state.job_queue(token).filter(|&q| turns.covers(q)) else {
             return token;
         };
         let changes = (tree.changes, self.state.quota.earmark_changes);
@@ -183,25 +183,32 @@ impl Scheduler {
                 head.stale = true;
             }
         }
-        let Some(winner) = self.nominee(turns, tree, tree.root_of(q)) else {
+        let Some(winner) = self.nominee(turns, tenants.as_deref(), tree, tree.root_of(q)) else {
             return token;
         };
         turns.heads[winner] = None;
-        turns.queues[winner]
-            .as_mut()
-            .and_then(Iterator::next)
-            .unwrap_or(token)
+        let taken = match turns.queues[winner].as_mut() {
+            Some(order) => order.next(),
+            None => tenants.and_then(|t| t.pop(QueueId(winner as u32))),
+        };
+        taken.unwrap_or(token)
     }
 
     /// The queue (by index) whose head wins at `node`, if any queue below it has one.
-    fn nominee(&self, turns: &mut FairTurns, tree: &QuotaTree, node: u32) -> Option<usize> {
+    fn nominee(
+        &self,
+        turns: &mut FairTurns,
+        tenants: Option<&FairQueues>,
+        tree: &QuotaTree,
+        node: u32,
+    ) -> Option<usize> {
         let n = node as usize;
         if n < tree.queue_count() {
-            return self.load_head(turns, tree, n).then_some(n);
+            return self.load_head(turns, tenants, tree, n).then_some(n);
         }
         let mut best: Option<(usize, (bool, Option<Share>))> = None;
         for &child in &tree.children[n] {
-            let Some(q) = self.nominee(turns, tree, child) else {
+            let Some(q) = self.nominee(turns, tenants, tree, child) else {
                 continue;
             };
             let head = turns.heads[q].as_ref()?;
@@ -221,17 +228,29 @@ impl Scheduler {
     }
 
     /// Makes sure queue `q`'s head is read and its shares fresh; false when it has no job left.
-    fn load_head(&self, turns: &mut FairTurns, tree: &QuotaTree, q: usize) -> bool {
+    fn load_head(
+        &self,
+        turns: &mut FairTurns,
+        tenants: Option<&FairQueues>,
+        tree: &QuotaTree,
+        q: usize,
+    ) -> bool {
         if turns.heads[q].as_ref().is_some_and(|h| !h.stale) {
             return true;
         }
         let queue = QueueId(q as u32);
         let (key, id) = match turns.heads[q].take() {
             Some(head) => (head.key, head.id),
-            None => match turns.queues[q].as_mut().and_then(LazyOrder::peek) {
-                Some(entry) => entry,
-                None => return false,
-            },
+            None => {
+                let next = match turns.queues[q].as_mut() {
+                    Some(order) => order.peek(),
+                    None => tenants.and_then(|t| t.peek(queue)),
+                };
+                match next {
+                    Some(entry) => entry,
+                    None => return false,
+                }
+            }
         };
         let (demand, shares) = self.fair_demand(tree, &turns.usage, id, queue);
         turns.heads[q] = Some(Head {

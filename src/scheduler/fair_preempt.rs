@@ -62,6 +62,15 @@ struct Search {
     pruned: Vec<bool>,
     /// Usage per node, with the preemptor's demand charged and every target's released.
     usage: Vec<QuotaVec>,
+    /// Each candidate's basis.
+    basis: BTreeMap<JobId, Basis>,
+    /// The targets taken so far, in order.
+    targets: Vec<(JobId, Basis)>,
+    /// Candidates the first strategy turned down, for the second.
+    retry: Vec<JobId>,
+    /// Whether the preemptor's queue, with the preemptor, stays within its nominal quota on
+    /// what the preemptor asks for.
+    within_nominal: bool,
 }
 
 impl Search {
@@ -112,6 +121,10 @@ impl Scheduler {
             rank: BTreeMap::new(),
             pruned: Vec::new(),
             usage,
+            basis: candidates.iter().copied().collect(),
+            targets: Vec::new(),
+            retry: Vec::new(),
+            within_nominal: false,
         };
         for (i, &(v, _)) in candidates.iter().enumerate() {
             if let Some(vq) = self.state.job_queue(v) {
@@ -119,7 +132,6 @@ impl Scheduler {
                 search.rank.insert(v, i);
             }
         }
-        let basis: BTreeMap<JobId, Basis> = candidates.iter().copied().collect();
         let strategies = self
             .state
             .config
@@ -127,50 +139,22 @@ impl Scheduler {
             .fair_sharing
             .preemption_strategies
             .clone();
-        let within_nominal = {
-            let share = tree.share_in(&search.usage, q.index());
-            !share.borrows_on(&demand)
-        };
-        let mut targets: Vec<(JobId, Basis)> = Vec::new();
-        let mut retry: Vec<JobId> = Vec::new();
-        let mut plan = self.first_strategy(
-            id,
-            &tree,
-            &mut search,
-            strategies.first().copied()?,
-            within_nominal,
-            (&basis, &mut targets, &mut retry),
-            pass,
-            end,
-        );
+        search.within_nominal = !tree.share_in(&search.usage, q.index()).borrows_on(&demand);
+        let first = strategies.first().copied()?;
+        let mut plan = self.first_strategy(id, &tree, &mut search, first, pass, end);
         if plan.is_none() && strategies.len() > 1 {
-            plan = self.second_strategy(
-                id,
-                &tree,
-                &mut search,
-                retry,
-                (&basis, &mut targets),
-                pass,
-                end,
-            );
+            plan = self.second_strategy(id, &tree, &mut search, pass, end);
         }
-        Some(self.without_unneeded(id, targets, plan?, pass, end))
+        Some(self.without_unneeded(id, search.targets, plan?, pass, end))
     }
 
     /// Steps 1–3 of the module docs with `strategy`; the plan once `id` fits.
-    #[allow(clippy::too_many_arguments)]
     fn first_strategy(
         &mut self,
         id: JobId,
         tree: &QuotaTree,
         search: &mut Search,
         strategy: PreemptionStrategy,
-        within_nominal: bool,
-        (basis, targets, retry): (
-            &BTreeMap<JobId, Basis>,
-            &mut Vec<(JobId, Basis)>,
-            &mut Vec<JobId>,
-        ),
         pass: &mut Pass,
         end: u64,
     ) -> Option<Vec<Assignment>> {
@@ -180,12 +164,12 @@ impl Scheduler {
             let Some(target) = next_target(tree, search, root) else {
                 continue;
             };
-            let unconditional = target == search.preemptor_queue || within_nominal;
+            let unconditional = target == search.preemptor_queue || search.within_nominal;
             if unconditional {
                 let Some(v) = search.left.get_mut(&target).and_then(VecDeque::pop_front) else {
                     continue;
                 };
-                if let Some(plan) = self.take(id, search, v, basis, targets, pass, end) {
+                if let Some(plan) = self.take(id, search, v, pass, end) {
                     return Some(plan);
                 }
                 continue;
@@ -194,13 +178,8 @@ impl Scheduler {
             let before = tree.share_in(&search.usage, target_side as usize);
             let after_admission = tree.share_in(&search.usage, preemptor_side as usize);
             if after_admission.value().is_infinite() && !before.value().is_infinite() {
-                retry.extend(
-                    search
-                        .left
-                        .get_mut(&target)
-                        .into_iter()
-                        .flat_map(|l| l.drain(..)),
-                );
+                let left = search.left.get_mut(&target).map(std::mem::take);
+                search.retry.extend(left.into_iter().flatten());
                 continue;
             }
             while let Some(v) = search.left.get_mut(&target).and_then(VecDeque::pop_front) {
@@ -214,10 +193,10 @@ impl Scheduler {
                     }
                 };
                 if !passed {
-                    retry.push(v);
+                    search.retry.push(v);
                     continue;
                 }
-                if let Some(plan) = self.take(id, search, v, basis, targets, pass, end) {
+                if let Some(plan) = self.take(id, search, v, pass, end) {
                     return Some(plan);
                 }
                 break;
@@ -226,22 +205,19 @@ impl Scheduler {
         None
     }
 
-    /// Step 4 of the module docs: `less_than_initial_share` over the candidates `retry`, at
-    /// most one per queue.
-    #[allow(clippy::too_many_arguments)]
+    /// Step 4 of the module docs: `less_than_initial_share` over the candidates the first
+    /// strategy turned down, at most one per queue.
     fn second_strategy(
         &mut self,
         id: JobId,
         tree: &QuotaTree,
         search: &mut Search,
-        retry: Vec<JobId>,
-        (basis, targets): (&BTreeMap<JobId, Basis>, &mut Vec<(JobId, Basis)>),
         pass: &mut Pass,
         end: u64,
     ) -> Option<Vec<Assignment>> {
         let root = tree.root_of(search.preemptor_queue);
         search.left.clear();
-        let mut retry = retry;
+        let mut retry = std::mem::take(&mut search.retry);
         retry.sort_by_key(|v| search.rank.get(v).copied());
         for v in retry {
             if let Some(vq) = self.state.job_queue(v) {
@@ -258,7 +234,7 @@ impl Scheduler {
             let after_admission = tree.share_in(&search.usage, preemptor_side as usize);
             let first = search.left.get_mut(&target).and_then(VecDeque::pop_front);
             if let Some(v) = first.filter(|_| after_admission.compare(&before).is_lt())
-                && let Some(plan) = self.take(id, search, v, basis, targets, pass, end)
+                && let Some(plan) = self.take(id, search, v, pass, end)
             {
                 return Some(plan);
             }
@@ -269,14 +245,11 @@ impl Scheduler {
 
     /// Takes candidate `v` as a target: releases its usage in the search and checks whether
     /// `id` fits once all targets have stopped.
-    #[allow(clippy::too_many_arguments)]
     fn take(
         &mut self,
         id: JobId,
         search: &mut Search,
         v: JobId,
-        basis: &BTreeMap<JobId, Basis>,
-        targets: &mut Vec<(JobId, Basis)>,
         pass: &mut Pass,
         end: u64,
     ) -> Option<Vec<Assignment>> {
@@ -286,8 +259,9 @@ impl Scheduler {
         ) {
             tree.release_in(&mut search.usage, *vq, charged);
         }
-        targets.push((v, basis.get(&v).copied().unwrap_or(Basis::Fair)));
-        self.fits_without(id, targets, pass, end)
+        let basis = search.basis.get(&v).copied().unwrap_or(Basis::Fair);
+        search.targets.push((v, basis));
+        self.fits_without(id, &search.targets, pass, end)
     }
 
     /// The share of node `side` (on candidate `v`'s path) with `v`'s usage released.

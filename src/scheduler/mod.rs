@@ -1,5 +1,6 @@
 //! The `Scheduler`: `tick(now, events) -> decisions`, `next_wakeup`, `explain`, snapshots.
 
+mod admission_order;
 mod enforce;
 mod fair_order;
 mod fair_preempt;
@@ -9,6 +10,7 @@ mod kept_plans;
 mod lazy_order;
 mod order;
 mod pass;
+mod pass_order;
 mod pending;
 mod preempt;
 mod quota;
@@ -206,6 +208,7 @@ impl Scheduler {
             });
         }
         self.state.charge_running(now_ms);
+        self.state.charge_admission(now_ms);
         self.last_tick_ms = Some(now_ms);
         self.state.now_ms = now_ms;
         self.state.forget_old_jobs(now_ms);

@@ -6,6 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use super::Scheduler;
+use super::admission_order::FairQueues;
 use super::settled::PendingSummary;
 use crate::model::ids::JobId;
 use crate::placement::FreeTotals;
@@ -79,7 +80,8 @@ impl Scheduler {
         )
     }
 
-    /// Pending jobs in the order a pass of `context` considers them.
+    /// Pending jobs in the order a pass of `context` considers them (admission-fair-sharing
+    /// queues' slots in their order as of now, before any start).
     pub(super) fn ordered_pending(&self, context: &PassContext<'_>) -> Vec<JobId> {
         let mut keyed: Vec<(OrderKey, JobId)> = self
             .state
@@ -87,6 +89,9 @@ impl Scheduler {
             .map(|job| (self.order_key(job, context), job.id()))
             .collect();
         keyed.sort_unstable_by_key(|(key, _)| *key);
+        if self.state.admission_fair_sharing() {
+            FairQueues::new(&keyed, &self.state).fill_slots(&mut keyed);
+        }
         keyed.into_iter().map(|(_, id)| id).collect()
     }
 }

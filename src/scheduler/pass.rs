@@ -4,12 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::fair_order::FairTurns;
 use super::fit_memo::FitMemo;
 use super::gate::JobGate;
 use super::kept_plans::{Confirmed, KeptPlans};
-use super::lazy_order::LazyOrder;
-use super::order::OrderKey;
+use super::pass_order::PassOrder;
 use super::pending::PendingEntry;
 use super::resume::Resumable;
 use super::settled::DeferredReport;
@@ -178,57 +176,47 @@ impl Scheduler {
         self.profile.prepare(&figures.context(&self.state));
         let (keyed, pending, denied) = self.keyed_pending(now);
         let quiet = always_plan.is_none() && decisions.is_empty();
-        let mut fair = None;
         let (mut pass, mut order, mut report) = match self.resume(now, quiet, keyed, denied) {
-            Ok(continued) => continued,
+            Ok((pass, order, report)) => (pass, PassOrder::plain(order), report),
             Err((keyed, denied)) => {
-                fair =
-                    self.state.quota.tree.as_ref().and_then(|tree| {
-                        FairTurns::new(tree, &keyed, |id| self.state.job_queue(id))
-                    });
                 let mut pass = Pass::new(now, self.state.backfill_depth(), always_plan, denied);
                 pass.blocking.ready_wait = self.admission_blocked();
-                (pass, LazyOrder::new(keyed), Vec::new())
+                (pass, PassOrder::fresh(keyed, &self.state), Vec::new())
             }
         };
         self.deferred = None;
         while !self.settled(&mut pass, &pending) {
-            let Some(token) = order.next() else {
+            let Some(id) = self.next_turn(&mut order) else {
                 break;
             };
-            let id = match fair.as_mut() {
-                Some(turns) => self.fair_turn(turns, token),
-                None => token,
-            };
             // A job missing from the state has nothing to report.
-            if let Ok(Verdict::Waits {
-                reason,
-                estimated_start_ms,
-            }) = self.consider(id, &mut pass, decisions)
-            {
-                pass.waited = true;
-                report.push(PendingEntry {
-                    job: id,
-                    position: order.taken(),
+            match self.consider(id, &mut pass, decisions) {
+                Ok(Verdict::Waits {
                     reason,
                     estimated_start_ms,
-                });
+                }) => {
+                    pass.waited = true;
+                    report.push(PendingEntry {
+                        job: id,
+                        position: order.taken(),
+                        reason,
+                        estimated_start_ms,
+                    });
+                }
+                Ok(Verdict::Started) => self.turn_started(&mut order, id),
+                Err(NoSuchJob(_)) => {}
             }
         }
         self.report = report;
-        self.finish(pass, order, fair);
+        self.finish(pass, order);
         pending.next_begin_ms
     }
 
     /// Hands a finished pass's results to the scheduler: its deferred report, denials,
     /// filter details and plans; and keeps its state for the next tick when that may continue
     /// it ([`super::resume`]).
-    fn finish(&mut self, mut pass: Pass, order: LazyOrder<OrderKey>, fair: Option<FairTurns>) {
-        let (keyed, taken) = order.into_parts();
-        let keyed = match fair {
-            Some(turns) => self.visited_first(keyed, taken, turns),
-            None => keyed,
-        };
+    fn finish(&mut self, mut pass: Pass, order: PassOrder) {
+        let (keyed, taken) = order.into_parts(&self.state);
         let settled = taken < keyed.len();
         let keyed = if settled {
             self.deferred = Some(DeferredReport {

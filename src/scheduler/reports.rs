@@ -1,10 +1,11 @@
 //! The `sshare`- and `sprio`-like reports: fair-share by account and user, and each pending
-//! job's priority broken down by factor. Both describe the state after the last tick.
+//! job's priority broken down by factor; and admission fair sharing's tenant usage per queue.
+//! All describe the state after the last tick.
 
 use serde::Serialize;
 
 use super::Scheduler;
-use crate::fairshare::ShareRow;
+use crate::fairshare::{AdmissionUsageRow, ShareRow};
 use crate::policy::{KeyTerms, PassFigures, PriorityFactors};
 
 /// One pending job's priority, term by term, as `sprio -l` shows it.
@@ -53,6 +54,36 @@ impl Scheduler {
             .as_ref()
             .map(|fs| fs.report(self.state.now_ms))
             .unwrap_or_default()
+    }
+
+    /// Admission fair sharing's tenants as of the last tick: one row per queue with
+    /// `admission_fair_sharing` on (in configuration order) and account (by name) that has
+    /// usage there or a pending or running job, with its consumed resources, weight and usage.
+    /// Empty when no queue turns it on.
+    ///
+    /// ```
+    /// use gangway::{ClusterConfig, Event, JobSpec, Milli, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{
+    ///     "nodes": [{"name": "n1", "cpus": 8, "gpus": {"model": "a100", "count": 4}}],
+    ///     "queues": [{"name": "shared", "quota": {"gpu": {"nominal": 4}},
+    ///                 "admission_fair_sharing": true}],
+    ///     "policy": {"admission_fair_sharing": {"usage_half_life_ms": 3600000,
+    ///                                           "usage_sampling_interval_ms": 3600000}}}"#).unwrap();
+    /// let mut scheduler = Scheduler::new(cluster).unwrap();
+    /// let mut job = JobSpec::new("a", 7_200_000, 1).with_gpus(Milli::from_units(2));
+    /// job.queue = Some("shared".into());
+    /// job.account = Some("ml".into());
+    /// scheduler.tick(0, vec![Event::Submit { job }]).unwrap();
+    /// // The entry penalty: 2 GPUs × (1 − 2^(−1)).
+    /// assert_eq!(scheduler.admission_usage()[0].usage, Some(1.0));
+    /// scheduler.tick(3_600_000, vec![]).unwrap();
+    /// // One half-life later: 1 × 1/2 + 2 GPUs held × (1 − 1/2).
+    /// let row = &scheduler.admission_usage()[0];
+    /// assert_eq!((row.queue.as_str(), row.account.as_str()), ("shared", "ml"));
+    /// assert!((row.consumed["gpu"] - 1.5).abs() < 1e-12);
+    /// ```
+    pub fn admission_usage(&self) -> Vec<AdmissionUsageRow> {
+        self.state.admission_report()
     }
 
     /// The `sprio`-like breakdown of every pending job's priority as of the last tick, in the

@@ -29,7 +29,8 @@
 //! - **The same order.** Every job pending at the last pass has exactly the order key it had
 //!   then (time-dependent keys such as age or decayed fair-share change, and then the pass
 //!   runs in full), the admission plug-ins vote on it as they did, and every new job's key
-//!   is greater than every earlier job's.
+//!   is greater than every earlier job's. No queue has admission fair sharing on: its tenants'
+//!   usage decays with time and orders its jobs ([`super::admission_order`]).
 //! - **Answers that only the state changes.** No preemption is configured and no earmark is
 //!   held; no maintenance window is scheduled and no license is configured (their checks
 //!   depend on the window a job would run in); every node filter and scorer answers from
@@ -220,6 +221,7 @@ impl Scheduler {
                 .tree
                 .as_ref()
                 .is_some_and(QuotaTree::any_fair_sharing)
+            && !self.state.admission_fair_sharing()
             && !self.profile.any_silenced()
             && (0..self.state.partitions.len()).all(|p| {
                 self.profile

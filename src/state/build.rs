@@ -114,6 +114,7 @@ impl ClusterState {
             ready.check()?;
         }
         let fairshare = super::usage::build_fairshare(&config)?;
+        super::admission::check_admission(&config)?;
         super::topology::check_levels(&config)?;
 
         let mut state = ClusterState {
@@ -137,6 +138,7 @@ impl ClusterState {
             maintenance: super::Maintenance::default(),
             mig_profiles: Vec::new(),
             fairshare,
+            admission: crate::fairshare::AdmissionLedger::default(),
             licenses: super::licenses::Licenses::new(config.licenses.clone()),
             shape_mix: crate::placement::ShapeMix::default(),
             release_epoch: 0,

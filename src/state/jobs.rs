@@ -56,6 +56,7 @@ impl ClusterState {
         }
         self.release_earmark(id);
         self.charge_quota(id);
+        self.penalize_admission(id, now_ms);
     }
 
     /// Frees what a running job holds (its state is left to the caller).

@@ -2,6 +2,7 @@
 //! goes through applying an event or a decision, and each change keeps the free-capacity index in
 //! step.
 
+mod admission;
 mod build;
 mod consistency;
 mod dependencies;
@@ -26,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::config::ClusterConfig;
-use crate::fairshare::{AssocId, FairShare};
+use crate::fairshare::{AdmissionLedger, AssocId, FairShare};
 use crate::model::ids::{JobId, NodeId, PartitionId};
 use crate::model::job::{DependencyKind, JobSpec, Outcome};
 use crate::model::node::Node;
@@ -103,6 +104,9 @@ pub struct ClusterState {
     /// The fair-share engine with its usage ledger; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) fairshare: Option<FairShare>,
+    /// Admission fair sharing's tenant usage per queue; empty unless a queue turns it on.
+    #[serde(default, skip_serializing_if = "AdmissionLedger::is_empty")]
+    pub(crate) admission: AdmissionLedger,
     /// Cluster-wide licenses: totals and what running jobs hold.
     #[serde(default)]
     pub(crate) licenses: licenses::Licenses,

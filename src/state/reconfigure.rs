@@ -52,6 +52,12 @@ impl ClusterState {
         if config.policy.wait_for_ready.is_none() {
             next.forget_readiness();
         }
+        next.admission.retain_queues(|name| {
+            config
+                .queues
+                .iter()
+                .any(|q| q.name == name && q.admission_fair_sharing)
+        });
         next.config = config;
         next.retopologize()?;
         next.earmarks.clear();

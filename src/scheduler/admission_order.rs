@@ -1,0 +1,242 @@
+//! Admission fair sharing's order inside a queue (Kueue v0.19's `queueOrderingFunc` with
+//! `UsageBasedAdmissionFairSharing`): a queue's pending jobs go by their tenant's usage (lower
+//! first), then by the pass's usual order (partition tier, order keys — the priority — submit
+//! time, arrival). Usage comes before priority, as in Kueue.
+//!
+//! The pass keeps one global order over all queues, so a queue's jobs hold *slots* in it: the
+//! places its jobs take by their usual keys ([`super::pass_order`]). With admission fair sharing
+//! on, the queue's `k`-th slot goes to the job that comes first in the queue's fair-sharing
+//! order among those not yet visited, chosen when the slot is reached. Between queues nothing changes. Tenant usage is
+//! read once per pass and raised by a job's entry penalty as soon as it starts, so the next
+//! slot of that queue sees it (Kueue re-sorts its heap after each admission for the same
+//! reason). This is the engine's, not an order plug-in's: it is scoped to one queue and changes
+//! within a pass, and an order key is asked once per job per pass.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::order::OrderKey;
+use crate::model::ids::JobId;
+use crate::quota::QueueId;
+use crate::state::ClusterState;
+
+/// The pending jobs of every admission-fair-sharing queue, by tenant.
+#[derive(Debug)]
+pub(super) struct FairQueues {
+    /// The queue of each job holding a slot.
+    slots: BTreeMap<JobId, QueueId>,
+    queues: BTreeMap<QueueId, Tenants>,
+}
+
+/// One queue's tenants.
+#[derive(Debug, Default)]
+struct Tenants {
+    /// By account.
+    by_name: BTreeMap<String, usize>,
+    /// Usage and the jobs not yet visited, last first (the next is at the end).
+    tenants: Vec<(f64, Vec<(OrderKey, JobId)>)>,
+    /// Each tenant with jobs left: (usage, its next job's key, tenant).
+    next: BTreeSet<(u64, OrderKey, usize)>,
+}
+
+impl FairQueues {
+    /// The jobs of `keyed` in admission-fair-sharing queues, with their tenants' usage now.
+    pub(super) fn new(keyed: &[(OrderKey, JobId)], state: &ClusterState) -> Self {
+        let mut fair = FairQueues {
+            slots: BTreeMap::new(),
+            queues: BTreeMap::new(),
+        };
+        for &(key, id) in keyed {
+            let Some((q, tenant)) = state.admission_tenant(id) else {
+                continue;
+            };
+            fair.slots.insert(id, q);
+            let queue = fair.queues.entry(q).or_default();
+            let t = match queue.by_name.get(tenant.account) {
+                Some(&t) => t,
+                None => {
+                    let usage = state.admission_usage(q, tenant);
+                    queue
+                        .by_name
+                        .insert(tenant.account.to_owned(), queue.tenants.len());
+                    queue.tenants.push((usage, Vec::new()));
+                    queue.tenants.len() - 1
+                }
+            };
+            queue.tenants[t].1.push((key, id));
+        }
+        for queue in fair.queues.values_mut() {
+            for (t, (usage, jobs)) in queue.tenants.iter_mut().enumerate() {
+                jobs.sort_unstable_by_key(|&(key, _)| std::cmp::Reverse(key));
+                if let Some(&(key, _)) = jobs.last() {
+                    queue.next.insert((usage_rank(*usage), key, t));
+                }
+            }
+        }
+        fair
+    }
+
+    /// Whether any job is in an admission-fair-sharing queue.
+    pub(super) fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Whether queue `q` has admission fair sharing on (and pending jobs).
+    pub(super) fn has_queue(&self, q: QueueId) -> bool {
+        self.queues.contains_key(&q)
+    }
+
+    /// The job for the slot `id` holds: the next of its queue in fair-sharing order; `None`
+    /// for a job outside admission-fair-sharing queues.
+    pub(super) fn slot(&mut self, id: JobId) -> Option<JobId> {
+        let q = *self.slots.get(&id)?;
+        self.queues.get_mut(&q)?.pop()
+    }
+
+    /// Queue `q`'s next job in fair-sharing order, with its key, without taking it.
+    pub(super) fn peek(&self, q: QueueId) -> Option<(OrderKey, JobId)> {
+        self.queues.get(&q)?.peek()
+    }
+
+    /// Takes queue `q`'s next job in fair-sharing order.
+    pub(super) fn pop(&mut self, q: QueueId) -> Option<JobId> {
+        self.queues.get_mut(&q)?.pop()
+    }
+
+    /// Takes every job of queue `q` not handed out yet, in fair-sharing order, each paired with
+    /// the keys of those jobs in ascending order (so that sorting by key keeps that order).
+    pub(super) fn drain(&mut self, q: QueueId) -> Vec<(OrderKey, JobId)> {
+        let Some(queue) = self.queues.get_mut(&q) else {
+            return Vec::new();
+        };
+        let mut keys: Vec<OrderKey> = queue
+            .tenants
+            .iter()
+            .flat_map(|(_, jobs)| jobs.iter().map(|(key, _)| *key))
+            .collect();
+        keys.sort_unstable();
+        let ids: Vec<JobId> = std::iter::from_fn(|| queue.pop()).collect();
+        keys.into_iter().zip(ids).collect()
+    }
+
+    /// Hands the slots among `entries` (sorted by key) to their queues' jobs in fair-sharing
+    /// order.
+    pub(super) fn fill_slots(&mut self, entries: &mut [(OrderKey, JobId)]) {
+        for entry in entries {
+            if let Some(picked) = self.slot(entry.1) {
+                entry.1 = picked;
+            }
+        }
+    }
+
+    /// Rereads the usage of the tenant of `id` (just started) from `state`.
+    pub(super) fn refresh(&mut self, id: JobId, state: &ClusterState) {
+        let Some((q, tenant)) = state.admission_tenant(id) else {
+            return;
+        };
+        let Some(queue) = self.queues.get_mut(&q) else {
+            return;
+        };
+        let Some(&t) = queue.by_name.get(tenant.account) else {
+            return;
+        };
+        let usage = state.admission_usage(q, tenant);
+        let (old, jobs) = &mut queue.tenants[t];
+        if let Some(&(key, _)) = jobs.last() {
+            queue.next.remove(&(usage_rank(*old), key, t));
+            queue.next.insert((usage_rank(usage), key, t));
+        }
+        *old = usage;
+    }
+}
+
+impl Tenants {
+    /// The next job in fair-sharing order, with its key, without taking it.
+    fn peek(&self) -> Option<(OrderKey, JobId)> {
+        let &(_, _, t) = self.next.first()?;
+        self.tenants[t].1.last().copied()
+    }
+
+    /// The next job in fair-sharing order: the least usage, then the usual order.
+    fn pop(&mut self) -> Option<JobId> {
+        let (rank, _, t) = self.next.pop_first()?;
+        let jobs = &mut self.tenants[t].1;
+        let (_, id) = jobs.pop()?;
+        if let Some(&(key, _)) = jobs.last() {
+            self.next.insert((rank, key, t));
+        }
+        Some(id)
+    }
+}
+
+/// A usage as a sortable integer: for non-negative numbers and +∞ the bit pattern grows with
+/// the value; anything not positive ranks as 0 and NaN last.
+fn usage_rank(usage: f64) -> u64 {
+    if usage.is_nan() {
+        u64::MAX
+    } else if usage > 0.0 {
+        usage.to_bits()
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::cmp::Reverse;
+
+    /// A key of `priority` (the first order key) and `arrival`.
+    fn key(priority: i64, arrival: u64) -> OrderKey {
+        (Reverse(0), Reverse([priority, 0, 0, 0]), 0, arrival)
+    }
+
+    /// Tenants with usage and jobs `(priority, arrival)`; job ids are the arrivals.
+    fn tenants(list: &[(f64, &[(i64, u64)])]) -> Tenants {
+        let mut queue = Tenants::default();
+        for (t, &(usage, jobs)) in list.iter().enumerate() {
+            let mut jobs: Vec<(OrderKey, JobId)> = jobs
+                .iter()
+                .map(|&(p, a)| (key(p, a), JobId(a as u32)))
+                .collect();
+            jobs.sort_unstable_by_key(|&(key, _)| Reverse(key));
+            queue
+                .next
+                .insert((usage_rank(usage), jobs.last().unwrap().0, t));
+            queue.by_name.insert(format!("t{t}"), t);
+            queue.tenants.push((usage, jobs));
+        }
+        queue
+    }
+
+    fn drain(mut queue: Tenants) -> Vec<u32> {
+        std::iter::from_fn(|| queue.pop()).map(|id| id.0).collect()
+    }
+
+    #[test]
+    fn the_tenant_with_less_usage_goes_first_whatever_the_priority() {
+        let queue = tenants(&[(1.0, &[(9, 0), (9, 1)]), (0.5, &[(0, 2), (0, 3)])]);
+        assert_eq!(drain(queue), [2, 3, 0, 1]);
+    }
+
+    #[test]
+    fn equal_usage_goes_by_priority_then_arrival() {
+        let queue = tenants(&[(0.5, &[(0, 0), (3, 4)]), (0.5, &[(3, 1), (0, 2)])]);
+        assert_eq!(drain(queue), [1, 4, 0, 2]);
+    }
+
+    #[test]
+    fn infinite_usage_goes_last() {
+        let queue = tenants(&[(f64::INFINITY, &[(9, 0)]), (1e300, &[(0, 1)])]);
+        assert_eq!(drain(queue), [1, 0]);
+    }
+
+    #[test]
+    fn usage_ranks_follow_the_numbers() {
+        let values = [0.0, 1e-300, 0.5, 1.0, 2.0, 1e300, f64::INFINITY];
+        let ranks: Vec<u64> = values.iter().map(|&v| usage_rank(v)).collect();
+        assert!(ranks.windows(2).all(|w| w[0] < w[1]), "{ranks:?}");
+        assert_eq!(usage_rank(-0.0), 0);
+        assert_eq!(usage_rank(f64::NAN), u64::MAX);
+    }
+}

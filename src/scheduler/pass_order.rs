@@ -1,0 +1,155 @@
+//! The order a pass visits pending jobs in: the global order ([`super::lazy_order`], sorted only
+//! as far as it is read), whose turns may go to other jobs than the ones that hold them.
+//!
+//! Every pending job holds a *slot*: the place its usual key (partition tier, the profile's
+//! order keys, submit time, arrival) gives it. A slot held by a job of a fair-sharing cohort
+//! tree goes to the winner of that tree's tournament ([`super::fair_order`]); one held by a
+//! job of a queue with admission fair sharing (outside such a tree) goes to that queue's next
+//! job in its tenants' order ([`super::admission_order`]); any other slot goes to its holder.
+//! Each is chosen when the slot is reached, with every start of the pass so far counted.
+
+use super::Scheduler;
+use super::admission_order::FairQueues;
+use super::fair_order::FairTurns;
+use super::lazy_order::LazyOrder;
+use super::order::OrderKey;
+use crate::model::ids::JobId;
+use crate::state::ClusterState;
+
+/// The pass's order with its slot rules.
+#[derive(Debug)]
+pub(super) struct PassOrder {
+    lazy: LazyOrder<OrderKey>,
+    /// Admission fair sharing's queues, by tenant.
+    tenants: Option<FairQueues>,
+    /// Fair sharing's trees.
+    cohorts: Option<FairTurns>,
+    /// The jobs handed out, in order (kept when a slot rule applies).
+    visited: Vec<JobId>,
+}
+
+impl PassOrder {
+    /// The order of `keyed` (unsorted), with the slot rules `state` turns on.
+    pub(super) fn fresh(keyed: Vec<(OrderKey, JobId)>, state: &ClusterState) -> Self {
+        let tenants = state
+            .admission_fair_sharing()
+            .then(|| FairQueues::new(&keyed, state))
+            .filter(|f| !f.is_empty());
+        let cohorts = state.quota.tree.as_ref().and_then(|tree| {
+            FairTurns::new(tree, &keyed, |id| state.job_queue(id), tenants.as_ref())
+        });
+        PassOrder {
+            lazy: LazyOrder::new(keyed),
+            tenants,
+            cohorts,
+            visited: Vec::new(),
+        }
+    }
+
+    /// A continued pass's order, as it is: a pass continues only without slot rules
+    /// ([`super::resume`]).
+    pub(super) fn plain(lazy: LazyOrder<OrderKey>) -> Self {
+        PassOrder {
+            lazy,
+            tenants: None,
+            cohorts: None,
+            visited: Vec::new(),
+        }
+    }
+
+    /// How many jobs were handed out.
+    pub(super) fn taken(&self) -> usize {
+        self.lazy.taken()
+    }
+
+    /// Whether a slot rule applies.
+    fn reordered(&self) -> bool {
+        self.tenants.is_some() || self.cohorts.is_some()
+    }
+
+    /// Every entry and how many were handed out, as [`LazyOrder::into_parts`]: the first
+    /// `taken` name the jobs visited, the rest the jobs not visited, each queue's in its order
+    /// (the rest's keys sort them as a pass would have reached them, but for a fair-sharing
+    /// tree's, which go by their own keys: its tournament depends on starts that never came).
+    pub(super) fn into_parts(self, state: &ClusterState) -> (Vec<(OrderKey, JobId)>, usize) {
+        let reordered = self.reordered();
+        let PassOrder {
+            lazy,
+            mut tenants,
+            cohorts,
+            visited,
+        } = self;
+        let (mut keyed, taken) = lazy.into_parts();
+        if !reordered {
+            return (keyed, taken);
+        }
+        for (entry, &id) in keyed.iter_mut().zip(&visited) {
+            entry.1 = id;
+        }
+        let in_tree = |id: JobId| {
+            cohorts
+                .as_ref()
+                .zip(state.job_queue(id))
+                .is_some_and(|(c, q)| c.covers(q))
+        };
+        let mut rest: Vec<(OrderKey, JobId)> = keyed
+            .split_off(taken)
+            .into_iter()
+            .filter(|(_, id)| !in_tree(*id))
+            .collect();
+        rest.sort_unstable_by_key(|(key, _)| *key);
+        if let Some(tenants) = tenants.as_mut() {
+            tenants.fill_slots(&mut rest);
+        }
+        keyed.extend(rest);
+        if let Some(cohorts) = cohorts {
+            if let Some(tenants) = tenants.as_mut() {
+                let queues: Vec<_> = (0..state.quota.tree.as_ref().map_or(0, |t| t.queue_count()))
+                    .map(|q| crate::quota::QueueId(q as u32))
+                    .filter(|&q| cohorts.covers(q))
+                    .collect();
+                for q in queues {
+                    keyed.extend(tenants.drain(q));
+                }
+            }
+            keyed.extend(cohorts.into_rest());
+        }
+        (keyed, taken)
+    }
+}
+
+impl Scheduler {
+    /// The next job the pass visits, by the slot rules of the module docs.
+    pub(super) fn next_turn(&self, order: &mut PassOrder) -> Option<JobId> {
+        let token = order.lazy.next()?;
+        if !order.reordered() {
+            return Some(token);
+        }
+        let in_tree = order
+            .cohorts
+            .as_ref()
+            .zip(self.state.job_queue(token))
+            .is_some_and(|(c, q)| c.covers(q));
+        let picked = match (&mut order.cohorts, in_tree) {
+            (Some(cohorts), true) => self.fair_turn(cohorts, order.tenants.as_mut(), token),
+            _ => order
+                .tenants
+                .as_mut()
+                .and_then(|t| t.slot(token))
+                .unwrap_or(token),
+        };
+        order.visited.push(picked);
+        Some(picked)
+    }
+
+    /// Tells the order that `id` started: its tenant's usage rose, and so may its queue's next
+    /// job change.
+    pub(super) fn turn_started(&self, order: &mut PassOrder, id: JobId) {
+        if let Some(tenants) = order.tenants.as_mut() {
+            tenants.refresh(id, &self.state);
+            if let (Some(cohorts), Some(q)) = (order.cohorts.as_mut(), self.state.job_queue(id)) {
+                cohorts.forget_head(q);
+            }
+        }
+    }
+}
