@@ -58,7 +58,7 @@ pub enum KillReason {
     /// A GPU it uses went down and it cannot be requeued.
     GpuDown,
     /// It did not report `ready` in time (`policy.wait_for_ready`) and cannot be requeued:
-    /// its `requeue` is false, or it was requeued `backoff_limit` times already.
+    /// its `requeue` is false, or the timeout was its `backoff_limit`-th.
     ReadyTimeout,
 }
 

@@ -84,6 +84,7 @@ use crate::decision::{Decision, PendingInfo, Rejection, RunningInfo};
 use crate::error::{ErrorKind, EventError, RefusalKind, TickError};
 use crate::event::Event;
 use crate::fairshare::{AdmissionUsageRow, ShareRow};
+use crate::quota::FairShareRow;
 use crate::scheduler::{JobPriority, Scheduler, Snapshot, WhatIf};
 
 /// The protocol version `configure` answers with.
@@ -165,6 +166,10 @@ struct Explained {
     /// With `"detail": true` and a queue with admission fair sharing: its tenants' usage.
     #[serde(skip_serializing_if = "Option::is_none")]
     admission_usage: Option<Vec<AdmissionUsageRow>>,
+    /// With fair sharing between queues on: each queue's share value (and with `"detail":
+    /// true` each cohort's of those trees).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fair_sharing: Option<Vec<FairShareRow>>,
 }
 
 #[derive(Serialize)]
@@ -297,6 +302,7 @@ impl Shim {
                     admission_usage: detail
                         .then(|| scheduler.admission_usage())
                         .filter(|rows| !rows.is_empty()),
+                    fair_sharing: Some(scheduler.fair_shares(detail)).filter(|r| !r.is_empty()),
                 }))
             }
             Request::Snapshot {} => {

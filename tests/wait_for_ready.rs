@@ -123,12 +123,12 @@ fn back_off_doubles_and_is_capped() {
 }
 
 #[test]
-fn the_timeout_after_backoff_limit_requeues_kills() {
+fn the_backoff_limit_th_timeout_kills() {
     let mut wfr = timings();
-    wfr["backoff_limit"] = json!(2);
+    wfr["backoff_limit"] = json!(3);
     let mut s = scheduler(wfr);
     checked_tick(&mut s, 0, vec![submit(job("a"))]).unwrap();
-    // Requeued twice (Kueue: count + 1 > backoffLimitCount deactivates)...
+    // Requeued at the first and second timeouts...
     let out = checked_tick(&mut s, 10_000, vec![]).unwrap();
     assert_eq!(requeued(&out.decisions).len(), 1);
     checked_tick(&mut s, 11_000, vec![]).unwrap();
@@ -143,13 +143,39 @@ fn the_timeout_after_backoff_limit_requeues_kills() {
 }
 
 #[test]
-fn a_backoff_limit_of_zero_kills_at_the_first_timeout() {
+fn a_backoff_limit_of_zero_is_refused_naming_the_field() {
     let mut wfr = timings();
     wfr["backoff_limit"] = json!(0);
+    let err = Scheduler::new(cluster(wfr)).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("policy.wait_for_ready.backoff_limit"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_backoff_limit_of_one_kills_at_the_first_timeout() {
+    let mut wfr = timings();
+    wfr["backoff_limit"] = json!(1);
     let mut s = scheduler(wfr);
     checked_tick(&mut s, 0, vec![submit(job("a"))]).unwrap();
     let out = checked_tick(&mut s, 10_000, vec![]).unwrap();
     assert_eq!(killed(&out.decisions), [("a", KillReason::ReadyTimeout)]);
+}
+
+#[test]
+fn a_backoff_limit_of_two_requeues_once_and_kills_at_the_second_timeout() {
+    let mut wfr = timings();
+    wfr["backoff_limit"] = json!(2);
+    let mut s = scheduler(wfr);
+    checked_tick(&mut s, 0, vec![submit(job("a"))]).unwrap();
+    let out = checked_tick(&mut s, 10_000, vec![]).unwrap();
+    assert_eq!(requeued(&out.decisions).len(), 1);
+    checked_tick(&mut s, 11_000, vec![]).unwrap();
+    let out = checked_tick(&mut s, 21_000, vec![]).unwrap();
+    assert_eq!(killed(&out.decisions), [("a", KillReason::ReadyTimeout)]);
+    assert!(requeued(&out.decisions).is_empty());
 }
 
 #[test]
@@ -452,7 +478,7 @@ mod streams {
             1u64..6_000,
             0u64..2_000,
             0u64..5_000,
-            proptest::option::of(0u32..4),
+            proptest::option::of(1u32..5),
             proptest::option::of(0u64..4_000),
             any::<bool>(),
         )

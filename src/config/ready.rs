@@ -37,8 +37,9 @@ pub struct WaitForReadyConfig {
     /// `backoff_base_ms`.
     #[serde(default = "default_backoff_max_ms")]
     pub backoff_max_ms: u64,
-    /// How many times a job is requeued after a timeout; the timeout after the last requeue
-    /// kills it (Kueue's `backoffLimitCount`). Absent or null: requeued without end.
+    /// The timeout that kills a job instead of requeuing it: at its `backoff_limit`-th timeout
+    /// (≥ 1) a job is killed, so it is requeued at most `backoff_limit − 1` times; Kueue's
+    /// `backoffLimitCount: N` is `backoff_limit: N + 1`. Absent or null: requeued without end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff_limit: Option<u32>,
     /// While a started job is not ready, no other job starts (Kueue's `blockAdmission`).
@@ -97,9 +98,17 @@ impl WaitForReadyConfig {
     }
 
     /// Whether a job that has been requeued `requeues` times is killed at its next timeout
-    /// instead of requeued again (Kueue: count + 1 > `backoffLimitCount`).
+    /// instead of requeued again: that timeout is its `backoff_limit`-th.
+    ///
+    /// ```
+    /// use gangway::config::WaitForReadyConfig;
+    /// let c = WaitForReadyConfig { backoff_limit: Some(2), ..Default::default() };
+    /// assert!(!c.limit_reached(0)); // the first timeout requeues
+    /// assert!(c.limit_reached(1)); // the second kills
+    /// ```
     pub fn limit_reached(&self, requeues: u32) -> bool {
-        self.backoff_limit.is_some_and(|limit| requeues >= limit)
+        self.backoff_limit
+            .is_some_and(|limit| requeues.saturating_add(1) >= limit)
     }
 
     /// Checks the values; the error names the field under `policy.wait_for_ready`.
@@ -107,6 +116,12 @@ impl WaitForReadyConfig {
         let field = |name: &str| format!("policy.wait_for_ready.{name}");
         if self.timeout_ms == 0 {
             return Err(ConfigError::new(field("timeout_ms"), "must be positive"));
+        }
+        if self.backoff_limit == Some(0) {
+            return Err(ConfigError::new(
+                field("backoff_limit"),
+                "must be at least 1 (the timeout that kills: 1 kills at the first timeout)",
+            ));
         }
         if self.backoff_max_ms < self.backoff_base_ms {
             return Err(ConfigError::new(

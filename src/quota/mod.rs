@@ -57,6 +57,6 @@ mod vector;
 mod tests;
 
 pub use adjusted::AdjustedQuota;
-pub use share::Share;
+pub use share::{FairShareRow, Share};
 pub use tree::{Fit, QueueId, QuotaTree};
 pub use vector::{KeyId, MAX_KEYS, QuotaVec};

@@ -210,8 +210,9 @@ impl QuotaTree {
         self.queues.iter().any(|info| info.fair)
     }
 
-    /// Resolves each queue's fair-sharing switch: its root cohort's own, or `default`.
-    pub(crate) fn resolve_fair_sharing(&mut self, default: bool) {
+    /// Resolves each queue's fair-sharing switch: its root cohort's own, or `default` (the
+    /// scheduler passes `policy.fair_sharing.enabled`).
+    pub fn resolve_fair_sharing(&mut self, default: bool) {
         for q in 0..self.queues.len() {
             let (start, end) = self.queues[q].path;
             let fair = end - start > 1 && {
@@ -270,5 +271,89 @@ impl QuotaTree {
             out.push((n, self.share_of(node, &after)));
             delta = up;
         }
+    }
+}
+
+/// One queue or cohort of a fair-sharing tree in the fair-sharing report
+/// ([`QuotaTree::fair_sharing_rows`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FairShareRow {
+    /// The queue's or cohort's name.
+    pub name: String,
+    /// `queue` or `cohort`.
+    pub kind: &'static str,
+    /// Its parent cohort (none for a root).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Its weight.
+    pub weight: f64,
+    /// Its share value; `null` when infinite (weight 0 while borrowing).
+    pub share: Option<f64>,
+    /// Whether its usage is above its subtree quota on some key.
+    pub borrowing: bool,
+    /// The key its share is taken on, when borrowing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dominant: Option<String>,
+}
+
+impl QuotaTree {
+    /// The share values of the queues of fair-sharing trees (in configuration order), and with
+    /// `cohorts` of the cohorts of those trees too (queues first, then cohorts in
+    /// configuration order). Empty when no queue has fair sharing on.
+    ///
+    /// ```
+    /// use gangway::config::{CohortConfig, NodeFairSharing, QueueConfig, QuotaConfig};
+    /// use gangway::quota::QuotaTree;
+    /// use gangway::Milli;
+    /// let cpu = |n| [("cpu".to_string(), QuotaConfig { nominal: Milli::from_units(n),
+    ///     ..Default::default() })].into_iter().collect();
+    /// let cohorts = [CohortConfig { name: "co".into(),
+    ///     fair_sharing: Some(NodeFairSharing { weight: 1.0, enabled: Some(true) }),
+    ///     ..Default::default() }];
+    /// let queues = [QueueConfig { name: "a".into(), cohort: Some("co".into()), quota: cpu(2),
+    ///                             ..Default::default() },
+    ///               QueueConfig { name: "b".into(), cohort: Some("co".into()), quota: cpu(2),
+    ///                             ..Default::default() }];
+    /// let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+    /// tree.resolve_fair_sharing(false);
+    /// tree.add_usage(tree.queue_id("a").unwrap(), &tree.demand(3000, 0, &[]));
+    /// let rows = tree.fair_sharing_rows(true);
+    /// assert_eq!(rows.len(), 3);
+    /// assert_eq!((rows[0].name.as_str(), rows[0].share), ("a", Some(250.0)));
+    /// assert_eq!(rows[0].dominant.as_deref(), Some("cpu"));
+    /// assert_eq!((rows[2].kind, rows[2].share), ("cohort", Some(0.0)));
+    /// ```
+    pub fn fair_sharing_rows(&self, cohorts: bool) -> Vec<FairShareRow> {
+        let queues = self.queue_names.len();
+        let mut in_tree = vec![false; self.nodes.len()];
+        for q in 0..queues {
+            if self.queues[q].fair {
+                for &n in self.path(QueueId(q as u32)) {
+                    in_tree[n as usize] = true;
+                }
+            }
+        }
+        let names = self.queue_names.iter().chain(self.cohort_names.iter());
+        names
+            .enumerate()
+            .filter(|(n, _)| in_tree[*n] && (cohorts || *n < queues))
+            .map(|(n, name)| {
+                let node = &self.nodes[n];
+                let share = self.share_in(&self.usage, n);
+                let parent = node
+                    .parent
+                    .and_then(|p| self.cohort_names.get_index(p as usize - queues))
+                    .cloned();
+                FairShareRow {
+                    name: name.clone(),
+                    kind: if n < queues { "queue" } else { "cohort" },
+                    parent,
+                    weight: node.weight,
+                    share: Some(share.value()).filter(|v| v.is_finite()),
+                    borrowing: share.is_borrowing(),
+                    dominant: share.dominant().map(|k| self.key_name(k).to_owned()),
+                }
+            })
+            .collect()
     }
 }

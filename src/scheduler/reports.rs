@@ -1,5 +1,6 @@
 //! The `sshare`- and `sprio`-like reports: fair-share by account and user, and each pending
-//! job's priority broken down by factor; and admission fair sharing's tenant usage per queue.
+//! job's priority broken down by factor; admission fair sharing's tenant usage per queue; and
+//! fair sharing's share values per queue and cohort.
 //! All describe the state after the last tick.
 
 use serde::Serialize;
@@ -7,6 +8,7 @@ use serde::Serialize;
 use super::Scheduler;
 use crate::fairshare::{AdmissionUsageRow, ShareRow};
 use crate::policy::{KeyTerms, PassFigures, PriorityFactors};
+use crate::quota::FairShareRow;
 
 /// One pending job's priority, term by term, as `sprio -l` shows it.
 ///
@@ -84,6 +86,35 @@ impl Scheduler {
     /// ```
     pub fn admission_usage(&self) -> Vec<AdmissionUsageRow> {
         self.state.admission_report()
+    }
+
+    /// Fair sharing between queues as of the last tick: each queue of a fair-sharing cohort
+    /// tree with its share value, and with `cohorts` each cohort of those trees too. Empty
+    /// when fair sharing is off everywhere.
+    ///
+    /// ```
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{
+    ///     "nodes": [{"name": "n1", "cpus": 8}],
+    ///     "cohorts": [{"name": "all"}],
+    ///     "queues": [{"name": "a", "cohort": "all", "quota": {"cpu": {"nominal": 4}}},
+    ///                {"name": "b", "cohort": "all", "quota": {"cpu": {"nominal": 4}}}],
+    ///     "policy": {"fair_sharing": {"enabled": true}}}"#).unwrap();
+    /// let mut scheduler = Scheduler::new(cluster).unwrap();
+    /// let mut job = JobSpec::new("big", 3_600_000, 6);
+    /// job.queue = Some("a".into());
+    /// scheduler.tick(0, vec![Event::Submit { job }]).unwrap();
+    /// let rows = scheduler.fair_shares(false);
+    /// assert_eq!((rows[0].name.as_str(), rows[0].share), ("a", Some(250.0))); // 2 of 8 borrowed
+    /// assert_eq!(scheduler.fair_shares(true).len(), 3); // and the cohort
+    /// ```
+    pub fn fair_shares(&self, cohorts: bool) -> Vec<FairShareRow> {
+        self.state
+            .quota
+            .tree
+            .as_ref()
+            .map(|tree| tree.fair_sharing_rows(cohorts))
+            .unwrap_or_default()
     }
 
     /// The `sprio`-like breakdown of every pending job's priority as of the last tick, in the

@@ -308,6 +308,17 @@ impl<'a> QueueView<'a> {
         self.tree.is_borrowing(self.id)
     }
 
+    /// Its fair-sharing share value now ([`crate::quota::Share`]; 0 without a cohort).
+    /// Plug-ins may read it; with fair sharing on, the engine orders and preempts by it.
+    pub fn fair_share(&self) -> crate::quota::Share {
+        self.tree.queue_share(self.id)
+    }
+
+    /// Whether fair sharing between queues is on for its cohort tree.
+    pub fn fair_sharing(&self) -> bool {
+        self.tree.fair_sharing(self.id)
+    }
+
     /// Every resource key with its usage, in key order.
     pub fn usages(&self) -> impl Iterator<Item = (&'a str, Milli)> + 'a {
         let (tree, id) = (self.tree, self.id);

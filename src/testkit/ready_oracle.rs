@@ -1,7 +1,7 @@
 //! The oracle's wait-for-ready checks (`policy.wait_for_ready`), after one tick:
 //!
 //! - a job requeued for the ready timeout backs off exactly the configured base × 2^(n−1),
-//!   capped at the maximum, after its n-th such requeue, and never beyond `backoff_limit`
+//!   capped at the maximum, after its n-th such requeue, and never at its `backoff_limit`-th
 //!   requeues;
 //! - a job that was evicted for the ready timeout does not start before its back-off ends;
 //! - with `block_admission`, a tick starts at most one job, and only when no other running
@@ -28,7 +28,7 @@ pub(super) fn check_ready(scheduler: &Scheduler, outcome: &TickOutcome) -> Resul
             } => {
                 let job = job.ok_or_else(|| format!("requeued {name} is unknown"))?;
                 let n = job.ready.requeues;
-                if n == 0 || config.backoff_limit.is_some_and(|limit| n > limit) {
+                if n == 0 || config.backoff_limit.is_some_and(|limit| n >= limit) {
                     return Err(format!("{name} requeued for readiness with count {n}"));
                 }
                 let doublings = (n - 1).min(63);
