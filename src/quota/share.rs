@@ -357,3 +357,184 @@ impl QuotaTree {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{CohortConfig, NodeFairSharing, QueueConfig, QuotaConfig};
+    use crate::model::amount::Milli;
+
+    fn cpu(n: u64) -> indexmap::IndexMap<String, QuotaConfig> {
+        [(
+            "cpu".to_string(),
+            QuotaConfig {
+                nominal: Milli::from_units(n),
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect()
+    }
+
+    fn queue(name: &str, cohort: &str, nominal: u64, weight: f64) -> QueueConfig {
+        QueueConfig {
+            name: name.into(),
+            cohort: Some(cohort.into()),
+            quota: cpu(nominal),
+            fair_sharing: Some(NodeFairSharing {
+                weight,
+                enabled: None,
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn cohort(name: &str, parent: Option<&str>, nominal: u64) -> CohortConfig {
+        CohortConfig {
+            name: name.into(),
+            parent: parent.map(Into::into),
+            quota: if nominal > 0 { cpu(nominal) } else { Default::default() },
+            ..Default::default()
+        }
+    }
+
+    fn cpus(tree: &QuotaTree, n: u64) -> QuotaVec {
+        tree.demand(n * 1000, 0, &[])
+    }
+
+    /// Kueue's fairsharing integration test "Preemption is disabled": queues of 3, 1 and 4
+    /// cpus; the first using 8 has share 5/8 of the cohort's 8 lendable cpus.
+    #[test]
+    fn share_is_the_borrowed_part_of_what_the_cohort_could_lend_in_thousandths() {
+        let cohorts = [cohort("all", None, 0)];
+        let queues = [
+            queue("a", "all", 3, 1.0),
+            queue("b", "all", 1, 1.0),
+            queue("shared", "all", 4, 1.0),
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let (a, b) = (tree.queue_id("a").unwrap(), tree.queue_id("b").unwrap());
+        tree.add_usage(a, &cpus(&tree, 8));
+        assert_eq!(tree.queue_share(a).value(), 625.0);
+        assert_eq!(tree.queue_share(b).value(), 0.0);
+        tree.remove_usage(a, &cpus(&tree, 4));
+        tree.add_usage(b, &cpus(&tree, 3));
+        assert_eq!(tree.queue_share(a).value(), 125.0);
+        assert_eq!(tree.queue_share(b).value(), 250.0);
+    }
+
+    /// Kueue's "using hierarchical cohorts: admits workloads respecting fair share": each of
+    /// two queues of 2 cpus, under two cohorts under `first-left`, uses 5 of the root's 14.
+    #[test]
+    fn cohort_shares_count_their_subtree_usage_above_their_subtree_quota() {
+        let cohorts = [
+            cohort("root", None, 0),
+            cohort("first-left", Some("root"), 0),
+            cohort("first-right", Some("root"), 0),
+            cohort("second-left", Some("first-left"), 0),
+            cohort("second-right", Some("first-left"), 0),
+            cohort("bank", Some("first-right"), 10),
+        ];
+        let queues = [
+            queue("cq-left", "second-left", 2, 1.0),
+            queue("cq-right", "second-right", 2, 1.0),
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        for name in ["cq-left", "cq-right"] {
+            let q = tree.queue_id(name).unwrap();
+            tree.add_usage(q, &cpus(&tree, 5));
+        }
+        let share = |name: &str| tree.cohort_share(name).unwrap().value();
+        assert!((share("first-left") - 6000.0 / 14.0).abs() < 1e-9);
+        assert!((share("second-left") - 3000.0 / 14.0).abs() < 1e-9);
+        assert!((share("second-right") - 3000.0 / 14.0).abs() < 1e-9);
+        assert_eq!(share("first-right"), 0.0);
+        assert_eq!(share("bank"), 0.0);
+        assert_eq!(share("root"), 0.0);
+    }
+
+    #[test]
+    fn weight_divides_the_share_and_zero_makes_a_borrower_infinite_and_last() {
+        let cohorts = [cohort("all", None, 0)];
+        let queues = [
+            queue("heavy", "all", 2, 2.0),
+            queue("zero", "all", 2, 0.0),
+            queue("plain", "all", 4, 1.0),
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let id = |n: &str| tree.queue_id(n).unwrap();
+        let (heavy, zero, plain) = (id("heavy"), id("zero"), id("plain"));
+        assert_eq!(tree.queue_share(zero).value(), 0.0); // not borrowing: 0, not infinite
+        tree.add_usage(heavy, &cpus(&tree, 4));
+        tree.add_usage(zero, &cpus(&tree, 3));
+        assert_eq!(tree.queue_share(heavy).value(), 2.0 / 8.0 * 1000.0 / 2.0);
+        assert!(tree.queue_share(zero).value().is_infinite());
+        let (h, z) = (tree.queue_share(heavy), tree.queue_share(zero));
+        assert_eq!(z.compare(&h), Ordering::Greater);
+        assert_eq!(h.compare(&z), Ordering::Less);
+        assert_eq!(h.compare(&tree.queue_share(plain)), Ordering::Greater);
+    }
+
+    #[test]
+    fn shares_along_a_path_with_a_demand_charged_or_released() {
+        let cohorts = [cohort("all", None, 0)];
+        let queues = [queue("a", "all", 2, 1.0), queue("b", "all", 2, 1.0)];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        tree.add_usage(a, &cpus(&tree, 3));
+        let mut out = Vec::new();
+        tree.path_shares(&tree.usage, a, &cpus(&tree, 1), true, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].1.value(), 500.0); // 2 of 4 borrowed with it
+        tree.path_shares(&tree.usage, a, &cpus(&tree, 1), false, &mut out);
+        assert_eq!(out[0].1.value(), 0.0);
+        assert!(!out[0].1.is_borrowing());
+        assert_eq!(tree.queue_share(a).value(), 250.0); // the tree itself unchanged
+    }
+
+    #[test]
+    fn fair_sharing_settings_errors_name_the_field() {
+        let mut bad_weight = queue("a", "all", 1, -1.0);
+        let cohorts = [cohort("all", None, 0), cohort("sub", Some("all"), 0)];
+        let err = QuotaTree::new(&cohorts, std::slice::from_ref(&bad_weight), &[]).unwrap_err();
+        assert_eq!(err.field, "queues[0].fair_sharing.weight");
+        bad_weight.fair_sharing = Some(NodeFairSharing {
+            weight: 1.0,
+            enabled: Some(true),
+        });
+        let err = QuotaTree::new(&cohorts, &[bad_weight], &[]).unwrap_err();
+        assert_eq!(err.field, "queues[0].fair_sharing.enabled");
+        let mut nested = cohorts.clone();
+        nested[1].fair_sharing = Some(NodeFairSharing {
+            weight: 1.0,
+            enabled: Some(false),
+        });
+        let err = QuotaTree::new(&nested, &[], &[]).unwrap_err();
+        assert_eq!(err.field, "cohorts[1].fair_sharing.enabled");
+    }
+
+    #[test]
+    fn a_root_cohort_switch_overrides_the_policy_default() {
+        let mut cohorts = [cohort("on", None, 0), cohort("off", None, 0)];
+        cohorts[1].fair_sharing = Some(NodeFairSharing {
+            weight: 1.0,
+            enabled: Some(false),
+        });
+        let queues = [
+            queue("a", "on", 1, 1.0),
+            queue("b", "off", 1, 1.0),
+            QueueConfig {
+                name: "alone".into(),
+                ..Default::default()
+            },
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        tree.resolve_fair_sharing(true);
+        let on = |n: &str| tree.fair_sharing(tree.queue_id(n).unwrap());
+        assert!(on("a"));
+        assert!(!on("b"));
+        assert!(!on("alone"));
+        tree.resolve_fair_sharing(false);
+        assert!(!tree.any_fair_sharing());
+    }
+}
