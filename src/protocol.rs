@@ -80,12 +80,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::ClusterConfig;
-use crate::error::ConfigError;
-use crate::policy::Profile;
 use crate::decision::{Decision, PendingInfo, Rejection, RunningInfo};
+use crate::error::ConfigError;
 use crate::error::{ErrorKind, EventError, RefusalKind, TickError};
 use crate::event::Event;
 use crate::fairshare::{AdmissionUsageRow, ShareRow};
+use crate::policy::Profile;
 use crate::scheduler::{JobPriority, Scheduler, Snapshot, WhatIf};
 
 /// The protocol version `configure` answers with.
@@ -305,8 +305,9 @@ impl Shim {
                     .map_err(|m| refused(RefusalKind::InvalidConfig, format!("cluster.{m}")))?;
                 let scheduler = match &self.profile_maker {
                     None => Scheduler::new(config),
-                    Some(maker) => maker(&config)
-                        .and_then(|profile| Scheduler::with_profile(config, profile)),
+                    Some(maker) => {
+                        maker(&config).and_then(|profile| Scheduler::with_profile(config, profile))
+                    }
                 }
                 .map_err(|e| refused(RefusalKind::InvalidConfig, format!("cluster.{e}")))?;
                 self.scheduler = Some(scheduler);

@@ -163,7 +163,11 @@ impl Scheduler {
         let started = Instant::now();
         let cluster = to_value(py, cluster, "cluster")?;
         let scheduler = Scheduler::with_plugins(py, plugins);
-        scheduler.request(py, request_object("configure", vec![("cluster", cluster)]), started)?;
+        scheduler.request(
+            py,
+            request_object("configure", vec![("cluster", cluster)]),
+            started,
+        )?;
         Ok(scheduler)
     }
 
@@ -246,7 +250,11 @@ impl Scheduler {
         let started = Instant::now();
         let state = to_value(py, state, "state")?;
         let scheduler = Scheduler::with_plugins(py, plugins);
-        scheduler.request(py, request_object("restore", vec![("state", state)]), started)?;
+        scheduler.request(
+            py,
+            request_object("restore", vec![("state", state)]),
+            started,
+        )?;
         Ok(scheduler)
     }
 
@@ -256,7 +264,11 @@ impl Scheduler {
     fn reconfigure(&self, py: Python<'_>, cluster: &Bound<'_, PyAny>) -> PyResult<()> {
         let started = Instant::now();
         let cluster = to_value(py, cluster, "cluster")?;
-        self.request(py, request_object("reconfigure", vec![("cluster", cluster)]), started)?;
+        self.request(
+            py,
+            request_object("reconfigure", vec![("cluster", cluster)]),
+            started,
+        )?;
         Ok(())
     }
 
@@ -291,9 +303,6 @@ fn _gangway(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Scheduler>()?;
     m.add_class::<Plugin>()?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
-    m.add(
-        "POLICIES",
-        gangway::sim::PolicyPreset::names().to_vec(),
-    )?;
+    m.add("POLICIES", gangway::sim::PolicyPreset::names().to_vec())?;
     Ok(())
 }

@@ -36,15 +36,14 @@ fn load(
     jobs: Option<usize>,
 ) -> PyResult<(String, Workload)> {
     match (workload, trace) {
-        (Some(_), Some(_)) => Err(PyValueError::new_err(
-            "give workload= or trace=, not both",
-        )),
+        (Some(_), Some(_)) => Err(PyValueError::new_err("give workload= or trace=, not both")),
         (_, Some(path)) => {
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
-            let workload = gangway::sim::workload::read_trace(&path).map_err(PyValueError::new_err)?;
+            let workload =
+                gangway::sim::workload::read_trace(&path).map_err(PyValueError::new_err)?;
             Ok((name, workload))
         }
         (name, None) => {
@@ -118,8 +117,7 @@ pub fn simulate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let presets = match policies {
         None => PolicyPreset::ALL.to_vec(),
-        Some(names) => PolicyPreset::parse_list(&names.join(","))
-            .map_err(PyValueError::new_err)?,
+        Some(names) => PolicyPreset::parse_list(&names.join(",")).map_err(PyValueError::new_err)?,
     };
     let overrun = match overrun {
         "allow" => Overrun::Allow,
@@ -135,9 +133,10 @@ pub fn simulate<'py>(
         Some(object) if object.is_none() => None,
         Some(object) => {
             let value = to_value(py, object, "cluster")?;
-            Some(serde_json::from_value(value).map_err(|e| {
-                gangway_error(py, "invalid_config", &format!("cluster.{e}"))
-            })?)
+            Some(
+                serde_json::from_value(value)
+                    .map_err(|e| gangway_error(py, "invalid_config", &format!("cluster.{e}")))?,
+            )
         }
     };
     let (name, workload) = load(workload, trace, seed, jobs)?;
@@ -156,10 +155,15 @@ pub fn simulate<'py>(
     out.set_item("workload", &name)?;
     out.set_item(
         "nodes",
-        cluster.as_ref().map_or(workload.nodes.len(), |c| c.nodes.len()),
+        cluster
+            .as_ref()
+            .map_or(workload.nodes.len(), |c| c.nodes.len()),
     )?;
     out.set_item("jobs", workload.jobs.len())?;
-    out.set_item("policies", presets.iter().map(|p| p.name()).collect::<Vec<_>>())?;
+    out.set_item(
+        "policies",
+        presets.iter().map(|p| p.name()).collect::<Vec<_>>(),
+    )?;
     let metrics = PyDict::new(py);
     let schedules = PyDict::new(py);
     for &policy in &presets {

@@ -7,8 +7,8 @@ use gangway::ClusterConfig;
 use gangway::sim::metrics::Metrics;
 use gangway::sim::plot::{PlotRun, write_plot};
 use gangway::sim::report::{PolicyRun, Report, comparison_table, write_schedule};
-use gangway::sim::workload::gpu_ml::GpuMlParams;
 use gangway::sim::workload::Workload;
+use gangway::sim::workload::gpu_ml::GpuMlParams;
 use gangway::sim::{
     FaultOptions, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
 };
