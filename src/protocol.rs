@@ -198,7 +198,7 @@ enum Body {
     Configured(Configured),
     Ticked(Ticked),
     Explained(Explained),
-    SnapshotTaken(SnapshotTaken),
+    SnapshotTaken(Box<SnapshotTaken>),
     Answered(Answered),
     Done(Done),
 }
@@ -388,10 +388,10 @@ impl Shim {
             }
             Request::Snapshot {} => {
                 let scheduler = self.configured("snapshot")?;
-                Ok(Response(Body::SnapshotTaken(SnapshotTaken {
+                Ok(Response(Body::SnapshotTaken(Box::new(SnapshotTaken {
                     ok: true,
                     state: scheduler.snapshot(),
-                })))
+                }))))
             }
             Request::Restore { state } => {
                 let snapshot: Snapshot = parse_value(state)

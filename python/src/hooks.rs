@@ -168,7 +168,7 @@ impl policy::Plugin for PyHooks {
         Python::attach(|py| {
             let result = job_dict(py, job)
                 .and_then(|job| f.call1(py, (job,)))
-                .and_then(|key| key.extract::<i64>(py).map_err(PyErr::from));
+                .and_then(|key| key.extract::<i64>(py));
             answer(py, "order_key", result)
         })
     }
@@ -187,7 +187,7 @@ impl policy::Plugin for PyHooks {
             let result = job_dict(py, job)
                 .and_then(|job| Ok((job, node_dict(py, node)?)))
                 .and_then(|(job, node)| f.call1(py, (job, group, node)))
-                .and_then(|score| score.extract::<f64>(py).map_err(PyErr::from));
+                .and_then(|score| score.extract::<f64>(py));
             answer(py, "score_node", result)
         })
     }
@@ -203,7 +203,7 @@ impl policy::Plugin for PyHooks {
             let result = job_dict(py, preemptor)
                 .and_then(|p| Ok((p, job_dict(py, victim)?)))
                 .and_then(|(p, v)| f.call1(py, (p, v)))
-                .and_then(|reason| reason.extract::<Option<String>>(py).map_err(PyErr::from));
+                .and_then(|reason| reason.extract::<Option<String>>(py));
             answer(py, "veto_victim", result)
         })
     }
