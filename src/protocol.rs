@@ -81,9 +81,11 @@ use serde_json::Value;
 
 use crate::config::ClusterConfig;
 use crate::decision::{Decision, PendingInfo, Rejection, RunningInfo};
+use crate::error::ConfigError;
 use crate::error::{ErrorKind, EventError, RefusalKind, TickError};
 use crate::event::Event;
 use crate::fairshare::{AdmissionUsageRow, ShareRow};
+use crate::policy::Profile;
 use crate::quota::FairShareRow;
 use crate::scheduler::{JobPriority, Scheduler, Snapshot, WhatIf};
 
@@ -173,9 +175,9 @@ struct Explained {
 }
 
 #[derive(Serialize)]
-struct SnapshotTaken<'a> {
+struct SnapshotTaken {
     ok: bool,
-    state: &'a Snapshot,
+    state: Snapshot,
 }
 
 #[derive(Serialize)]
@@ -190,10 +192,51 @@ struct Done {
     ok: bool,
 }
 
+/// The response object of a request the shim answered with `"ok": true`, ready to serialize
+/// (as a line by [`Shim::handle_line`], or into another data model by an embedding host such as
+/// the Python bindings).
+pub struct Response(Body);
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Body {
+    Configured(Configured),
+    Ticked(Ticked),
+    Explained(Explained),
+    SnapshotTaken(Box<SnapshotTaken>),
+    Answered(Answered),
+    Done(Done),
+}
+
+impl Serialize for Response {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl Response {
+    /// The response as one JSON line (without newline), as `gangway shim` writes it.
+    pub fn to_json(&self) -> String {
+        to_json(self)
+    }
+}
+
+impl std::fmt::Debug for Response {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+/// Builds the profile of every scheduler a shim makes (on `configure` and `restore`) from the
+/// configuration: for a host whose plug-ins are not in `policy.plugins` (the Python bindings'
+/// Python hooks). See [`Shim::with_profile_maker`].
+pub type ProfileMaker = Box<dyn Fn(&ClusterConfig) -> Result<Profile, ConfigError> + Send + Sync>;
+
 /// The protocol state machine: not configured, then one scheduler.
 #[derive(Default)]
 pub struct Shim {
     scheduler: Option<Scheduler>,
+    profile_maker: Option<ProfileMaker>,
 }
 
 impl Shim {
@@ -201,6 +244,29 @@ impl Shim {
     pub fn with_scheduler(scheduler: Scheduler) -> Self {
         Shim {
             scheduler: Some(scheduler),
+            profile_maker: None,
+        }
+    }
+
+    /// A shim whose `configure` builds its scheduler with the profile `maker` returns for the
+    /// configuration ([`Scheduler::with_profile`]) and whose `restore` restores with it
+    /// ([`Scheduler::restore_with_profile`]); a `reconfigure` keeps the profile. An error of
+    /// the maker is an `invalid_config` refusal (`invalid_state` on `restore`).
+    ///
+    /// ```
+    /// use gangway::policy::{builtin::ShortestFirst, Profile};
+    /// use gangway::protocol::Shim;
+    /// let mut shim = Shim::with_profile_maker(Box::new(|_| {
+    ///     Ok(Profile::builder().plugin(ShortestFirst).build().expect("a valid profile"))
+    /// }));
+    /// shim.handle_line(r#"{"op":"configure","cluster":{"nodes":[{"name":"n1","cpus":1}]}}"#);
+    /// let names: Vec<&str> = shim.scheduler().unwrap().profile().plugin_names().collect();
+    /// assert_eq!(names, ["shortest_first"]);
+    /// ```
+    pub fn with_profile_maker(maker: ProfileMaker) -> Self {
+        Shim {
+            scheduler: None,
+            profile_maker: Some(maker),
         }
     }
 
@@ -211,28 +277,49 @@ impl Shim {
 
     /// Handles one request line and returns exactly one response line (without newline).
     pub fn handle_line(&mut self, line: &str) -> String {
-        match self.handle(line) {
-            Ok(json) => json,
+        let answer = serde_json::from_str(line)
+            .map_err(|e| refused(RefusalKind::Parse, format!("the line is not JSON: {e}")))
+            .and_then(|value| self.handle_request(value));
+        match answer {
+            Ok(response) => response.to_json(),
             Err(error) => refusal(error),
         }
     }
 
-    fn handle(&mut self, line: &str) -> Result<String, WireError> {
-        let value: Value = serde_json::from_str(line)
-            .map_err(|e| refused(RefusalKind::Parse, format!("the line is not JSON: {e}")))?;
+    /// Handles one decoded request object (`{"op":…,…}`): the response object, or the error
+    /// of the `{"ok":false,"error":…}` refusal [`Shim::handle_line`] would answer. A refused
+    /// request changes nothing. A host that keeps requests and responses in its own data
+    /// model (the Python bindings) uses this instead of [`Shim::handle_line`], with the same
+    /// handling and the same errors.
+    ///
+    /// ```
+    /// use gangway::protocol::Shim;
+    /// use serde_json::json;
+    /// let mut shim = Shim::default();
+    /// let error = shim.handle_request(json!({"op": "explain"})).unwrap_err();
+    /// assert_eq!(error.kind, "not_configured");
+    /// let ok = shim.handle_request(json!({"op": "configure", "cluster": {"nodes": []}})).unwrap();
+    /// assert_eq!(ok.to_json(), r#"{"ok":true,"protocol":1}"#);
+    /// ```
+    pub fn handle_request(&mut self, value: Value) -> Result<Response, WireError> {
         let request: Request = parse_value(value)
             .map_err(|m| refused(RefusalKind::Parse, format!("not a known request: {m}")))?;
         match request {
             Request::Configure { cluster } => {
                 let config: ClusterConfig = parse_value(cluster)
                     .map_err(|m| refused(RefusalKind::InvalidConfig, format!("cluster.{m}")))?;
-                let scheduler = Scheduler::new(config)
-                    .map_err(|e| refused(RefusalKind::InvalidConfig, format!("cluster.{e}")))?;
+                let scheduler = match &self.profile_maker {
+                    None => Scheduler::new(config),
+                    Some(maker) => {
+                        maker(&config).and_then(|profile| Scheduler::with_profile(config, profile))
+                    }
+                }
+                .map_err(|e| refused(RefusalKind::InvalidConfig, format!("cluster.{e}")))?;
                 self.scheduler = Some(scheduler);
-                Ok(to_json(&Configured {
+                Ok(Response(Body::Configured(Configured {
                     ok: true,
                     protocol: PROTOCOL_VERSION,
-                }))
+                })))
             }
             Request::Reconfigure { cluster } => {
                 let scheduler = self.configured("reconfigure")?;
@@ -241,7 +328,7 @@ impl Shim {
                 scheduler
                     .reconfigure(config)
                     .map_err(|e| refused(RefusalKind::InvalidConfig, format!("cluster.{e}")))?;
-                Ok(to_json(&Done { ok: true }))
+                Ok(Response(Body::Done(Done { ok: true })))
             }
             Request::Tick { at_ms, events } => {
                 let scheduler = self.configured("tick")?;
@@ -273,14 +360,14 @@ impl Shim {
                     r
                 }));
                 rejected.sort_by_key(|r| r.index);
-                Ok(to_json(&Ticked {
+                Ok(Response(Body::Ticked(Ticked {
                     ok: true,
                     at_ms,
                     decisions: outcome.decisions,
                     rejected,
                     next_wakeup_ms: outcome.next_wakeup_ms,
                     plugin_faults: outcome.plugin_faults,
-                }))
+                })))
             }
             Request::Explain { at_ms, detail } => {
                 let scheduler = self.configured("explain")?;
@@ -293,7 +380,7 @@ impl Shim {
                     ));
                 }
                 let explanation = scheduler.explain();
-                Ok(to_json(&Explained {
+                Ok(Response(Body::Explained(Explained {
                     ok: true,
                     pending: explanation.pending,
                     running: explanation.running,
@@ -303,22 +390,27 @@ impl Shim {
                         .then(|| scheduler.admission_usage())
                         .filter(|rows| !rows.is_empty()),
                     fair_sharing: Some(scheduler.fair_shares(detail)).filter(|r| !r.is_empty()),
-                }))
+                })))
             }
             Request::Snapshot {} => {
                 let scheduler = self.configured("snapshot")?;
-                Ok(to_json(&SnapshotTaken {
+                Ok(Response(Body::SnapshotTaken(Box::new(SnapshotTaken {
                     ok: true,
-                    state: &scheduler.snapshot(),
-                }))
+                    state: scheduler.snapshot(),
+                }))))
             }
             Request::Restore { state } => {
                 let snapshot: Snapshot = parse_value(state)
                     .map_err(|m| refused(RefusalKind::InvalidState, format!("state.{m}")))?;
-                let scheduler = Scheduler::restore(snapshot)
-                    .map_err(|e| refused(RefusalKind::InvalidState, e.to_string()))?;
+                let scheduler = match &self.profile_maker {
+                    None => Scheduler::restore(snapshot),
+                    Some(maker) => maker(snapshot.config())
+                        .map_err(crate::error::RestoreError::from)
+                        .and_then(|profile| Scheduler::restore_with_profile(snapshot, profile)),
+                }
+                .map_err(|e| refused(RefusalKind::InvalidState, e.to_string()))?;
                 self.scheduler = Some(scheduler);
-                Ok(to_json(&Done { ok: true }))
+                Ok(Response(Body::Done(Done { ok: true })))
             }
             Request::WhatIf { job } => {
                 let scheduler = self.configured("what_if")?;
@@ -327,7 +419,7 @@ impl Shim {
                 let answer = scheduler
                     .what_if(job)
                     .map_err(|e| wire(e.kind.as_str(), e.message))?;
-                Ok(to_json(&Answered { ok: true, answer }))
+                Ok(Response(Body::Answered(Answered { ok: true, answer })))
             }
         }
     }

@@ -321,6 +321,21 @@ impl Profile {
         self.plugins
     }
 
+    /// A builder holding the plug-ins (with their state) and their placements, to add more:
+    /// the configuration's profile extended with a host's own plug-ins.
+    ///
+    /// ```
+    /// use gangway::policy::{builtin::ShortestFirst, Profile};
+    /// let base = Profile::builder().plugin(ShortestFirst).build().unwrap();
+    /// let more = base.into_builder().plugin(gangway::policy::builtin::Spread).build().unwrap();
+    /// assert_eq!(more.plugin_names().collect::<Vec<_>>(), ["shortest_first", "spread"]);
+    /// ```
+    pub fn into_builder(self) -> ProfileBuilder {
+        ProfileBuilder {
+            plugins: self.plugins.into_iter().zip(self.placements).collect(),
+        }
+    }
+
     /// Checks that every partition a plug-in is listed for exists among `partitions` (a
     /// `ConfigError` on field `profile` naming the plug-in otherwise).
     pub fn check_partitions<'a>(

@@ -393,7 +393,11 @@ mod tests {
         CohortConfig {
             name: name.into(),
             parent: parent.map(Into::into),
-            quota: if nominal > 0 { cpu(nominal) } else { Default::default() },
+            quota: if nominal > 0 {
+                cpu(nominal)
+            } else {
+                Default::default()
+            },
             ..Default::default()
         }
     }

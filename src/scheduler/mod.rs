@@ -145,6 +145,14 @@ impl Profile {
     }
 }
 
+impl Snapshot {
+    /// The cluster configuration the snapshotted scheduler ran under (to build the profile
+    /// for [`Scheduler::restore_with_profile`]).
+    pub fn config(&self) -> &ClusterConfig {
+        &self.state.config
+    }
+}
+
 impl Scheduler {
     /// A scheduler for `config` with the profile its `policy.plugins` names (the default
     /// profile without them: [`Profile::default_for_config`]).

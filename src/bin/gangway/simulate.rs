@@ -7,8 +7,8 @@ use gangway::ClusterConfig;
 use gangway::sim::metrics::Metrics;
 use gangway::sim::plot::{PlotRun, write_plot};
 use gangway::sim::report::{PolicyRun, Report, comparison_table, write_schedule};
+use gangway::sim::workload::Workload;
 use gangway::sim::workload::gpu_ml::GpuMlParams;
-use gangway::sim::workload::{Workload, alibaba, swf};
 use gangway::sim::{
     FaultOptions, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
 };
@@ -228,38 +228,8 @@ fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let workload = if file_name.ends_with(".swf") || file_name.ends_with(".swf.gz") {
-        swf::from_path(path, None).map_err(|e| format!("{}: {e}", path.display()))?
-    } else if file_name.ends_with(".csv") {
-        let nodes = alibaba_node_list(path)?;
-        alibaba::from_paths(&nodes, path).map_err(|e| e.to_string())?
-    } else {
-        return Err(format!(
-            "{}: unknown trace format: expected .swf, .swf.gz or an Alibaba pod list .csv",
-            path.display()
-        ));
-    };
+    let workload = gangway::sim::workload::read_trace(path)?;
     Ok((file_name, workload))
-}
-
-/// The node list beside an Alibaba pod list: `openb_node_list_all_node.csv` (every node, as
-/// the pod lists include cpu-only pods), else `openb_node_list_gpu_node.csv`.
-fn alibaba_node_list(pods: &Path) -> Result<PathBuf, String> {
-    let directory = pods.parent().unwrap_or(Path::new("."));
-    [
-        "openb_node_list_all_node.csv",
-        "openb_node_list_gpu_node.csv",
-    ]
-    .iter()
-    .map(|name| directory.join(name))
-    .find(|path| path.is_file())
-    .ok_or_else(|| {
-        format!(
-            "{}: no node list (openb_node_list_all_node.csv or openb_node_list_gpu_node.csv) in {}",
-            pods.display(),
-            directory.display()
-        )
-    })
 }
 
 fn describe(name: &str, workload: &Workload, nodes: usize) -> String {

@@ -41,3 +41,50 @@ pub use skip::{SkipCounts, SkipReason};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid generator parameter: {0}")]
 pub struct ParamError(pub String);
+
+/// Reads the trace at `path` by its file name: SWF (`.swf`, `.swf.gz`), or an Alibaba 2023 pod
+/// list (`.csv`) with its node list in the same directory (`openb_node_list_all_node.csv`,
+/// else `openb_node_list_gpu_node.csv`). The error is a message naming the file (what
+/// `gangway simulate --trace` and the Python bindings' `simulate(trace=…)` print).
+///
+/// ```
+/// let err = gangway::sim::workload::read_trace("jobs.txt".as_ref()).unwrap_err();
+/// assert!(err.contains("unknown trace format"), "{err}");
+/// ```
+pub fn read_trace(path: &std::path::Path) -> Result<Workload, String> {
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    if file_name.ends_with(".swf") || file_name.ends_with(".swf.gz") {
+        swf::from_path(path, None).map_err(|e| format!("{}: {e}", path.display()))
+    } else if file_name.ends_with(".csv") {
+        let nodes = alibaba_node_list(path)?;
+        alibaba::from_paths(&nodes, path).map_err(|e| e.to_string())
+    } else {
+        Err(format!(
+            "{}: unknown trace format: expected .swf, .swf.gz or an Alibaba pod list .csv",
+            path.display()
+        ))
+    }
+}
+
+/// The node list beside an Alibaba pod list: `openb_node_list_all_node.csv` (every node, as
+/// the pod lists include cpu-only pods), else `openb_node_list_gpu_node.csv`.
+fn alibaba_node_list(pods: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    let directory = pods.parent().unwrap_or(std::path::Path::new("."));
+    [
+        "openb_node_list_all_node.csv",
+        "openb_node_list_gpu_node.csv",
+    ]
+    .iter()
+    .map(|name| directory.join(name))
+    .find(|path| path.is_file())
+    .ok_or_else(|| {
+        format!(
+            "{}: no node list (openb_node_list_all_node.csv or openb_node_list_gpu_node.csv) in {}",
+            pods.display(),
+            directory.display()
+        )
+    })
+}

@@ -1,0 +1,33 @@
+"""gangway: a deterministic GPU-cluster scheduling-policy library, from Python.
+
+The API mirrors the shim's JSON-lines protocol (docs/protocol.md): the same JSON-shaped dicts go
+in and come out, and every refusal is a :class:`GangwayError` with the shim's error kind.
+
+>>> import gangway
+>>> s = gangway.Scheduler({"nodes": [{"name": "n1", "cpus": 8, "gpus": {"model": "a100", "count": 4}}]})
+>>> out = s.tick(0, [{"type": "submit", "job": {"id": "a", "time_limit_ms": 60000, "groups": [{"count": 1, "gpus": 2}]}}])
+>>> out["decisions"][0]["type"], out["decisions"][0]["job"]
+('start', 'a')
+
+docs/python.md has the whole guide.
+"""
+
+from ._gangway import (
+    POLICIES,
+    PROTOCOL_VERSION,
+    GangwayError,
+    Plugin,
+    Scheduler,
+    __version__,
+    simulate,
+)
+
+__all__ = [
+    "GangwayError",
+    "Plugin",
+    "POLICIES",
+    "PROTOCOL_VERSION",
+    "Scheduler",
+    "simulate",
+    "__version__",
+]

@@ -1,0 +1,88 @@
+"""Type stubs of gangway's Python bindings (docs/python.md)."""
+
+from os import PathLike
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+
+JSON = Any
+"""A JSON-shaped value: dicts with str keys, lists, str, int, float, bool, None."""
+
+__version__: str
+PROTOCOL_VERSION: int
+"""The protocol version the shim's configure answers with."""
+POLICIES: List[str]
+"""The policy presets `simulate` accepts (fcfs, easy, conservative, full, sjf, las)."""
+
+class GangwayError(Exception):
+    """A request the shim would refuse: `.kind` is the shim's error kind (parse, not_configured,
+    invalid_config, time_went_backwards, invalid_state, internal, an event error kind for
+    what_if, or simulation), `.message` what was wrong and where. State is unchanged."""
+
+    kind: str
+    message: str
+
+class Plugin:
+    """A plug-in whose hooks are Python callables, added to a Scheduler's profile.
+
+    order_key(job) -> int: higher first. score_node(job, group, node) -> float: higher is
+    better, at `tier` with `weight`. veto_victim(preemptor, victim) -> str | None: a reason
+    forbids the preemption. A callable that raises is a misbehaving plug-in: the tick completes
+    and lists it in `plugin_faults`."""
+
+    name: str
+    tier: int
+    weight: float
+    partition: Optional[str]
+    hooks: List[str]
+    def __init__(
+        self,
+        name: str,
+        *,
+        order_key: Optional[Callable[[Dict[str, Any]], int]] = ...,
+        score_node: Optional[Callable[[Dict[str, Any], int, Dict[str, Any]], float]] = ...,
+        veto_victim: Optional[Callable[[Dict[str, Any], Dict[str, Any]], Optional[str]]] = ...,
+        tier: int = ...,
+        weight: float = ...,
+        partition: Optional[str] = ...,
+    ) -> None: ...
+
+class Scheduler:
+    """A gangway scheduler: the shim's protocol as methods. Thread-safe: concurrent calls wait
+    for each other; the GIL is released while the scheduler works."""
+
+    plugins: List[Plugin]
+    def __init__(self, cluster: Mapping[str, JSON], plugins: Optional[Sequence[Plugin]] = ...) -> None:
+        """Configures a scheduler for a CLUSTER dict; GangwayError(invalid_config) if bad."""
+    def tick(self, at_ms: int, events: Optional[Sequence[Mapping[str, JSON]]] = ...) -> Dict[str, Any]:
+        """Applies events at at_ms, runs one pass: the shim's tick response object (ok, at_ms,
+        decisions, rejected, next_wakeup_ms, plugin_faults when any)."""
+    def explain(self, at_ms: Optional[int] = ..., detail: bool = ...) -> Dict[str, Any]:
+        """The shim's explain response: pending (with reasons), running; detail adds shares,
+        priorities and admission_usage."""
+    def what_if(self, job: Mapping[str, JSON]) -> Dict[str, Any]:
+        """When and where job would start if submitted now: {ok, start_ms, placement}."""
+    def snapshot(self) -> Dict[str, Any]:
+        """The whole state (the shim's snapshot "state"), for Scheduler.restore."""
+    @staticmethod
+    def restore(state: Mapping[str, JSON], plugins: Optional[Sequence[Plugin]] = ...) -> "Scheduler":
+        """A scheduler restored from snapshot(); pass the same plugins again."""
+    def reconfigure(self, cluster: Mapping[str, JSON]) -> None:
+        """New partitions, queues, cohorts, accounts, QoS and policy; nodes and jobs kept."""
+    def _last_timings(self) -> Dict[str, int]:
+        """Nanoseconds of the last call: to_rust_ns, handle_ns, to_python_ns."""
+
+def simulate(
+    workload: Optional[str] = ...,
+    trace: Optional[Union[str, "PathLike[str]"]] = ...,
+    policies: Optional[Sequence[str]] = ...,
+    cluster: Optional[Mapping[str, JSON]] = ...,
+    seed: int = ...,
+    jobs: Optional[int] = ...,
+    overrun: str = ...,
+    checkpoint_delay_s: int = ...,
+    faults: Optional[int] = ...,
+    dataframe: bool = ...,
+) -> Dict[str, Any]:
+    """Simulates a built-in workload (gpu-ml, gpu-ml-heavy-tail) or a trace (SWF, Alibaba CSV)
+    under each policy: {workload, nodes, jobs, policies, metrics: {policy: dict}, schedules:
+    {policy: list of job records, or a pandas.DataFrame with dataframe=True}}. Ctrl-C raises
+    KeyboardInterrupt between ticks."""

@@ -1,0 +1,243 @@
+//! Python callables as gangway plug-ins: an order key, a node scorer and a victim veto.
+//!
+//! A [`Plugin`] is a `gangway::policy::Plugin` whose hooks call Python with the GIL taken for
+//! the call. A callable that raises (or answers with the wrong type) makes the hook panic with
+//! the exception's text; the engine's hook boundary catches it, the plug-in abstains for the
+//! rest of that pass, and the tick reports it in `plugin_faults` (docs/policies.md, "The engine
+//! referees").
+
+use gangway::ClusterConfig;
+use gangway::error::ConfigError;
+use gangway::policy::{self, Hook, PassContext, Placement, Profile};
+use gangway::protocol::ProfileMaker;
+use gangway::state::{JobView, NodeView};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// A plug-in whose hooks are Python callables (docs/python.md, "Python hooks").
+///
+/// `Plugin(name, *, order_key=None, score_node=None, veto_victim=None, tier=0, weight=1.0,
+/// partition=None)`:
+///
+/// - `order_key(job) -> int`: higher first, after the partition tier and before submit time;
+/// - `score_node(job, group, node) -> float`: higher is better, at `tier` with `weight`;
+/// - `veto_victim(preemptor, victim) -> str | None`: a reason forbids preempting `victim`.
+///
+/// `job` is the JOB dict as submitted plus `"submit_ms"`; `node` is `{"name", "gpu_model",
+/// "free_gpus", "free_cpus", "free_memory_mib", "labels"}`. A callable that raises is a
+/// misbehaving plug-in: the tick completes and reports it in `plugin_faults`.
+#[pyclass(module = "gangway", frozen)]
+pub struct Plugin {
+    #[pyo3(get)]
+    name: String,
+    order_key: Option<Py<PyAny>>,
+    score_node: Option<Py<PyAny>>,
+    veto_victim: Option<Py<PyAny>>,
+    #[pyo3(get)]
+    tier: usize,
+    #[pyo3(get)]
+    weight: f64,
+    #[pyo3(get)]
+    partition: Option<String>,
+}
+
+#[pymethods]
+impl Plugin {
+    #[new]
+    #[pyo3(signature = (name, *, order_key = None, score_node = None, veto_victim = None,
+                        tier = 0, weight = 1.0, partition = None))]
+    fn new(
+        name: String,
+        order_key: Option<Py<PyAny>>,
+        score_node: Option<Py<PyAny>>,
+        veto_victim: Option<Py<PyAny>>,
+        tier: usize,
+        weight: f64,
+        partition: Option<String>,
+    ) -> Self {
+        Plugin {
+            name,
+            order_key,
+            score_node,
+            veto_victim,
+            tier,
+            weight,
+            partition,
+        }
+    }
+
+    /// The hooks it implements (`order`, `node_score`, `victim_veto`).
+    #[getter]
+    fn hooks(&self) -> Vec<&'static str> {
+        self.hook_list().iter().map(|h| h.name()).collect()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Plugin({:?}, hooks={:?})", self.name, self.hooks())
+    }
+}
+
+impl Plugin {
+    fn hook_list(&self) -> Vec<Hook> {
+        let mut hooks = Vec::new();
+        if self.order_key.is_some() {
+            hooks.push(Hook::Order);
+        }
+        if self.score_node.is_some() {
+            hooks.push(Hook::NodeScore);
+        }
+        if self.veto_victim.is_some() {
+            hooks.push(Hook::VictimVeto);
+        }
+        hooks
+    }
+}
+
+/// The engine's side of a [`Plugin`]: the callables and the hooks they serve.
+struct PyHooks {
+    name: String,
+    hooks: Vec<Hook>,
+    order_key: Option<Py<PyAny>>,
+    score_node: Option<Py<PyAny>>,
+    veto_victim: Option<Py<PyAny>>,
+}
+
+impl Clone for PyHooks {
+    fn clone(&self) -> Self {
+        Python::attach(|py| PyHooks {
+            name: self.name.clone(),
+            hooks: self.hooks.clone(),
+            order_key: self.order_key.as_ref().map(|f| f.clone_ref(py)),
+            score_node: self.score_node.as_ref().map(|f| f.clone_ref(py)),
+            veto_victim: self.veto_victim.as_ref().map(|f| f.clone_ref(py)),
+        })
+    }
+}
+
+/// The job as the hooks see it: its JOB dict plus `submit_ms`.
+fn job_dict<'py>(py: Python<'py>, job: JobView<'_>) -> PyResult<Bound<'py, PyAny>> {
+    let dict = pythonize::pythonize(py, job.spec())?;
+    dict.set_item("submit_ms", job.submit_ms())?;
+    Ok(dict)
+}
+
+fn node_dict<'py>(py: Python<'py>, node: NodeView<'_>) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    let free = node.free();
+    dict.set_item("name", node.name())?;
+    dict.set_item("gpu_model", node.gpu_model())?;
+    dict.set_item("free_gpus", node.free_gpus().collect::<Vec<_>>())?;
+    dict.set_item("free_cpus", free.cpu_milli as f64 / 1000.0)?;
+    dict.set_item("free_memory_mib", free.memory_mib)?;
+    let labels = PyDict::new(py);
+    for (key, value) in node.labels() {
+        labels.set_item(key, value)?;
+    }
+    dict.set_item("labels", labels)?;
+    Ok(dict)
+}
+
+/// The answer of a hook call, or a panic with the Python exception (the engine's hook boundary
+/// turns it into a plug-in fault).
+fn answer<T>(py: Python<'_>, hook: &str, result: PyResult<T>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(error) => {
+            let text = error
+                .value(py)
+                .repr()
+                .map(|r| r.to_string())
+                .unwrap_or_else(|_| error.to_string());
+            // Intended: the engine catches a panicking hook as a misbehaving plug-in.
+            std::panic::panic_any(format!("Python {hook} raised {text}"))
+        }
+    }
+}
+
+impl policy::Plugin for PyHooks {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn hooks(&self) -> &[Hook] {
+        &self.hooks
+    }
+
+    fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
+        let Some(f) = &self.order_key else { return 0 };
+        Python::attach(|py| {
+            let result = job_dict(py, job)
+                .and_then(|job| f.call1(py, (job,)))
+                .and_then(|key| key.extract::<i64>(py));
+            answer(py, "order_key", result)
+        })
+    }
+
+    fn score_node(
+        &self,
+        job: JobView<'_>,
+        group: usize,
+        node: NodeView<'_>,
+        _: &PassContext<'_>,
+    ) -> f64 {
+        let Some(f) = &self.score_node else {
+            return 0.0;
+        };
+        Python::attach(|py| {
+            let result = job_dict(py, job)
+                .and_then(|job| Ok((job, node_dict(py, node)?)))
+                .and_then(|(job, node)| f.call1(py, (job, group, node)))
+                .and_then(|score| score.extract::<f64>(py));
+            answer(py, "score_node", result)
+        })
+    }
+
+    fn veto_victim(
+        &self,
+        preemptor: JobView<'_>,
+        victim: JobView<'_>,
+        _: &PassContext<'_>,
+    ) -> Option<String> {
+        let f = self.veto_victim.as_ref()?;
+        Python::attach(|py| {
+            let result = job_dict(py, preemptor)
+                .and_then(|p| Ok((p, job_dict(py, victim)?)))
+                .and_then(|(p, v)| f.call1(py, (p, v)))
+                .and_then(|reason| reason.extract::<Option<String>>(py));
+            answer(py, "veto_victim", result)
+        })
+    }
+}
+
+/// The profile maker of a scheduler with Python plug-ins: the configuration's profile (its
+/// `policy.plugins`, else the built-in one) followed by the Python plug-ins, in order.
+pub fn profile_maker(py: Python<'_>, plugins: &[Py<Plugin>]) -> ProfileMaker {
+    let hooks: Vec<(PyHooks, Placement)> = plugins
+        .iter()
+        .map(|plugin| {
+            let p = plugin.get();
+            let hooks = PyHooks {
+                name: p.name.clone(),
+                hooks: p.hook_list(),
+                order_key: p.order_key.as_ref().map(|f| f.clone_ref(py)),
+                score_node: p.score_node.as_ref().map(|f| f.clone_ref(py)),
+                veto_victim: p.veto_victim.as_ref().map(|f| f.clone_ref(py)),
+            };
+            let placement = Placement {
+                partition: p.partition.clone(),
+                tier: p.tier,
+                weight: p.weight,
+            };
+            (hooks, placement)
+        })
+        .collect();
+    Box::new(move |config: &ClusterConfig| {
+        let mut builder = Profile::from_config(config)?.into_builder();
+        for (hooks, placement) in &hooks {
+            builder = builder.boxed(Box::new(hooks.clone()), placement.clone());
+        }
+        builder
+            .build()
+            .map_err(|e| ConfigError::new("plugins", e.to_string()))
+    })
+}

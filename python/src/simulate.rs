@@ -1,0 +1,183 @@
+//! `gangway.simulate`: the simulator of `gangway simulate` from Python.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use gangway::ClusterConfig;
+use gangway::sim::metrics::Metrics;
+use gangway::sim::workload::Workload;
+use gangway::sim::workload::gpu_ml::GpuMlParams;
+use gangway::sim::{
+    FaultOptions, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
+};
+use pyo3::exceptions::{PyImportError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::{gangway_error, to_value};
+
+/// How often a running simulation checks for Ctrl-C (`KeyboardInterrupt`).
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
+
+fn builtin(name: &str) -> PyResult<GpuMlParams> {
+    match name {
+        "gpu-ml" => Ok(GpuMlParams::default()),
+        "gpu-ml-heavy-tail" => Ok(GpuMlParams::heavy_tailed()),
+        _ => Err(PyValueError::new_err(format!(
+            "unknown workload {name:?}: expected gpu-ml or gpu-ml-heavy-tail"
+        ))),
+    }
+}
+
+fn load(
+    workload: Option<&str>,
+    trace: Option<PathBuf>,
+    seed: u64,
+    jobs: Option<usize>,
+) -> PyResult<(String, Workload)> {
+    match (workload, trace) {
+        (Some(_), Some(_)) => Err(PyValueError::new_err("give workload= or trace=, not both")),
+        (_, Some(path)) => {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let workload =
+                gangway::sim::workload::read_trace(&path).map_err(PyValueError::new_err)?;
+            Ok((name, workload))
+        }
+        (name, None) => {
+            let name = name.unwrap_or("gpu-ml");
+            let base = builtin(name)?;
+            let params = GpuMlParams {
+                seed,
+                jobs: jobs.unwrap_or(base.jobs),
+                ..base
+            };
+            let workload = params
+                .generate()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            Ok((format!("{name} (seed {seed})"), workload))
+        }
+    }
+}
+
+/// Runs one policy with the GIL released, checking for Ctrl-C between ticks.
+fn run_one(
+    py: Python<'_>,
+    workload: &Workload,
+    cluster: Option<&ClusterConfig>,
+    policy: PolicyPreset,
+    overrun: Overrun,
+    options: &SimOptions,
+) -> PyResult<SimResult> {
+    let mut interrupt: Option<PyErr> = None;
+    let result = py.detach(|| {
+        let (cluster, jobs) = prepare(workload, cluster, policy, overrun);
+        let simulator = Simulator::new(cluster, jobs, options.clone())?;
+        let mut checked = Instant::now();
+        simulator.run(|_| {
+            if checked.elapsed() < SIGNAL_CHECK {
+                return Ok(());
+            }
+            checked = Instant::now();
+            match Python::attach(|py| py.check_signals()) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    interrupt = Some(e);
+                    Err("interrupted".to_string())
+                }
+            }
+        })
+    });
+    if let Some(error) = interrupt {
+        return Err(error);
+    }
+    result.map_err(|e| gangway_error(py, "simulation", &e.to_string()))
+}
+
+/// Simulates a workload under one or several policies (docs/python.md, "Simulation").
+#[pyfunction]
+#[pyo3(signature = (workload = None, trace = None, policies = None, cluster = None, seed = 1,
+                    jobs = None, overrun = "allow", checkpoint_delay_s = 30, faults = None,
+                    dataframe = false))]
+#[allow(clippy::too_many_arguments)]
+pub fn simulate<'py>(
+    py: Python<'py>,
+    workload: Option<&str>,
+    trace: Option<PathBuf>,
+    policies: Option<Vec<String>>,
+    cluster: Option<&Bound<'py, PyAny>>,
+    seed: u64,
+    jobs: Option<usize>,
+    overrun: &str,
+    checkpoint_delay_s: u64,
+    faults: Option<u64>,
+    dataframe: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let presets = match policies {
+        None => PolicyPreset::ALL.to_vec(),
+        Some(names) => PolicyPreset::parse_list(&names.join(",")).map_err(PyValueError::new_err)?,
+    };
+    let overrun = match overrun {
+        "allow" => Overrun::Allow,
+        "kill" => Overrun::Kill,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "overrun: expected allow or kill, got {other:?}"
+            )));
+        }
+    };
+    let cluster: Option<ClusterConfig> = match cluster {
+        None => None,
+        Some(object) if object.is_none() => None,
+        Some(object) => {
+            let value = to_value(py, object, "cluster")?;
+            Some(
+                serde_json::from_value(value)
+                    .map_err(|e| gangway_error(py, "invalid_config", &format!("cluster.{e}")))?,
+            )
+        }
+    };
+    let (name, workload) = load(workload, trace, seed, jobs)?;
+    let options = SimOptions {
+        checkpoint_delay_ms: checkpoint_delay_s.saturating_mul(1000),
+        faults: faults.map(FaultOptions::standard),
+    };
+    let pandas = if dataframe {
+        Some(py.import("pandas").map_err(|e| {
+            PyImportError::new_err(format!("simulate(dataframe=True) needs pandas: {e}"))
+        })?)
+    } else {
+        None
+    };
+    let out = PyDict::new(py);
+    out.set_item("workload", &name)?;
+    out.set_item(
+        "nodes",
+        cluster
+            .as_ref()
+            .map_or(workload.nodes.len(), |c| c.nodes.len()),
+    )?;
+    out.set_item("jobs", workload.jobs.len())?;
+    out.set_item(
+        "policies",
+        presets.iter().map(|p| p.name()).collect::<Vec<_>>(),
+    )?;
+    let metrics = PyDict::new(py);
+    let schedules = PyDict::new(py);
+    for &policy in &presets {
+        let result = run_one(py, &workload, cluster.as_ref(), policy, overrun, &options)?;
+        let figures = Metrics::of(&result);
+        metrics.set_item(policy.name(), pythonize::pythonize(py, &figures)?)?;
+        let records = pythonize::pythonize(py, &result.jobs)?;
+        let schedule = match &pandas {
+            Some(pandas) => pandas.getattr("DataFrame")?.call1((records,))?,
+            None => records,
+        };
+        schedules.set_item(policy.name(), schedule)?;
+    }
+    out.set_item("metrics", metrics)?;
+    out.set_item("schedules", schedules)?;
+    Ok(out)
+}

@@ -1,0 +1,113 @@
+"""Python plug-ins: order keys, node scorers, victim vetoes, and a hook that raises."""
+
+import gangway
+from conftest import job, submit
+
+ONE_NODE = {"nodes": [{"name": "n1", "cpus": 8, "gpus": {"model": "a100", "count": 1}}]}
+
+
+def test_order_key_decides_who_starts_first():
+    # Shortest time limit first, in Python.
+    shortest = gangway.Plugin("shortest", order_key=lambda j: -j["time_limit_ms"])
+    assert shortest.hooks == ["order"]
+    s = gangway.Scheduler(ONE_NODE, plugins=[shortest])
+    out = s.tick(0, [submit("long", time_limit_ms=50_000), submit("short", time_limit_ms=10)])
+    assert [d["job"] for d in out["decisions"]] == ["short"]
+    assert "plugin_faults" not in out
+    assert s.plugins[0].name == "shortest"
+
+
+def test_order_key_sees_the_job_dict():
+    seen = []
+
+    def key(j):
+        seen.append(j)
+        return 0
+
+    s = gangway.Scheduler(ONE_NODE, plugins=[gangway.Plugin("spy", order_key=key)])
+    s.tick(7, [submit("a", account=None)])
+    assert seen and seen[0]["id"] == "a" and seen[0]["submit_ms"] == 7
+
+
+def test_score_node_places_the_job():
+    cluster = {"nodes": [{"name": f"n{i}", "cpus": 8, "labels": {"rack": str(i)}} for i in (1, 2, 3)]}
+    prefer_n3 = gangway.Plugin(
+        "prefer_n3", score_node=lambda j, group, node: 10.0 if node["name"] == "n3" else 0.0)
+    s = gangway.Scheduler(cluster, plugins=[prefer_n3])
+    out = s.tick(0, [{"type": "submit", "job": {"id": "a", "time_limit_ms": 10,
+                                                "groups": [{"count": 1, "cpus": 1}]}}])
+    assert out["decisions"][0]["placement"][0]["node"] == "n3"
+
+
+PREEMPTING = {
+    "nodes": [{"name": "n1", "cpus": 100}],
+    "queues": [{"name": "cq", "quota": {"cpu": {"nominal": 2}},
+                "preemption": {"within_queue": "lower_priority"}}],
+    "policy": {"preemption": {"enabled": True}},
+}
+
+
+def queued(job_id, priority, preemptible=False):
+    return {"type": "submit", "job": {
+        "id": job_id, "priority": priority, "queue": "cq", "time_limit_ms": 3_600_000,
+        "preemptible": preemptible, "groups": [{"count": 1, "cpus": 2}]}}
+
+
+def preempts(plugins):
+    s = gangway.Scheduler(PREEMPTING, plugins=plugins)
+    s.tick(0, [queued("keep", -1, preemptible=True)])
+    out = s.tick(1000, [queued("urgent", 1)])
+    return [d["job"] for d in out["decisions"] if d["type"] == "preempt"]
+
+
+def test_victim_veto_protects_a_job():
+    assert preempts([]) == ["keep"]
+    protect = gangway.Plugin(
+        "protect", veto_victim=lambda p, v: "protected" if v["id"] == "keep" else None)
+    assert protect.hooks == ["victim_veto"]
+    assert preempts([protect]) == []
+
+
+def test_a_raising_hook_is_a_misbehaving_plugin():
+    def broken(j):
+        raise ValueError("no key for " + j["id"])
+
+    s = gangway.Scheduler(ONE_NODE, plugins=[gangway.Plugin("broken", order_key=broken)])
+    out = s.tick(0, [submit("a"), submit("b")])
+    assert out["ok"] is True
+    faults = out["plugin_faults"]
+    assert faults[0]["plugin"] == "broken" and faults[0]["hook"] == "order"
+    assert "ValueError" in faults[0]["message"] and "no key for" in faults[0]["message"]
+    # The tick completed: one job runs, the other waits with a reason.
+    assert [d["job"] for d in out["decisions"]] == ["a"]
+    pending = s.explain()["pending"]
+    assert [(p["job"], p["reason"]) for p in pending] == [("b", "reserved")] or \
+        pending[0]["reason"]
+
+
+def test_a_hook_answering_the_wrong_type_is_a_fault():
+    s = gangway.Scheduler(ONE_NODE, plugins=[gangway.Plugin("typo", order_key=lambda j: "x")])
+    out = s.tick(0, [submit("a")])
+    assert out["plugin_faults"][0]["plugin"] == "typo"
+    assert [d["job"] for d in out["decisions"]] == ["a"]
+
+
+def test_restore_takes_the_hooks_again():
+    shortest = gangway.Plugin("shortest", order_key=lambda j: -j["time_limit_ms"])
+    s = gangway.Scheduler(ONE_NODE, plugins=[shortest])
+    s.tick(0, [submit("a", time_limit_ms=100)])
+    s.tick(1, [submit("long", time_limit_ms=50_000), submit("short", time_limit_ms=1_000)])
+    r = gangway.Scheduler.restore(s.snapshot(), plugins=[shortest])
+    done = [{"type": "finished", "job": "a", "outcome": "completed"}]
+    assert r.tick(100, done) == s.tick(100, done)
+    assert [d["job"] for d in r.tick(101)["decisions"]] == []
+
+
+def test_duplicate_plugin_names_are_an_invalid_config():
+    p = gangway.Plugin("same", order_key=lambda j: 0)
+    try:
+        gangway.Scheduler(ONE_NODE, plugins=[p, p])
+    except gangway.GangwayError as e:
+        assert e.kind == "invalid_config"
+    else:
+        raise AssertionError("expected GangwayError")
