@@ -6,7 +6,9 @@
 //! Who may be a victim of pending job `P` — never a non-preemptible job, one already told to
 //! stop, one that started in this tick (it was ahead of `P` in the order), nor, with
 //! `policy.preemption.anti_thrash` (the default), a job that `P` was itself preempted by
-//! earlier (no two jobs preempt each other in turn); then a basis:
+//! earlier (no two jobs preempt each other in turn), nor, when `P`'s queue has fair sharing on,
+//! a job that a job of `P`'s queue preempted by fair sharing before (no job is preempted twice
+//! by the same queue, which bounds preemptions between queues); then a basis:
 //!
 //! - with `policy.preemption.partition_tiers`, any running job of a lower partition
 //!   `priority_tier`, in any queue or none (Slurm's `preempt/partition_prio`);
@@ -228,6 +230,13 @@ impl Scheduler {
                 || run.preemption.is_some()
                 || run.start_ms == self.state.now_ms
                 || (settings.anti_thrash && job.preempted_by.contains(&record.arrival))
+                || (fair
+                    && settings.anti_thrash
+                    && job
+                        .spec
+                        .queue
+                        .as_ref()
+                        .is_some_and(|q| record.preempted_by_queues.contains(q)))
             {
                 continue;
             }

@@ -162,6 +162,10 @@ pub struct Job {
     /// The arrival numbers of the jobs that have preempted it: it never preempts them in turn.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preempted_by: Vec<u64>,
+    /// The queues whose jobs have preempted it by fair sharing: with `anti_thrash`, no job of
+    /// those queues preempts it again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preempted_by_queues: Vec<String>,
     /// What it has run so far, across requeues.
     #[serde(default, skip_serializing_if = "RunHistory::is_empty")]
     pub history: RunHistory,

@@ -231,6 +231,10 @@ impl ClusterState {
         let (for_job, arrival) = self
             .job(preemptor)
             .map(|p| (p.spec.id.clone(), p.arrival))?;
+        let fair_queue = self
+            .job_queue(preemptor)
+            .filter(|&q| self.quota.tree.as_ref().is_some_and(|t| t.fair_sharing(q)))
+            .and_then(|_| self.job(preemptor)?.spec.queue.clone());
         let deadline_from = self.now_ms;
         let job = self.jobs.get_mut(victim.index()).and_then(Option::as_mut)?;
         let grace_ms = job.spec.grace_ms;
@@ -244,6 +248,9 @@ impl ClusterState {
         job.history.preemptions = job.history.preemptions.saturating_add(1);
         if !job.preempted_by.contains(&arrival) {
             job.preempted_by.push(arrival);
+        }
+        if let Some(queue) = fair_queue.filter(|q| !job.preempted_by_queues.contains(q)) {
+            job.preempted_by_queues.push(queue);
         }
         Some(Decision::Preempt {
             job: job.spec.id.clone(),
