@@ -56,7 +56,8 @@ pub struct LookSchedule {
     /// Working days per week, from Monday (1..=7). Default 5.
     pub work_days: u32,
     /// Chance, in thousandths, that a start collides with someone who grabbed the same GPUs by
-    /// hand: the job does not start and is tried again at the next look. Default 0.
+    /// hand: the job does not start and is tried again at the next look (below 1000).
+    /// Default 0.
     pub collision_permille: u32,
     /// Seed of the collision draws.
     pub seed: u64,
@@ -89,8 +90,8 @@ pub struct LookError(pub String);
 
 impl LookSchedule {
     /// Checks the fields: a positive interval, working hours within one day and not empty,
-    /// an evening look within the day, 1..=7 working days and a collision chance of at most
-    /// 1000 thousandths.
+    /// an evening look within the day, 1..=7 working days and a collision chance below 1000
+    /// thousandths.
     pub fn validate(&self) -> Result<(), LookError> {
         let fail = |m: &str| Err(LookError(m.to_string()));
         if self.check_interval_ms == 0 {
@@ -105,8 +106,10 @@ impl LookSchedule {
         if !(1..=7).contains(&self.work_days) {
             return fail("work_days must be 1 to 7");
         }
-        if self.collision_permille > 1000 {
-            return fail("collision_permille must be at most 1000");
+        if self.collision_permille >= 1000 {
+            return fail(
+                "collision_permille must be below 1000 (every start colliding never ends)",
+            );
         }
         Ok(())
     }

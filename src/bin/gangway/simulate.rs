@@ -73,7 +73,7 @@ pub struct SimulateArgs {
     /// ssh: the hour of the one evening look of each working day, or `none`.
     #[arg(long, value_name = "HOUR|none", default_value = "21", value_parser = parse_evening)]
     evening: Evening,
-    /// ssh: chance (0 to 1) that a start collides with someone who took the same GPUs by hand
+    /// ssh: chance (0 to below 1) that a start collides with someone who took the same GPUs by hand
     /// and must be retried at the next look.
     #[arg(long, value_name = "RATE", default_value_t = 0.0, value_parser = parse_rate)]
     collision_rate: f64,
@@ -169,8 +169,8 @@ fn parse_evening(text: &str) -> Result<Evening, String> {
 fn parse_rate(text: &str) -> Result<f64, String> {
     text.parse::<f64>()
         .ok()
-        .filter(|r| (0.0..=1.0).contains(r))
-        .ok_or_else(|| format!("expected a rate from 0 to 1, got {text:?}"))
+        .filter(|r| (0.0..1.0).contains(r))
+        .ok_or_else(|| format!("expected a rate from 0 to below 1, got {text:?}"))
 }
 
 /// The `ssh` host's looks from the options.
