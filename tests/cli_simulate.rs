@@ -192,12 +192,12 @@ fn heavy_tailed_workload_prints_the_policy_table() {
         "workload gpu-ml-heavy-tail (seed 1): 200 jobs on 64 nodes (512 GPUs)"
     );
     let header: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
-    assert_eq!(header, ["fcfs", "easy", "conservative", "full"]);
+    assert_eq!(header, ["ssh", "fcfs", "easy", "conservative", "full"]);
     for label in ["jobs started", "completed"] {
-        assert_eq!(row(&text, label), ["200"; 4], "{label}\n{text}");
+        assert_eq!(row(&text, label), ["200"; 5], "{label}\n{text}");
     }
-    assert_eq!(row(&text, "killed"), ["0"; 4]);
-    assert_eq!(row(&text, "wait p95").len(), 4);
+    assert_eq!(row(&text, "killed"), ["0"; 5]);
+    assert_eq!(row(&text, "wait p95").len(), 5);
     // Every limit is the partition maximum, at or above every run time: killing overruns
     // kills nothing, and the seed alone decides the schedule.
     let kill = [
