@@ -39,39 +39,134 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 #[test]
-fn default_run_prints_the_policy_table() {
-    let text = stdout(&gangway(&["simulate", "--jobs", "200"]));
+fn gpu_ml_run_prints_the_policy_table() {
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--workload",
+        "gpu-ml",
+        "--jobs",
+        "200",
+    ]));
     let mut lines = text.lines();
     assert_eq!(
         lines.next().unwrap(),
         "workload gpu-ml (seed 1): 200 jobs on 64 nodes (512 GPUs)"
     );
     let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
-    assert_eq!(header, ["fcfs", "easy", "conservative", "full"]);
+    assert_eq!(header, ["ssh", "fcfs", "easy", "conservative", "full"]);
     for label in [
         "jobs started",
         "wait p95",
         "completion mean",
         "bounded slowdown",
         "GPU utilization",
+        "GPU-hours idle while waiting",
         "makespan",
         "preemptions",
         "GPU-hours lost",
         "  to preemption",
         "Jain's index",
         "share vision (40%)",
+        "hours contended",
+        "share when contended vision (40%)",
     ] {
         let row = text
             .lines()
             .find(|l| l.starts_with(label))
             .unwrap_or_else(|| panic!("no row {label:?} in\n{text}"));
-        assert_eq!(row[label.len()..].split_whitespace().count(), 4, "{row}");
+        assert_eq!(row[label.len()..].split_whitespace().count(), 5, "{row}");
     }
     let started = text
         .lines()
         .find(|l| l.starts_with("jobs started"))
         .unwrap();
     assert!(started.split_whitespace().skip(2).all(|n| n == "200"));
+}
+
+/// Hours in a duration cell of the table (`42s`, `12.5m`, `3.20h`, `2.15d`).
+fn hours(cell: &str) -> f64 {
+    let (number, unit) = cell.split_at(cell.len() - 1);
+    let value: f64 = number.parse().unwrap();
+    value
+        * match unit {
+            "s" => 1.0 / 3600.0,
+            "m" => 1.0 / 60.0,
+            "h" => 1.0,
+            "d" => 24.0,
+            _ => panic!("unit of {cell:?}"),
+        }
+}
+
+/// Issue 19's "done when": with no arguments, five columns on the contended team workload;
+/// `ssh` waits at least twice as long on average as `full`, and `full`'s shares when contended
+/// are closer to the targets than `fcfs`'s.
+#[test]
+fn default_run_compares_no_scheduler_with_four_policies_on_the_team_workload() {
+    let text = stdout(&gangway(&["simulate"]));
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("workload team (seed 1): "),
+        "{text}"
+    );
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["ssh", "fcfs", "easy", "conservative", "full"]);
+    let waits: Vec<f64> = row(&text, "wait mean").into_iter().map(hours).collect();
+    assert!(
+        waits[0] >= 2.0 * waits[4],
+        "ssh {} h, full {} h",
+        waits[0],
+        waits[4]
+    );
+    let mut distance = [0.0f64; 5];
+    let mut teams = 0;
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("share when contended "))
+    {
+        let open = line.find('(').unwrap();
+        let close = line.find("%)").unwrap();
+        let target: f64 = line[open + 1..close].parse().unwrap();
+        let cells: Vec<f64> = line[close + 2..]
+            .split_whitespace()
+            .map(|c| c.trim_end_matches('%').parse().unwrap())
+            .collect();
+        for (d, share) in distance.iter_mut().zip(&cells) {
+            *d += (share - target).abs();
+        }
+        teams += 1;
+    }
+    assert_eq!(teams, 4, "{text}");
+    assert!(
+        distance[4] < distance[1],
+        "full {} points from the targets, fcfs {}",
+        distance[4],
+        distance[1]
+    );
+}
+
+#[test]
+fn sweep_refuses_a_workload_and_ssh_options_are_checked() {
+    for (args, message) in [
+        (&["simulate", "--sweep", "--trace", KTH_200][..], "--trace"),
+        (&["simulate", "--collision-rate", "1"][..], "below 1"),
+        (&["simulate", "--work-hours", "19-9"][..], "end before"),
+        (&["simulate", "--evening", "25"][..], "0 to 23"),
+        (
+            &["simulate", "--check-interval", "0"][..],
+            "--check-interval",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?} succeeded");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
 }
 
 /// The row of `label` split into its values, one per policy.
@@ -97,12 +192,12 @@ fn heavy_tailed_workload_prints_the_policy_table() {
         "workload gpu-ml-heavy-tail (seed 1): 200 jobs on 64 nodes (512 GPUs)"
     );
     let header: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
-    assert_eq!(header, ["fcfs", "easy", "conservative", "full"]);
+    assert_eq!(header, ["ssh", "fcfs", "easy", "conservative", "full"]);
     for label in ["jobs started", "completed"] {
-        assert_eq!(row(&text, label), ["200"; 4], "{label}\n{text}");
+        assert_eq!(row(&text, label), ["200"; 5], "{label}\n{text}");
     }
-    assert_eq!(row(&text, "killed"), ["0"; 4]);
-    assert_eq!(row(&text, "wait p95").len(), 4);
+    assert_eq!(row(&text, "killed"), ["0"; 5]);
+    assert_eq!(row(&text, "wait p95").len(), 5);
     // Every limit is the partition maximum, at or above every run time: killing overruns
     // kills nothing, and the seed alone decides the schedule.
     let kill = [
@@ -188,12 +283,12 @@ fn a_policy_list_compares_its_policies_in_order() {
 }
 
 #[test]
-fn workload_gpu_ml_is_the_default_and_conflicts_with_a_trace() {
+fn workload_team_is_the_default_and_conflicts_with_a_trace() {
     let plain = stdout(&gangway(&["simulate", "--jobs", "100", "--policy", "easy"]));
     let named = stdout(&gangway(&[
         "simulate",
         "--workload",
-        "gpu-ml",
+        "team",
         "--jobs",
         "100",
         "--policy",

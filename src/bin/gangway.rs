@@ -6,6 +6,8 @@
 mod inventory;
 #[path = "gangway/simulate.rs"]
 mod simulate;
+#[path = "gangway/sweep.rs"]
+mod sweep;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

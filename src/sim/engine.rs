@@ -25,7 +25,9 @@ use crate::policy::Profile;
 use crate::scheduler::Scheduler;
 use crate::sim::convert::SimJob;
 use crate::sim::faults::{FaultOptions, Faults};
+use crate::sim::looks::{LookError, LookSchedule};
 use crate::sim::result::{Execution, ExecutionEnd, JobRecord, JobStatus, Sample, SimResult};
+use crate::sim::workload::dist::{self, Rng};
 
 /// Settings of the simulated hosts.
 ///
@@ -33,6 +35,7 @@ use crate::sim::result::{Execution, ExecutionEnd, JobRecord, JobStatus, Sample, 
 /// let options = gangway::sim::SimOptions::default();
 /// assert_eq!(options.checkpoint_delay_ms, 30_000);
 /// assert_eq!(options.faults, None);
+/// assert_eq!(options.looks, None);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimOptions {
@@ -41,6 +44,12 @@ pub struct SimOptions {
     pub checkpoint_delay_ms: u64,
     /// The faults to inject; `None`: none.
     pub faults: Option<FaultOptions>,
+    /// Play a team without a scheduler (the `ssh` baseline, [`crate::sim::looks`]): each job
+    /// is submitted only at its user's looks and cancelled at once when it does not start;
+    /// `None`: every job is submitted once, at its submit time, and waits in the queue. Use it
+    /// with a cluster that forgets ended jobs at once (`policy.min_job_age_ms` 0, as
+    /// [`crate::sim::PolicyPreset::Ssh`] configures), since a job is submitted again under its id.
+    pub looks: Option<LookSchedule>,
 }
 
 impl Default for SimOptions {
@@ -48,6 +57,7 @@ impl Default for SimOptions {
         SimOptions {
             checkpoint_delay_ms: 30_000,
             faults: None,
+            looks: None,
         }
     }
 }
@@ -61,6 +71,12 @@ pub enum SimError {
     /// Two jobs share an id.
     #[error("job id {0:?} appears twice in the workload")]
     DuplicateJob(String),
+    /// The look schedule of the `ssh` host is invalid.
+    #[error(transparent)]
+    Looks(#[from] LookError),
+    /// A generated workload's parameters are invalid.
+    #[error(transparent)]
+    Workload(#[from] crate::sim::workload::ParamError),
     /// The scheduler refused a tick or an event the simulator sent (a bug in either).
     #[error("at {time_ms} ms: {message}")]
     Tick {
@@ -108,12 +124,17 @@ enum Due {
     NodeUp(usize),
     /// The job's execution of this generation becomes ready (`policy.wait_for_ready`).
     Ready(usize, u32),
+    /// The `ssh` host takes back a job that did not start at its look (or collided).
+    Withdraw(usize),
 }
 
 impl Due {
     /// Whether it belongs to the workload (not to the fault model).
     fn is_workload(self) -> bool {
-        matches!(self, Due::Submit(_) | Due::Finish(..) | Due::Stop(..))
+        matches!(
+            self,
+            Due::Submit(_) | Due::Finish(..) | Due::Stop(..) | Due::Withdraw(_)
+        )
     }
 }
 
@@ -134,6 +155,8 @@ struct Live {
     done_ms: u64,
     /// When the open execution was told to stop.
     preempted_at: Option<u64>,
+    /// `ssh` host: the value of [`Simulator::releases`] at the job's last look that failed.
+    failed_look: Option<u64>,
 }
 
 /// A discrete-event simulation of one workload on one cluster.
@@ -168,6 +191,11 @@ pub struct Simulator {
     busy_gpus_milli: u64,
     busy_cpus_milli: u64,
     ended: usize,
+    /// The `ssh` host's collision draws.
+    collisions: Option<Rng>,
+    /// Executions closed and nodes brought up so far: a failed look is repeated only after
+    /// something was released, since nothing else can make a job fit.
+    releases: u64,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -225,6 +253,9 @@ impl Simulator {
             account_roots: account_roots(&cluster),
             ..SimResult::default()
         };
+        if let Some(looks) = &options.looks {
+            looks.validate()?;
+        }
         let scheduler = Scheduler::with_profile(cluster, profile)?;
         let mut names = HashMap::with_capacity(jobs.len());
         let mut due = BinaryHeap::with_capacity(jobs.len());
@@ -262,7 +293,15 @@ impl Simulator {
             busy_gpus_milli: 0,
             busy_cpus_milli: 0,
             ended: 0,
+            collisions: None,
+            releases: 0,
         };
+        simulator.collisions = simulator
+            .options
+            .looks
+            .as_ref()
+            .filter(|l| l.collision_permille > 0)
+            .map(|l| dist::seeded(l.seed));
         for node in 0..simulator.node_names.len() {
             simulator.schedule_failure(0, node);
         }
@@ -310,8 +349,18 @@ impl Simulator {
             for rejection in &outcome.rejected {
                 self.reject(now_ms, sent[rejection.index], &rejection.error.to_string())?;
             }
+            let mut collided = BTreeSet::new();
             for decision in &outcome.decisions {
+                if let Decision::Start { job, .. } = decision
+                    && self.collides()
+                {
+                    collided.insert(job.as_str());
+                    continue;
+                }
                 self.apply(now_ms, decision);
+            }
+            if self.options.looks.is_some() {
+                self.withdraw_unstarted(now_ms, &sent, &refused, &collided);
             }
             self.note_reservations();
             self.result.samples.push(Sample {
@@ -344,13 +393,31 @@ impl Simulator {
         while let Some(Reverse((time, _, due))) = self.due.peek().copied()
             && time == now_ms
         {
+            // The `ssh` host: one look per tick, so that each user sees the GPUs as they are.
+            let looking = self.options.looks.is_some();
+            if looking
+                && matches!(due, Due::Submit(_))
+                && batch.iter().any(|(_, d)| matches!(d, Due::Submit(_)))
+            {
+                break;
+            }
             self.due.pop();
             if due.is_workload() {
                 self.workload_due -= 1;
             }
             let event = match due {
-                Due::Submit(index) => Event::Submit {
-                    job: self.jobs[index].spec.clone(),
+                Due::Submit(index) => {
+                    if looking && self.live[index].failed_look == Some(self.releases) {
+                        // Nothing was released since its last look failed: it fails again.
+                        self.look_again(index, now_ms);
+                        continue;
+                    }
+                    Event::Submit {
+                        job: self.jobs[index].spec.clone(),
+                    }
+                }
+                Due::Withdraw(index) => Event::Cancel {
+                    job: self.jobs[index].spec.id.clone(),
                 },
                 Due::Finish(index, generation) | Due::Stop(index, generation) => {
                     // One end per execution: a completion and a stop can fall on one instant.
@@ -390,6 +457,7 @@ impl Simulator {
                     }
                 }
                 Due::NodeUp(node) => {
+                    self.releases += 1;
                     self.schedule_failure(now_ms, node);
                     Event::NodeUp {
                         node: self.node_names[node].clone(),
@@ -446,7 +514,48 @@ impl Simulator {
                     self.end(index, now_ms, JobStatus::Killed);
                 }
             }
+            Due::Withdraw(index) => self.look_again(index, now_ms),
             Due::Submit(_) | Due::NodeDown(_) | Due::NodeUp(_) | Due::Ready(..) => {}
+        }
+    }
+
+    /// `ssh` host: whether a start collides with someone who took the GPUs by hand.
+    fn collides(&mut self) -> bool {
+        let (Some(rng), Some(looks)) = (self.collisions.as_mut(), self.options.looks.as_ref())
+        else {
+            return false;
+        };
+        dist::uniform(rng) * 1000.0 < f64::from(looks.collision_permille)
+    }
+
+    /// `ssh` host: after a look's tick, takes back (cancels, at the same instant) every job it
+    /// submitted that did not start or collided.
+    fn withdraw_unstarted(
+        &mut self,
+        now_ms: u64,
+        sent: &[Sent],
+        refused: &BTreeSet<usize>,
+        collided: &BTreeSet<&str>,
+    ) {
+        for (position, sent) in sent.iter().enumerate() {
+            let Due::Submit(index) = sent.due else {
+                continue;
+            };
+            if sent.duplicate || refused.contains(&position) || self.live[index].open.is_some() {
+                continue;
+            }
+            if !collided.contains(self.jobs[index].spec.id.as_str()) {
+                self.live[index].failed_look = Some(self.releases);
+            }
+            self.schedule(now_ms, Due::Withdraw(index));
+        }
+    }
+
+    /// `ssh` host: schedules the job's next look.
+    fn look_again(&mut self, index: usize, now_ms: u64) {
+        if let Some(looks) = &self.options.looks {
+            let at = looks.next_look(self.jobs[index].spec.submit_ms.unwrap_or(0), now_ms);
+            self.schedule(at, Due::Submit(index));
         }
     }
 
@@ -469,12 +578,14 @@ impl Simulator {
                 self.result.faults.late_events_rejected += 1;
                 Ok(())
             }
-            Due::Finish(..) | Due::Stop(..) | Due::NodeDown(_) | Due::NodeUp(_) => {
-                Err(SimError::Tick {
-                    time_ms: now_ms,
-                    message: message.to_string(),
-                })
-            }
+            Due::Finish(..)
+            | Due::Stop(..)
+            | Due::NodeDown(_)
+            | Due::NodeUp(_)
+            | Due::Withdraw(_) => Err(SimError::Tick {
+                time_ms: now_ms,
+                message: message.to_string(),
+            }),
         }
     }
 
@@ -608,6 +719,7 @@ impl Simulator {
             ExecutionEnd::Completed | ExecutionEnd::Killed => {}
         }
         live.preempted_at = None;
+        self.releases += 1;
         self.busy_gpus_milli -= execution.gpus_milli;
         self.busy_cpus_milli -= execution.cpus_milli;
         self.result.executions.push(execution);

@@ -22,12 +22,15 @@
 //!   work since its start;
 //! - **reservation violations**: jobs that got a reservation before their first start and
 //!   started later than the start first estimated for them (out of the jobs that got one);
+//! - **GPU-hours idle while some job waited**, **contended hours** and **share when
+//!   contended** ([`crate::sim::contention`]);
 //! - the **faults** injected (see [`crate::sim::FaultCounts`]).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::sim::contention::Contention;
 use crate::sim::result::{ExecutionEnd, FaultCounts, JobRecord, JobStatus, SimResult};
 
 /// τ of the bounded slowdown: 10 s.
@@ -238,6 +241,17 @@ pub struct Metrics {
     pub faults: FaultCounts,
     /// Scheduler ticks.
     pub ticks: u64,
+    /// GPU-hours (cpu-hours without GPUs) left idle while at least one job waited
+    /// ([`crate::sim::contention`]).
+    #[serde(default)]
+    pub idle_hours_while_waiting: f64,
+    /// Hours in which jobs of two or more top-level accounts waited.
+    #[serde(default)]
+    pub contended_hours: f64,
+    /// Each account's part of the resource-time used during those hours, in the order of
+    /// `accounts` ("share when contended").
+    #[serde(default)]
+    pub contended_shares: Vec<AccountShare>,
 }
 
 impl Metrics {
@@ -293,6 +307,7 @@ impl Metrics {
             .map(|e| lost_of(&e))
             .sum();
         let accounts = shares(result, held);
+        let contention = Contention::of(result, held);
         let (violations, reservations) = reservation_violations(&result.jobs);
         let fairness: Vec<f64> = if result.targets.is_empty() {
             accounts.iter().map(|a| a.hours).collect()
@@ -319,6 +334,9 @@ impl Metrics {
             reservation_violations: violations,
             faults: result.faults,
             ticks: result.ticks,
+            idle_hours_while_waiting: contention.idle_milli_ms as f64 / 1000.0 / MS_PER_HOUR,
+            contended_hours: contention.contended_ms as f64 / MS_PER_HOUR,
+            contended_shares: contention.shares,
         }
     }
 }
@@ -352,14 +370,26 @@ fn counts(result: &SimResult) -> JobCounts {
 fn shares(result: &SimResult, held: impl Fn(&crate::sim::Execution) -> u128) -> Vec<AccountShare> {
     let mut usage: BTreeMap<&str, u128> = BTreeMap::new();
     for execution in &result.executions {
-        let account = result.jobs[execution.job].account.as_str();
-        let account = result
-            .account_roots
-            .get(account)
-            .map_or(account, String::as_str);
-        let account = if account.is_empty() { "-" } else { account };
-        *usage.entry(account).or_default() += held(execution);
+        *usage
+            .entry(root_account(result, execution.job))
+            .or_default() += held(execution);
     }
+    share_list(result, usage)
+}
+
+/// The top-level account a job's usage counts toward (`-` for a job without one).
+pub(crate) fn root_account(result: &SimResult, job: usize) -> &str {
+    let account = result.jobs[job].account.as_str();
+    let account = result
+        .account_roots
+        .get(account)
+        .map_or(account, String::as_str);
+    if account.is_empty() { "-" } else { account }
+}
+
+/// Each account's part of `usage` (resource-ms in thousandths per top-level account): the
+/// targets' accounts first in share-tree order, then the others by name.
+pub(crate) fn share_list(result: &SimResult, mut usage: BTreeMap<&str, u128>) -> Vec<AccountShare> {
     let total: u128 = usage.values().sum();
     let share = |used: u128| {
         if total == 0 {

@@ -13,19 +13,25 @@
 //! ```
 
 pub mod churn;
+pub mod contention;
 mod convert;
 mod engine;
 mod faults;
+pub mod heatmap;
+pub mod looks;
 pub mod metrics;
 pub mod plot;
 mod preset;
 pub mod report;
 mod result;
 pub mod standard;
+pub mod sweep;
+pub mod team;
 pub mod workload;
 
 pub use convert::SimJob;
 pub use engine::{SimError, SimOptions, Simulator, TickView};
 pub use faults::FaultOptions;
+pub use looks::LookSchedule;
 pub use preset::{Overrun, PolicyPreset, prepare};
 pub use result::{Execution, ExecutionEnd, FaultCounts, JobRecord, JobStatus, Sample, SimResult};

@@ -10,18 +10,28 @@ use crate::sim::workload::Workload;
 
 /// A scheduling policy preset.
 ///
-/// [`PolicyPreset::ALL`] holds the four `gangway simulate` compares by default;
+/// [`PolicyPreset::ALL`] holds the five `gangway simulate` compares by default;
 /// [`PolicyPreset::EVERY`] every preset, also `sjf` and `las`.
 ///
 /// ```
 /// use gangway::sim::PolicyPreset;
 /// assert_eq!("conservative".parse::<PolicyPreset>(), Ok(PolicyPreset::Conservative));
-/// assert_eq!(PolicyPreset::ALL.len(), 4);
-/// assert_eq!(PolicyPreset::names(), ["fcfs", "easy", "conservative", "full", "sjf", "las"]);
+/// assert_eq!(PolicyPreset::ALL.len(), 5);
+/// assert_eq!(
+///     PolicyPreset::names(),
+///     ["ssh", "fcfs", "easy", "conservative", "full", "sjf", "las"]
+/// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PolicyPreset {
+    /// No scheduler: users look for free GPUs by hand and start a job where enough are free on
+    /// one node (or on all its nodes) at that moment, with no queue, reservation or fairness,
+    /// and no time limit enforced. The scheduler only places: no backfill, no quotas, no
+    /// preemption, ended jobs forgotten at once. It needs the host model of
+    /// [`crate::sim::SimOptions::looks`] (see [`crate::sim::looks`]); without it the jobs would
+    /// simply queue first come, first served.
+    Ssh,
     /// First come, first served: submit order, no backfill, no quotas, no preemption.
     Fcfs,
     /// EASY backfill in submit order.
@@ -43,7 +53,8 @@ pub enum PolicyPreset {
 impl PolicyPreset {
     /// The presets `gangway simulate` compares when no `--policy` is given, in the order of
     /// its table.
-    pub const ALL: [PolicyPreset; 4] = [
+    pub const ALL: [PolicyPreset; 5] = [
+        PolicyPreset::Ssh,
         PolicyPreset::Fcfs,
         PolicyPreset::Easy,
         PolicyPreset::Conservative,
@@ -51,7 +62,8 @@ impl PolicyPreset {
     ];
 
     /// Every preset: [`PolicyPreset::ALL`], then `sjf` and `las`.
-    pub const EVERY: [PolicyPreset; 6] = [
+    pub const EVERY: [PolicyPreset; 7] = [
+        PolicyPreset::Ssh,
         PolicyPreset::Fcfs,
         PolicyPreset::Easy,
         PolicyPreset::Conservative,
@@ -61,7 +73,7 @@ impl PolicyPreset {
     ];
 
     /// The names of [`PolicyPreset::EVERY`], in order.
-    pub fn names() -> [&'static str; 6] {
+    pub fn names() -> [&'static str; 7] {
         PolicyPreset::EVERY.map(PolicyPreset::name)
     }
 
@@ -91,6 +103,7 @@ impl PolicyPreset {
     /// The preset's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
+            PolicyPreset::Ssh => "ssh",
             PolicyPreset::Fcfs => "fcfs",
             PolicyPreset::Easy => "easy",
             PolicyPreset::Conservative => "conservative",
@@ -102,7 +115,8 @@ impl PolicyPreset {
 
     /// Sets `cluster`'s policy for this preset. Every preset but `full` drops the queues and
     /// cohorts (no quotas) and zeroes the priority weights (submit order); `full` keeps the
-    /// queues and lets each reclaim quota it lent to its cohort.
+    /// queues and lets each reclaim quota it lent to its cohort; `ssh` also sets
+    /// `policy.min_job_age_ms` to 0, so that its host can submit a job again under its id.
     ///
     /// `sjf` and `las` name their plug-in in `policy.plugins`, exactly as a CLUSTER file can:
     /// `sjf` `[{"name": "shortest_first"}]`, `las` `[{"name": "las"}]` with
@@ -133,7 +147,7 @@ impl PolicyPreset {
     pub fn configure(self, cluster: &mut ClusterConfig) {
         let policy = &mut cluster.policy;
         policy.backfill.mode = match self {
-            PolicyPreset::Fcfs | PolicyPreset::Las => BackfillMode::None,
+            PolicyPreset::Ssh | PolicyPreset::Fcfs | PolicyPreset::Las => BackfillMode::None,
             PolicyPreset::Easy | PolicyPreset::Full | PolicyPreset::Sjf => BackfillMode::Easy,
             PolicyPreset::Conservative => BackfillMode::Conservative,
         };
@@ -157,6 +171,11 @@ impl PolicyPreset {
         let plugin = match self {
             PolicyPreset::Sjf => "shortest_first",
             PolicyPreset::Las => "las",
+            PolicyPreset::Ssh => {
+                // The host submits a job again under its id at each look.
+                cluster.policy.min_job_age_ms = 0;
+                return;
+            }
             PolicyPreset::Fcfs
             | PolicyPreset::Easy
             | PolicyPreset::Conservative
@@ -226,7 +245,7 @@ impl Overrun {
 }
 
 /// The cluster and jobs of one simulation: `cluster` (the workload's own when `None`)
-/// configured for `preset` and `overrun`, and the workload's jobs (with their quota queues
+/// configured for `preset` and `overrun` (`ssh` always allows overruns), and the workload's jobs (with their quota queues
 /// only when the configured cluster has queues).
 ///
 /// ```
@@ -249,6 +268,12 @@ pub fn prepare(
         .cloned()
         .unwrap_or_else(|| workload.cluster_config());
     preset.configure(&mut cluster);
+    // Nobody enforces time limits on a machine shared by hand.
+    let overrun = if preset == PolicyPreset::Ssh {
+        Overrun::Allow
+    } else {
+        overrun
+    };
     overrun.configure(&mut cluster);
     let with_queue = !cluster.queues.is_empty();
     let jobs = workload

@@ -120,6 +120,9 @@ pub fn comparison_table(runs: &[PolicyRun]) -> String {
     row(&format!("{unit} utilization"), &|m| {
         format!("{:.1}%", m.utilization * 100.0)
     });
+    row(&format!("{unit}-hours idle while waiting"), &|m| {
+        format!("{:.0}", m.idle_hours_while_waiting)
+    });
     row("makespan", &|m| duration(m.makespan_s));
     row("preemptions", &|m| m.preemptions.to_string());
     row("GPU-hours lost", &|m| format!("{:.1}", m.gpu_hours_lost));
@@ -161,6 +164,23 @@ pub fn comparison_table(runs: &[PolicyRun]) -> String {
                 m.accounts
                     .get(index)
                     .map_or("-".to_string(), |a| format!("{:.1}%", a.share * 100.0))
+            });
+        }
+    }
+    row("hours contended", &|m| format!("{:.1}", m.contended_hours));
+    if let Some(first) = runs.first() {
+        for (index, account) in first.metrics.contended_shares.iter().enumerate() {
+            let label = match account.target {
+                Some(target) => format!(
+                    "share when contended {} ({:.0}%)",
+                    account.account,
+                    target * 100.0
+                ),
+                None => format!("share when contended {}", account.account),
+            };
+            row(&label, &|m| match m.contended_shares.get(index) {
+                Some(a) if m.contended_hours > 0.0 => format!("{:.1}%", a.share * 100.0),
+                _ => "-".to_string(),
             });
         }
     }

@@ -7,10 +7,11 @@ use gangway::ClusterConfig;
 use gangway::sim::metrics::Metrics;
 use gangway::sim::plot::{PlotRun, write_plot};
 use gangway::sim::report::{PolicyRun, Report, comparison_table, write_schedule};
+use gangway::sim::team::TeamParams;
 use gangway::sim::workload::Workload;
 use gangway::sim::workload::gpu_ml::GpuMlParams;
 use gangway::sim::{
-    FaultOptions, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
+    FaultOptions, LookSchedule, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -21,16 +22,16 @@ pub struct SimulateArgs {
     /// its node list in the same directory. Default: the built-in GPU-ML workload.
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// The built-in workload (3,000 jobs of 1–64 GPUs from four teams on 64 nodes × 8 GPUs,
-    /// drawn from `--seed`). Default: gpu-ml.
+    /// The built-in workload, drawn from `--seed`. Default: team (a 10-person team on 4 nodes
+    /// × 8 GPUs, contended in the day, one team submitting in bursts).
     #[arg(long, value_enum, conflicts_with = "trace")]
     workload: Option<Builtin>,
     /// A CLUSTER JSON file replacing the workload's own machine.
     #[arg(long)]
     cluster: Option<PathBuf>,
     /// The policy, or a comma-separated list of policies to compare (e.g. `fcfs,easy,sjf,las`),
-    /// among fcfs, easy, conservative, full, sjf and las. Default: compare fcfs, easy,
-    /// conservative and full.
+    /// among ssh, fcfs, easy, conservative, full, sjf and las. Default: compare ssh (no
+    /// scheduler), fcfs, easy, conservative and full.
     #[arg(long, value_name = "POLICY[,POLICY...]", value_parser = parse_policies)]
     policy: Option<Policies>,
     /// Only jobs START .. START+COUNT-1 of the workload (in submit order), on an empty cluster.
@@ -63,11 +64,33 @@ pub struct SimulateArgs {
     /// Number of jobs of the built-in workload (for quick runs and tests).
     #[arg(long, hide = true)]
     jobs: Option<usize>,
+    /// ssh (no scheduler): minutes between two looks for free GPUs during working hours.
+    #[arg(long, value_name = "MINUTES", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
+    check_interval: u64,
+    /// ssh: working hours in which users look, `START-END` in whole hours (weekdays).
+    #[arg(long, value_name = "START-END", default_value = "9-19", value_parser = parse_hours)]
+    work_hours: (u64, u64),
+    /// ssh: the hour of the one evening look of each working day, or `none`.
+    #[arg(long, value_name = "HOUR|none", default_value = "21", value_parser = parse_evening)]
+    evening: Evening,
+    /// ssh: chance (0 to below 1) that a start collides with someone who took the same GPUs by hand
+    /// and must be retried at the next look.
+    #[arg(long, value_name = "RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    collision_rate: f64,
+    /// Sweep cluster size (4–128 GPUs) × users (2–16) comparing ssh with full on the team
+    /// workload's user profile: prints a table and writes a heat map to `--plot` (default
+    /// sweep.svg).
+    #[arg(long, conflicts_with_all = ["trace", "workload", "policy", "window", "cluster", "faults", "schedule_out", "report"])]
+    sweep: bool,
 }
 
 /// The built-in workloads of `--workload`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Builtin {
+    /// Ten users in four teams on 4 nodes × 8 GPUs over three weeks, contended in working
+    /// hours; `research` submits in bursts (`TeamParams::default()`).
+    Team,
+    /// 3,000 jobs of 1–64 GPUs from four teams on 64 nodes × 8 GPUs.
     /// Log-normal run times (median 1 h), time limits 1.1–3 times the run time
     /// (`GpuMlParams::default()`).
     GpuMl,
@@ -79,15 +102,18 @@ enum Builtin {
 impl Builtin {
     fn name(self) -> &'static str {
         match self {
+            Builtin::Team => "team",
             Builtin::GpuMl => "gpu-ml",
             Builtin::GpuMlHeavyTail => "gpu-ml-heavy-tail",
         }
     }
 
-    fn params(self) -> GpuMlParams {
+    /// The GPU-ML parameters; `None` for the team workload.
+    fn params(self) -> Option<GpuMlParams> {
         match self {
-            Builtin::GpuMl => GpuMlParams::default(),
-            Builtin::GpuMlHeavyTail => GpuMlParams::heavy_tailed(),
+            Builtin::Team => None,
+            Builtin::GpuMl => Some(GpuMlParams::default()),
+            Builtin::GpuMlHeavyTail => Some(GpuMlParams::heavy_tailed()),
         }
     }
 }
@@ -108,6 +134,59 @@ fn parse_overrun(text: &str) -> Result<Overrun, String> {
     }
 }
 
+fn parse_hours(text: &str) -> Result<(u64, u64), String> {
+    let (start, end) = text
+        .split_once('-')
+        .ok_or_else(|| format!("expected START-END in hours, got {text:?}"))?;
+    let hour = |part: &str| {
+        part.parse::<u64>()
+            .ok()
+            .filter(|h| *h <= 24)
+            .ok_or_else(|| format!("{part:?} is not an hour from 0 to 24"))
+    };
+    let (start, end) = (hour(start)?, hour(end)?);
+    if start >= end {
+        return Err(format!("working hours {text:?} end before they start"));
+    }
+    Ok((start, end))
+}
+
+/// The hour of the evening look, if any.
+#[derive(Clone, Copy, Debug)]
+struct Evening(Option<u64>);
+
+fn parse_evening(text: &str) -> Result<Evening, String> {
+    if text == "none" {
+        return Ok(Evening(None));
+    }
+    text.parse::<u64>()
+        .ok()
+        .filter(|h| *h < 24)
+        .map(|h| Evening(Some(h)))
+        .ok_or_else(|| format!("expected an hour from 0 to 23 or none, got {text:?}"))
+}
+
+fn parse_rate(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|r| (0.0..1.0).contains(r))
+        .ok_or_else(|| format!("expected a rate from 0 to below 1, got {text:?}"))
+}
+
+/// The `ssh` host's looks from the options.
+fn looks(args: &SimulateArgs) -> LookSchedule {
+    const HOUR_MS: u64 = 3_600_000;
+    LookSchedule {
+        check_interval_ms: args.check_interval.saturating_mul(60_000),
+        day_start_ms: args.work_hours.0 * HOUR_MS,
+        day_end_ms: args.work_hours.1 * HOUR_MS,
+        evening_ms: args.evening.0.map(|h| h * HOUR_MS),
+        collision_permille: (args.collision_rate * 1000.0).round() as u32,
+        seed: args.seed,
+        ..LookSchedule::default()
+    }
+}
+
 fn parse_window(text: &str) -> Result<(usize, usize), String> {
     let (start, count) = text
         .split_once(':')
@@ -121,6 +200,9 @@ fn parse_window(text: &str) -> Result<(usize, usize), String> {
 
 /// Runs the command; the error is the message to print.
 pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
+    if args.sweep {
+        return super::sweep::sweep(args.seed, looks(args), args.plot.as_deref());
+    }
     let (name, mut workload) = load_workload(args)?;
     if let Some((start, count)) = args.window {
         let total = workload.jobs.len();
@@ -148,10 +230,15 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     let options = SimOptions {
         checkpoint_delay_ms: args.checkpoint_delay.saturating_mul(1000),
         faults: args.faults.map(FaultOptions::standard),
+        looks: None,
     };
     let mut runs = Vec::new();
     for &policy in &policies {
         let started = Instant::now();
+        let options = SimOptions {
+            looks: (policy == PolicyPreset::Ssh).then(|| looks(args)),
+            ..options.clone()
+        };
         let result = run_one(&workload, cluster.as_ref(), policy, args.overrun, &options)?;
         eprintln!(
             "{}: simulated {} jobs in {:.2} s",
@@ -214,8 +301,19 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
 
 fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
     let Some(path) = &args.trace else {
-        let builtin = args.workload.unwrap_or(Builtin::GpuMl);
-        let base = builtin.params();
+        let builtin = args.workload.unwrap_or(Builtin::Team);
+        let Some(base) = builtin.params() else {
+            let mut workload = TeamParams {
+                seed: args.seed,
+                ..TeamParams::default()
+            }
+            .generate()
+            .map_err(|e| e.to_string())?;
+            if let Some(jobs) = args.jobs {
+                workload.jobs.truncate(jobs);
+            }
+            return Ok((format!("{} (seed {})", builtin.name(), args.seed), workload));
+        };
         let params = GpuMlParams {
             seed: args.seed,
             jobs: args.jobs.unwrap_or(base.jobs),
