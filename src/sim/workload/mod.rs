@@ -3,6 +3,8 @@
 //!
 //! - [`swf`]: the Standard Workload Format of the Parallel Workloads Archive (`.swf`, `.swf.gz`);
 //! - [`alibaba`]: the Alibaba GPU-sharing cluster trace of 2023 (node and pod CSV lists);
+//! - [`history`]: a team's own job history, Slurm accounting (`sacct --parsable2`) or a simple
+//!   CSV (`user,submit,duration,gpus[,nodes][,time_limit]`);
 //! - [`lublin`]: the Lublin–Feitelson (2003) model of rigid parallel jobs;
 //! - [`gpu_ml`]: a GPU machine-learning workload of teams with shares and quotas, with
 //!   log-normal or heavy-tailed (Pareto) run times.
@@ -20,12 +22,15 @@
 
 pub mod alibaba;
 pub(crate) mod dist;
+mod format;
 pub mod gpu_ml;
+pub mod history;
 pub mod lublin;
 mod record;
 mod skip;
 pub mod swf;
 
+pub use format::TraceFormat;
 pub use record::{
     MAX_NODES, PARTITION, QUOTA_COHORT, TraceAccount, TraceJob, TraceNode, TracePlacement, Workload,
 };
