@@ -7,8 +7,8 @@ use gangway::ClusterConfig;
 use gangway::sim::metrics::Metrics;
 use gangway::sim::plot::{PlotRun, write_plot};
 use gangway::sim::report::{PolicyRun, Report, comparison_table, write_schedule};
+use gangway::sim::workload::Workload;
 use gangway::sim::workload::gpu_ml::GpuMlParams;
-use gangway::sim::workload::{Workload, alibaba, swf};
 use gangway::sim::{
     FaultOptions, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
 };
@@ -17,10 +17,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// The options of `gangway simulate`.
 #[derive(clap::Args)]
 pub struct SimulateArgs {
-    /// A trace to replay: SWF (`.swf`, `.swf.gz`), or an Alibaba 2023 pod list (`.csv`) with
-    /// its node list in the same directory. Default: the built-in GPU-ML workload.
+    /// A trace to replay: SWF (`.swf`, `.swf.gz`), an Alibaba 2023 pod list (`.csv`) with
+    /// its node list in the same directory, Slurm accounting (`sacct --parsable2
+    /// --allocations`) or a job-history CSV (`user,submit,duration,gpus[,nodes][,time_limit]`).
+    /// Default: the built-in GPU-ML workload.
     #[arg(long)]
     trace: Option<PathBuf>,
+    #[command(flatten)]
+    trace_options: super::trace::TraceOptions,
     /// The built-in workload (3,000 jobs of 1–64 GPUs from four teams on 64 nodes × 8 GPUs,
     /// drawn from `--seed`). Default: gpu-ml.
     #[arg(long, value_enum, conflicts_with = "trace")]
@@ -121,7 +125,12 @@ fn parse_window(text: &str) -> Result<(usize, usize), String> {
 
 /// Runs the command; the error is the message to print.
 pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
-    let (name, mut workload) = load_workload(args)?;
+    let cluster = args
+        .cluster
+        .as_deref()
+        .map(super::read_config)
+        .transpose()?;
+    let (name, mut workload) = load_workload(args, cluster.as_ref())?;
     if let Some((start, count)) = args.window {
         let total = workload.jobs.len();
         if start >= total && total > 0 {
@@ -132,11 +141,6 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
         workload.jobs = workload.jobs.split_off(start.min(total));
         workload.jobs.truncate(count);
     }
-    let cluster = args
-        .cluster
-        .as_deref()
-        .map(super::read_config)
-        .transpose()?;
     let policies = match &args.policy {
         Some(Policies(list)) => list.clone(),
         None => PolicyPreset::ALL.to_vec(),
@@ -144,7 +148,16 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     let nodes = cluster
         .as_ref()
         .map_or(workload.nodes.len(), |c| c.nodes.len());
-    super::print_stdout(&format!("{}\n", describe(&name, &workload, nodes)))?;
+    let gpus: u64 = match &cluster {
+        Some(c) => c
+            .nodes
+            .iter()
+            .filter_map(|n| n.gpus.as_ref())
+            .map(|g| u64::from(g.count))
+            .sum(),
+        None => workload.nodes.iter().map(|n| u64::from(n.gpus)).sum(),
+    };
+    super::print_stdout(&format!("{}\n", describe(&name, &workload, nodes, gpus)))?;
     let options = SimOptions {
         checkpoint_delay_ms: args.checkpoint_delay.saturating_mul(1000),
         faults: args.faults.map(FaultOptions::standard),
@@ -212,7 +225,10 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
+fn load_workload(
+    args: &SimulateArgs,
+    cluster: Option<&ClusterConfig>,
+) -> Result<(String, Workload), String> {
     let Some(path) = &args.trace else {
         let builtin = args.workload.unwrap_or(Builtin::GpuMl);
         let base = builtin.params();
@@ -228,42 +244,11 @@ fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let workload = if file_name.ends_with(".swf") || file_name.ends_with(".swf.gz") {
-        swf::from_path(path, None).map_err(|e| format!("{}: {e}", path.display()))?
-    } else if file_name.ends_with(".csv") {
-        let nodes = alibaba_node_list(path)?;
-        alibaba::from_paths(&nodes, path).map_err(|e| e.to_string())?
-    } else {
-        return Err(format!(
-            "{}: unknown trace format: expected .swf, .swf.gz or an Alibaba pod list .csv",
-            path.display()
-        ));
-    };
+    let workload = super::trace::load(path, &args.trace_options, cluster)?;
     Ok((file_name, workload))
 }
 
-/// The node list beside an Alibaba pod list: `openb_node_list_all_node.csv` (every node, as
-/// the pod lists include cpu-only pods), else `openb_node_list_gpu_node.csv`.
-fn alibaba_node_list(pods: &Path) -> Result<PathBuf, String> {
-    let directory = pods.parent().unwrap_or(Path::new("."));
-    [
-        "openb_node_list_all_node.csv",
-        "openb_node_list_gpu_node.csv",
-    ]
-    .iter()
-    .map(|name| directory.join(name))
-    .find(|path| path.is_file())
-    .ok_or_else(|| {
-        format!(
-            "{}: no node list (openb_node_list_all_node.csv or openb_node_list_gpu_node.csv) in {}",
-            pods.display(),
-            directory.display()
-        )
-    })
-}
-
-fn describe(name: &str, workload: &Workload, nodes: usize) -> String {
-    let gpus: u64 = workload.nodes.iter().map(|n| u64::from(n.gpus)).sum();
+fn describe(name: &str, workload: &Workload, nodes: usize, gpus: u64) -> String {
     let mut text = format!(
         "workload {name}: {} jobs on {nodes} nodes",
         workload.jobs.len()

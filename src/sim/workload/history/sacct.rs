@@ -83,11 +83,6 @@ pub fn from_path(
 /// ```
 pub fn read(reader: impl Read, options: &HistoryOptions) -> Result<Workload, HistoryError> {
     let mut table = Table::open(reader, b'|', false)?;
-    let alloc_tres = table.column("AllocTRES");
-    let req_tres = table.column("ReqTRES");
-    if alloc_tres.is_none() && req_tres.is_none() {
-        return Err(HistoryError::MissingColumn("AllocTRES or ReqTRES"));
-    }
     let columns = Columns {
         job_id: table.required("JobID")?,
         user: table.required("User")?,
@@ -96,9 +91,12 @@ pub fn read(reader: impl Read, options: &HistoryOptions) -> Result<Workload, His
         start: table.required("Start")?,
         end: table.required("End")?,
         time_limit: table.required("Timelimit")?,
-        alloc_tres,
-        req_tres,
+        alloc_tres: table.column("AllocTRES"),
+        req_tres: table.column("ReqTRES"),
     };
+    if columns.alloc_tres.is_none() && columns.req_tres.is_none() {
+        return Err(HistoryError::MissingColumn("AllocTRES or ReqTRES"));
+    }
     let mut collector = Collector::new(options)?;
     while let Some((line, record)) = table.next_row()? {
         let parsed = record.and_then(|record| columns.row(line, &record, options.zone));
