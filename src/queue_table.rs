@@ -15,10 +15,11 @@
 //!     Event::Submit { job }
 //! };
 //! s.tick(0, vec![job("a", "ana"), job("b", "ben"), job("c", "ana")]).unwrap();
+//! // `a` runs (it took position 1); `b` holds the reservation; `c` waits behind it.
 //! assert_eq!(s.queue_table(), "\
 //! POS  JOB  USER  ACCOUNT  REASON     START_MS  START_IN  AHEAD
-//!   1  b    ben   -        reserved    3600000   1:00:00  0
-//!   2  c    ana   -        resources         -         -  1: b
+//!   2  b    ben   -        reserved    3600000   1:00:00  0
+//!   3  c    ana   -        resources         -         -  1: b
 //! ");
 //! ```
 
@@ -67,7 +68,7 @@ pub struct Owner<'a> {
 /// let pending = [job("x", 1, PendingReason::Reserved, Some(90_061_000)), job("y", 2, PendingReason::Held, None)];
 /// let table = render(&pending, Some(1_000), |_| Owner { user: Some("u"), account: Some("a") });
 /// assert_eq!(table, "\
-/// POS  JOB  USER  ACCOUNT  REASON    START_MS  START_IN    AHEAD
+/// POS  JOB  USER  ACCOUNT  REASON    START_MS    START_IN  AHEAD
 ///   1  x    u     a        reserved  90061000  1-01:01:00  0
 ///   2  y    u     a        held             -           -  1: x
 /// ");

@@ -19,7 +19,7 @@
 //! use gangway::sim::workload::history::{job_csv, HistoryOptions, UtcOffset};
 //! use gangway::sim::workload::SkipReason;
 //! let text = "user,submit,duration,gpus,nodes,time_limit\n\
-//!             # epoch 1709542800 is 2024-03-04T09:00:00Z, a Monday\n\
+//!             ## epoch 1709542800 is 2024-03-04T09:00:00Z, a Monday\n\
 //!             ana,1709542800,3600,16,4,7200\n\
 //!             ben,2024-03-04T11:30:00,600,0,,\n";
 //! let options = HistoryOptions { zone: "+01:00".parse().unwrap(), ..HistoryOptions::default() };
@@ -38,7 +38,7 @@ use std::path::Path;
 use csv::StringRecord;
 
 use super::build::HistoryRow;
-use super::table::{Collector, Table, open};
+use super::table::{Collector, Table, open, read_all};
 use super::time::{epoch_local_seconds, iso_local_seconds};
 use super::{HistoryError, HistoryOptions, RowProblem, UtcOffset};
 use crate::sim::workload::Workload;
@@ -65,7 +65,8 @@ pub fn from_path(
 /// assert_eq!(err.to_string(), "no column duration");
 /// ```
 pub fn read(reader: impl Read, options: &HistoryOptions) -> Result<Workload, HistoryError> {
-    let mut table = Table::open(reader, b',', true)?;
+    let text = read_all(reader)?;
+    let mut table = Table::open(&text, b',', true)?;
     let columns = Columns {
         user: table.required("user")?,
         submit: table.required("submit")?,

@@ -54,7 +54,7 @@ use std::path::Path;
 use csv::StringRecord;
 
 use super::build::HistoryRow;
-use super::table::{Collector, Parsed, Table, open};
+use super::table::{Collector, Parsed, Table, open, read_all};
 use super::time::{iso_local_seconds, slurm_duration_seconds};
 use super::{HistoryError, HistoryOptions, RowProblem, UtcOffset};
 use crate::sim::workload::{SkipReason, Workload};
@@ -82,7 +82,8 @@ pub fn from_path(
 /// assert_eq!(err.to_string(), "no column AllocTRES or ReqTRES");
 /// ```
 pub fn read(reader: impl Read, options: &HistoryOptions) -> Result<Workload, HistoryError> {
-    let mut table = Table::open(reader, b'|', false)?;
+    let text = read_all(reader)?;
+    let mut table = Table::open(&text, b'|', false)?;
     let columns = Columns {
         job_id: table.required("JobID")?,
         user: table.required("User")?,

@@ -21,22 +21,41 @@ pub(super) fn open(path: &Path) -> Result<File, HistoryError> {
 }
 
 /// A table being read.
-pub(super) struct Table<R> {
-    csv: csv::Reader<R>,
+pub(super) struct Table<'t> {
+    csv: csv::Reader<&'t [u8]>,
+    text: &'t [u8],
     headers: Vec<String>,
+    comments: bool,
+    /// A byte offset into `text` and the line it is on, moved forward row by row.
+    cursor: (usize, u64),
 }
 
-impl<R: Read> Table<R> {
-    /// Reads the header row of a table separated by `delimiter`; with `comments`, lines
-    /// starting with `#` are skipped. Fields are trimmed.
-    pub(super) fn open(reader: R, delimiter: u8, comments: bool) -> Result<Self, HistoryError> {
+/// Reads the whole input: histories are small, and line numbers are counted on the text (the
+/// `csv` crate's own count misses blank lines).
+pub(super) fn read_all(mut reader: impl Read) -> Result<Vec<u8>, HistoryError> {
+    let mut text = Vec::new();
+    reader
+        .read_to_end(&mut text)
+        .map_err(|e| HistoryError::Read(e.into()))?;
+    Ok(text)
+}
+
+impl<'t> Table<'t> {
+    /// Reads the header row of a table separated by `delimiter`; with `comments`, rows
+    /// starting with `#` after the header are skipped (by hand rather than by the `csv`
+    /// crate's comments, which would not count their lines). Fields are trimmed; blank lines
+    /// are skipped.
+    pub(super) fn open(
+        text: &'t [u8],
+        delimiter: u8,
+        comments: bool,
+    ) -> Result<Self, HistoryError> {
         let mut csv = csv::ReaderBuilder::new()
             .delimiter(delimiter)
             .quoting(delimiter == b',')
-            .comment(comments.then_some(b'#'))
             .flexible(true)
             .trim(csv::Trim::All)
-            .from_reader(reader);
+            .from_reader(text);
         let headers: Vec<String> = csv
             .headers()
             .map_err(HistoryError::Read)?
@@ -46,7 +65,13 @@ impl<R: Read> Table<R> {
         if headers.iter().all(String::is_empty) {
             return Err(HistoryError::NoHeader);
         }
-        Ok(Table { csv, headers })
+        Ok(Table {
+            csv,
+            text,
+            headers,
+            comments,
+            cursor: (0, 1),
+        })
     }
 
     /// The index of the column named `name` (ASCII case ignored).
@@ -61,20 +86,43 @@ impl<R: Read> Table<R> {
         self.column(name).ok_or(HistoryError::MissingColumn(name))
     }
 
+    /// The line of a record the `csv` crate places at `offset`, at or after the cursor: the
+    /// end of the record before it, so the empty lines it skipped come first.
+    fn line_of(&mut self, offset: usize) -> u64 {
+        let (at, line) = self.cursor;
+        let mut offset = offset.clamp(at, self.text.len());
+        while matches!(self.text.get(offset), Some(b'\n' | b'\r')) {
+            offset += 1;
+        }
+        let newlines = self.text[at..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.cursor = (offset, line + newlines as u64);
+        self.cursor.1
+    }
+
     /// The next row and its line, or why it is malformed (a field count other than the
     /// header's); `None` at the end.
     pub(super) fn next_row(
         &mut self,
     ) -> Result<Option<(u64, Result<StringRecord, RowProblem>)>, HistoryError> {
         let mut record = StringRecord::new();
-        if !self
-            .csv
-            .read_record(&mut record)
-            .map_err(HistoryError::Read)?
-        {
-            return Ok(None);
+        loop {
+            if !self
+                .csv
+                .read_record(&mut record)
+                .map_err(HistoryError::Read)?
+            {
+                return Ok(None);
+            }
+            let comment = self.comments && record.get(0).is_some_and(|f| f.starts_with('#'));
+            let blank = record.iter().all(str::is_empty);
+            if !comment && !blank {
+                break;
+            }
         }
-        let line = record.position().map_or(0, |position| position.line());
+        let line = self.line_of(record.position().map_or(0, |p| p.byte() as usize));
         let expected = self.headers.len();
         let row = if record.len() == expected {
             Ok(record)
@@ -164,5 +212,31 @@ impl<'a> Collector<'a> {
     /// The workload of the rows kept.
     pub(super) fn finish(self) -> Workload {
         build::workload(self.rows, self.skipped, self.options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_count_blank_and_comment_lines() {
+        let text = "a,b\n\n# note, with a comma\n1,2\r\n\r\n  \n3\n";
+        let mut table = Table::open(text.as_bytes(), b',', true).expect("header");
+        assert_eq!(table.cursor, (0, 1));
+        let (line, row) = table.next_row().expect("read").expect("row");
+        assert_eq!((line, row.expect("two fields").len()), (4, 2));
+        let (line, row) = table.next_row().expect("read").expect("row");
+        assert_eq!(
+            (line, row),
+            (
+                7,
+                Err(RowProblem::FieldCount {
+                    expected: 2,
+                    found: 1
+                })
+            )
+        );
+        assert!(table.next_row().expect("read").is_none());
     }
 }
