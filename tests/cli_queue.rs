@@ -9,11 +9,7 @@ use std::process::{Command, Output, Stdio};
 /// Configure two 8-GPU nodes; at 0 `pretrain` (8 GPUs) and `finetune` (4) start; at 10 minutes
 /// a 2 × 8-GPU gang gets the reservation at 4 h (when `pretrain` ends), `eval` (4) backfills
 /// beside `finetune`, two 2-GPU sweeps wait for resources and `notebook` is held.
-const SESSION: [&str; 3] = [
-    r#"{"op":"configure","cluster":{"nodes":[{"name":"gpu1","cpus":64,"gpus":{"model":"a100","count":8}},{"name":"gpu2","cpus":64,"gpus":{"model":"a100","count":8}}],"accounts":[{"name":"vision","shares":1,"users":{"ana":1}},{"name":"nlp","shares":1,"users":{"ben":1,"chloe":1}}]}}"#,
-    r#"{"op":"tick","at_ms":0,"events":[{"type":"submit","job":{"id":"pretrain","user":"ana","account":"vision","time_limit_ms":14400000,"groups":[{"count":1,"cpus":8,"gpus":8}]}},{"type":"submit","job":{"id":"finetune","user":"ben","account":"nlp","time_limit_ms":7200000,"groups":[{"count":1,"cpus":4,"gpus":4}]}}]}"#,
-    r#"{"op":"tick","at_ms":600000,"events":[{"type":"submit","job":{"id":"big-gang","user":"chloe","account":"nlp","time_limit_ms":28800000,"groups":[{"count":2,"cpus":8,"gpus":8,"placement":"strict_spread"}]}},{"type":"submit","job":{"id":"eval","user":"ana","account":"vision","time_limit_ms":3600000,"groups":[{"count":1,"cpus":2,"gpus":4}]}},{"type":"submit","job":{"id":"sweep-1","user":"ben","account":"nlp","time_limit_ms":10800000,"groups":[{"count":1,"cpus":2,"gpus":2}]}},{"type":"submit","job":{"id":"sweep-2","user":"ben","account":"nlp","time_limit_ms":10800000,"groups":[{"count":1,"cpus":2,"gpus":2}]}},{"type":"submit","job":{"id":"notebook","user":"chloe","account":"nlp","time_limit_ms":3600000,"groups":[{"count":1,"cpus":2,"gpus":1}]}},{"type":"hold","job":"notebook"}]}"#,
-];
+const SESSION: &str = include_str!("fixtures/queue-session.jsonl");
 
 const TABLE: &str = "\
 POS  JOB       USER   ACCOUNT  REASON     START_MS  START_IN  AHEAD
@@ -68,8 +64,8 @@ fn scratch(name: &str, text: &str) -> PathBuf {
 /// The shim's responses to the session followed by `extra` requests.
 fn responses(extra: &[&str]) -> Vec<String> {
     let input: String = SESSION
-        .iter()
-        .chain(extra)
+        .lines()
+        .chain(extra.iter().copied())
         .map(|line| format!("{line}\n"))
         .collect();
     let out = succeeds(&["shim"], &input);

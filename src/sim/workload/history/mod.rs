@@ -4,7 +4,7 @@
 //! - [`job_csv`]: a simple CSV, `user,submit,duration,gpus[,nodes][,time_limit]`, that any team
 //!   can export from its own logs or an ML platform's job list.
 //!
-//! Both give a [`Workload`] of GPU jobs; cpus and memory are not modelled (every task asks for
+//! Both give a [`Workload`](crate::sim::workload::Workload) of GPU jobs; cpus and memory are not modelled (every task asks for
 //! none, every node has none), only GPUs:
 //!
 //! - **times** are *local*: a stamp without a zone is taken as printed, in the zone of the
@@ -17,7 +17,7 @@
 //!   a given N must divide G;
 //! - a job without a time limit gets the partition maximum: [`HistoryOptions::max_time_ms`],
 //!   by default the longest run time or time limit of the history rounded up to a whole hour,
-//!   which is also the workload's [`Workload::max_time_ms`];
+//!   which is also the workload's [`max_time_ms`](crate::sim::workload::Workload::max_time_ms);
 //! - the machine is [`HistoryOptions::nodes`] nodes of [`HistoryOptions::gpus_per_node`] GPUs,
 //!   by default the fewest that held every job running at once as recorded (Slurm: from each
 //!   job's start to its end; CSV, which has no start: from its submit, as if no job waited, so

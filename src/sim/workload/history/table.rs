@@ -104,9 +104,7 @@ impl<'t> Table<'t> {
 
     /// The next row and its line, or why it is malformed (a field count other than the
     /// header's); `None` at the end.
-    pub(super) fn next_row(
-        &mut self,
-    ) -> Result<Option<(u64, Result<StringRecord, RowProblem>)>, HistoryError> {
+    pub(super) fn next_row(&mut self) -> Result<Option<(u64, RawRow)>, HistoryError> {
         let mut record = StringRecord::new();
         loop {
             if !self
@@ -135,6 +133,9 @@ impl<'t> Table<'t> {
         Ok(Some((line, row)))
     }
 }
+
+/// A row's fields, or why it is malformed.
+pub(super) type RawRow = Result<StringRecord, RowProblem>;
 
 /// A row as a format reads it: the job, a reason to skip it, or what is malformed.
 pub(super) type Parsed = Result<Result<HistoryRow, SkipReason>, RowProblem>;
