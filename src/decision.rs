@@ -212,6 +212,30 @@ pub enum PendingReason {
     WaitingForReady,
 }
 
+impl PendingReason {
+    /// The reason's `snake_case` name, as it serializes.
+    ///
+    /// ```
+    /// use gangway::PendingReason;
+    /// assert_eq!(PendingReason::WaitingForReady.name(), "waiting_for_ready");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            PendingReason::Held => "held",
+            PendingReason::Begin => "begin",
+            PendingReason::Dependency => "dependency",
+            PendingReason::Preempting => "preempting",
+            PendingReason::Quota => "quota",
+            PendingReason::Reserved => "reserved",
+            PendingReason::Priority => "priority",
+            PendingReason::Resources => "resources",
+            PendingReason::Admission => "admission",
+            PendingReason::Backoff => "backoff",
+            PendingReason::WaitingForReady => "waiting_for_ready",
+        }
+    }
+}
+
 /// One pending job in `explain`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingInfo {

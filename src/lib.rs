@@ -150,6 +150,7 @@ pub mod nvml;
 pub mod placement;
 pub mod policy;
 pub mod protocol;
+pub mod queue_table;
 pub mod quota;
 pub mod scheduler;
 #[cfg(feature = "sim")]

@@ -8,7 +8,7 @@ use gangway::sim::metrics::Metrics;
 use gangway::sim::workload::Workload;
 use gangway::sim::workload::gpu_ml::GpuMlParams;
 use gangway::sim::{
-    FaultOptions, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
+    FaultOptions, LookSchedule, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
 };
 use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
@@ -42,8 +42,12 @@ fn load(
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
-            let workload =
-                gangway::sim::workload::read_trace(&path).map_err(PyValueError::new_err)?;
+            let workload = gangway::sim::workload::read_trace(
+                &path,
+                None,
+                &gangway::sim::workload::history::HistoryOptions::default(),
+            )
+            .map_err(PyValueError::new_err)?;
             Ok((name, workload))
         }
         (name, None) => {
@@ -143,6 +147,7 @@ pub fn simulate<'py>(
     let options = SimOptions {
         checkpoint_delay_ms: checkpoint_delay_s.saturating_mul(1000),
         faults: faults.map(FaultOptions::standard),
+        looks: None,
     };
     let pandas = if dataframe {
         Some(py.import("pandas").map_err(|e| {
@@ -167,6 +172,11 @@ pub fn simulate<'py>(
     let metrics = PyDict::new(py);
     let schedules = PyDict::new(py);
     for &policy in &presets {
+        // The `ssh` baseline is host behaviour: users looking for free GPUs (default looks).
+        let options = SimOptions {
+            looks: (policy == PolicyPreset::Ssh).then(LookSchedule::default),
+            ..options.clone()
+        };
         let result = run_one(py, &workload, cluster.as_ref(), policy, overrun, &options)?;
         let figures = Metrics::of(&result);
         metrics.set_item(policy.name(), pythonize::pythonize(py, &figures)?)?;

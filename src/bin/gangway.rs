@@ -1,13 +1,18 @@
 //! The `gangway` command: `simulate` (replay a workload under several policies), `shim` (the
-//! JSON-lines protocol on stdin/stdout), `validate` (check a CLUSTER file) and `inventory` (the
-//! local node's GPUs as a CLUSTER node entry).
+//! JSON-lines protocol on stdin/stdout), `validate` (check a CLUSTER file), `inventory` (the
+//! local node's GPUs as a CLUSTER node entry), and `explain` and `queue` (the pending jobs as
+//! an `squeue --start`-like table).
 
 #[path = "gangway/inventory.rs"]
 mod inventory;
+#[path = "gangway/queue.rs"]
+mod queue;
 #[path = "gangway/simulate.rs"]
 mod simulate;
 #[path = "gangway/sweep.rs"]
 mod sweep;
+#[path = "gangway/trace.rs"]
+mod trace;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -31,7 +36,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Replay a workload (the built-in GPU-ML one, or a trace) and compare policies.
-    Simulate(simulate::SimulateArgs),
+    Simulate(Box<simulate::SimulateArgs>),
     /// Serve the JSON-lines protocol (docs/protocol.md) on stdin/stdout.
     ///
     /// Every non-blank line gets exactly one response line, whatever its bytes: a line that is
@@ -50,6 +55,27 @@ enum Command {
         /// times the `restore` of a snapshot with a million pending jobs.
         #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
         max_line_bytes: u64,
+    },
+    /// Print the pending jobs of a saved scheduler state as `squeue --start` does: position,
+    /// job, user, account, reason, estimated start and the jobs ahead.
+    ///
+    /// Exit status: 0, or 1 with a message when the snapshot cannot be read or restored.
+    Explain {
+        /// A snapshot as the shim's `snapshot` op writes it: the response line
+        /// `{"ok":true,"state":S}` or the state S alone.
+        #[arg(long, value_name = "FILE")]
+        snapshot: PathBuf,
+    },
+    /// Print the pending jobs of the shim's `explain` response, read on standard input (the
+    /// last line with "pending": a whole shim session may be piped), as `explain --snapshot`
+    /// does. The response names no users: those columns show `-`.
+    ///
+    /// Exit status: 0, or 1 with a message when no explain response can be read.
+    Queue {
+        /// The time of the scheduler's last tick, in ms: estimated starts are also shown as
+        /// the time from it (START_IN). Default: not shown.
+        #[arg(long, value_name = "MS")]
+        now_ms: Option<u64>,
     },
     /// Check a CLUSTER file and print what is wrong with it, if anything.
     Validate {
@@ -101,6 +127,8 @@ fn main() -> ExitCode {
                 memory_mib,
             },
         ),
+        Command::Explain { snapshot } => printed(queue::from_snapshot(&snapshot)),
+        Command::Queue { now_ms } => printed(queue::from_explain(io::stdin().lock(), now_ms)),
         Command::Validate { file } => match load_config(&file)
             .and_then(|_| print_stdout(&format!("{}: valid\n", file.display())))
         {
@@ -110,6 +138,17 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+    }
+}
+
+/// Prints a command's text; exit status 1 with the message on standard error when it failed.
+fn printed(result: Result<String, String>) -> ExitCode {
+    match result.and_then(|text| print_stdout(&text)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::from(1)
+        }
     }
 }
 

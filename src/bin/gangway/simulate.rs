@@ -18,10 +18,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// The options of `gangway simulate`.
 #[derive(clap::Args)]
 pub struct SimulateArgs {
-    /// A trace to replay: SWF (`.swf`, `.swf.gz`), or an Alibaba 2023 pod list (`.csv`) with
-    /// its node list in the same directory. Default: the built-in GPU-ML workload.
+    /// A trace to replay: SWF (`.swf`, `.swf.gz`), an Alibaba 2023 pod list (`.csv`) with
+    /// its node list in the same directory, Slurm accounting (`sacct --parsable2
+    /// --allocations`) or a job-history CSV (`user,submit,duration,gpus[,nodes][,time_limit]`).
+    /// Default: the built-in GPU-ML workload.
     #[arg(long)]
     trace: Option<PathBuf>,
+    #[command(flatten)]
+    trace_options: super::trace::TraceOptions,
     /// The built-in workload, drawn from `--seed`. Default: team (a 10-person team on 4 nodes
     /// × 8 GPUs, contended in the day, one team submitting in bursts).
     #[arg(long, value_enum, conflicts_with = "trace")]
@@ -203,7 +207,12 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     if args.sweep {
         return super::sweep::sweep(args.seed, looks(args), args.plot.as_deref());
     }
-    let (name, mut workload) = load_workload(args)?;
+    let cluster = args
+        .cluster
+        .as_deref()
+        .map(super::read_config)
+        .transpose()?;
+    let (name, mut workload) = load_workload(args, cluster.as_ref())?;
     if let Some((start, count)) = args.window {
         let total = workload.jobs.len();
         if start >= total && total > 0 {
@@ -214,11 +223,6 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
         workload.jobs = workload.jobs.split_off(start.min(total));
         workload.jobs.truncate(count);
     }
-    let cluster = args
-        .cluster
-        .as_deref()
-        .map(super::read_config)
-        .transpose()?;
     let policies = match &args.policy {
         Some(Policies(list)) => list.clone(),
         None => PolicyPreset::ALL.to_vec(),
@@ -226,7 +230,16 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     let nodes = cluster
         .as_ref()
         .map_or(workload.nodes.len(), |c| c.nodes.len());
-    super::print_stdout(&format!("{}\n", describe(&name, &workload, nodes)))?;
+    let gpus: u64 = match &cluster {
+        Some(c) => c
+            .nodes
+            .iter()
+            .filter_map(|n| n.gpus.as_ref())
+            .map(|g| u64::from(g.count))
+            .sum(),
+        None => workload.nodes.iter().map(|n| u64::from(n.gpus)).sum(),
+    };
+    super::print_stdout(&format!("{}\n", describe(&name, &workload, nodes, gpus)))?;
     let options = SimOptions {
         checkpoint_delay_ms: args.checkpoint_delay.saturating_mul(1000),
         faults: args.faults.map(FaultOptions::standard),
@@ -299,7 +312,10 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
+fn load_workload(
+    args: &SimulateArgs,
+    cluster: Option<&ClusterConfig>,
+) -> Result<(String, Workload), String> {
     let Some(path) = &args.trace else {
         let builtin = args.workload.unwrap_or(Builtin::Team);
         let Some(base) = builtin.params() else {
@@ -326,12 +342,11 @@ fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let workload = gangway::sim::workload::read_trace(path)?;
+    let workload = super::trace::load(path, &args.trace_options, cluster)?;
     Ok((file_name, workload))
 }
 
-fn describe(name: &str, workload: &Workload, nodes: usize) -> String {
-    let gpus: u64 = workload.nodes.iter().map(|n| u64::from(n.gpus)).sum();
+fn describe(name: &str, workload: &Workload, nodes: usize, gpus: u64) -> String {
     let mut text = format!(
         "workload {name}: {} jobs on {nodes} nodes",
         workload.jobs.len()

@@ -3,6 +3,8 @@
 //!
 //! - [`swf`]: the Standard Workload Format of the Parallel Workloads Archive (`.swf`, `.swf.gz`);
 //! - [`alibaba`]: the Alibaba GPU-sharing cluster trace of 2023 (node and pod CSV lists);
+//! - [`history`]: a team's own job history, Slurm accounting (`sacct --parsable2`) or a simple
+//!   CSV (`user,submit,duration,gpus[,nodes][,time_limit]`);
 //! - [`lublin`]: the Lublin–Feitelson (2003) model of rigid parallel jobs;
 //! - [`gpu_ml`]: a GPU machine-learning workload of teams with shares and quotas, with
 //!   log-normal or heavy-tailed (Pareto) run times.
@@ -20,12 +22,15 @@
 
 pub mod alibaba;
 pub(crate) mod dist;
+mod format;
 pub mod gpu_ml;
+pub mod history;
 pub mod lublin;
 mod record;
 mod skip;
 pub mod swf;
 
+pub use format::TraceFormat;
 pub use record::{
     MAX_NODES, PARTITION, QUOTA_COHORT, TraceAccount, TraceJob, TraceNode, TracePlacement, Workload,
 };
@@ -42,31 +47,57 @@ pub use skip::{SkipCounts, SkipReason};
 #[error("invalid generator parameter: {0}")]
 pub struct ParamError(pub String);
 
-/// Reads the trace at `path` by its file name: SWF (`.swf`, `.swf.gz`), or an Alibaba 2023 pod
-/// list (`.csv`) with its node list in the same directory (`openb_node_list_all_node.csv`,
-/// else `openb_node_list_gpu_node.csv`). The error is a message naming the file (what
-/// `gangway simulate --trace` and the Python bindings' `simulate(trace=…)` print).
+/// Reads the trace at `path` in `format`, or, without one, in the format its file name and
+/// first 8 KiB show ([`TraceFormat::detect`]): SWF (`.swf`, `.swf.gz`), an Alibaba 2023 pod
+/// list with its node list in the same directory (`openb_node_list_all_node.csv`, else
+/// `openb_node_list_gpu_node.csv`), Slurm accounting or a job-history CSV (read with
+/// `history`'s options). The error is a message naming the file (what `gangway simulate
+/// --trace` and the Python bindings' `simulate(trace=…)` print).
 ///
 /// ```
-/// let err = gangway::sim::workload::read_trace("jobs.txt".as_ref()).unwrap_err();
-/// assert!(err.contains("unknown trace format"), "{err}");
+/// use gangway::sim::workload::{history::HistoryOptions, read_trace};
+/// let err = read_trace("jobs.txt".as_ref(), None, &HistoryOptions::default()).unwrap_err();
+/// assert!(err.contains("jobs.txt"), "{err}");
 /// ```
-pub fn read_trace(path: &std::path::Path) -> Result<Workload, String> {
-    let file_name = path
+pub fn read_trace(
+    path: &std::path::Path,
+    format: Option<TraceFormat>,
+    history: &history::HistoryOptions,
+) -> Result<Workload, String> {
+    let format = match format {
+        Some(format) => format,
+        None => detect_format(path)?,
+    };
+    let located = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    match format {
+        TraceFormat::Swf => swf::from_path(path, None).map_err(|e| located(&e)),
+        TraceFormat::Alibaba => {
+            let nodes = alibaba_node_list(path)?;
+            alibaba::from_paths(&nodes, path).map_err(|e| e.to_string())
+        }
+        TraceFormat::Sacct => history::sacct::from_path(path, history).map_err(|e| located(&e)),
+        TraceFormat::Csv => history::job_csv::from_path(path, history).map_err(|e| located(&e)),
+    }
+}
+
+/// The format of the trace at `path`, from its file name and its first 8 KiB.
+fn detect_format(path: &std::path::Path) -> Result<TraceFormat, String> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(8192).read_to_end(&mut head))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    if file_name.ends_with(".swf") || file_name.ends_with(".swf.gz") {
-        swf::from_path(path, None).map_err(|e| format!("{}: {e}", path.display()))
-    } else if file_name.ends_with(".csv") {
-        let nodes = alibaba_node_list(path)?;
-        alibaba::from_paths(&nodes, path).map_err(|e| e.to_string())
-    } else {
-        Err(format!(
-            "{}: unknown trace format: expected .swf, .swf.gz or an Alibaba pod list .csv",
+    TraceFormat::detect(&name, &head).ok_or_else(|| {
+        format!(
+            "{}: unknown trace format: expected SWF (.swf, .swf.gz), an Alibaba pod list, \
+             sacct --parsable2 output or a user,submit,duration,gpus CSV; or give --trace-format",
             path.display()
-        ))
-    }
+        )
+    })
 }
 
 /// The node list beside an Alibaba pod list: `openb_node_list_all_node.csv` (every node, as

@@ -21,7 +21,16 @@ pub enum SkipReason {
     MissingTimes,
     /// Alibaba: the pod was never scheduled (no scheduled time, e.g. still `Pending`).
     NeverScheduled,
-    /// The run time is zero or negative (SWF field 4 ≤ 0; Alibaba deletion ≤ scheduled).
+    /// Slurm history: a job step (`123.batch`, `123.0`) rather than a job allocation (export
+    /// with `sacct --allocations` to leave them out).
+    JobStep,
+    /// Slurm history: the job never started (`Start` is `Unknown` or `None`: still pending, or
+    /// cancelled before it started).
+    NeverStarted,
+    /// Slurm history: the job is still running (`End` is `Unknown`).
+    StillRunning,
+    /// The run time is zero or negative (SWF field 4 ≤ 0; Alibaba deletion ≤ scheduled; a
+    /// history's end ≤ start or duration 0).
     NonPositiveRunTime,
     /// SWF: neither the requested (field 8) nor the allocated (field 5) processors are > 0.
     NonPositiveProcessors,
@@ -31,8 +40,14 @@ pub enum SkipReason {
     /// (`num_gpu` 0 with `gpu_milli` > 0, `gpu_milli` outside 1..=1000, or several GPUs with
     /// `gpu_milli` other than 1000).
     InvalidGpuRequest,
-    /// Alibaba: no node of the node list can hold the pod (cpus, memory, GPU count or model).
+    /// History (Slurm or CSV): the job used no GPU.
+    NoGpus,
+    /// Alibaba: no node of the node list can hold the pod (cpus, memory, GPU count or model);
+    /// history: the job asks more GPUs per node than a node has.
     FitsNoNode,
+    /// History (Slurm or CSV), with `skip_malformed`: the row is malformed (the error it would
+    /// otherwise be names the line).
+    Malformed,
 }
 
 impl SkipReason {
@@ -47,11 +62,16 @@ impl SkipReason {
             SkipReason::UnknownSubmitTime => "unknown_submit_time",
             SkipReason::MissingTimes => "missing_times",
             SkipReason::NeverScheduled => "never_scheduled",
+            SkipReason::JobStep => "job_step",
+            SkipReason::NeverStarted => "never_started",
+            SkipReason::StillRunning => "still_running",
             SkipReason::NonPositiveRunTime => "non_positive_run_time",
             SkipReason::NonPositiveProcessors => "non_positive_processors",
             SkipReason::WiderThanMachine => "wider_than_machine",
             SkipReason::InvalidGpuRequest => "invalid_gpu_request",
+            SkipReason::NoGpus => "no_gpus",
             SkipReason::FitsNoNode => "fits_no_node",
+            SkipReason::Malformed => "malformed",
         }
     }
 }
