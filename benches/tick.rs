@@ -28,6 +28,26 @@ fn bench_pass(c: &mut Criterion) {
     }
 }
 
+/// The pass of [`bench_pass`] at 1,000 nodes with fair sharing between queues on for the
+/// standard workload's cohort tree (10 cohorts of 10 queues under one root; issue 18's target:
+/// within 2× of the pass without it).
+fn bench_pass_fair_sharing(c: &mut Criterion) {
+    for pending in [1_000, 10_000] {
+        let mut scheduler = None;
+        let name = format!("pass 1000 nodes x 8 GPUs, {pending} pending, standard, fair sharing");
+        c.bench_function(&name, |b| {
+            let scheduler = scheduler.get_or_insert_with(|| {
+                let mut workload = StandardWorkload::new(1_000, 42);
+                let mut cluster = workload.cluster();
+                cluster.policy.fair_sharing.enabled = true;
+                let empty = gangway::Scheduler::new(cluster).expect("a valid cluster");
+                workload.load(empty, pending)
+            });
+            b.iter(|| scheduler.tick(2_000, Vec::new()).expect("tick"))
+        });
+    }
+}
+
 /// A pass followed by reading the whole pending report (`pending_info`): what a host pays when
 /// it asks for every job's reason after each pass, since a settled pass derives the reasons of
 /// the jobs it did not visit only when they are read.
@@ -111,6 +131,6 @@ fn bench_churn_with_scorer(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
-    targets = bench_pass, bench_pass_and_report, bench_churn_with_scorer
+    targets = bench_pass, bench_pass_fair_sharing, bench_pass_and_report, bench_churn_with_scorer
 }
 criterion_main!(benches);

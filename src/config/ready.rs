@@ -153,13 +153,13 @@ mod tests {
     }
 
     #[test]
-    fn the_limit_counts_requeues() {
+    fn the_limit_is_the_timeout_that_kills() {
         let c = WaitForReadyConfig {
             backoff_limit: Some(2),
             ..WaitForReadyConfig::default()
         };
-        assert!(!c.limit_reached(0));
-        assert!(!c.limit_reached(1));
+        assert!(!c.limit_reached(0)); // the first timeout requeues
+        assert!(c.limit_reached(1)); // the second kills
         assert!(c.limit_reached(2));
         assert!(!WaitForReadyConfig::default().limit_reached(u32::MAX));
     }
