@@ -236,7 +236,7 @@ impl Scheduler {
                         .spec
                         .queue
                         .as_ref()
-                        .is_some_and(|q| record.preempted_by_queues.contains(q)))
+                        .is_some_and(|q| record.preempted_by_fair_queue(q)))
             {
                 continue;
             }

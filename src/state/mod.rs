@@ -163,9 +163,10 @@ pub struct Job {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preempted_by: Vec<u64>,
     /// The queues whose jobs have preempted it by fair sharing: with `anti_thrash`, no job of
-    /// those queues preempts it again.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub preempted_by_queues: Vec<String>,
+    /// those queues preempts it again. Boxed: most jobs never have one, and every byte of a
+    /// pending job counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempted_by_queues: Option<Box<[String]>>,
     /// What it has run so far, across requeues.
     #[serde(default, skip_serializing_if = "RunHistory::is_empty")]
     pub history: RunHistory,
@@ -245,6 +246,13 @@ pub struct Preemption {
 }
 
 impl Job {
+    /// Whether a job of queue `queue` has preempted it by fair sharing.
+    pub fn preempted_by_fair_queue(&self, queue: &str) -> bool {
+        self.preempted_by_queues
+            .as_deref()
+            .is_some_and(|queues| queues.iter().any(|q| q == queue))
+    }
+
     /// The running allocation, if running.
     pub fn running(&self) -> Option<&RunningJob> {
         match &self.state {

@@ -249,8 +249,13 @@ impl ClusterState {
         if !job.preempted_by.contains(&arrival) {
             job.preempted_by.push(arrival);
         }
-        if let Some(queue) = fair_queue.filter(|q| !job.preempted_by_queues.contains(q)) {
-            job.preempted_by_queues.push(queue);
+        if let Some(queue) = fair_queue.filter(|q| !job.preempted_by_fair_queue(q)) {
+            let mut queues = job
+                .preempted_by_queues
+                .take()
+                .map_or_else(Vec::new, Vec::from);
+            queues.push(queue);
+            job.preempted_by_queues = Some(queues.into_boxed_slice());
         }
         Some(Decision::Preempt {
             job: job.spec.id.clone(),

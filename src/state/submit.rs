@@ -123,7 +123,7 @@ impl ClusterState {
                 .and_then(|name| self.quota.tree.as_ref()?.queue_id(name)),
             assoc: None,
             preempted_by: Vec::new(),
-            preempted_by_queues: Vec::new(),
+            preempted_by_queues: None,
             history: RunHistory::default(),
             ready: super::ReadyRecord::default(),
             spec,
