@@ -7,6 +7,7 @@
 
 pub mod adversarial;
 pub mod checker;
+mod fair_oracle;
 pub mod fuzz;
 pub mod harness;
 mod mig_oracle;

@@ -6,7 +6,9 @@
 //! level lies within one domain of that level, and MIG slices are exclusive, exist, go only to
 //! MIG tasks (one slice of the asked profile per task) while MIG-mode GPUs go to no other task;
 //! with `policy.wait_for_ready`, back-offs are as configured and respected, and block
-//! admission starts nothing beside a job that is not ready (`ready_oracle`).
+//! admission starts nothing beside a job that is not ready (`ready_oracle`); with fair sharing
+//! between queues, a preemptor takes victims of other queues only in its tree and only from
+//! queues that borrow (`fair_oracle`).
 
 use crate::decision::{Decision, TickOutcome};
 use crate::error::TickError;
@@ -30,6 +32,7 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
     state.check_quota().map_err(|e| e.message)?;
     check_topology(state)?;
     super::ready_oracle::check_ready(scheduler, outcome)?;
+    super::fair_oracle::check_fair_preemptions(scheduler, outcome)?;
     let ranks: Vec<u8> = outcome.decisions.iter().map(Decision::order_rank).collect();
     if ranks.windows(2).any(|w| w[0] > w[1]) {
         return Err(format!("decisions out of order: {:?}", outcome.decisions));
