@@ -189,20 +189,7 @@ mod tests {
     use crate::sim::result::{ExecutionEnd, JobRecord};
 
     fn record(account: &str, submit: u64, start: Option<u64>, end: Option<u64>) -> JobRecord {
-        JobRecord {
-            id: format!("{account}{submit}"),
-            account: account.into(),
-            submit_ms: submit,
-            first_start_ms: start,
-            last_start_ms: start,
-            end_ms: end,
-            status: if end.is_some() {
-                JobStatus::Completed
-            } else {
-                JobStatus::NeverStarted
-            },
-            reserved_start_ms: None,
-        }
+        JobRecord::for_test(account, submit, start, end)
     }
 
     fn run(job: usize, start: u64, end: u64, gpus: u64) -> Execution {

@@ -427,20 +427,7 @@ mod tests {
     use crate::sim::result::{Execution, JobRecord};
 
     fn job(account: &str, submit: u64, start: Option<u64>, end: Option<u64>) -> JobRecord {
-        JobRecord {
-            id: format!("{account}{submit}"),
-            account: account.to_string(),
-            submit_ms: submit,
-            first_start_ms: start,
-            last_start_ms: start,
-            end_ms: end,
-            status: if end.is_some() {
-                JobStatus::Completed
-            } else {
-                JobStatus::NeverStarted
-            },
-            reserved_start_ms: None,
-        }
+        JobRecord::for_test(account, submit, start, end)
     }
 
     fn execution(job: usize, start: u64, end: u64, gpus: u64, lost: u64) -> Execution {

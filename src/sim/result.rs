@@ -203,3 +203,30 @@ pub struct FaultCounts {
     /// GPU-milliseconds those evicted executions had held (lost work).
     pub ready_lost_gpu_ms: u64,
 }
+
+#[cfg(test)]
+impl JobRecord {
+    /// A record for tests: job `{account}{submit}` of `account`, submitted at `submit`,
+    /// started at `start` and ended (completed) at `end`; never started without an end.
+    pub(crate) fn for_test(
+        account: &str,
+        submit: u64,
+        start: Option<u64>,
+        end: Option<u64>,
+    ) -> Self {
+        JobRecord {
+            id: format!("{account}{submit}"),
+            account: account.to_string(),
+            submit_ms: submit,
+            first_start_ms: start,
+            last_start_ms: start,
+            end_ms: end,
+            status: if end.is_some() {
+                JobStatus::Completed
+            } else {
+                JobStatus::NeverStarted
+            },
+            reserved_start_ms: None,
+        }
+    }
+}
