@@ -1,10 +1,10 @@
-//! cargo-fuzz target `swf`: see `gangway::testkit::fuzz::swf`.
+//! cargo-fuzz target `swf`: see `gangway_sim::fuzz::swf`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(bug) = gangway::testkit::fuzz::swf(data) {
+    if let Err(bug) = gangway_sim::fuzz::swf(data) {
         panic!("{bug}");
     }
 });

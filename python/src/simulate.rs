@@ -4,10 +4,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use gangway::ClusterConfig;
-use gangway::sim::metrics::Metrics;
-use gangway::sim::workload::Workload;
-use gangway::sim::workload::gpu_ml::GpuMlParams;
-use gangway::sim::{
+use gangway_sim::metrics::Metrics;
+use gangway_sim::workload::Workload;
+use gangway_sim::workload::gpu_ml::GpuMlParams;
+use gangway_sim::{
     FaultOptions, LookSchedule, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
 };
 use pyo3::exceptions::{PyImportError, PyValueError};
@@ -42,10 +42,10 @@ fn load(
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
-            let workload = gangway::sim::workload::read_trace(
+            let workload = gangway_sim::workload::read_trace(
                 &path,
                 None,
-                &gangway::sim::workload::history::HistoryOptions::default(),
+                &gangway_sim::workload::history::HistoryOptions::default(),
             )
             .map_err(PyValueError::new_err)?;
             Ok((name, workload))

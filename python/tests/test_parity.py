@@ -1,4 +1,4 @@
-"""Parity: every scenario of tests/scenarios/ and ../shared/scenarios (when present) replayed
+"""Parity: every scenario of gangway/tests/scenarios/ and ../shared/scenarios (when present) replayed
 through `gangway shim` (the release binary) and through the bindings gives identical responses.
 
 Each scenario becomes one request sequence: configure; per tick, the tick, explain, explain with
@@ -17,7 +17,7 @@ import pytest
 import gangway
 from conftest import REPO, shim_binary
 
-SCENARIO_DIRS = [REPO / "tests" / "scenarios", REPO.parent / "shared" / "scenarios"]
+SCENARIO_DIRS = [REPO / "gangway" / "tests" / "scenarios", REPO.parent / "shared" / "scenarios"]
 
 
 def scenarios():
@@ -118,8 +118,8 @@ def binary():
     path = shim_binary()
     if path is None:
         if os.environ.get("GANGWAY_REQUIRE_SHIM"):
-            pytest.fail("no release gangway binary: cargo build --release --features cli")
-        pytest.skip("no release gangway binary (cargo build --release --features cli, or set "
+            pytest.fail("no release gangway binary: cargo build --release -p gangway-cli")
+        pytest.skip("no release gangway binary (cargo build --release -p gangway-cli, or set "
                     "GANGWAY_BIN)")
     return path
 

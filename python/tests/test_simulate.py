@@ -29,7 +29,7 @@ def test_deterministic():
 
 
 def test_trace_and_cluster_override():
-    traces = sorted((REPO / "tests" / "fixtures").rglob("*.swf"))
+    traces = sorted((REPO / "gangway-sim" / "tests" / "fixtures").rglob("*.swf"))
     if not traces:
         pytest.skip("no SWF fixture")
     out = gangway.simulate(trace=str(traces[0]), policies=["easy"])

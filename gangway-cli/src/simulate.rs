@@ -1,0 +1,424 @@
+//! `gangway simulate`: replay a workload under one or several policies and compare them.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gangway::ClusterConfig;
+use gangway_sim::metrics::Metrics;
+use gangway_sim::plot::{PlotRun, write_plot};
+use gangway_sim::report::{PolicyRun, Report, comparison_table, write_schedule};
+use gangway_sim::team::TeamParams;
+use gangway_sim::workload::Workload;
+use gangway_sim::workload::gpu_ml::GpuMlParams;
+use gangway_sim::{
+    FaultOptions, LookSchedule, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
+};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// The options of `gangway simulate`.
+#[derive(clap::Args)]
+pub struct SimulateArgs {
+    /// A trace to replay: SWF (`.swf`, `.swf.gz`), an Alibaba 2023 pod list (`.csv`) with
+    /// its node list in the same directory, Slurm accounting (`sacct --parsable2
+    /// --allocations`) or a job-history CSV (`user,submit,duration,gpus[,nodes][,time_limit]`).
+    /// Default: the built-in GPU-ML workload.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    #[command(flatten)]
+    trace_options: super::trace::TraceOptions,
+    /// The built-in workload, drawn from `--seed`. Default: team (a 10-person team on 4 nodes
+    /// × 8 GPUs, contended in the day, one team submitting in bursts).
+    #[arg(long, value_enum, conflicts_with = "trace")]
+    workload: Option<Builtin>,
+    /// A CLUSTER JSON file replacing the workload's own machine.
+    #[arg(long)]
+    cluster: Option<PathBuf>,
+    /// The policy, or a comma-separated list of policies to compare (e.g. `fcfs,easy,sjf,las`),
+    /// among ssh, fcfs, easy, conservative, full, sjf and las. Default: compare ssh (no
+    /// scheduler), fcfs, easy, conservative and full.
+    #[arg(long, value_name = "POLICY[,POLICY...]", value_parser = parse_policies)]
+    policy: Option<Policies>,
+    /// Only jobs START .. START+COUNT-1 of the workload (in submit order), on an empty cluster.
+    /// A START past the last job is an error (unless the workload has no jobs at all).
+    #[arg(long, value_name = "START:COUNT", value_parser = parse_window)]
+    window: Option<(usize, usize)>,
+    /// Seed of the built-in workload.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Jobs that run past their time limit: `allow` (run their recorded time) or `kill`.
+    #[arg(long, default_value = "allow", value_parser = parse_overrun)]
+    overrun: Overrun,
+    /// Seconds a preempted job takes to checkpoint and stop (at most its grace).
+    #[arg(long, default_value_t = 30)]
+    checkpoint_delay: u64,
+    /// Inject faults drawn from this seed: nodes fail (once a week each on average, repaired in
+    /// an hour), 10% of stop acknowledgements are lost, 1% of events are sent twice, and each
+    /// tick's events come in a random order.
+    #[arg(long, value_name = "SEED")]
+    faults: Option<u64>,
+    /// Write the schedule as CSV (one file per policy, `NAME.POLICY.csv`, when comparing).
+    #[arg(long, value_name = "FILE.csv")]
+    schedule_out: Option<PathBuf>,
+    /// Write every metric as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    report: Option<PathBuf>,
+    /// Plot utilization and queue length over time and the share per account as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Number of jobs of the built-in workload (for quick runs and tests).
+    #[arg(long, hide = true)]
+    jobs: Option<usize>,
+    /// ssh (no scheduler): minutes between two looks for free GPUs during working hours.
+    #[arg(long, value_name = "MINUTES", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
+    check_interval: u64,
+    /// ssh: working hours in which users look, `START-END` in whole hours (weekdays).
+    #[arg(long, value_name = "START-END", default_value = "9-19", value_parser = parse_hours)]
+    work_hours: (u64, u64),
+    /// ssh: the hour of the one evening look of each working day, or `none`.
+    #[arg(long, value_name = "HOUR|none", default_value = "21", value_parser = parse_evening)]
+    evening: Evening,
+    /// ssh: chance (0 to below 1) that a start collides with someone who took the same GPUs by hand
+    /// and must be retried at the next look.
+    #[arg(long, value_name = "RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    collision_rate: f64,
+    /// Sweep cluster size (4–128 GPUs) × users (2–16) comparing ssh with full on the team
+    /// workload's user profile: prints a table and writes a heat map to `--plot` (default
+    /// sweep.svg).
+    #[arg(long, conflicts_with_all = ["trace", "workload", "policy", "window", "cluster", "faults", "schedule_out", "report"])]
+    sweep: bool,
+}
+
+/// The built-in workloads of `--workload`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Builtin {
+    /// Ten users in four teams on 4 nodes × 8 GPUs over three weeks, contended in working
+    /// hours; `research` submits in bursts (`TeamParams::default()`).
+    Team,
+    /// 3,000 jobs of 1–64 GPUs from four teams on 64 nodes × 8 GPUs.
+    /// Log-normal run times (median 1 h), time limits 1.1–3 times the run time
+    /// (`GpuMlParams::default()`).
+    GpuMl,
+    /// Pareto run times (shape 1.2, minimum 30 min, at most 72 h), every time limit the 72-hour
+    /// partition maximum (`GpuMlParams::heavy_tailed()`).
+    GpuMlHeavyTail,
+}
+
+impl Builtin {
+    fn name(self) -> &'static str {
+        match self {
+            Builtin::Team => "team",
+            Builtin::GpuMl => "gpu-ml",
+            Builtin::GpuMlHeavyTail => "gpu-ml-heavy-tail",
+        }
+    }
+
+    /// The GPU-ML parameters; `None` for the team workload.
+    fn params(self) -> Option<GpuMlParams> {
+        match self {
+            Builtin::Team => None,
+            Builtin::GpuMl => Some(GpuMlParams::default()),
+            Builtin::GpuMlHeavyTail => Some(GpuMlParams::heavy_tailed()),
+        }
+    }
+}
+
+/// The presets of `--policy`, in the order given.
+#[derive(Clone, Debug)]
+struct Policies(Vec<PolicyPreset>);
+
+fn parse_policies(text: &str) -> Result<Policies, String> {
+    PolicyPreset::parse_list(text).map(Policies)
+}
+
+fn parse_overrun(text: &str) -> Result<Overrun, String> {
+    match text {
+        "allow" => Ok(Overrun::Allow),
+        "kill" => Ok(Overrun::Kill),
+        _ => Err(format!("expected allow or kill, got {text:?}")),
+    }
+}
+
+fn parse_hours(text: &str) -> Result<(u64, u64), String> {
+    let (start, end) = text
+        .split_once('-')
+        .ok_or_else(|| format!("expected START-END in hours, got {text:?}"))?;
+    let hour = |part: &str| {
+        part.parse::<u64>()
+            .ok()
+            .filter(|h| *h <= 24)
+            .ok_or_else(|| format!("{part:?} is not an hour from 0 to 24"))
+    };
+    let (start, end) = (hour(start)?, hour(end)?);
+    if start >= end {
+        return Err(format!("working hours {text:?} end before they start"));
+    }
+    Ok((start, end))
+}
+
+/// The hour of the evening look, if any.
+#[derive(Clone, Copy, Debug)]
+struct Evening(Option<u64>);
+
+fn parse_evening(text: &str) -> Result<Evening, String> {
+    if text == "none" {
+        return Ok(Evening(None));
+    }
+    text.parse::<u64>()
+        .ok()
+        .filter(|h| *h < 24)
+        .map(|h| Evening(Some(h)))
+        .ok_or_else(|| format!("expected an hour from 0 to 23 or none, got {text:?}"))
+}
+
+fn parse_rate(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|r| (0.0..1.0).contains(r))
+        .ok_or_else(|| format!("expected a rate from 0 to below 1, got {text:?}"))
+}
+
+/// The `ssh` host's looks from the options.
+fn looks(args: &SimulateArgs) -> LookSchedule {
+    const HOUR_MS: u64 = 3_600_000;
+    LookSchedule {
+        check_interval_ms: args.check_interval.saturating_mul(60_000),
+        day_start_ms: args.work_hours.0 * HOUR_MS,
+        day_end_ms: args.work_hours.1 * HOUR_MS,
+        evening_ms: args.evening.0.map(|h| h * HOUR_MS),
+        collision_permille: (args.collision_rate * 1000.0).round() as u32,
+        seed: args.seed,
+        ..LookSchedule::default()
+    }
+}
+
+fn parse_window(text: &str) -> Result<(usize, usize), String> {
+    let (start, count) = text
+        .split_once(':')
+        .ok_or_else(|| format!("expected START:COUNT, got {text:?}"))?;
+    let number = |part: &str, what: &str| {
+        part.parse::<usize>()
+            .map_err(|_| format!("{what} {part:?} is not a non-negative integer"))
+    };
+    Ok((number(start, "START")?, number(count, "COUNT")?))
+}
+
+/// Runs the command; the error is the message to print.
+pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
+    if args.sweep {
+        return super::sweep::sweep(args.seed, looks(args), args.plot.as_deref());
+    }
+    let cluster = args
+        .cluster
+        .as_deref()
+        .map(super::read_config)
+        .transpose()?;
+    let (name, mut workload) = load_workload(args, cluster.as_ref())?;
+    if let Some((start, count)) = args.window {
+        let total = workload.jobs.len();
+        if start >= total && total > 0 {
+            return Err(format!(
+                "--window {start}:{count}: the workload has only {total} jobs"
+            ));
+        }
+        workload.jobs = workload.jobs.split_off(start.min(total));
+        workload.jobs.truncate(count);
+    }
+    let policies = match &args.policy {
+        Some(Policies(list)) => list.clone(),
+        None => PolicyPreset::ALL.to_vec(),
+    };
+    let nodes = cluster
+        .as_ref()
+        .map_or(workload.nodes.len(), |c| c.nodes.len());
+    let gpus: u64 = match &cluster {
+        Some(c) => c
+            .nodes
+            .iter()
+            .filter_map(|n| n.gpus.as_ref())
+            .map(|g| u64::from(g.count))
+            .sum(),
+        None => workload.nodes.iter().map(|n| u64::from(n.gpus)).sum(),
+    };
+    super::print_stdout(&format!("{}\n", describe(&name, &workload, nodes, gpus)))?;
+    let options = SimOptions {
+        checkpoint_delay_ms: args.checkpoint_delay.saturating_mul(1000),
+        faults: args.faults.map(FaultOptions::standard),
+        looks: None,
+    };
+    let mut runs = Vec::new();
+    for &policy in &policies {
+        let started = Instant::now();
+        let options = SimOptions {
+            looks: (policy == PolicyPreset::Ssh).then(|| looks(args)),
+            ..options.clone()
+        };
+        let result = run_one(&workload, cluster.as_ref(), policy, args.overrun, &options)?;
+        eprintln!(
+            "{}: simulated {} jobs in {:.2} s",
+            policy.name(),
+            result.jobs.len(),
+            started.elapsed().as_secs_f64()
+        );
+        let metrics = Metrics::of(&result);
+        runs.push((policy, result, metrics));
+    }
+    let table_runs: Vec<PolicyRun> = runs
+        .iter()
+        .map(|(policy, _, metrics)| PolicyRun {
+            policy: *policy,
+            overrun: args.overrun,
+            metrics: metrics.clone(),
+        })
+        .collect();
+    super::print_stdout(&comparison_table(&table_runs))?;
+    if let Some(path) = &args.schedule_out {
+        for (policy, result, _) in &runs {
+            let path = if runs.len() > 1 {
+                with_policy(path, policy.name())
+            } else {
+                path.clone()
+            };
+            write_file(&path, |file| write_schedule(result, file))?;
+        }
+    }
+    if let Some(path) = &args.report {
+        let report = Report {
+            workload: name.clone(),
+            nodes,
+            jobs: workload.jobs.len(),
+            skipped: workload
+                .skipped
+                .iter()
+                .map(|(reason, count)| (reason.name().to_string(), count))
+                .collect(),
+            runs: table_runs,
+        };
+        write_file(path, |file| {
+            serde_json::to_writer_pretty(&mut *file, &report).map_err(std::io::Error::other)?;
+            std::io::Write::write_all(file, b"\n")
+        })?;
+    }
+    if let Some(path) = &args.plot {
+        let plot_runs: Vec<PlotRun<'_>> = runs
+            .iter()
+            .map(|(policy, result, metrics)| PlotRun {
+                name: policy.name(),
+                result,
+                metrics,
+            })
+            .collect();
+        write_plot(path, &plot_runs)?;
+    }
+    Ok(())
+}
+
+fn load_workload(
+    args: &SimulateArgs,
+    cluster: Option<&ClusterConfig>,
+) -> Result<(String, Workload), String> {
+    let Some(path) = &args.trace else {
+        let builtin = args.workload.unwrap_or(Builtin::Team);
+        let Some(base) = builtin.params() else {
+            let mut workload = TeamParams {
+                seed: args.seed,
+                ..TeamParams::default()
+            }
+            .generate()
+            .map_err(|e| e.to_string())?;
+            if let Some(jobs) = args.jobs {
+                workload.jobs.truncate(jobs);
+            }
+            return Ok((format!("{} (seed {})", builtin.name(), args.seed), workload));
+        };
+        let params = GpuMlParams {
+            seed: args.seed,
+            jobs: args.jobs.unwrap_or(base.jobs),
+            ..base
+        };
+        let workload = params.generate().map_err(|e| e.to_string())?;
+        return Ok((format!("{} (seed {})", builtin.name(), args.seed), workload));
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let workload = super::trace::load(path, &args.trace_options, cluster)?;
+    Ok((file_name, workload))
+}
+
+fn describe(name: &str, workload: &Workload, nodes: usize, gpus: u64) -> String {
+    let mut text = format!(
+        "workload {name}: {} jobs on {nodes} nodes",
+        workload.jobs.len()
+    );
+    if gpus > 0 {
+        text.push_str(&format!(" ({gpus} GPUs)"));
+    }
+    let skipped = workload.skipped.total();
+    if skipped > 0 {
+        let reasons: Vec<String> = workload
+            .skipped
+            .iter()
+            .map(|(reason, count)| format!("{count} {}", reason.name()))
+            .collect();
+        text.push_str(&format!("; skipped {skipped}: {}", reasons.join(", ")));
+    }
+    text
+}
+
+fn run_one(
+    workload: &Workload,
+    cluster: Option<&ClusterConfig>,
+    policy: PolicyPreset,
+    overrun: Overrun,
+    options: &SimOptions,
+) -> Result<SimResult, String> {
+    let (cluster, jobs) = prepare(workload, cluster, policy, overrun);
+    let total = jobs.len() as u64;
+    let simulator = Simulator::new(cluster, jobs, options.clone()).map_err(|e| e.to_string())?;
+    let progress = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+    if let Ok(style) =
+        ProgressStyle::with_template("{prefix:>12} [{bar:40}] {pos}/{len} jobs ended, {eta} left")
+    {
+        progress.set_style(style.progress_chars("=> "));
+    }
+    progress.set_prefix(policy.name());
+    let started = Instant::now();
+    let mut shown = false;
+    let result = simulator.run(|view| {
+        if !shown && started.elapsed() > Duration::from_secs(1) {
+            progress.set_draw_target(ProgressDrawTarget::stderr());
+            shown = true;
+        }
+        if shown {
+            progress.set_position(view.ended as u64);
+        }
+        Ok(())
+    });
+    progress.finish_and_clear();
+    result.map_err(|e| e.to_string())
+}
+
+fn with_policy(path: &Path, policy: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{policy}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{policy}"),
+    };
+    path.with_file_name(name)
+}
+
+fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let file = std::fs::File::create(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    write(&mut out)
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

@@ -1,0 +1,151 @@
+//! `gangway explain --snapshot FILE` and `gangway queue` through the built binary: a shim
+//! session on two 8-GPU nodes leaves four jobs pending, and both commands print the same
+//! `squeue --start`-like table of them (the snapshot's with users and accounts).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Configure two 8-GPU nodes; at 0 `pretrain` (8 GPUs) and `finetune` (4) start; at 10 minutes
+/// a 2 × 8-GPU gang gets the reservation at 4 h (when `pretrain` ends), `eval` (4) backfills
+/// beside `finetune`, two 2-GPU sweeps wait for resources and `notebook` is held.
+const SESSION: &str = include_str!("../fixtures/queue-session.jsonl");
+
+const TABLE: &str = "\
+POS  JOB       USER   ACCOUNT  REASON     START_MS  START_IN  AHEAD
+  1  big-gang  chloe  nlp      reserved   14400000   3:50:00  0
+  3  sweep-1   ben    nlp      resources         -         -  1: big-gang
+  4  sweep-2   ben    nlp      resources         -         -  2: big-gang, sweep-1
+  5  notebook  chloe  nlp      held              -         -  3: big-gang, sweep-1, sweep-2
+";
+
+fn gangway(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run gangway");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn succeeds(args: &[&str], input: &str) -> String {
+    let output = gangway(args, input);
+    assert!(
+        output.status.success(),
+        "gangway {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn fails(args: &[&str], input: &str) -> String {
+    let output = gangway(args, input);
+    assert_eq!(output.status.code(), Some(1), "gangway {args:?}");
+    assert!(output.stdout.is_empty());
+    String::from_utf8(output.stderr).unwrap()
+}
+
+fn scratch(name: &str, text: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli_queue");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The shim's responses to the session followed by `extra` requests.
+fn responses(extra: &[&str]) -> Vec<String> {
+    let input: String = SESSION
+        .lines()
+        .chain(extra.iter().copied())
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let out = succeeds(&["shim"], &input);
+    let lines: Vec<String> = out.lines().map(str::to_string).collect();
+    assert!(
+        lines.iter().all(|l| l.starts_with(r#"{"ok":true"#)),
+        "{out}"
+    );
+    lines
+}
+
+#[test]
+fn explain_prints_the_queue_of_a_snapshot() {
+    let lines = responses(&[r#"{"op":"snapshot"}"#]);
+    let response = scratch("snapshot.json", &lines[3]);
+    assert_eq!(
+        succeeds(&["explain", "--snapshot", response.to_str().unwrap()], ""),
+        TABLE
+    );
+    // The state alone, as a host stores it, reads the same.
+    let value: serde_json::Value = serde_json::from_str(&lines[3]).unwrap();
+    let state = scratch("state.json", &value["state"].to_string());
+    assert_eq!(
+        succeeds(&["explain", "--snapshot", state.to_str().unwrap()], ""),
+        TABLE
+    );
+}
+
+#[test]
+fn queue_reads_the_shims_explain_on_stdin() {
+    let lines = responses(&[r#"{"op":"explain"}"#]);
+    // The response names no users or accounts.
+    let without_owners = TABLE
+        .replace("USER   ACCOUNT", "USER  ACCOUNT")
+        .replace("chloe  nlp    ", "-     -      ")
+        .replace("ben    nlp    ", "-     -      ");
+    assert_eq!(
+        succeeds(&["queue", "--now-ms", "600000"], &format!("{}\n", lines[3])),
+        without_owners
+    );
+    // A whole session piped in: the last explain response counts; without --now-ms, no
+    // START_IN.
+    let whole = succeeds(&["queue"], &(lines.join("\n") + "\n"));
+    assert_eq!(whole, without_owners.replace(" 3:50:00", "       -"));
+}
+
+#[test]
+fn an_empty_queue_is_the_header_alone() {
+    let out = succeeds(&["queue"], "{\"ok\":true,\"pending\":[],\"running\":[]}\n");
+    assert_eq!(
+        out,
+        "POS  JOB  USER  ACCOUNT  REASON  START_MS  START_IN  AHEAD\n"
+    );
+}
+
+#[test]
+fn unreadable_input_fails_with_a_message() {
+    assert_eq!(
+        fails(&["queue"], "{\"ok\":true,\"protocol\":1}\n"),
+        "no explain response (a JSON line with \"pending\") on standard input\n"
+    );
+    assert_eq!(
+        fails(&["queue"], "{\"ok\":true,\"pending\":[{\"job\":\"a\"}]}\n"),
+        "line 1: pending: [0]: missing field `position`\n"
+    );
+    let missing = fails(&["explain", "--snapshot", "no/such/snapshot.json"], "");
+    assert!(
+        missing.starts_with("cannot read no/such/snapshot.json: "),
+        "{missing}"
+    );
+    let refused = scratch(
+        "refused.json",
+        r#"{"ok":false,"error":{"kind":"not_configured"}}"#,
+    );
+    let path = refused.to_str().unwrap();
+    assert_eq!(
+        fails(&["explain", "--snapshot", path], ""),
+        format!("{path}: invalid snapshot: a response without \"state\"\n")
+    );
+    let broken = scratch("broken.json", r#"{"state":{"last_tick_ms":"soon"}}"#);
+    let message = fails(&["explain", "--snapshot", broken.to_str().unwrap()], "");
+    assert!(message.contains("invalid snapshot"), "{message}");
+}

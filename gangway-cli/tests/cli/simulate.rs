@@ -1,0 +1,505 @@
+//! `gangway simulate` as a newcomer runs it: the built binary on the built-in workload (shrunk
+//! with the hidden `--jobs` to keep debug runs fast), on the committed KTH excerpt and on every
+//! trace of ../shared/traces (skipped with a note where it is absent).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::shared;
+
+/// The first 200 jobs of the KTH SP2 log (tests/fixtures/README.md).
+const KTH_200: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../gangway-sim/tests/fixtures/KTH-SP2-1996-2.1-cln-first200.swf"
+);
+
+fn gangway(args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(args)
+        .output()
+        .expect("run gangway");
+    assert!(
+        output.status.success(),
+        "gangway {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli_simulate");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn gpu_ml_run_prints_the_policy_table() {
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--workload",
+        "gpu-ml",
+        "--jobs",
+        "200",
+    ]));
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "workload gpu-ml (seed 1): 200 jobs on 64 nodes (512 GPUs)"
+    );
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["ssh", "fcfs", "easy", "conservative", "full"]);
+    for label in [
+        "jobs started",
+        "wait p95",
+        "completion mean",
+        "bounded slowdown",
+        "GPU utilization",
+        "GPU-hours idle while waiting",
+        "makespan",
+        "preemptions",
+        "GPU-hours lost",
+        "  to preemption",
+        "Jain's index",
+        "share vision (40%)",
+        "hours contended",
+        "share when contended vision (40%)",
+    ] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no row {label:?} in\n{text}"));
+        assert_eq!(row[label.len()..].split_whitespace().count(), 5, "{row}");
+    }
+    let started = text
+        .lines()
+        .find(|l| l.starts_with("jobs started"))
+        .unwrap();
+    assert!(started.split_whitespace().skip(2).all(|n| n == "200"));
+}
+
+/// Hours in a duration cell of the table (`42s`, `12.5m`, `3.20h`, `2.15d`).
+fn hours(cell: &str) -> f64 {
+    let (number, unit) = cell.split_at(cell.len() - 1);
+    let value: f64 = number.parse().unwrap();
+    value
+        * match unit {
+            "s" => 1.0 / 3600.0,
+            "m" => 1.0 / 60.0,
+            "h" => 1.0,
+            "d" => 24.0,
+            _ => panic!("unit of {cell:?}"),
+        }
+}
+
+/// Issue 19's "done when": with no arguments, five columns on the contended team workload;
+/// `ssh` waits at least twice as long on average as `full`, and `full`'s shares when contended
+/// are closer to the targets than `fcfs`'s.
+#[test]
+fn default_run_compares_no_scheduler_with_four_policies_on_the_team_workload() {
+    let text = stdout(&gangway(&["simulate"]));
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("workload team (seed 1): "),
+        "{text}"
+    );
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["ssh", "fcfs", "easy", "conservative", "full"]);
+    let waits: Vec<f64> = row(&text, "wait mean").into_iter().map(hours).collect();
+    assert!(
+        waits[0] >= 2.0 * waits[4],
+        "ssh {} h, full {} h",
+        waits[0],
+        waits[4]
+    );
+    let mut distance = [0.0f64; 5];
+    let mut teams = 0;
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("share when contended "))
+    {
+        let open = line.find('(').unwrap();
+        let close = line.find("%)").unwrap();
+        let target: f64 = line[open + 1..close].parse().unwrap();
+        let cells: Vec<f64> = line[close + 2..]
+            .split_whitespace()
+            .map(|c| c.trim_end_matches('%').parse().unwrap())
+            .collect();
+        for (d, share) in distance.iter_mut().zip(&cells) {
+            *d += (share - target).abs();
+        }
+        teams += 1;
+    }
+    assert_eq!(teams, 4, "{text}");
+    assert!(
+        distance[4] < distance[1],
+        "full {} points from the targets, fcfs {}",
+        distance[4],
+        distance[1]
+    );
+}
+
+#[test]
+fn sweep_refuses_a_workload_and_ssh_options_are_checked() {
+    for (args, message) in [
+        (&["simulate", "--sweep", "--trace", KTH_200][..], "--trace"),
+        (&["simulate", "--collision-rate", "1"][..], "below 1"),
+        (&["simulate", "--work-hours", "19-9"][..], "end before"),
+        (&["simulate", "--evening", "25"][..], "0 to 23"),
+        (
+            &["simulate", "--check-interval", "0"][..],
+            "--check-interval",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?} succeeded");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+}
+
+/// The row of `label` split into its values, one per policy.
+fn row<'a>(text: &'a str, label: &str) -> Vec<&'a str> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no row {label:?} in\n{text}"));
+    line[label.len()..].split_whitespace().collect()
+}
+
+#[test]
+fn heavy_tailed_workload_prints_the_policy_table() {
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--workload",
+        "gpu-ml-heavy-tail",
+        "--jobs",
+        "200",
+    ]));
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "workload gpu-ml-heavy-tail (seed 1): 200 jobs on 64 nodes (512 GPUs)"
+    );
+    let header: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(header, ["ssh", "fcfs", "easy", "conservative", "full"]);
+    for label in ["jobs started", "completed"] {
+        assert_eq!(row(&text, label), ["200"; 5], "{label}\n{text}");
+    }
+    assert_eq!(row(&text, "killed"), ["0"; 5]);
+    assert_eq!(row(&text, "wait p95").len(), 5);
+    // Every limit is the partition maximum, at or above every run time: killing overruns
+    // kills nothing, and the seed alone decides the schedule.
+    let kill = [
+        "simulate",
+        "--workload",
+        "gpu-ml-heavy-tail",
+        "--jobs",
+        "200",
+        "--seed",
+        "5",
+        "--policy",
+        "easy",
+        "--overrun",
+        "kill",
+    ];
+    let first = stdout(&gangway(&kill));
+    assert!(first.starts_with("workload gpu-ml-heavy-tail (seed 5): 200 jobs"));
+    assert_eq!(row(&first, "killed"), ["0"]);
+    assert_eq!(first, stdout(&gangway(&kill)));
+}
+
+#[test]
+fn a_policy_list_compares_its_policies_in_order() {
+    let list = [
+        "simulate",
+        "--workload",
+        "gpu-ml-heavy-tail",
+        "--jobs",
+        "200",
+        "--seed",
+        "10",
+        "--policy",
+        "fcfs,easy,sjf,las",
+    ];
+    let text = stdout(&gangway(&list));
+    let header: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(header, ["fcfs", "easy", "sjf", "las"]);
+    for label in [
+        "completed",
+        "wait p95",
+        "completion mean",
+        "preemptions",
+        "GPU-hours lost",
+        "  to preemption",
+    ] {
+        assert_eq!(row(&text, label).len(), 4, "{label}\n{text}");
+    }
+    assert_eq!(row(&text, "completed"), ["200"; 4], "{text}");
+    // Only LAS preempts (order-based, when a job of a less served queue waits), and each
+    // preemption costs the GPUs held until the victim has stopped.
+    let preemptions = row(&text, "preemptions");
+    assert_eq!(preemptions[..3], ["0"; 3], "{text}");
+    assert_ne!(preemptions[3], "0", "{text}");
+    let lost = row(&text, "  to preemption");
+    assert_eq!(lost[..3], ["0.0"; 3], "{text}");
+    assert!(lost[3].parse::<f64>().unwrap() > 0.0, "{text}");
+    // Every time limit is the same, so shortest-first is FIFO: the same as EASY.
+    for label in ["wait p95", "completion mean", "makespan"] {
+        let cells = row(&text, label);
+        assert_eq!(cells[1], cells[2], "{label}\n{text}");
+    }
+    // A single name still works, and gives the list's column.
+    let mut single = list;
+    single[8] = "las";
+    let alone = stdout(&gangway(&single));
+    assert_eq!(alone.lines().nth(1).unwrap().trim(), "las");
+    for label in ["completion mean", "preemptions", "  to preemption"] {
+        assert_eq!(row(&alone, label), row(&text, label)[3..], "{label}");
+    }
+    for (policies, message) in [
+        ("easy,nope", "fcfs, easy, conservative, full, sjf, las"),
+        ("easy,easy", "twice"),
+        ("easy,", "\"\""),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(["simulate", "--jobs", "10", "--policy", policies])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{policies}");
+        assert!(stderr.contains(message), "{policies}: {stderr}");
+    }
+}
+
+#[test]
+fn workload_team_is_the_default_and_conflicts_with_a_trace() {
+    let plain = stdout(&gangway(&["simulate", "--jobs", "100", "--policy", "easy"]));
+    let named = stdout(&gangway(&[
+        "simulate",
+        "--workload",
+        "team",
+        "--jobs",
+        "100",
+        "--policy",
+        "easy",
+    ]));
+    assert_eq!(plain, named);
+    for args in [
+        &["simulate", "--workload", "gpu-ml", "--trace", KTH_200][..],
+        &["simulate", "--workload", "heavy"][..],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?} succeeded");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("--workload"),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn faults_add_their_rows_and_repeat_with_their_seed() {
+    let args = [
+        "simulate", "--jobs", "200", "--policy", "easy", "--faults", "3",
+    ];
+    let text = stdout(&gangway(&args));
+    for label in [
+        "reservation violations",
+        "node failures",
+        "lost stop acks",
+        "duplicates refused",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(label)),
+            "no row {label:?} in\n{text}"
+        );
+    }
+    let failures = text
+        .lines()
+        .find(|l| l.starts_with("node failures"))
+        .unwrap();
+    assert_ne!(failures.split_whitespace().last(), Some("0"), "{failures}");
+    assert_eq!(stdout(&gangway(&args)), text);
+    let plain = stdout(&gangway(&["simulate", "--jobs", "200", "--policy", "easy"]));
+    assert!(!plain.contains("node failures"), "{plain}");
+    assert!(plain.contains("reservation violations"), "{plain}");
+}
+
+#[test]
+fn one_policy_writes_schedule_report_and_plot() {
+    let (csv, json, svg) = (
+        scratch("easy.csv"),
+        scratch("easy.json"),
+        scratch("easy.svg"),
+    );
+    let args = [
+        "simulate",
+        "--jobs",
+        "100",
+        "--policy",
+        "easy",
+        "--seed",
+        "7",
+        "--schedule-out",
+        csv.to_str().unwrap(),
+        "--report",
+        json.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ];
+    let text = stdout(&gangway(&args));
+    assert_eq!(text.lines().nth(1).unwrap().trim(), "easy");
+    let schedule = std::fs::read_to_string(&csv).unwrap();
+    let mut rows = schedule.lines();
+    assert_eq!(
+        rows.next().unwrap(),
+        "job,account,submit_ms,start_ms,end_ms,tasks,gpus,nodes"
+    );
+    assert_eq!(rows.count(), 100);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["jobs"], 100);
+    assert_eq!(report["runs"][0]["policy"], "easy");
+    assert_eq!(report["runs"][0]["metrics"]["jobs"]["completed"], 100);
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.starts_with("<svg") && plot.contains("pending jobs"));
+    // Same seed, same schedule.
+    gangway(&args);
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), schedule);
+}
+
+#[test]
+fn window_takes_count_jobs_from_start() {
+    let csv = scratch("window.csv");
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--trace",
+        KTH_200,
+        "--window",
+        "100:50",
+        "--policy",
+        "fcfs",
+        "--schedule-out",
+        csv.to_str().unwrap(),
+    ]));
+    assert!(
+        text.starts_with("workload KTH-SP2-1996-2.1-cln-first200.swf: 50 jobs on 100 nodes"),
+        "{text}"
+    );
+    let schedule = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(schedule.lines().count(), 51);
+    // The excerpt's job numbers run from 15 in submit order: jobs 115..=164.
+    let mut ids: Vec<u64> = schedule
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (115..=164).collect::<Vec<_>>());
+}
+
+#[test]
+fn every_shared_trace_replays() {
+    let Some(dir) = shared::path("traces") else {
+        return;
+    };
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(".swf"))
+        .collect();
+    let alibaba = dir.join("alibaba-gpu-2023");
+    traces.extend(
+        std::fs::read_dir(&alibaba)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().contains("pod_list")),
+    );
+    traces.sort();
+    assert_eq!(traces.len(), 10, "{traces:?}");
+    // Each run reads its whole trace (HPC2N: 202,871 jobs), so they run side by side.
+    std::thread::scope(|scope| {
+        for trace in &traces {
+            scope.spawn(move || replays(trace));
+        }
+    });
+}
+
+fn replays(trace: &Path) {
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--window",
+        "0:500",
+        "--policy",
+        "easy",
+    ]));
+    if text.contains(": 0 jobs on") {
+        // A pod list without times (multigpu50) has nothing to replay: every pod is reported
+        // as skipped.
+        assert!(
+            text.contains("missing_times"),
+            "{}: {text}",
+            trace.display()
+        );
+        return;
+    }
+    let started = text
+        .lines()
+        .find(|l| l.starts_with("jobs started"))
+        .unwrap_or_else(|| panic!("{}: {text}", trace.display()));
+    let started: u64 = started.split_whitespace().last().unwrap().parse().unwrap();
+    assert!(
+        started > 400,
+        "{}: only {started} started\n{text}",
+        trace.display()
+    );
+}
+
+#[test]
+fn bad_options_fail_with_a_message() {
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(["simulate", "--trace", "no/such.swf"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no/such.swf"));
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(["simulate", "--window", "5"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stderr).contains("START:COUNT"));
+}
+
+/// A reader that stops early (`gangway simulate | head -1`) ends the run quietly: no panic, a
+/// successful exit.
+#[test]
+fn a_closed_standard_output_is_not_a_crash() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args([
+            "simulate", "--trace", KTH_200, "--window", "0:50", "--policy", "fcfs",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run gangway");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("wait for gangway");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+}

@@ -1,0 +1,231 @@
+//! `gangway simulate --sweep`: does a scheduler pay off for a team of this size on a cluster of
+//! this size? Each cell is a [`TeamParams::cell`] (every user the same demand, each user its
+//! own account) run twice, with no scheduler (`ssh`, [`crate::looks`]) and with the full
+//! stack (`full`); cells are independent and run on every core, and the table is the same
+//! whatever the number of threads.
+//!
+//! A scheduler **pays off** in a cell ([`SweepCell::pays_off`]) when `full`, against `ssh`,
+//! cuts the mean wait by at least 25% and by at least 30 minutes, or cuts the GPU-hours left
+//! idle while a job waited by at least 10% and by at least 1% of the cluster's GPU-hours over
+//! the run. (Declared before measuring; the absolute floors keep an almost idle cell, where
+//! both waits are minutes, from counting as a win.)
+//!
+//! ```
+//! use gangway_sim::sweep::{run_sweep, SweepParams};
+//! let params = SweepParams { gpus: vec![8], users: vec![2], weeks: 1, ..SweepParams::default() };
+//! let cells = run_sweep(&params, 1, |_| {}).unwrap();
+//! assert_eq!(cells.len(), 1);
+//! assert!(cells[0].ssh.wait.mean_s >= cells[0].full.wait.mean_s);
+//! ```
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::engine::{SimError, SimOptions, Simulator};
+use crate::looks::LookSchedule;
+use crate::metrics::Metrics;
+use crate::preset::{Overrun, PolicyPreset, prepare};
+use crate::report::duration;
+use crate::team::TeamParams;
+
+/// The grid of a sweep.
+///
+/// ```
+/// use gangway_sim::sweep::SweepParams;
+/// let params = SweepParams::default();
+/// assert_eq!(params.gpus, [4, 8, 16, 32, 64, 128]);
+/// assert_eq!(params.users, [2, 4, 8, 16]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweepParams {
+    /// Cluster sizes in GPUs, on nodes of up to 8 GPUs. Default 4, 8, 16, 32, 64, 128.
+    pub gpus: Vec<u32>,
+    /// Numbers of users. Default 2, 4, 8, 16.
+    pub users: Vec<u32>,
+    /// Seed of every cell's workload (the same for all cells). Default 1.
+    pub seed: u64,
+    /// Weeks of arrivals per cell. Default 2.
+    pub weeks: u32,
+    /// The `ssh` host's looks.
+    pub looks: LookSchedule,
+}
+
+impl Default for SweepParams {
+    fn default() -> Self {
+        SweepParams {
+            gpus: vec![4, 8, 16, 32, 64, 128],
+            users: vec![2, 4, 8, 16],
+            seed: 1,
+            weeks: 2,
+            looks: LookSchedule::default(),
+        }
+    }
+}
+
+/// One cell: its size and both runs' metrics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepCell {
+    /// GPUs of the cluster.
+    pub gpus: u32,
+    /// Users.
+    pub users: u32,
+    /// Jobs of the cell's workload.
+    pub jobs: usize,
+    /// Without a scheduler.
+    pub ssh: Metrics,
+    /// With the full stack.
+    pub full: Metrics,
+}
+
+impl SweepCell {
+    /// The mean wait `full` saves, as a fraction of `ssh`'s (0 when `ssh` waited not at all).
+    pub fn wait_saved(&self) -> f64 {
+        saved(self.ssh.wait.mean_s, self.full.wait.mean_s)
+    }
+
+    /// The GPU-hours idle while a job waited that `full` saves, as a fraction of `ssh`'s.
+    pub fn idle_saved(&self) -> f64 {
+        saved(
+            self.ssh.idle_hours_while_waiting,
+            self.full.idle_hours_while_waiting,
+        )
+    }
+
+    /// Whether the scheduler pays off here (the module documentation's definition).
+    ///
+    /// ```
+    /// use gangway_sim::sweep::SweepCell;
+    /// use gangway_sim::{metrics::Metrics, SimResult};
+    /// let mut ssh = Metrics::of(&SimResult::default());
+    /// let mut full = ssh.clone();
+    /// ssh.wait.mean_s = 3_600.0;
+    /// full.wait.mean_s = 1_800.0; // half the wait, 30 minutes less
+    /// let cell = SweepCell { gpus: 8, users: 4, jobs: 0, ssh, full };
+    /// assert!(cell.pays_off());
+    /// ```
+    pub fn pays_off(&self) -> bool {
+        let wait_cut = self.ssh.wait.mean_s - self.full.wait.mean_s;
+        let idle_cut = self.ssh.idle_hours_while_waiting - self.full.idle_hours_while_waiting;
+        let gpu_hours =
+            f64::from(self.gpus) * self.ssh.makespan_s.max(self.full.makespan_s) / 3_600.0;
+        (self.wait_saved() >= 0.25 && wait_cut >= 1_800.0)
+            || (self.idle_saved() >= 0.10 && idle_cut >= 0.01 * gpu_hours)
+    }
+}
+
+fn saved(without: f64, with: f64) -> f64 {
+    if without > 0.0 {
+        (without - with) / without
+    } else {
+        0.0
+    }
+}
+
+/// Runs every cell of `params` on `threads` threads (at least 1), calling `progress` with the
+/// number of cells done after each; the cells come back in grid order (users, then GPUs).
+pub fn run_sweep(
+    params: &SweepParams,
+    threads: usize,
+    progress: impl Fn(usize) + Sync,
+) -> Result<Vec<SweepCell>, SimError> {
+    let grid: Vec<(u32, u32)> = params
+        .users
+        .iter()
+        .flat_map(|&users| params.gpus.iter().map(move |&gpus| (gpus, users)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Result<SweepCell, SimError>>>> =
+        grid.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, grid.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(gpus, users)) = grid.get(index) else {
+                        break;
+                    };
+                    let cell = run_cell(params, gpus, users);
+                    if let Ok(mut slot) = slots[index].lock() {
+                        *slot = Some(cell);
+                    }
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                }
+            });
+        }
+    });
+    // Every index was claimed by one thread and the scope joined them all (a panic in a cell
+    // propagates out of the scope), so every slot holds its cell.
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .expect("every cell of the sweep ran")
+        })
+        .collect()
+}
+
+/// One cell: the workload of `users` users on `gpus` GPUs under `ssh` and `full`.
+fn run_cell(params: &SweepParams, gpus: u32, users: u32) -> Result<SweepCell, SimError> {
+    let workload = TeamParams {
+        weeks: params.weeks,
+        ..TeamParams::cell(gpus, users, params.seed)
+    }
+    .generate()?;
+    let run = |policy: PolicyPreset| -> Result<Metrics, SimError> {
+        let (cluster, jobs) = prepare(&workload, None, policy, Overrun::Allow);
+        let options = SimOptions {
+            looks: (policy == PolicyPreset::Ssh).then(|| params.looks.clone()),
+            ..SimOptions::default()
+        };
+        let result = Simulator::new(cluster, jobs, options)?.run(|_| Ok(()))?;
+        Ok(Metrics::of(&result))
+    };
+    Ok(SweepCell {
+        gpus,
+        users,
+        jobs: workload.jobs.len(),
+        ssh: run(PolicyPreset::Ssh)?,
+        full: run(PolicyPreset::Full)?,
+    })
+}
+
+/// The sweep's table: one row per cell with both mean waits, both GPU-hours idle while a job
+/// waited, the savings, and whether the scheduler pays off.
+///
+/// ```
+/// use gangway_sim::sweep::sweep_table;
+/// assert!(sweep_table(&[]).starts_with("GPUs"));
+/// ```
+pub fn sweep_table(cells: &[SweepCell]) -> String {
+    let mut table = format!(
+        "{:>4} {:>5} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}  {}\n",
+        "GPUs",
+        "users",
+        "jobs",
+        "wait ssh",
+        "wait full",
+        "saved",
+        "idle ssh",
+        "idle full",
+        "saved",
+        "pays off"
+    );
+    for cell in cells {
+        table.push_str(&format!(
+            "{:>4} {:>5} {:>5} {:>10} {:>10} {:>6.0}% {:>9.0} {:>9.0} {:>6.0}%  {}\n",
+            cell.gpus,
+            cell.users,
+            cell.jobs,
+            duration(cell.ssh.wait.mean_s),
+            duration(cell.full.wait.mean_s),
+            cell.wait_saved() * 100.0,
+            cell.ssh.idle_hours_while_waiting,
+            cell.full.idle_hours_while_waiting,
+            cell.idle_saved() * 100.0,
+            if cell.pays_off() { "yes" } else { "no" }
+        ));
+    }
+    table
+}

@@ -1,0 +1,190 @@
+//! The `ssh` baseline (issue 19) on small hand-checked cases: users on one 4-GPU node who look
+//! for free GPUs every 15 minutes in working hours (09:00–19:00, weekdays) and once at 21:00,
+//! with no queue; and the sweep's determinism.
+
+use gangway::{ClusterConfig, JobSpec, Milli};
+use gangway_sim::sweep::{SweepParams, run_sweep, sweep_table};
+use gangway_sim::{
+    JobStatus, LookSchedule, Overrun, PolicyPreset, SimJob, SimOptions, SimResult, Simulator,
+};
+
+const MIN: u64 = 60_000;
+const HOUR: u64 = 60 * MIN;
+
+/// A job of `account` wanting `gpus` GPUs at `submit` for `run` ms.
+fn job(id: &str, account: &str, gpus: u64, submit: u64, run: u64) -> SimJob {
+    let mut spec = JobSpec::new(id, 2 * run, 1).with_gpus(Milli::from_units(gpus));
+    spec.submit_ms = Some(submit);
+    spec.account = Some(account.to_string());
+    SimJob { spec, run_ms: run }
+}
+
+/// One node of 4 GPUs, configured for `preset`.
+fn one_node(preset: PolicyPreset) -> ClusterConfig {
+    let mut cluster: ClusterConfig = serde_json::from_str(
+        r#"{"nodes": [{"name": "n1", "cpus": 32, "gpus": {"model": "a100", "count": 4}}],
+            "accounts": [{"name": "a", "shares": 1}, {"name": "b", "shares": 1}]}"#,
+    )
+    .unwrap();
+    preset.configure(&mut cluster);
+    Overrun::Allow.configure(&mut cluster);
+    cluster
+}
+
+fn simulate(preset: PolicyPreset, looks: Option<LookSchedule>, jobs: Vec<SimJob>) -> SimResult {
+    let options = SimOptions {
+        looks,
+        ..SimOptions::default()
+    };
+    Simulator::new(one_node(preset), jobs, options)
+        .unwrap()
+        .run(|_| Ok(()))
+        .unwrap()
+}
+
+fn ssh(jobs: Vec<SimJob>) -> SimResult {
+    simulate(PolicyPreset::Ssh, Some(LookSchedule::default()), jobs)
+}
+
+fn wait(result: &SimResult, index: usize) -> u64 {
+    result.jobs[index].wait_ms().unwrap()
+}
+
+#[test]
+fn a_user_who_finds_the_node_busy_looks_again_every_15_minutes() {
+    // Monday: a takes all 4 GPUs 10:00–11:00; b wants 2 GPUs at 10:05 and looks at 10:05,
+    // 10:20, 10:35, 10:50 (busy) and 11:05: it waits an hour.
+    let jobs = || {
+        vec![
+            job("a", "a", 4, 10 * HOUR, HOUR),
+            job("b", "b", 2, 10 * HOUR + 5 * MIN, HOUR),
+        ]
+    };
+    let result = ssh(jobs());
+    assert_eq!(wait(&result, 0), 0);
+    assert_eq!(result.jobs[1].first_start_ms, Some(11 * HOUR + 5 * MIN));
+    assert_eq!(wait(&result, 1), HOUR);
+    assert!(result.jobs.iter().all(|j| j.status == JobStatus::Completed));
+    // A queue (fcfs) starts b the moment a ends: 55 minutes.
+    let queued = simulate(PolicyPreset::Fcfs, None, jobs());
+    assert_eq!(wait(&queued, 1), 55 * MIN);
+}
+
+#[test]
+fn after_working_hours_the_next_look_is_the_evening_one() {
+    // a holds the node 17:00–20:00; b wants 1 GPU at 18:50 (phase 5 minutes on the 15-minute
+    // grid): 19:05 is after hours, so b's next look is 21:05: a wait of 2 h 15 min.
+    let result = ssh(vec![
+        job("a", "a", 4, 17 * HOUR, 3 * HOUR),
+        job("b", "b", 1, 18 * HOUR + 50 * MIN, HOUR),
+    ]);
+    assert_eq!(wait(&result, 1), 2 * HOUR + 15 * MIN);
+    // Without the evening look, b waits for Tuesday 09:05.
+    let no_evening = simulate(
+        PolicyPreset::Ssh,
+        Some(LookSchedule {
+            evening_ms: None,
+            ..LookSchedule::default()
+        }),
+        vec![
+            job("a", "a", 4, 17 * HOUR, 3 * HOUR),
+            job("b", "b", 1, 18 * HOUR + 50 * MIN, HOUR),
+        ],
+    );
+    assert_eq!(
+        no_evening.jobs[1].first_start_ms,
+        Some(24 * HOUR + 9 * HOUR + 5 * MIN)
+    );
+}
+
+#[test]
+fn whoever_looks_first_wins_with_no_reservation() {
+    // a holds 2 GPUs 10:00–11:00. b wants all 4 at 10:01; a wants 2 more at 10:02 and finds
+    // them free, so b waits for both: its looks at 11:01 (a's second job runs to 11:02) fail,
+    // and it starts at 11:16, 75 minutes after it wanted to.
+    let jobs = || {
+        vec![
+            job("a1", "a", 2, 10 * HOUR, HOUR),
+            job("b", "b", 4, 10 * HOUR + MIN, HOUR),
+            job("a2", "a", 2, 10 * HOUR + 2 * MIN, HOUR),
+        ]
+    };
+    let result = ssh(jobs());
+    assert_eq!(wait(&result, 2), 0, "a2 takes the free GPUs at once");
+    assert_eq!(wait(&result, 1), 75 * MIN);
+    // With a queue (fcfs), a2 waits behind b instead: b starts at 11:00, a2 when b ends.
+    let queued = simulate(PolicyPreset::Fcfs, None, jobs());
+    assert_eq!(wait(&queued, 1), 59 * MIN);
+    assert_eq!(queued.jobs[2].first_start_ms, Some(12 * HOUR));
+}
+
+#[test]
+fn nobody_enforces_time_limits_without_a_scheduler() {
+    // The job asks for 2 hours (twice its run) but runs 5: ssh lets it run; prepare() allows
+    // overruns for ssh whatever --overrun says.
+    let mut late = job("a", "a", 1, 10 * HOUR, 5 * HOUR);
+    late.spec.time_limit_ms = 2 * HOUR;
+    let result = ssh(vec![late]);
+    assert_eq!(result.jobs[0].end_ms, Some(15 * HOUR));
+    assert_eq!(result.jobs[0].status, JobStatus::Completed);
+    let workload = gangway_sim::team::TeamParams::default().generate().unwrap();
+    let (cluster, _) = gangway_sim::prepare(&workload, None, PolicyPreset::Ssh, Overrun::Kill);
+    assert!(!cluster.policy.time_limit.enforce);
+    assert_eq!(cluster.policy.min_job_age_ms, 0);
+}
+
+#[test]
+fn collisions_delay_starts_to_later_looks_and_repeat_with_their_seed() {
+    // Twenty lone jobs a day apart on an idle node: each starts at its first look that does
+    // not collide, so its wait is a whole number of 15-minute looks.
+    let jobs: Vec<SimJob> = (0..20)
+        .map(|k| {
+            job(
+                &format!("j{k}"),
+                "a",
+                1,
+                (k % 5) * 24 * HOUR + (k / 5) * 7 * 24 * HOUR + 10 * HOUR,
+                HOUR,
+            )
+        })
+        .collect();
+    let looks = LookSchedule {
+        collision_permille: 500,
+        seed: 9,
+        ..LookSchedule::default()
+    };
+    let run = || simulate(PolicyPreset::Ssh, Some(looks.clone()), jobs.clone());
+    let result = run();
+    let waits: Vec<u64> = (0..20).map(|i| wait(&result, i)).collect();
+    assert!(waits.iter().all(|w| w % (15 * MIN) == 0), "{waits:?}");
+    let delayed = waits.iter().filter(|&&w| w > 0).count();
+    assert!(
+        (3..=17).contains(&delayed),
+        "{delayed} of 20 collided at least once"
+    );
+    assert_eq!(run(), result, "same seed, same collisions");
+    assert!(ssh(jobs).jobs.iter().all(|j| j.wait_ms() == Some(0)));
+}
+
+#[test]
+fn the_sweep_gives_the_same_table_on_one_thread_or_several() {
+    let params = SweepParams {
+        gpus: vec![4, 16],
+        users: vec![2, 8],
+        weeks: 1,
+        ..SweepParams::default()
+    };
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let one = run_sweep(&params, 1, |_| {
+        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    assert_eq!(done.into_inner(), 4, "progress is told once per cell");
+    let three = run_sweep(&params, 3, |_| {}).unwrap();
+    assert_eq!(sweep_table(&one), sweep_table(&three));
+    assert_eq!(one, three);
+    let grid: Vec<(u32, u32)> = one.iter().map(|c| (c.gpus, c.users)).collect();
+    assert_eq!(grid, [(4, 2), (16, 2), (4, 8), (16, 8)]);
+    // 8 users on 4 GPUs are contended: the scheduler cuts the wait.
+    assert!(one[2].ssh.wait.mean_s > one[2].full.wait.mean_s);
+}
