@@ -243,7 +243,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     let options = SimOptions {
         checkpoint_delay_ms: args.checkpoint_delay.saturating_mul(1000),
         faults: args.faults.map(FaultOptions::standard),
-        looks: None,
+        ..SimOptions::default()
     };
     let mut runs = Vec::new();
     for &policy in &policies {

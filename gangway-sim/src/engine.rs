@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use crate::convert::SimJob;
 use crate::faults::{FaultOptions, Faults};
 use crate::looks::{LookError, LookSchedule};
-use crate::result::{Execution, ExecutionEnd, JobRecord, JobStatus, Sample, SimResult};
+use crate::result::{Execution, ExecutionEnd, JobRecord, JobStatus, Sample, SimResult, TickInput};
 use crate::workload::dist::{self, Rng};
 use gangway::config::ClusterConfig;
 use gangway::decision::{Decision, KillReason, PlacementEntry, RequeueReason, TickOutcome};
@@ -50,6 +50,9 @@ pub struct SimOptions {
     /// with a cluster that forgets ended jobs at once (`policy.min_job_age_ms` 0, as
     /// [`crate::PolicyPreset::Ssh`] configures), since a job is submitted again under its id.
     pub looks: Option<LookSchedule>,
+    /// Keep every tick's time and events in [`SimResult::ticks_given`]: the exact stream the
+    /// scheduler was given, to replay through a host, the shim or a test. Default off.
+    pub record_ticks: bool,
 }
 
 impl Default for SimOptions {
@@ -58,6 +61,7 @@ impl Default for SimOptions {
             checkpoint_delay_ms: 30_000,
             faults: None,
             looks: None,
+            record_ticks: false,
         }
     }
 }
@@ -330,6 +334,12 @@ impl Simulator {
             let (events, sent) = self.take_due(now_ms);
             if events.is_empty() && wakeup != Some(now_ms) {
                 continue;
+            }
+            if self.options.record_ticks {
+                self.result.ticks_given.push(TickInput {
+                    at_ms: now_ms,
+                    events: events.clone(),
+                });
             }
             let outcome = self
                 .scheduler

@@ -39,4 +39,6 @@ pub use engine::{SimError, SimOptions, Simulator, TickView};
 pub use faults::FaultOptions;
 pub use looks::LookSchedule;
 pub use preset::{Overrun, PolicyPreset, prepare};
-pub use result::{Execution, ExecutionEnd, FaultCounts, JobRecord, JobStatus, Sample, SimResult};
+pub use result::{
+    Execution, ExecutionEnd, FaultCounts, JobRecord, JobStatus, Sample, SimResult, TickInput,
+};

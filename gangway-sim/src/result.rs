@@ -176,6 +176,26 @@ pub struct SimResult {
     /// The faults injected (all 0 without a fault model).
     #[serde(default)]
     pub faults: FaultCounts,
+    /// Every tick the scheduler was given, in order, with [`crate::SimOptions::record_ticks`];
+    /// empty without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ticks_given: Vec<TickInput>,
+}
+
+/// One call of `Scheduler::tick` as a simulation made it: the time and the events, in the shape
+/// of a scenario file's ticks and of the shim's `tick` request (`{"at_ms": T, "events": [...]}`).
+///
+/// ```
+/// use gangway_sim::TickInput;
+/// let tick = TickInput { at_ms: 5, events: vec![] };
+/// assert_eq!(serde_json::to_string(&tick).unwrap(), r#"{"at_ms":5,"events":[]}"#);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TickInput {
+    /// The tick's time.
+    pub at_ms: u64,
+    /// Its events, in the order given.
+    pub events: Vec<gangway::Event>,
 }
 
 /// The faults a simulation injected, and how the scheduler answered them.

@@ -147,7 +147,7 @@ pub fn simulate<'py>(
     let options = SimOptions {
         checkpoint_delay_ms: checkpoint_delay_s.saturating_mul(1000),
         faults: faults.map(FaultOptions::standard),
-        looks: None,
+        ..SimOptions::default()
     };
     let pandas = if dataframe {
         Some(py.import("pandas").map_err(|e| {

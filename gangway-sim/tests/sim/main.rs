@@ -13,5 +13,6 @@ mod easy_reference;
 mod fuzz_corpus;
 mod sim_faults;
 mod simulate;
+mod snapshot_streams;
 mod ssh_baseline;
 mod workload_readers;

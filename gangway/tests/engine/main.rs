@@ -35,6 +35,7 @@ mod regressions;
 mod run_history;
 mod scenarios;
 mod shim_serve;
+mod snapshot_fixtures;
 mod stream_properties;
 mod topology;
 mod wait_for_ready;
