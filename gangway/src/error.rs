@@ -219,6 +219,15 @@ pub enum RestoreError {
     /// Its allocations, quota usage or dependencies do not add up.
     #[error("inconsistent snapshot: {0}")]
     Inconsistent(#[from] ConsistencyError),
+    /// Its format version is one this gangway cannot read (`scheduler::SNAPSHOT_VERSION`).
+    #[error(
+        "snapshot format version {found} is not supported: this gangway reads versions 1 to {}",
+        crate::scheduler::SNAPSHOT_VERSION
+    )]
+    Version {
+        /// The `version` the snapshot gives.
+        found: serde_json::Value,
+    },
     /// A plug-in's saved state names no plug-in of the profile, or its plug-in refused it.
     #[error("plug-in {plugin:?}: {message}")]
     PluginState {

@@ -400,6 +400,8 @@ impl Shim {
                 }))))
             }
             Request::Restore { state } => {
+                Snapshot::version_of(&state)
+                    .map_err(|e| refused(RefusalKind::InvalidState, e.to_string()))?;
                 let snapshot: Snapshot = parse_value(state)
                     .map_err(|m| refused(RefusalKind::InvalidState, format!("state.{m}")))?;
                 let scheduler = match &self.profile_maker {

@@ -94,11 +94,29 @@ pub struct Plan {
     pub assignments: Vec<Assignment>,
 }
 
+/// The snapshot format this version of gangway writes and reads ([`Snapshot`]'s `version`).
+/// Version 1 is the format before the field existed: a snapshot without it is version 1.
+/// Snapshots of every earlier version restore, migrated where the format changed; any other
+/// version is refused ([`RestoreError::Version`]). The committed fixtures of
+/// `gangway/tests/snapshots/` hold that promise.
+pub const SNAPSHOT_VERSION: u32 = 1;
+
 /// Everything a scheduler needs to continue exactly where it was: the state, the last pass's
-/// report and plans, and the plug-ins' saved states (the plug-ins themselves aside).
+/// report and plans, and the plug-ins' saved states (the plug-ins themselves aside), with the
+/// format's version ([`SNAPSHOT_VERSION`]).
+///
+/// ```
+/// use gangway::{ClusterConfig, Scheduler};
+/// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+/// let json = serde_json::to_value(Scheduler::new(cluster).unwrap().snapshot()).unwrap();
+/// assert_eq!(json["version"], gangway::scheduler::SNAPSHOT_VERSION);
+/// ```
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Snapshot {
+    /// The format version; absent in version 1, which had no such field.
+    #[serde(default = "first_snapshot_version")]
+    version: u32,
     state: ClusterState,
     last_tick_ms: Option<u64>,
     report: Vec<PendingEntry>,
@@ -111,6 +129,39 @@ pub struct Snapshot {
     /// Each stateful plug-in's state, by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     plugins: Vec<(String, serde_json::Value)>,
+}
+
+fn first_snapshot_version() -> u32 {
+    1
+}
+
+impl Snapshot {
+    /// The format version of a snapshot in JSON, read before its body, whose shape depends on
+    /// it: 1 where the field is absent. A version this gangway cannot read is refused.
+    ///
+    /// ```
+    /// use gangway::error::RestoreError;
+    /// use gangway::scheduler::Snapshot;
+    /// assert_eq!(Snapshot::version_of(&serde_json::json!({"state": {}})), Ok(1));
+    /// let refused = Snapshot::version_of(&serde_json::json!({"version": 7})).unwrap_err();
+    /// assert_eq!(refused, RestoreError::Version { found: serde_json::json!(7) });
+    /// assert_eq!(
+    ///     refused.to_string(),
+    ///     "snapshot format version 7 is not supported: this gangway reads versions 1 to 1"
+    /// );
+    /// ```
+    pub fn version_of(snapshot: &serde_json::Value) -> Result<u32, RestoreError> {
+        let Some(found) = snapshot.get("version") else {
+            return Ok(first_snapshot_version());
+        };
+        found
+            .as_u64()
+            .and_then(|v| u32::try_from(v).ok())
+            .filter(|v| (first_snapshot_version()..=SNAPSHOT_VERSION).contains(v))
+            .ok_or_else(|| RestoreError::Version {
+                found: found.clone(),
+            })
+    }
 }
 
 impl Profile {
@@ -398,6 +449,7 @@ impl Scheduler {
     /// A snapshot of the whole state.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
+            version: SNAPSHOT_VERSION,
             state: self.state.clone(),
             last_tick_ms: self.last_tick_ms,
             report: self.pending_entries(),
@@ -437,6 +489,10 @@ impl Scheduler {
         snapshot: Snapshot,
         mut profile: Profile,
     ) -> Result<Self, RestoreError> {
+        if snapshot.version != SNAPSHOT_VERSION {
+            let found = serde_json::Value::from(snapshot.version);
+            return Err(RestoreError::Version { found });
+        }
         let mut state = snapshot.state;
         state.rebuild_index();
         state.rebuild_quota()?;

@@ -39,8 +39,18 @@ const WRITE: [(&str, &str, usize, Plugins); 8] = [
         1,
         Plugins::Config,
     ),
-    ("mig_fill_and_reserve", "scenarios/mig_fill_and_reserve.json", 2, Plugins::Config),
-    ("topology_pack_best_fit", "scenarios/topology_pack_best_fit.json", 1, Plugins::Config),
+    (
+        "mig_fill_and_reserve",
+        "scenarios/mig_fill_and_reserve.json",
+        2,
+        Plugins::Config,
+    ),
+    (
+        "topology_pack_best_fit",
+        "scenarios/topology_pack_best_fit.json",
+        1,
+        Plugins::Config,
+    ),
     (
         "team_full_faults_day_1",
         "snapshots/streams/team_full_faults.json",
@@ -106,7 +116,10 @@ fn stream(relative: &str) -> (Value, Vec<Value>) {
     let path = Path::new(TESTS).join(relative);
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let value: Value = serde_json::from_str(&text).unwrap();
-    (value["cluster"].clone(), value["ticks"].as_array().unwrap().clone())
+    (
+        value["cluster"].clone(),
+        value["ticks"].as_array().unwrap().clone(),
+    )
 }
 
 fn tick_request(tick: &Value) -> Value {
@@ -149,7 +162,10 @@ fn every_committed_snapshot_restores_and_continues_as_the_uninterrupted_replay()
         let plugins = Plugins::from_name(fixture["profile"].as_str().unwrap());
         let (cluster, ticks) = stream(fixture["stream"].as_str().unwrap());
         let after = fixture["after_tick"].as_u64().unwrap() as usize;
-        assert!(0 < after && after < ticks.len(), "{name}: after_tick {after}");
+        assert!(
+            0 < after && after < ticks.len(),
+            "{name}: after_tick {after}"
+        );
 
         let mut whole = plugins.shim();
         let configured = send(&mut whole, json!({"op": "configure", "cluster": cluster}));
@@ -199,4 +215,85 @@ fn write_fixtures() {
         let text = serde_json::to_string(&fixture).unwrap() + "\n";
         fs::write(dir.join(format!("{name}.json")), text).unwrap();
     }
+}
+
+/// The first format had no `version` field: its fixtures say nothing, and restore as version 1.
+#[test]
+fn version_1_fixtures_carry_no_version_and_todays_snapshots_name_theirs() {
+    let v1: Vec<PathBuf> = fixtures()
+        .into_iter()
+        .filter(|p| p.parent().is_some_and(|d| d.ends_with("v1")))
+        .collect();
+    assert!(!v1.is_empty());
+    for path in &v1 {
+        let fixture: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(fixture["state"].get("version"), None, "{}", path.display());
+    }
+    let (cluster, _) = stream(WRITE[0].1);
+    let mut shim = Shim::default();
+    send(&mut shim, json!({"op": "configure", "cluster": cluster}));
+    let snapshot = send(&mut shim, json!({"op": "snapshot"}));
+    assert_eq!(
+        snapshot["state"]["version"],
+        gangway::scheduler::SNAPSHOT_VERSION
+    );
+}
+
+/// A snapshot of a version this gangway cannot read is refused with `invalid_state`, naming
+/// the version, before its body is read; the scheduler in place is kept as it was.
+#[test]
+fn an_unknown_version_is_refused_and_changes_nothing() {
+    let fixture: Value = serde_json::from_str(
+        &fs::read_to_string(Path::new(TESTS).join("snapshots/v1/mig_fill_and_reserve.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let mut shim = Shim::default();
+    let restored = send(
+        &mut shim,
+        json!({"op": "restore", "state": fixture["state"]}),
+    );
+    assert_eq!(restored["ok"], true, "{restored}");
+    let before = send(&mut shim, json!({"op": "snapshot"}));
+    for version in [
+        json!(0),
+        json!(2),
+        json!(4_294_967_297_u64),
+        json!(-1),
+        json!("1"),
+    ] {
+        let mut state = fixture["state"].clone();
+        state["version"] = version.clone();
+        let reply = send(&mut shim, json!({"op": "restore", "state": state}));
+        assert_eq!(reply["ok"], false, "{version}: {reply}");
+        assert_eq!(reply["error"]["kind"], "invalid_state", "{reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!(
+                "snapshot format version {version} is not supported"
+            )),
+            "{message}"
+        );
+        assert_eq!(send(&mut shim, json!({"op": "snapshot"})), before);
+    }
+    // The same body, version 1 named explicitly, restores.
+    let mut state = fixture["state"].clone();
+    state["version"] = json!(1);
+    let reply = send(&mut shim, json!({"op": "restore", "state": state}));
+    assert_eq!(reply["ok"], true, "{reply}");
+}
+
+/// A host that reads snapshots with serde itself gets the same refusal from `Scheduler::restore`.
+#[test]
+fn restore_refuses_a_deserialized_snapshot_of_another_version() {
+    let fixture: Value = serde_json::from_str(
+        &fs::read_to_string(Path::new(TESTS).join("snapshots/v1/mig_fill_and_reserve.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let mut state = fixture["state"].clone();
+    state["version"] = json!(2);
+    let snapshot: gangway::Snapshot = serde_json::from_value(state).unwrap();
+    let error = gangway::Scheduler::restore(snapshot).unwrap_err();
+    assert_eq!(error, gangway::RestoreError::Version { found: json!(2) });
 }
