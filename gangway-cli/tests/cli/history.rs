@@ -1,5 +1,5 @@
 //! `gangway simulate --trace` on a team's own history: the committed Slurm and CSV samples
-//! (tests/fixtures/README.md) replay through the built binary, and bad rows fail with their line
+//! (gangway-sim/tests/fixtures/README.md) replay through the built binary, and bad rows fail with their line
 //! or are skipped and counted under `--skip-malformed`.
 
 use std::path::{Path, PathBuf};

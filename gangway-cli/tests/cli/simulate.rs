@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 use crate::shared;
 
-/// The first 200 jobs of the KTH SP2 log (tests/fixtures/README.md).
+/// The first 200 jobs of the KTH SP2 log (gangway-sim/tests/fixtures/README.md).
 const KTH_200: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../gangway-sim/tests/fixtures/KTH-SP2-1996-2.1-cln-first200.swf"
