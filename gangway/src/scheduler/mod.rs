@@ -77,8 +77,9 @@ pub struct Scheduler {
     kept: Option<KeptPlans>,
     /// The last pass's state, for the next tick to continue when it only brings new jobs.
     last_pass: LastPass,
-    /// Whether passes stop once settled and keep plans that provably stand (off only to test
-    /// that neither changes anything).
+    /// Whether passes take their shortcuts: stop once settled, keep plans that provably stand,
+    /// continue the last pass, answer placements from a memo. Off only in the reference pass
+    /// (`testkit::reference`), which proves that none changes anything.
     shortcuts: bool,
     next_wakeup_ms: Option<u64>,
     plans: BTreeMap<JobId, Plan>,
@@ -244,6 +245,37 @@ impl Scheduler {
             next_wakeup_ms: None,
             plans: BTreeMap::new(),
         })
+    }
+
+    /// A copy that runs the reference pass from its next tick on: every shortcut off (no pass
+    /// stops when settled, no plan is kept without a search, no pass continues the last one,
+    /// no placement is answered from a memo), so each pass is the plain full pass over the
+    /// state. Decisions must not differ (`testkit::reference`).
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn with_reference_pass(&self) -> Scheduler {
+        let mut reference = self.clone();
+        reference.shortcuts = false;
+        reference.deferred = None;
+        reference.kept = None;
+        reference.last_pass = LastPass::default();
+        reference
+    }
+
+    /// Which shortcuts the last pass took: whether it stopped settled, how many plans it kept
+    /// without a search; and how many passes so far continued the one before.
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn shortcuts_taken(&self) -> (bool, usize, u64) {
+        (
+            self.deferred.is_some(),
+            self.kept.as_ref().map_or(0, |k| k.kept),
+            self.last_pass.continued,
+        )
+    }
+
+    /// The last pass's reservations, by job.
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn plans(&self) -> &BTreeMap<JobId, Plan> {
+        &self.plans
     }
 
     /// The profile deciding this scheduler's passes.

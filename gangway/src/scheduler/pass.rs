@@ -412,8 +412,10 @@ impl Scheduler {
         }
         // The memo holds only for the one view every job without earmarks sees, and for
         // filters and scorers that answer by shape.
-        let remembered =
-            released.is_empty() && held.is_empty() && gate.as_ref().is_none_or(JobGate::shape_only);
+        let remembered = self.shortcuts
+            && released.is_empty()
+            && held.is_empty()
+            && gate.as_ref().is_none_or(JobGate::shape_only);
         // Filters must run for `explain` to tell this job why no node passed them: a failure
         // remembered from another job of its shape does not spare it the placement.
         let filtered = gate.as_ref().is_some_and(JobGate::filters);
@@ -469,7 +471,7 @@ impl Scheduler {
         if !self.state.index.could_hold(gang.shapes) {
             return PendingReason::Resources;
         }
-        let remembered = gate.as_ref().is_none_or(JobGate::shape_only);
+        let remembered = self.shortcuts && gate.as_ref().is_none_or(JobGate::shape_only);
         let known = fits_free.known(&gang, view.end).filter(|_| remembered);
         let fits = known.unwrap_or_else(|| {
             let fits = place_gang(&self.state.nodes, &candidates, &view, gang).is_some();

@@ -136,81 +136,19 @@ impl Scheduler {
 
 #[cfg(all(test, feature = "testkit"))]
 mod tests {
-    use proptest::prelude::*;
-    use proptest::strategy::ValueTree;
     use serde_json::json;
 
     use super::*;
-    use proptest::collection::vec;
 
-    use crate::testkit::harness::{Stream, StreamEvent, TickStep, resolve, scale};
     use crate::testkit::oracle::checked_tick;
-    use crate::testkit::strategies::scenario;
     use crate::{ClusterConfig, Event};
 
-    /// The same scheduler twice: one with the pass's shortcuts (stopping settled passes,
-    /// keeping plans that stand), one visiting and planning every job in full.
+    /// The same scheduler twice: one with the pass's shortcuts, one running the reference
+    /// pass (`testkit::reference`, whose property family compares the two on random streams).
     fn pair(config: &ClusterConfig) -> Option<(Scheduler, Scheduler)> {
         let settling = Scheduler::new(config.clone()).ok()?;
-        let mut visiting = settling.clone();
-        visiting.shortcuts = false;
+        let visiting = settling.with_reference_pass();
         Some((settling, visiting))
-    }
-
-    /// How often each shortcut was taken in a stream.
-    #[derive(Debug, Default)]
-    struct Shortcuts {
-        /// Passes that settled early.
-        settled: usize,
-        /// Plans kept without a search.
-        kept: usize,
-        /// Passes that continued the last one.
-        continued: u64,
-    }
-
-    /// Ticks both through `stream` with the oracle on, asserting the same decisions, report
-    /// and plans after every tick; returns how often each shortcut was taken.
-    fn same_everywhere(
-        config: &ClusterConfig,
-        stream: &Stream,
-    ) -> Result<Shortcuts, TestCaseError> {
-        // Passes settle only without preemption.
-        let mut config = config.clone();
-        config.policy.preemption.enabled = false;
-        let Some((mut settling, mut visiting)) = pair(&config) else {
-            return Ok(Shortcuts::default());
-        };
-        let (mut settled, mut kept) = (0, 0);
-        for step in &stream.ticks {
-            let events = resolve(&settling, &step.events);
-            prop_assert_eq!(&events, &resolve(&visiting, &step.events));
-            let a = checked_tick(&mut settling, step.at_ms, events.clone());
-            let b = checked_tick(&mut visiting, step.at_ms, events);
-            prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
-            prop_assert!(visiting.deferred.is_none());
-            settled += usize::from(settling.deferred.is_some());
-            kept += settling.kept.as_ref().map_or(0, |k| k.kept);
-            prop_assert_eq!(visiting.kept.as_ref().map_or(0, |k| k.kept), 0);
-            prop_assert_eq!(settling.explain(), visiting.explain());
-            prop_assert_eq!(&settling.plans, &visiting.plans);
-        }
-        prop_assert_eq!(visiting.last_pass.continued, 0);
-        Ok(Shortcuts {
-            settled,
-            kept,
-            continued: settling.last_pass.continued,
-        })
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 256 * scale(), ..ProptestConfig::default() })]
-
-        #[test]
-        fn passes_with_shortcuts_decide_and_report_exactly_as_full_ones(
-            (cluster, stream) in scenario(30)
-        ) {
-            same_everywhere(&cluster, &stream)?;
-        }
     }
 
     /// A job of `gpus` GPUs on one node for an hour, in queue `queue`.
@@ -365,114 +303,5 @@ mod tests {
         assert!(s.deferred.is_some());
         let restored = Scheduler::restore(s.snapshot()).unwrap();
         assert_eq!(restored.explain(), s.explain());
-    }
-
-    #[test]
-    fn random_streams_reach_settled_passes_kept_plans_and_continued_passes() {
-        let mut runner = proptest::test_runner::TestRunner::deterministic();
-        let (mut settled, mut kept, mut continued) = (0, 0, 0);
-        for _ in 0..200 {
-            let (cluster, stream) = scenario(60).new_tree(&mut runner).unwrap().current();
-            let taken = same_everywhere(&cluster, &stream).unwrap();
-            settled += taken.settled;
-            kept += taken.kept;
-            continued += taken.continued;
-        }
-        assert!(
-            settled >= 50,
-            "only {settled} settled passes in 200 streams"
-        );
-        assert!(kept >= 1, "no plan kept in 200 streams");
-        assert!(
-            continued >= 500,
-            "only {continued} passes continued in 200 streams"
-        );
-    }
-
-    /// A busy conservative cluster: three nodes of 8 cpus and 4 GPUs.
-    fn busy_cluster() -> ClusterConfig {
-        let node = |name: &str| {
-            json!({"name": name, "cpus": 8, "memory_mib": 32_000,
-                   "gpus": {"model": "a100", "count": 4}})
-        };
-        serde_json::from_value(json!({
-            "nodes": [node("n1"), node("n2"), node("n3")],
-            "policy": {"backfill": {"mode": "conservative"}}}))
-        .unwrap()
-    }
-
-    /// A submit of job `j{id}`: one group (sometimes two) of 1–3 tasks of 1–4 cpus and 0–2
-    /// GPUs, 10 s to 10 min, priority −3..3.
-    fn busy_submit() -> impl Strategy<Value = StreamEvent> {
-        let group = (1u32..=3, 1u64..=4, 0u64..=2, 0usize..4).prop_map(|(n, c, g, p)| {
-            let placement = ["pack", "spread", "strict_pack", "strict_spread"][p];
-            json!({"count": n, "cpus": c, "memory_mib": c * 1_000, "gpus": g,
-                   "placement": placement})
-        });
-        (0u32..40, vec(group, 1..=2), 10_000u64..=600_000, -3i32..=3).prop_map(
-            |(id, groups, limit, priority)| {
-                let job = json!({"id": format!("j{id}"), "time_limit_ms": limit,
-                                 "priority": priority, "groups": groups});
-                StreamEvent::Raw(
-                    serde_json::from_value(json!({"type": "submit", "job": job})).unwrap(),
-                )
-            },
-        )
-    }
-
-    /// Ticks of mostly submits on [`busy_cluster`]; every other tick, at the same instant as
-    /// the one before, has submits only (its pass may keep plans). The others also finish,
-    /// cancel, hold or release jobs or change a time limit.
-    fn busy_stream() -> impl Strategy<Value = Stream> {
-        let other = prop_oneof![
-            (any::<u8>(), any::<bool>())
-                .prop_map(|(pick, failed)| StreamEvent::FinishRunning { pick, failed }),
-            (0u32..40, 0usize..4, 10_000u64..=600_000).prop_map(|(id, kind, limit)| {
-                let job = format!("j{id}");
-                let event = match kind {
-                    0 => json!({"type": "cancel", "job": job}),
-                    1 => json!({"type": "hold", "job": job}),
-                    2 => json!({"type": "release", "job": job}),
-                    _ => json!({"type": "set_time_limit", "job": job, "time_limit_ms": limit}),
-                };
-                StreamEvent::Raw(serde_json::from_value(event).unwrap())
-            }),
-        ];
-        let tick = (0u64..=60_000, vec(busy_submit(), 0..=3), vec(other, 0..=2));
-        vec(tick, 1..=40).prop_map(|ticks| {
-            let mut at_ms = 0;
-            let ticks = ticks
-                .into_iter()
-                .enumerate()
-                .map(|(i, (delta, mut events, others))| {
-                    if i % 2 == 0 {
-                        at_ms += delta;
-                        events.extend(others);
-                    }
-                    TickStep { at_ms, events }
-                })
-                .collect();
-            Stream { ticks }
-        })
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 256 * scale(), ..ProptestConfig::default() })]
-
-        #[test]
-        fn kept_plans_equal_full_searches(stream in busy_stream()) {
-            same_everywhere(&busy_cluster(), &stream)?;
-        }
-    }
-
-    #[test]
-    fn busy_streams_keep_plans() {
-        let mut runner = proptest::test_runner::TestRunner::deterministic();
-        let mut kept = 0;
-        for _ in 0..100 {
-            let stream = busy_stream().new_tree(&mut runner).unwrap().current();
-            kept += same_everywhere(&busy_cluster(), &stream).unwrap().kept;
-        }
-        assert!(kept >= 1_000, "only {kept} plans kept in 100 streams");
     }
 }

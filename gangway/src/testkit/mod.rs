@@ -3,7 +3,8 @@
 //! strategies for clusters (with topology, NVLink islands and MIG layouts), jobs (with topology
 //! and MIG requests) and event streams, the stream harness that shrinks a failure
 //! to a minimal replayable stream, adversarial plug-ins for property-checking the engine under
-//! any profile, and the fuzz entry points.
+//! any profile, the reference pass that every shortcut must agree with, and the fuzz entry
+//! points.
 
 pub mod adversarial;
 pub mod checker;
@@ -13,6 +14,7 @@ pub mod harness;
 mod mig_oracle;
 pub mod oracle;
 mod ready_oracle;
+pub mod reference;
 pub mod strategies;
 pub mod strategies_hw;
 

@@ -31,6 +31,7 @@ mod profile_properties;
 mod profiles;
 mod reconfigure;
 mod reconfigure_properties;
+mod reference_properties;
 mod regressions;
 mod run_history;
 mod scenarios;

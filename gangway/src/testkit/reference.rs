@@ -1,0 +1,171 @@
+//! The reference pass: the plain full pass with every shortcut off, slow and obviously right,
+//! beside the scheduler a host runs. [`reference_of`] makes the reference twin of a scheduler;
+//! [`Twins`] ticks both through the same events and checks, after every tick, that they decided
+//! the same (decisions, rejections, plug-in faults, next wake-up), report the same (every pending
+//! job's position, reason, estimate and detail) and hold the same reservations. A shortcut or an
+//! index that changes any of these is a bug, whatever it saves.
+//!
+//! ```
+//! use gangway::testkit::reference::Twins;
+//! use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+//! let cluster: ClusterConfig =
+//!     serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
+//! let mut twins = Twins::new(Scheduler::new(cluster).unwrap());
+//! let jobs = (0..4).map(|i| Event::Submit { job: JobSpec::new(format!("j{i}"), 60_000, 1) });
+//! twins.tick(0, jobs.collect()).unwrap().unwrap();
+//! twins.tick(60_000, vec![]).unwrap().unwrap();
+//! assert_eq!(twins.fast().state().running_count(), 2);
+//! ```
+
+use crate::Event;
+use crate::decision::TickOutcome;
+use crate::error::TickError;
+use crate::scheduler::Scheduler;
+use crate::testkit::oracle::check_tick;
+
+/// A copy of `scheduler` that runs the reference pass from its next tick on: no pass stops
+/// when settled, no plan is kept without a search, no pass continues the last one, no
+/// placement is answered from a memo.
+pub fn reference_of(scheduler: &Scheduler) -> Scheduler {
+    scheduler.with_reference_pass()
+}
+
+/// How often the fast scheduler took each shortcut the reference never takes, so that a test
+/// can show its comparisons were not vacuous.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShortcutsTaken {
+    /// Passes that stopped once settled, leaving later jobs' reasons to be derived.
+    pub settled: usize,
+    /// Reservations kept from the pass before without a search.
+    pub kept: usize,
+    /// Passes that continued the one before instead of starting over.
+    pub continued: u64,
+}
+
+/// A scheduler and its reference twin, ticked together.
+#[derive(Clone, Debug)]
+pub struct Twins {
+    fast: Scheduler,
+    reference: Scheduler,
+    taken: ShortcutsTaken,
+    /// The fast scheduler's count of continued passes when it was last replaced.
+    continued_before: u64,
+}
+
+impl Twins {
+    /// `scheduler` and its reference twin ([`reference_of`]).
+    pub fn new(scheduler: Scheduler) -> Self {
+        Twins {
+            reference: reference_of(&scheduler),
+            fast: scheduler,
+            taken: ShortcutsTaken::default(),
+            continued_before: 0,
+        }
+    }
+
+    /// The shortcuts the fast scheduler took so far.
+    pub fn shortcuts_taken(&self) -> ShortcutsTaken {
+        let (_, _, continued) = self.fast.shortcuts_taken();
+        ShortcutsTaken {
+            continued: self.continued_before + continued,
+            ..self.taken
+        }
+    }
+
+    /// The scheduler with its shortcuts.
+    pub fn fast(&self) -> &Scheduler {
+        &self.fast
+    }
+
+    /// The reference twin.
+    pub fn reference(&self) -> &Scheduler {
+        &self.reference
+    }
+
+    /// Replaces the fast scheduler (by its restore from a snapshot, say), keeping the reference
+    /// as it is: from then on the restored one must decide as the uninterrupted reference.
+    pub fn replace_fast(&mut self, fast: Scheduler) {
+        self.continued_before = self.shortcuts_taken().continued;
+        self.fast = fast;
+    }
+
+    /// Applies `f` to both (a reconfiguration, say); their answers must agree.
+    pub fn both<T: PartialEq + std::fmt::Debug>(
+        &mut self,
+        mut f: impl FnMut(&mut Scheduler) -> T,
+    ) -> Result<T, String> {
+        let fast = f(&mut self.fast);
+        let reference = f(&mut self.reference);
+        if fast != reference {
+            return Err(format!("fast {fast:?}, reference {reference:?}"));
+        }
+        self.same()?;
+        Ok(fast)
+    }
+
+    /// Ticks both with `events`, runs the invariant oracle on each, and checks that they agree:
+    /// `Err` describes the first disagreement or violation. A tick refused as a whole must be
+    /// refused by both alike, which is `Ok(Err(refusal))`; otherwise `Ok(Ok(outcome))`, the
+    /// fast one's.
+    pub fn tick(
+        &mut self,
+        now_ms: u64,
+        events: Vec<Event>,
+    ) -> Result<Result<TickOutcome, TickError>, String> {
+        let fast = self.fast.tick(now_ms, events.clone());
+        let reference = self.reference.tick(now_ms, events);
+        let (fast, reference) = match (fast, reference) {
+            (Ok(fast), Ok(reference)) => (fast, reference),
+            (Err(fast), Err(reference)) if fast == reference => return Ok(Err(fast)),
+            (fast, reference) => {
+                return Err(format!(
+                    "at {now_ms} ms: the fast tick gave {fast:?}, the reference {reference:?}"
+                ));
+            }
+        };
+        check_tick(&self.fast, &fast).map_err(|e| format!("fast, at {now_ms} ms: {e}"))?;
+        check_tick(&self.reference, &reference)
+            .map_err(|e| format!("reference, at {now_ms} ms: {e}"))?;
+        if fast != reference {
+            return Err(format!(
+                "at {now_ms} ms the decisions differ:\n fast      {fast:?}\n reference {reference:?}"
+            ));
+        }
+        self.same().map_err(|e| format!("at {now_ms} ms: {e}"))?;
+        let (settled, kept, _) = self.fast.shortcuts_taken();
+        self.taken.settled += usize::from(settled);
+        self.taken.kept += kept;
+        Ok(Ok(fast))
+    }
+
+    /// The two agree on everything a host can read: the report of every pending job (position,
+    /// reason, estimate, detail), the running jobs, the reservations and the next wake-up.
+    pub fn same(&self) -> Result<(), String> {
+        let (fast, reference) = (self.fast.explain(), self.reference.explain());
+        if fast != reference {
+            let first = fast
+                .pending
+                .iter()
+                .zip(&reference.pending)
+                .find(|(f, r)| f != r)
+                .map(|(f, r)| format!("first difference: fast {f:?}, reference {r:?}"))
+                .unwrap_or_else(|| "the lists differ in length or in running jobs".into());
+            return Err(format!("explain differs; {first}"));
+        }
+        if self.fast.plans() != self.reference.plans() {
+            return Err(format!(
+                "reservations differ:\n fast      {:?}\n reference {:?}",
+                self.fast.plans(),
+                self.reference.plans()
+            ));
+        }
+        if self.fast.next_wakeup() != self.reference.next_wakeup() {
+            return Err(format!(
+                "next wake-up: fast {:?}, reference {:?}",
+                self.fast.next_wakeup(),
+                self.reference.next_wakeup()
+            ));
+        }
+        Ok(())
+    }
+}

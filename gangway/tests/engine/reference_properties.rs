@@ -1,0 +1,405 @@
+//! The fast pass against the reference pass (`gangway::testkit::reference`): random clusters
+//! and event streams, with the features switched on at random, tick through a scheduler with
+//! every shortcut and through its reference twin with none; after every tick both must have
+//! decided the same, report the same position, reason and estimate for every pending job, hold
+//! the same reservations and ask for the same wake-up. The oracle runs on both.
+//!
+//! Covered: fair-share (accounts, decay weights), quotas in a cohort, fair sharing between the
+//! queues, admission fair sharing, wait-for-ready (with `ready` events, block admission),
+//! preemption (classic, fair sharing's, order-based), topology, MIG and fractional GPUs (the
+//! generated nodes and jobs), dependencies, maintenance windows, licenses, `set_priority`,
+//! `reconfigure` half-way, profiles (the default, LAS, shortest-first, adversarial plug-ins) and
+//! the fast scheduler snapshotted and restored half-way, which must then go on deciding as the
+//! uninterrupted reference. A second family runs busy clusters of few job shapes, where passes keep
+//! many reservations from the pass before and many jobs wait behind a blocked head. `the_cases_reach_every_shortcut` shows that the
+//! comparisons are not vacuous. `GANGWAY_PROPTEST_SCALE=N` multiplies the case count.
+
+use gangway::config::{FairSharingConfig, WaitForReadyConfig};
+use gangway::policy::Profile;
+use gangway::policy::builtin::{Las, ShortestFirst};
+use gangway::testkit::adversarial::{Adversary, Trick};
+use gangway::testkit::harness::{Stream, StreamEvent, TickStep, resolve, scale};
+use gangway::testkit::reference::{ShortcutsTaken, Twins};
+use gangway::testkit::strategies::{JOB_POOL, NODE_POOL, cluster, stream};
+use gangway::{ClusterConfig, Event, Scheduler};
+use proptest::collection::vec;
+use proptest::option;
+use proptest::prelude::*;
+use serde_json::json;
+
+/// The features a case switches on over a generated cluster.
+#[derive(Clone, Debug)]
+struct Features {
+    fair_sharing: bool,
+    admission_fair_sharing: bool,
+    /// `(timeout, block admission)`.
+    wait_for_ready: Option<(u64, bool)>,
+    order_based: bool,
+    /// Preemption off whatever the generated cluster says (passes settle only without it).
+    no_preemption: bool,
+    /// A license pool and how many every third job asks for.
+    licenses: Option<(u32, u32)>,
+    /// A window on a node: `(node, start, length)`.
+    maintenance: Option<(u32, u64, u64)>,
+    profile: Plugins,
+    /// Snapshot and restore the fast scheduler after this share (in eighths) of the ticks.
+    restore_at: Option<usize>,
+    /// Reconfigure both (backfill mode and priority weights changed) after this share.
+    reconfigure_at: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Plugins {
+    Config,
+    Las,
+    ShortestFirst,
+    /// The default plug-ins and an adversary playing these tricks.
+    Adversarial(u64, &'static [Trick]),
+}
+
+const TRICK_SETS: [&[Trick]; 4] = [
+    &[Trick::ShiftingKeys],
+    &[Trick::RandomVotes, Trick::ExtremeScores],
+    &[Trick::RejectSome, Trick::JunkDevices, Trick::OddWakeUps],
+    &[Trick::JunkVictims, Trick::ExtremeDomainScores],
+];
+
+fn plugins() -> impl Strategy<Value = Plugins> {
+    prop_oneof![
+        4 => Just(Plugins::Config),
+        1 => Just(Plugins::Las),
+        1 => Just(Plugins::ShortestFirst),
+        2 => (any::<u64>(), 0..TRICK_SETS.len())
+            .prop_map(|(seed, set)| Plugins::Adversarial(seed, TRICK_SETS[set])),
+    ]
+}
+
+impl Plugins {
+    fn profile(self, config: &ClusterConfig) -> Option<Profile> {
+        let profile = match self {
+            Plugins::Config => Profile::from_config(config).ok()?,
+            Plugins::Las => Profile::builder().plugin(Las::default()).build().ok()?,
+            Plugins::ShortestFirst => Profile::builder().plugin(ShortestFirst).build().ok()?,
+            Plugins::Adversarial(seed, tricks) => Profile::from_config(config)
+                .ok()?
+                .into_builder()
+                .plugin(Adversary::new("adversary", seed, tricks.to_vec()))
+                .build()
+                .ok()?,
+        };
+        Some(profile)
+    }
+}
+
+fn features() -> impl Strategy<Value = Features> {
+    // Each feature in about one case of four, so that plain cases, where every shortcut may
+    // be taken, stay common.
+    let often = || prop::bool::weighted(0.25);
+    (
+        (often(), often(), often(), prop::bool::weighted(0.5)),
+        option::weighted(
+            0.25,
+            (
+                prop_oneof![Just(1_000u64), Just(30_000), Just(120_000)],
+                any::<bool>(),
+            ),
+        ),
+        option::weighted(0.25, (1u32..4, 1u32..3)),
+        option::weighted(0.25, (0..NODE_POOL, 0u64..600_000, 1u64..600_000)),
+        plugins(),
+        (
+            option::weighted(0.3, 1usize..8),
+            option::weighted(0.3, 1usize..8),
+        ),
+    )
+        .prop_map(
+            |(
+                (fair_sharing, admission_fair_sharing, order_based, no_preemption),
+                wait_for_ready,
+                licenses,
+                maintenance,
+                profile,
+                (restore_at, reconfigure_at),
+            )| Features {
+                fair_sharing,
+                admission_fair_sharing,
+                wait_for_ready,
+                order_based,
+                no_preemption,
+                licenses,
+                maintenance,
+                profile,
+                restore_at,
+                reconfigure_at,
+            },
+        )
+}
+
+prop_compose! {
+    /// A generated cluster with the case's features, a stream, and `ready` events per tick.
+    fn case()(
+        mut config in cluster(),
+        mut stream in stream(40),
+        features in features(),
+        ready in prop::collection::vec(prop::collection::vec(0..JOB_POOL, 0..3), 24),
+    ) -> (ClusterConfig, Stream, Features) {
+        apply(&mut config, &mut stream, &features, &ready);
+        (config, stream, features)
+    }
+}
+
+/// Switches the features on in `config` and in the stream's submits.
+fn apply(config: &mut ClusterConfig, stream: &mut Stream, f: &Features, ready: &[Vec<u32>]) {
+    let policy = &mut config.policy;
+    if f.no_preemption {
+        policy.preemption.enabled = false;
+    }
+    if f.fair_sharing && !config.cohorts.is_empty() {
+        policy.fair_sharing = FairSharingConfig {
+            enabled: true,
+            ..FairSharingConfig::default()
+        };
+        policy.preemption.enabled = true;
+    }
+    for queue in &mut config.queues {
+        queue.admission_fair_sharing = f.admission_fair_sharing;
+    }
+    if let Some((timeout_ms, block_admission)) = f.wait_for_ready {
+        policy.wait_for_ready = Some(WaitForReadyConfig {
+            timeout_ms,
+            block_admission,
+            backoff_base_ms: 5_000,
+            backoff_limit: Some(3),
+            ..WaitForReadyConfig::default()
+        });
+    }
+    policy.preemption.order_based = f.order_based && policy.preemption.enabled;
+    if let Some((pool, _)) = f.licenses {
+        config.licenses.insert("lic".into(), pool);
+    }
+    if let Some((node, start_ms, length)) = f.maintenance
+        && let Some(name) = config.nodes.get(node as usize).map(|n| n.name.clone())
+    {
+        config.maintenance.push(gangway::config::MaintenanceConfig {
+            id: None,
+            nodes: vec![name],
+            start_ms,
+            end_ms: start_ms + length,
+        });
+    }
+    let mut submits = 0u32;
+    for (step, ready) in stream.ticks.iter_mut().zip(ready) {
+        for event in &mut step.events {
+            if let StreamEvent::Raw(Event::Submit { job }) = event {
+                submits += 1;
+                if let Some((_, asked)) = f.licenses
+                    && submits % 3 == 0
+                {
+                    job.licenses.insert("lic".into(), asked);
+                }
+            }
+        }
+        if f.wait_for_ready.is_some() {
+            step.events.extend(ready.iter().map(|&i| {
+                StreamEvent::Raw(Event::Ready {
+                    job: format!("j{i}"),
+                })
+            }));
+        }
+    }
+}
+
+/// The configuration a case reconfigures to: another backfill mode and other age and
+/// fair-share weights.
+fn reconfigured(config: &ClusterConfig) -> ClusterConfig {
+    use gangway::config::BackfillMode;
+    let mut next = config.clone();
+    let policy = &mut next.policy;
+    policy.backfill.mode = match policy.backfill.mode {
+        BackfillMode::None => BackfillMode::Easy,
+        BackfillMode::Easy => BackfillMode::Conservative,
+        BackfillMode::Conservative => BackfillMode::None,
+    };
+    policy.priority.weights.age = (policy.priority.weights.age + 500) % 1000;
+    policy.priority.weights.fairshare = (policy.priority.weights.fairshare + 300) % 1000;
+    next
+}
+
+/// Ticks the case through the twins; `None` when the generated configuration is refused, else
+/// the shortcuts the fast scheduler took.
+fn run(
+    config: &ClusterConfig,
+    stream: &Stream,
+    f: &Features,
+) -> Result<Option<ShortcutsTaken>, TestCaseError> {
+    let Some(profile) = f.profile.profile(config) else {
+        return Ok(None);
+    };
+    let Ok(scheduler) = Scheduler::with_profile(config.clone(), profile) else {
+        return Ok(None);
+    };
+    let mut twins = Twins::new(scheduler);
+    let at = |eighths: Option<usize>| eighths.map(|e| stream.ticks.len() * e / 8);
+    let (restore_at, reconfigure_at) = (at(f.restore_at), at(f.reconfigure_at));
+    for (i, step) in stream.ticks.iter().enumerate() {
+        if restore_at == Some(i) {
+            let snapshot = twins.fast().snapshot();
+            let profile = f.profile.profile(config).unwrap();
+            let restored = Scheduler::restore_with_profile(snapshot, profile);
+            prop_assert!(restored.is_ok(), "restore: {:?}", restored.err());
+            twins.replace_fast(restored.unwrap());
+        }
+        if reconfigure_at == Some(i) {
+            let next = reconfigured(config);
+            let answer = twins.both(|s| s.reconfigure(next.clone()).map_err(|e| e.to_string()));
+            prop_assert!(answer.is_ok(), "{}", answer.unwrap_err());
+        }
+        let events = resolve(twins.fast(), &step.events);
+        prop_assert_eq!(&events, &resolve(twins.reference(), &step.events));
+        if let Err(difference) = twins.tick(step.at_ms, events) {
+            return Err(TestCaseError::fail(format!("tick {i}: {difference}")));
+        }
+    }
+    Ok(Some(twins.shortcuts_taken()))
+}
+
+/// A busy cluster: three nodes of 8 cpus and 4 GPUs, with backfill `mode` (and `depth`).
+fn busy_cluster(mode: &str, depth: Option<u32>) -> ClusterConfig {
+    let node = |name: &str| {
+        json!({"name": name, "cpus": 8, "memory_mib": 32_000,
+               "gpus": {"model": "a100", "count": 4}})
+    };
+    serde_json::from_value(json!({
+        "nodes": [node("n1"), node("n2"), node("n3")],
+        "policy": {"backfill": {"mode": mode, "depth": depth}}}))
+    .unwrap()
+}
+
+/// A submit of job `j{id}`: one group (sometimes two) of 1–3 tasks of 1–4 cpus and 0–2
+/// GPUs, 10 s to 10 min, priority −3..3.
+fn busy_submit() -> impl Strategy<Value = StreamEvent> {
+    let group = (1u32..=3, 1u64..=4, 0u64..=2, 0usize..4).prop_map(|(n, c, g, p)| {
+        let placement = ["pack", "spread", "strict_pack", "strict_spread"][p];
+        json!({"count": n, "cpus": c, "memory_mib": c * 1_000, "gpus": g,
+               "placement": placement})
+    });
+    (0u32..40, vec(group, 1..=2), 10_000u64..=600_000, -3i32..=3).prop_map(
+        |(id, groups, limit, priority)| {
+            let job = json!({"id": format!("j{id}"), "time_limit_ms": limit,
+                             "priority": priority, "groups": groups});
+            StreamEvent::Raw(serde_json::from_value(json!({"type": "submit", "job": job})).unwrap())
+        },
+    )
+}
+
+/// Ticks of mostly submits on [`busy_cluster`]; every other tick, at the same instant as the
+/// one before, has submits only (its pass may keep plans). The others also finish, cancel,
+/// hold or release jobs or change a time limit.
+fn busy_stream() -> impl Strategy<Value = Stream> {
+    let other = prop_oneof![
+        (any::<u8>(), any::<bool>())
+            .prop_map(|(pick, failed)| StreamEvent::FinishRunning { pick, failed }),
+        (0u32..40, 0usize..4, 10_000u64..=600_000).prop_map(|(id, kind, limit)| {
+            let job = format!("j{id}");
+            let event = match kind {
+                0 => json!({"type": "cancel", "job": job}),
+                1 => json!({"type": "hold", "job": job}),
+                2 => json!({"type": "release", "job": job}),
+                _ => json!({"type": "set_time_limit", "job": job, "time_limit_ms": limit}),
+            };
+            StreamEvent::Raw(serde_json::from_value(event).unwrap())
+        }),
+    ];
+    let tick = (0u64..=60_000, vec(busy_submit(), 0..=3), vec(other, 0..=2));
+    vec(tick, 1..=40).prop_map(|ticks| {
+        let mut at_ms = 0;
+        let ticks = ticks
+            .into_iter()
+            .enumerate()
+            .map(|(i, (delta, mut events, others))| {
+                if i % 2 == 0 {
+                    at_ms += delta;
+                    events.extend(others);
+                }
+                TickStep { at_ms, events }
+            })
+            .collect();
+        Stream { ticks }
+    })
+}
+
+/// The busy arm: the busy cluster (conservative, and in one case of three EASY with a shallow
+/// depth or no backfill, where many jobs of few shapes wait behind a blocked head) and stream,
+/// the default profile, nothing else switched on.
+fn busy() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
+    let mode = prop_oneof![
+        4 => Just(("conservative", None)),
+        1 => Just(("easy", Some(1))),
+        1 => Just(("none", None)),
+    ];
+    (busy_stream(), mode).prop_map(|(stream, (mode, depth))| {
+        let plain = Features {
+            fair_sharing: false,
+            admission_fair_sharing: false,
+            wait_for_ready: None,
+            order_based: false,
+            no_preemption: true,
+            licenses: None,
+            maintenance: None,
+            profile: Plugins::Config,
+            restore_at: None,
+            reconfigure_at: None,
+        };
+        (busy_cluster(mode, depth), stream, plain)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192 * scale(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_fast_pass_decides_and_reports_exactly_as_the_reference_pass(
+        (config, stream, features) in case()
+    ) {
+        run(&config, &stream, &features)?;
+    }
+
+    #[test]
+    fn kept_reservations_equal_full_searches_on_busy_clusters(
+        (config, stream, features) in busy()
+    ) {
+        run(&config, &stream, &features)?;
+    }
+}
+
+/// The comparisons are not vacuous: over a fixed sample of cases of each family most
+/// configurations are accepted, and the fast scheduler took every shortcut many times.
+#[test]
+fn the_cases_reach_every_shortcut() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let (mut accepted, mut total) = (0, ShortcutsTaken::default());
+    let cases = 100;
+    for i in 0..2 * cases {
+        let (config, stream, features) = match i % 2 {
+            0 => case().new_tree(&mut runner).unwrap().current(),
+            _ => busy().new_tree(&mut runner).unwrap().current(),
+        };
+        if let Some(taken) = run(&config, &stream, &features).unwrap() {
+            accepted += 1;
+            total.settled += taken.settled;
+            total.kept += taken.kept;
+            total.continued += taken.continued;
+        }
+    }
+    assert!(
+        accepted * 10 >= 2 * cases * 7,
+        "only {accepted} of {} configurations accepted",
+        2 * cases
+    );
+    assert!(total.settled >= 30, "{total:?}");
+    assert!(total.kept >= 1_000, "{total:?}");
+    assert!(total.continued >= 200, "{total:?}");
+}
