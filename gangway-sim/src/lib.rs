@@ -32,6 +32,7 @@ mod result;
 pub mod standard;
 pub mod sweep;
 pub mod team;
+pub mod textbook;
 pub mod workload;
 
 pub use convert::SimJob;
