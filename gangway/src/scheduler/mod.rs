@@ -1,22 +1,8 @@
 //! The `Scheduler`: `tick(now, events) -> decisions`, `next_wakeup`, `explain`, snapshots.
 
-mod admission_order;
-mod enforce;
-mod fair_order;
-mod fair_preempt;
-mod fit_memo;
-mod gate;
-mod kept_plans;
-mod lazy_order;
-mod order;
 mod pass;
-mod pass_order;
-mod pending;
-mod preempt;
-mod quota;
 mod reports;
-mod resume;
-mod settled;
+mod shortcuts;
 mod what_if;
 
 use std::collections::BTreeMap;
@@ -33,10 +19,10 @@ use crate::placement::Assignment;
 use crate::policy::spec::profile_from_specs;
 use crate::policy::{PassFigures, Profile};
 use crate::state::ClusterState;
-use kept_plans::KeptPlans;
-use pending::PendingEntry;
-use resume::LastPass;
-use settled::DeferredReport;
+use pass::report::PendingEntry;
+use shortcuts::kept_plans::KeptPlans;
+use shortcuts::resume::LastPass;
+use shortcuts::settled::DeferredReport;
 
 pub use reports::JobPriority;
 pub use what_if::WhatIf;

@@ -5,10 +5,10 @@
 
 use serde::Serialize;
 
-use super::Scheduler;
 use crate::fairshare::{AdmissionUsageRow, ShareRow};
 use crate::policy::{KeyTerms, PassFigures, PriorityFactors};
 use crate::quota::FairShareRow;
+use crate::scheduler::Scheduler;
 
 /// One pending job's priority, term by term, as `sprio -l` shows it.
 ///

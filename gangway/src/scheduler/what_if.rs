@@ -2,12 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Scheduler;
-use super::pass::placement_entries;
 use crate::decision::PlacementEntry;
 use crate::error::EventError;
 use crate::event::Event;
 use crate::model::job::JobSpec;
+use crate::scheduler::Scheduler;
+use crate::scheduler::pass::placement_entries;
 
 /// The answer to [`Scheduler::what_if`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

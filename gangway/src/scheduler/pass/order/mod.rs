@@ -1,27 +1,32 @@
-//! Step 3 of a pass: order pending jobs by partition tier, then the profile's order keys
+//! Step 5 of a pass: order pending jobs by partition tier, then the profile's order keys
 //! (lexicographic, highest first), then submit time, then arrival; and collect the admission
 //! plug-ins' denials.
+
+pub(in crate::scheduler) mod admission_fair_sharing;
+pub(in crate::scheduler) mod fair_sharing;
+pub(in crate::scheduler) mod lazy;
+pub(in crate::scheduler) mod slots;
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
-use super::Scheduler;
-use super::admission_order::FairQueues;
-use super::settled::PendingSummary;
 use crate::model::ids::JobId;
 use crate::placement::FreeTotals;
 use crate::policy::{OrderKeys, PassContext};
+use crate::scheduler::Scheduler;
+use crate::scheduler::pass::order::admission_fair_sharing::FairQueues;
+use crate::scheduler::shortcuts::settled::PendingSummary;
 use crate::state::JobView;
 
 /// The sort key of a pending job: partition tier and order keys (highest first), submit time,
 /// arrival (unique, so the order is total).
-pub(super) type OrderKey = (Reverse<i32>, Reverse<OrderKeys>, u64, u64);
+pub(in crate::scheduler) type OrderKey = (Reverse<i32>, Reverse<OrderKeys>, u64, u64);
 
 impl Scheduler {
     /// Every pending job's sort key at `now_ms`, unsorted (the pass sorts only as far as it
-    /// reads: [`super::lazy_order::LazyOrder`]), what the pass needs to know of them all, and
+    /// reads: [`crate::scheduler::pass::order::lazy::LazyOrder`]), what the pass needs to know of them all, and
     /// the admission plug-ins' denials.
-    pub(super) fn keyed_pending(
+    pub(in crate::scheduler) fn keyed_pending(
         &self,
         now_ms: u64,
     ) -> (
@@ -68,7 +73,11 @@ impl Scheduler {
     }
 
     /// The job's sort key in the pass of `context`.
-    pub(super) fn order_key(&self, job: JobView<'_>, context: &PassContext<'_>) -> OrderKey {
+    pub(in crate::scheduler) fn order_key(
+        &self,
+        job: JobView<'_>,
+        context: &PassContext<'_>,
+    ) -> OrderKey {
         let record = job.record();
         let tier = self.state.partitions[record.partition.index()].priority_tier;
         let keys = self.profile.order_keys(job, context);
@@ -82,7 +91,7 @@ impl Scheduler {
 
     /// Pending jobs in the order a pass of `context` considers them (admission-fair-sharing
     /// queues' slots in their order as of now, before any start).
-    pub(super) fn ordered_pending(&self, context: &PassContext<'_>) -> Vec<JobId> {
+    pub(in crate::scheduler) fn ordered_pending(&self, context: &PassContext<'_>) -> Vec<JobId> {
         let mut keyed: Vec<(OrderKey, JobId)> = self
             .state
             .pending()

@@ -33,25 +33,25 @@
 
 use std::collections::BTreeMap;
 
-use super::{Plan, Scheduler};
 use crate::backfill::{FutureView, Profile};
 use crate::model::ids::JobId;
 use crate::placement::GangRequest;
+use crate::scheduler::{Plan, Scheduler};
 use crate::state::licenses::LicenseNeed;
 
 /// The order of the reservations one pass made, and the release epoch it ended at.
 #[derive(Clone, Debug, Default)]
-pub(super) struct KeptPlans {
+pub(in crate::scheduler) struct KeptPlans {
     epoch: u64,
     rank: BTreeMap<JobId, usize>,
     /// How many of these plans were kept from the pass before without a search.
-    pub(super) kept: usize,
+    pub(in crate::scheduler) kept: usize,
 }
 
 impl KeptPlans {
     /// The plans made in `order` by a pass that ended at release epoch `epoch`, `kept` of them
     /// without a search.
-    pub(super) fn new(epoch: u64, order: &[JobId], kept: usize) -> Self {
+    pub(in crate::scheduler) fn new(epoch: u64, order: &[JobId], kept: usize) -> Self {
         let rank = order.iter().enumerate().map(|(i, &id)| (id, i)).collect();
         KeptPlans { epoch, rank, kept }
     }
@@ -59,9 +59,9 @@ impl KeptPlans {
 
 /// Which of the last pass's reservations this pass has made again, identically, by rank.
 #[derive(Debug, Default)]
-pub(super) struct Confirmed {
+pub(in crate::scheduler) struct Confirmed {
     /// Plans kept without a search.
-    pub(super) kept: usize,
+    pub(in crate::scheduler) kept: usize,
     made_again: Vec<bool>,
     /// How many of the last pass's reservations, from the first, are all made again.
     prefix: usize,
@@ -69,7 +69,7 @@ pub(super) struct Confirmed {
 
 impl Confirmed {
     /// Records that the reservation of rank `rank` in the last pass was made again as before.
-    pub(super) fn made_again(&mut self, rank: usize) {
+    pub(in crate::scheduler) fn made_again(&mut self, rank: usize) {
         if self.made_again.len() <= rank {
             self.made_again.resize(rank + 1, false);
         }
@@ -87,7 +87,7 @@ impl Confirmed {
 
 impl Scheduler {
     /// `id`'s rank among the last pass's reservations, when no capacity was freed since.
-    pub(super) fn kept_rank(&self, id: JobId) -> Option<usize> {
+    pub(in crate::scheduler) fn kept_rank(&self, id: JobId) -> Option<usize> {
         let kept = self.kept.as_ref()?;
         if kept.epoch != self.state.release_epoch {
             return None;
@@ -97,7 +97,7 @@ impl Scheduler {
 
     /// Whether `plan`, the plan of rank `rank` ([`Scheduler::kept_rank`]) from the last pass
     /// (starting after now), is provably still its job's earliest: see the module docs.
-    pub(super) fn plan_stands(
+    pub(in crate::scheduler) fn plan_stands(
         &self,
         (plan, rank): (&Plan, usize),
         gang: &GangRequest<'_>,

@@ -1,17 +1,31 @@
-//! Steps 4–8 of a pass: walk the pending jobs once, start what fits, reserve for blocked jobs
-//! within the backfill depth, and record each pending job's reason and estimated start.
+//! The pass, one stage a module, in the order docs/design.md ("One pass") numbers them:
+//!
+//! 1. charge usage, 2. forget old jobs, 3. apply events: the state's own steps
+//!    (`ClusterState`), run by [`Scheduler::tick`](crate::Scheduler::tick);
+//! 4. [`enforce`]: kill what passed its time limit or its preemption grace;
+//! 5. [`order`]: the admission plug-ins' votes and the pending order (tiers, the order
+//!    plug-ins' keys, submit time, arrival) with its slot rules (admission fair sharing, fair
+//!    sharing's tournament);
+//! 6. this module: walk the order once; for each job that may run (not held, past its begin
+//!    time, its dependencies met), [`quota`] (may its queue admit it), place it now (the
+//!    profile's node filters and scorers: [`node_gate`]), else [`preempt`] for it, else reserve
+//!    for it within the backfill depth;
+//! 7. [`report`]: each pending job's position, reason and estimated start;
+//! 8. the next wake-up ([`Scheduler::tick`](crate::Scheduler::tick)).
+//!
+//! What a pass may skip because the last one already knew it lives in
+//! [`crate::scheduler::shortcuts`], each with its argument.
+
+pub(in crate::scheduler) mod enforce;
+pub(in crate::scheduler) mod node_gate;
+pub(in crate::scheduler) mod order;
+pub(in crate::scheduler) mod preempt;
+pub(in crate::scheduler) mod quota;
+pub(in crate::scheduler) mod report;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::fit_memo::FitMemo;
-use super::gate::JobGate;
-use super::kept_plans::{Confirmed, KeptPlans};
-use super::pass_order::PassOrder;
-use super::pending::PendingEntry;
-use super::resume::Resumable;
-use super::settled::DeferredReport;
-use super::{Plan, Scheduler};
 use crate::backfill::{FutureView, IndexCandidates, NowView, Profile, earliest_fit_bound};
 use crate::config::BackfillMode;
 use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
@@ -22,12 +36,20 @@ use crate::model::shape::{GpuNeed, TaskShape};
 use crate::placement::{Assignment, GangRequest, NodeGate, assignments_fit, place_gang};
 use crate::policy::PassFigures;
 use crate::quota::QueueId;
+use crate::scheduler::pass::node_gate::JobGate;
+use crate::scheduler::pass::order::slots::PassOrder;
+use crate::scheduler::pass::report::PendingEntry;
+use crate::scheduler::shortcuts::fit_memo::FitMemo;
+use crate::scheduler::shortcuts::kept_plans::{Confirmed, KeptPlans};
+use crate::scheduler::shortcuts::resume::Resumable;
+use crate::scheduler::shortcuts::settled::DeferredReport;
+use crate::scheduler::{Plan, Scheduler};
 use crate::state::licenses::LicenseNeed;
 use crate::state::{ClusterState, Job};
 
 /// What one pending job's turn in a pass came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Verdict {
+pub(in crate::scheduler) enum Verdict {
     /// It started in this pass.
     Started,
     /// It waits, for `reason`; a reservation gives its planned start.
@@ -52,58 +74,58 @@ impl Verdict {
 /// A job id in the pass's order that names no job (the order is built from the pending jobs,
 /// and a pass removes no job, so this marks a broken state, never input).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct NoSuchJob(pub(super) JobId);
+pub(in crate::scheduler) struct NoSuchJob(pub(in crate::scheduler) JobId);
 
 /// What holds later jobs back, carried from one job to the next in order: by a pass, and by the
 /// derivation of a settled pass's remaining reasons.
 #[derive(Debug, Default)]
-pub(super) struct Blocking {
+pub(in crate::scheduler) struct Blocking {
     /// Mode `none`: a resource-blocked job stops every later job.
-    pub(super) blocked: bool,
+    pub(in crate::scheduler) blocked: bool,
     /// Strict-FIFO queues whose head waits for quota: their later jobs wait too.
-    pub(super) blocked_queues: Vec<QueueId>,
+    pub(in crate::scheduler) blocked_queues: Vec<QueueId>,
     /// Placements on what is free now (reservations ignored) already tried.
-    pub(super) fits_free: FitMemo,
+    pub(in crate::scheduler) fits_free: FitMemo,
     /// `block_admission`: a started job is not ready yet, so no job starts.
-    pub(super) ready_wait: bool,
+    pub(in crate::scheduler) ready_wait: bool,
 }
 
 /// Per-pass bookkeeping; kept at the pass's end for the next tick to continue
-/// ([`super::resume`]).
+/// ([`crate::scheduler::shortcuts::resume`]).
 #[derive(Debug)]
-pub(super) struct Pass {
-    pub(super) now: u64,
-    pub(super) depth: usize,
-    pub(super) reservations: usize,
+pub(in crate::scheduler) struct Pass {
+    pub(in crate::scheduler) now: u64,
+    pub(in crate::scheduler) depth: usize,
+    pub(in crate::scheduler) reservations: usize,
     /// What holds later jobs back.
-    pub(super) blocking: Blocking,
-    pub(super) profile: Option<Profile>,
+    pub(in crate::scheduler) blocking: Blocking,
+    pub(in crate::scheduler) profile: Option<Profile>,
     /// The reservations made in this pass.
     bookings: Bookings,
     /// A job planned even beyond the backfill depth (a what-if question's job).
-    pub(super) always_plan: Option<JobId>,
+    pub(in crate::scheduler) always_plan: Option<JobId>,
     /// Placements now (around reservations, nothing earmarked) already tried in this pass.
-    pub(super) fits_now: FitMemo,
+    pub(in crate::scheduler) fits_now: FitMemo,
     /// Whether no queue admits the least any pending job demands; known until a job starts.
-    pub(super) quota_closed: Option<bool>,
+    pub(in crate::scheduler) quota_closed: Option<bool>,
     /// The last pass's reservations made again identically.
     confirmed: Confirmed,
     /// Jobs the admission plug-ins denied, with the first deny.
-    pub(super) denied: BTreeMap<JobId, String>,
+    pub(in crate::scheduler) denied: BTreeMap<JobId, String>,
     /// Why no node passed the node filters, by job.
-    pub(super) details: BTreeMap<JobId, String>,
+    pub(in crate::scheduler) details: BTreeMap<JobId, String>,
     /// Whether a full pass would give every job this pass left waiting the same verdict
     /// again, with what this pass started running: no job started after one was left
     /// waiting (a start changes what a waiting job's reason and pins are read from); every
     /// job placed now (or tried) or planned was one task group without a topology
     /// constraint (a failure to fit stays a failure while usage only grows, and a search for
     /// its earliest start is exact, whatever other start times are tried); and every
-    /// reservation was kept from the pass before ([`super::kept_plans`]), not searched.
-    pub(super) verdicts_stand: bool,
+    /// reservation was kept from the pass before ([`crate::scheduler::shortcuts::kept_plans`]), not searched.
+    pub(in crate::scheduler) verdicts_stand: bool,
     /// Whether a job was left waiting.
     waited: bool,
     /// Whether this pass continues the last one (which keeps its plans).
-    pub(super) resumed: bool,
+    pub(in crate::scheduler) resumed: bool,
 }
 
 /// The reservations a pass has made.
@@ -165,7 +187,7 @@ impl Scheduler {
     /// One pass at `now`. `always_plan` gets a reservation when resource-blocked even beyond
     /// the backfill depth (without using up the depth). Returns the earliest begin time of a
     /// pending job after `now` (such a job stays pending).
-    pub(super) fn run_pass(
+    pub(in crate::scheduler) fn run_pass(
         &mut self,
         now: u64,
         always_plan: Option<JobId>,
@@ -214,7 +236,7 @@ impl Scheduler {
 
     /// Hands a finished pass's results to the scheduler: its deferred report, denials,
     /// filter details and plans; and keeps its state for the next tick when that may continue
-    /// it ([`super::resume`]).
+    /// it ([`crate::scheduler::shortcuts::resume`]).
     fn finish(&mut self, mut pass: Pass, order: PassOrder) {
         let (keyed, taken) = order.into_parts(&self.state);
         let settled = taken < keyed.len();
@@ -320,7 +342,7 @@ impl Scheduler {
     /// yet under `block_admission` (preemptors keep their earmarks), a blocked head ahead of
     /// it (mode `none`; a preemptor's earmark is its own, which a blocked head could not use),
     /// or its strict-FIFO queue blocked by an earlier job. `None`: it gets its turn.
-    pub(super) fn held_back(
+    pub(in crate::scheduler) fn held_back(
         &self,
         id: JobId,
         job: &Job,
@@ -341,7 +363,7 @@ impl Scheduler {
     /// Why a job that neither starts, preempts nor gets a reservation waits: its quota (which
     /// blocks the rest of a strict-FIFO queue); in mode `none`, resources (and every later job
     /// waits behind it); otherwise [`Scheduler::blocked_reason`].
-    pub(super) fn unplanned_reason(
+    pub(in crate::scheduler) fn unplanned_reason(
         &self,
         id: JobId,
         job: &Job,
@@ -366,7 +388,7 @@ impl Scheduler {
 
     /// Places the whole gang now: on what is free and not needed by reservations nor `held`
     /// for preemptors, counting `released` (tentative victims) as free.
-    pub(super) fn place_now(
+    pub(in crate::scheduler) fn place_now(
         &self,
         id: JobId,
         pass: &mut Pass,
@@ -439,7 +461,7 @@ impl Scheduler {
     /// `priority` when the job would fit on what is free now (outside maintenance windows, with
     /// its licenses free) but reservations or a blocked head hold it back; `resources`
     /// otherwise.
-    pub(super) fn blocked_reason(
+    pub(in crate::scheduler) fn blocked_reason(
         &self,
         id: JobId,
         job: &Job,
@@ -613,7 +635,7 @@ impl Scheduler {
     /// order: by group and node, and on each node the tasks' devices by device. The tasks of a
     /// group are alike, so a plan reads the same whichever order the busy-first rule met its
     /// nodes and devices in (what is busy changes between passes).
-    pub(super) fn pin(
+    pub(in crate::scheduler) fn pin(
         &self,
         view: &FutureView<'_>,
         gang: GangRequest<'_>,
@@ -629,7 +651,7 @@ impl Scheduler {
 
     /// The candidates a reservation is placed on: every node of an allowed model, in the free
     /// index's order (a future window may use what is busy now).
-    pub(super) fn planning_candidates(&self) -> IndexCandidates<'_> {
+    pub(in crate::scheduler) fn planning_candidates(&self) -> IndexCandidates<'_> {
         IndexCandidates {
             index: &self.state.index,
             preferred: &[],
@@ -680,7 +702,7 @@ fn sort_task_devices(assignment: &mut Assignment) {
 
 /// Why a job waits without being considered for resources: held, before its begin time, for
 /// a dependency, or backing off after a ready timeout.
-pub(super) fn waiting_reason(job: &Job, now: u64) -> Option<PendingReason> {
+pub(in crate::scheduler) fn waiting_reason(job: &Job, now: u64) -> Option<PendingReason> {
     if job.held {
         Some(PendingReason::Held)
     } else if job.spec.begin_ms.is_some_and(|b| b > now) {
@@ -695,7 +717,7 @@ pub(super) fn waiting_reason(job: &Job, now: u64) -> Option<PendingReason> {
 }
 
 /// The wire form of assignments.
-pub(super) fn placement_entries(
+pub(in crate::scheduler) fn placement_entries(
     state: &ClusterState,
     assignments: &[Assignment],
 ) -> Vec<PlacementEntry> {

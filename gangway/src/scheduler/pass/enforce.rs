@@ -1,10 +1,10 @@
-//! Step 2 of a pass: kill jobs past their time limit or preemption grace, evict jobs past their
+//! Step 4 of a pass: kill jobs past their time limit or preemption grace, evict jobs past their
 //! ready deadline; compute wake-ups.
 
-use super::Scheduler;
 use crate::decision::{Decision, KillReason};
 use crate::model::ids::JobId;
 use crate::model::job::Outcome;
+use crate::scheduler::Scheduler;
 use crate::state::Job;
 
 /// What came due for a running job.
@@ -20,7 +20,11 @@ impl Scheduler {
     /// Kills running jobs at start + time limit (when enforced) and preempted jobs at grace
     /// expiry (those go back to pending when requeueable); evicts jobs past their ready
     /// deadline (`policy.wait_for_ready`). One job meets at most one of these, in that order.
-    pub(super) fn enforce_limits(&mut self, now_ms: u64, decisions: &mut Vec<Decision>) {
+    pub(in crate::scheduler) fn enforce_limits(
+        &mut self,
+        now_ms: u64,
+        decisions: &mut Vec<Decision>,
+    ) {
         let enforce = self.state.config.policy.time_limit.enforce;
         let mut expired: Vec<(JobId, String, Due)> = Vec::new();
         for &id in &self.state.running {
@@ -57,7 +61,11 @@ impl Scheduler {
     /// The earliest future instant at which something happens without an event: a time limit, a
     /// grace deadline, a ready deadline, `next_begin` (the pass's earliest pending begin time or
     /// back-off end), or a window's end while jobs are pending (one it blocked may start then).
-    pub(super) fn compute_next_wakeup(&self, now_ms: u64, next_begin: Option<u64>) -> Option<u64> {
+    pub(in crate::scheduler) fn compute_next_wakeup(
+        &self,
+        now_ms: u64,
+        next_begin: Option<u64>,
+    ) -> Option<u64> {
         let enforce = self.state.config.policy.time_limit.enforce;
         let mut next: Option<u64> = None;
         let mut consider = |t: u64| {

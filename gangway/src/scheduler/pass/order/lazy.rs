@@ -1,5 +1,5 @@
 //! The pass's order, sorted only as far as the pass reads it. A pass often stops early (once
-//! nothing later can start: [`super::settled`]), so sorting every pending job would be wasted:
+//! nothing later can start: [`crate::scheduler::shortcuts::settled`]), so sorting every pending job would be wasted:
 //! the order is taken in chunks, each chunk picked with a linear-time selection and then sorted,
 //! the chunk growing fourfold each time. Reading all `M` jobs costs O(M log M) like one sort;
 //! reading `K` costs O(M + K log K).
@@ -11,7 +11,7 @@ const FIRST_CHUNK: usize = 64;
 
 /// Keyed jobs handed out in key order.
 #[derive(Debug)]
-pub(super) struct LazyOrder<K> {
+pub(in crate::scheduler) struct LazyOrder<K> {
     keyed: Vec<(K, JobId)>,
     /// `keyed[..sorted]` is sorted and every later entry's key is greater.
     sorted: usize,
@@ -22,7 +22,7 @@ pub(super) struct LazyOrder<K> {
 
 impl<K: Ord + Copy> LazyOrder<K> {
     /// The order of `keyed` (unsorted; keys unique).
-    pub(super) fn new(keyed: Vec<(K, JobId)>) -> Self {
+    pub(in crate::scheduler) fn new(keyed: Vec<(K, JobId)>) -> Self {
         LazyOrder {
             keyed,
             sorted: 0,
@@ -34,7 +34,11 @@ impl<K: Ord + Copy> LazyOrder<K> {
     /// An order that has handed out `old[..taken]` (sorted, every later entry's key greater)
     /// and goes on with the rest of `old` and then `fresh`, whose keys are all greater than
     /// every key of `old`.
-    pub(super) fn resume(mut old: Vec<(K, JobId)>, taken: usize, fresh: Vec<(K, JobId)>) -> Self {
+    pub(in crate::scheduler) fn resume(
+        mut old: Vec<(K, JobId)>,
+        taken: usize,
+        fresh: Vec<(K, JobId)>,
+    ) -> Self {
         old.extend(fresh);
         LazyOrder {
             keyed: old,
@@ -45,17 +49,17 @@ impl<K: Ord + Copy> LazyOrder<K> {
     }
 
     /// How many jobs were handed out: the 1-based position of the last one.
-    pub(super) fn taken(&self) -> usize {
+    pub(in crate::scheduler) fn taken(&self) -> usize {
         self.taken
     }
 
     /// Every entry and how many were handed out: `keyed[taken..]` are the rest, in no order.
-    pub(super) fn into_parts(self) -> (Vec<(K, JobId)>, usize) {
+    pub(in crate::scheduler) fn into_parts(self) -> (Vec<(K, JobId)>, usize) {
         (self.keyed, self.taken)
     }
 
     /// The next entry, without handing it out.
-    pub(super) fn peek(&mut self) -> Option<(K, JobId)> {
+    pub(in crate::scheduler) fn peek(&mut self) -> Option<(K, JobId)> {
         if self.taken == self.keyed.len() {
             return None;
         }

@@ -12,48 +12,48 @@
 //! earlier job, or the job's own demand); or resources. A full cluster with a long queue is
 //! the common case: the pass reads the order's head and stops, instead of visiting every job.
 
-use super::Scheduler;
-use super::fit_memo::FitMemo;
-use super::order::OrderKey;
-use super::pass::{Blocking, Pass, waiting_reason};
-use super::pending::PendingEntry;
 use crate::decision::PendingReason;
 use crate::model::ids::JobId;
 use crate::placement::NeedFloor;
 use crate::quota::QueueId;
+use crate::scheduler::Scheduler;
+use crate::scheduler::pass::order::OrderKey;
+use crate::scheduler::pass::report::PendingEntry;
+use crate::scheduler::pass::{Blocking, Pass, waiting_reason};
+use crate::scheduler::shortcuts::fit_memo::FitMemo;
 
 /// What a pass knows of all pending jobs before it visits any: the least any of them needs,
 /// for the settled test, and the next begin time, for the wake-up.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct PendingSummary {
+pub(in crate::scheduler) struct PendingSummary {
     /// The least free amounts any pending job needs to start now.
-    pub(super) need: NeedFloor,
+    pub(in crate::scheduler) need: NeedFloor,
     /// Whether every pending job has a quota queue.
-    pub(super) all_queued: bool,
+    pub(in crate::scheduler) all_queued: bool,
     /// The earliest begin time or back-off end after the pass's time.
-    pub(super) next_begin_ms: Option<u64>,
+    pub(in crate::scheduler) next_begin_ms: Option<u64>,
 }
 
 /// The jobs a settled pass did not visit, with what their reasons depend on.
 #[derive(Clone, Debug)]
-pub(super) struct DeferredReport {
+pub(in crate::scheduler) struct DeferredReport {
     /// Every pending job's key; `keyed[from..]` are the ones not visited, in no order.
-    pub(super) keyed: Vec<(OrderKey, JobId)>,
+    pub(in crate::scheduler) keyed: Vec<(OrderKey, JobId)>,
     /// How many jobs the pass visited (the last visited one's position).
-    pub(super) from: usize,
+    pub(in crate::scheduler) from: usize,
     /// The pass's time.
-    pub(super) now: u64,
+    pub(in crate::scheduler) now: u64,
     /// Mode `none`: an earlier job was blocked for resources.
-    pub(super) blocked: bool,
+    pub(in crate::scheduler) blocked: bool,
     /// Strict-FIFO queues blocked by an earlier job.
-    pub(super) blocked_queues: Vec<QueueId>,
+    pub(in crate::scheduler) blocked_queues: Vec<QueueId>,
     /// `block_admission` held every start.
-    pub(super) ready_wait: bool,
+    pub(in crate::scheduler) ready_wait: bool,
 }
 
 impl Scheduler {
     /// Whether nothing the pass has not visited yet can start, be planned or preempt.
-    pub(super) fn settled(&self, pass: &mut Pass, pending: &PendingSummary) -> bool {
+    pub(in crate::scheduler) fn settled(&self, pass: &mut Pass, pending: &PendingSummary) -> bool {
         let settled = self.shortcuts
             && pass.always_plan.is_none()
             && !self.state.config.policy.preemption.enabled
@@ -84,7 +84,7 @@ impl Scheduler {
     }
 
     /// The report entries of the jobs the last pass did not visit, in order.
-    pub(super) fn deferred_entries(&self) -> Vec<PendingEntry> {
+    pub(in crate::scheduler) fn deferred_entries(&self) -> Vec<PendingEntry> {
         let Some(deferred) = &self.deferred else {
             return Vec::new();
         };

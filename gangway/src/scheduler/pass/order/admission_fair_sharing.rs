@@ -4,7 +4,7 @@
 //! time, arrival). Usage comes before priority, as in Kueue.
 //!
 //! The pass keeps one global order over all queues, so a queue's jobs hold *slots* in it: the
-//! places its jobs take by their usual keys ([`super::pass_order`]). With admission fair sharing
+//! places its jobs take by their usual keys ([`crate::scheduler::pass::order::slots`]). With admission fair sharing
 //! on, the queue's `k`-th slot goes to the job that comes first in the queue's fair-sharing
 //! order among those not yet visited, chosen when the slot is reached. Between queues nothing changes. Tenant usage is
 //! read once per pass and raised by a job's entry penalty as soon as it starts, so the next
@@ -14,14 +14,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::order::OrderKey;
 use crate::model::ids::JobId;
 use crate::quota::QueueId;
+use crate::scheduler::pass::order::OrderKey;
 use crate::state::ClusterState;
 
 /// The pending jobs of every admission-fair-sharing queue, by tenant.
 #[derive(Debug)]
-pub(super) struct FairQueues {
+pub(in crate::scheduler) struct FairQueues {
     /// The queue of each job holding a slot.
     slots: BTreeMap<JobId, QueueId>,
     queues: BTreeMap<QueueId, Tenants>,
@@ -40,7 +40,7 @@ struct Tenants {
 
 impl FairQueues {
     /// The jobs of `keyed` in admission-fair-sharing queues, with their tenants' usage now.
-    pub(super) fn new(keyed: &[(OrderKey, JobId)], state: &ClusterState) -> Self {
+    pub(in crate::scheduler) fn new(keyed: &[(OrderKey, JobId)], state: &ClusterState) -> Self {
         let mut fair = FairQueues {
             slots: BTreeMap::new(),
             queues: BTreeMap::new(),
@@ -76,35 +76,35 @@ impl FairQueues {
     }
 
     /// Whether any job is in an admission-fair-sharing queue.
-    pub(super) fn is_empty(&self) -> bool {
+    pub(in crate::scheduler) fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
 
     /// Whether queue `q` has admission fair sharing on (and pending jobs).
-    pub(super) fn has_queue(&self, q: QueueId) -> bool {
+    pub(in crate::scheduler) fn has_queue(&self, q: QueueId) -> bool {
         self.queues.contains_key(&q)
     }
 
     /// The job for the slot `id` holds: the next of its queue in fair-sharing order; `None`
     /// for a job outside admission-fair-sharing queues.
-    pub(super) fn slot(&mut self, id: JobId) -> Option<JobId> {
+    pub(in crate::scheduler) fn slot(&mut self, id: JobId) -> Option<JobId> {
         let q = *self.slots.get(&id)?;
         self.queues.get_mut(&q)?.pop()
     }
 
     /// Queue `q`'s next job in fair-sharing order, with its key, without taking it.
-    pub(super) fn peek(&self, q: QueueId) -> Option<(OrderKey, JobId)> {
+    pub(in crate::scheduler) fn peek(&self, q: QueueId) -> Option<(OrderKey, JobId)> {
         self.queues.get(&q)?.peek()
     }
 
     /// Takes queue `q`'s next job in fair-sharing order.
-    pub(super) fn pop(&mut self, q: QueueId) -> Option<JobId> {
+    pub(in crate::scheduler) fn pop(&mut self, q: QueueId) -> Option<JobId> {
         self.queues.get_mut(&q)?.pop()
     }
 
     /// Takes every job of queue `q` not handed out yet, in fair-sharing order, each paired with
     /// the keys of those jobs in ascending order (so that sorting by key keeps that order).
-    pub(super) fn drain(&mut self, q: QueueId) -> Vec<(OrderKey, JobId)> {
+    pub(in crate::scheduler) fn drain(&mut self, q: QueueId) -> Vec<(OrderKey, JobId)> {
         let Some(queue) = self.queues.get_mut(&q) else {
             return Vec::new();
         };
@@ -120,7 +120,7 @@ impl FairQueues {
 
     /// Hands the slots among `entries` (sorted by key) to their queues' jobs in fair-sharing
     /// order.
-    pub(super) fn fill_slots(&mut self, entries: &mut [(OrderKey, JobId)]) {
+    pub(in crate::scheduler) fn fill_slots(&mut self, entries: &mut [(OrderKey, JobId)]) {
         for entry in entries {
             if let Some(picked) = self.slot(entry.1) {
                 entry.1 = picked;
@@ -129,7 +129,7 @@ impl FairQueues {
     }
 
     /// Rereads the usage of the tenant of `id` (just started) from `state`.
-    pub(super) fn refresh(&mut self, id: JobId, state: &ClusterState) {
+    pub(in crate::scheduler) fn refresh(&mut self, id: JobId, state: &ClusterState) {
         let Some((q, tenant)) = state.admission_tenant(id) else {
             return;
         };

@@ -16,7 +16,7 @@ use crate::placement::GangRequest;
 
 /// The outcomes of placement attempts on one kind of capacity view within one pass.
 #[derive(Debug, Default)]
-pub(super) struct FitMemo {
+pub(in crate::scheduler) struct FitMemo {
     /// Attempts that did not fit, none ruled out by another.
     failed: Vec<Attempt>,
     /// Attempts that fitted since capacity last shrank, none vouched for by another.
@@ -75,7 +75,7 @@ impl Attempt {
 impl FitMemo {
     /// What the memo knows of placing `gang` until `end`: `Some(false)` when it cannot fit,
     /// `Some(true)` when it fits, `None` when the placement must be tried.
-    pub(super) fn known(&self, gang: &GangRequest<'_>, end: u64) -> Option<bool> {
+    pub(in crate::scheduler) fn known(&self, gang: &GangRequest<'_>, end: u64) -> Option<bool> {
         let attempt = Attempt::of(gang, end)?;
         if self.failed.iter().any(|f| f.within(&attempt)) {
             return Some(false);
@@ -87,7 +87,7 @@ impl FitMemo {
     }
 
     /// Records that placing `gang` until `end` did (`fits`) or did not fit.
-    pub(super) fn record(&mut self, gang: &GangRequest<'_>, end: u64, fits: bool) {
+    pub(in crate::scheduler) fn record(&mut self, gang: &GangRequest<'_>, end: u64, fits: bool) {
         let Some(attempt) = Attempt::of(gang, end) else {
             return;
         };
@@ -101,7 +101,7 @@ impl FitMemo {
     }
 
     /// Drops what fitted: capacity shrank (a job started, or a reservation was pinned).
-    pub(super) fn forget_fits(&mut self) {
+    pub(in crate::scheduler) fn forget_fits(&mut self) {
         self.fitted.clear();
     }
 }

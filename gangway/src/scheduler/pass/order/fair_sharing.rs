@@ -17,16 +17,16 @@
 //! demand is the one, among the GPU models it accepts, that leaves its queue's share lowest.
 //! Turns of jobs outside fair-sharing trees are unchanged.
 
-use super::Scheduler;
-use super::admission_order::FairQueues;
-use super::lazy_order::LazyOrder;
-use super::order::OrderKey;
 use crate::model::ids::JobId;
 use crate::quota::{QueueId, QuotaTree, QuotaVec, Share};
+use crate::scheduler::Scheduler;
+use crate::scheduler::pass::order::OrderKey;
+use crate::scheduler::pass::order::admission_fair_sharing::FairQueues;
+use crate::scheduler::pass::order::lazy::LazyOrder;
 
 /// The fair-sharing queues' jobs of one pass, in each queue's order, and their heads.
 #[derive(Debug)]
-pub(super) struct FairTurns {
+pub(in crate::scheduler) struct FairTurns {
     /// By queue index: whether the queue is in a fair-sharing tree.
     in_tree: Vec<bool>,
     /// By queue index: the pending jobs of a fair-sharing queue, in the pass's order; `None`
@@ -70,7 +70,7 @@ impl FairTurns {
     /// The turns of the fair-sharing queues' jobs among `keyed` (this pass's keys), or `None`
     /// when no pending job is in a fair-sharing tree. Queues that `tenants` orders (admission
     /// fair sharing) put their jobs forward in its order.
-    pub(super) fn new(
+    pub(in crate::scheduler) fn new(
         tree: &QuotaTree,
         keyed: &[(OrderKey, JobId)],
         queue_of: impl Fn(JobId) -> Option<QueueId>,
@@ -108,19 +108,19 @@ impl FairTurns {
     }
 
     /// Whether queue `q` is in a fair-sharing tree.
-    pub(super) fn covers(&self, q: QueueId) -> bool {
+    pub(in crate::scheduler) fn covers(&self, q: QueueId) -> bool {
         self.in_tree.get(q.index()).copied().unwrap_or(false)
     }
 
     /// Forgets queue `q`'s head (its order changed: admission fair sharing after a start).
-    pub(super) fn forget_head(&mut self, q: QueueId) {
+    pub(in crate::scheduler) fn forget_head(&mut self, q: QueueId) {
         if let Some(head) = self.heads.get_mut(q.index()) {
             *head = None;
         }
     }
 
     /// The entries of the queues it orders that were not handed out.
-    pub(super) fn into_rest(self) -> Vec<(OrderKey, JobId)> {
+    pub(in crate::scheduler) fn into_rest(self) -> Vec<(OrderKey, JobId)> {
         let mut rest = Vec::new();
         for order in self.queues.into_iter().flatten() {
             let (entries, taken) = order.into_parts();
@@ -134,7 +134,7 @@ impl Scheduler {
     /// The demand `id` is weighed with in fair sharing: among the GPU models it accepts, the
     /// one that leaves its queue `q`'s share lowest (the first such model); with the share of
     /// `q` and of each cohort above it, bottom-up, were it charged in `usage`.
-    pub(super) fn fair_demand(
+    pub(in crate::scheduler) fn fair_demand(
         &self,
         tree: &QuotaTree,
         usage: &[QuotaVec],
@@ -160,7 +160,7 @@ impl Scheduler {
 
     /// The job that takes the turn the pass's order gave `token`: `token` itself outside
     /// fair-sharing trees, else the winner of the tournament of `token`'s tree.
-    pub(super) fn fair_turn(
+    pub(in crate::scheduler) fn fair_turn(
         &self,
         turns: &mut FairTurns,
         tenants: Option<&mut FairQueues>,

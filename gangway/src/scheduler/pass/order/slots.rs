@@ -1,24 +1,24 @@
-//! The order a pass visits pending jobs in: the global order ([`super::lazy_order`], sorted only
+//! The order a pass visits pending jobs in: the global order ([`crate::scheduler::pass::order::lazy`], sorted only
 //! as far as it is read), whose turns may go to other jobs than the ones that hold them.
 //!
 //! Every pending job holds a *slot*: the place its usual key (partition tier, the profile's
 //! order keys, submit time, arrival) gives it. A slot held by a job of a fair-sharing cohort
-//! tree goes to the winner of that tree's tournament ([`super::fair_order`]); one held by a
+//! tree goes to the winner of that tree's tournament ([`crate::scheduler::pass::order::fair_sharing`]); one held by a
 //! job of a queue with admission fair sharing (outside such a tree) goes to that queue's next
-//! job in its tenants' order ([`super::admission_order`]); any other slot goes to its holder.
+//! job in its tenants' order ([`crate::scheduler::pass::order::admission_fair_sharing`]); any other slot goes to its holder.
 //! Each is chosen when the slot is reached, with every start of the pass so far counted.
 
-use super::Scheduler;
-use super::admission_order::FairQueues;
-use super::fair_order::FairTurns;
-use super::lazy_order::LazyOrder;
-use super::order::OrderKey;
 use crate::model::ids::JobId;
+use crate::scheduler::Scheduler;
+use crate::scheduler::pass::order::OrderKey;
+use crate::scheduler::pass::order::admission_fair_sharing::FairQueues;
+use crate::scheduler::pass::order::fair_sharing::FairTurns;
+use crate::scheduler::pass::order::lazy::LazyOrder;
 use crate::state::ClusterState;
 
 /// The pass's order with its slot rules.
 #[derive(Debug)]
-pub(super) struct PassOrder {
+pub(in crate::scheduler) struct PassOrder {
     lazy: LazyOrder<OrderKey>,
     /// Admission fair sharing's queues, by tenant.
     tenants: Option<FairQueues>,
@@ -30,7 +30,7 @@ pub(super) struct PassOrder {
 
 impl PassOrder {
     /// The order of `keyed` (unsorted), with the slot rules `state` turns on.
-    pub(super) fn fresh(keyed: Vec<(OrderKey, JobId)>, state: &ClusterState) -> Self {
+    pub(in crate::scheduler) fn fresh(keyed: Vec<(OrderKey, JobId)>, state: &ClusterState) -> Self {
         let tenants = state
             .admission_fair_sharing()
             .then(|| FairQueues::new(&keyed, state))
@@ -47,8 +47,8 @@ impl PassOrder {
     }
 
     /// A continued pass's order, as it is: a pass continues only without slot rules
-    /// ([`super::resume`]).
-    pub(super) fn plain(lazy: LazyOrder<OrderKey>) -> Self {
+    /// ([`crate::scheduler::shortcuts::resume`]).
+    pub(in crate::scheduler) fn plain(lazy: LazyOrder<OrderKey>) -> Self {
         PassOrder {
             lazy,
             tenants: None,
@@ -58,7 +58,7 @@ impl PassOrder {
     }
 
     /// How many jobs were handed out.
-    pub(super) fn taken(&self) -> usize {
+    pub(in crate::scheduler) fn taken(&self) -> usize {
         self.lazy.taken()
     }
 
@@ -71,7 +71,10 @@ impl PassOrder {
     /// `taken` name the jobs visited, the rest the jobs not visited, each queue's in its order
     /// (the rest's keys sort them as a pass would have reached them, but for a fair-sharing
     /// tree's, which go by their own keys: its tournament depends on starts that never came).
-    pub(super) fn into_parts(self, state: &ClusterState) -> (Vec<(OrderKey, JobId)>, usize) {
+    pub(in crate::scheduler) fn into_parts(
+        self,
+        state: &ClusterState,
+    ) -> (Vec<(OrderKey, JobId)>, usize) {
         let reordered = self.reordered();
         let PassOrder {
             lazy,
@@ -120,7 +123,7 @@ impl PassOrder {
 
 impl Scheduler {
     /// The next job the pass visits, by the slot rules of the module docs.
-    pub(super) fn next_turn(&self, order: &mut PassOrder) -> Option<JobId> {
+    pub(in crate::scheduler) fn next_turn(&self, order: &mut PassOrder) -> Option<JobId> {
         let token = order.lazy.next()?;
         if !order.reordered() {
             return Some(token);
@@ -144,7 +147,7 @@ impl Scheduler {
 
     /// Tells the order that `id` started: its tenant's usage rose, and so may its queue's next
     /// job change.
-    pub(super) fn turn_started(&self, order: &mut PassOrder, id: JobId) {
+    pub(in crate::scheduler) fn turn_started(&self, order: &mut PassOrder, id: JobId) {
         if let Some(tenants) = order.tenants.as_mut() {
             tenants.refresh(id, &self.state);
             if let (Some(cohorts), Some(q)) = (order.cohorts.as_mut(), self.state.job_queue(id)) {

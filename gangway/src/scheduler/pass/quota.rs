@@ -1,14 +1,18 @@
-//! Step 4 of a pass: does a job's demand fit its queue's quota (and its user's cap), counting
+//! Step 6 of a pass: does a job's demand fit its queue's quota (and its user's cap), counting
 //! the quota its own earmark holds and that of tentative victims as free.
 
-use super::Scheduler;
 use crate::model::ids::JobId;
 use crate::placement::Assignment;
 use crate::quota::{QueueId, QuotaVec};
+use crate::scheduler::Scheduler;
 
 impl Scheduler {
     /// The quota demand of a job placed on `assignments`.
-    pub(super) fn assignments_demand(&self, id: JobId, assignments: &[Assignment]) -> QuotaVec {
+    pub(in crate::scheduler) fn assignments_demand(
+        &self,
+        id: JobId,
+        assignments: &[Assignment],
+    ) -> QuotaVec {
         let exclusive = self.state.job(id).is_some_and(|j| j.spec.exclusive);
         let charges = self.state.charges_of(assignments, exclusive);
         self.state.charges_demand(&charges)
@@ -30,7 +34,7 @@ impl Scheduler {
     /// victims gone and their preemptors started, as
     /// [`crate::state::ClusterState::promised_usage`] does, so that two preemptors in one
     /// pass do not each take victims for the other's promise.
-    pub(super) fn quota_fits(
+    pub(in crate::scheduler) fn quota_fits(
         &self,
         id: JobId,
         victims: &[JobId],
@@ -117,7 +121,7 @@ impl Scheduler {
 
     /// Quota check for a job not placed yet: it fits when it would with all its GPUs on some
     /// model it accepts.
-    pub(super) fn quota_fits_unplaced(&self, id: JobId) -> bool {
+    pub(in crate::scheduler) fn quota_fits_unplaced(&self, id: JobId) -> bool {
         if self.state.job_queue(id).is_none() {
             return true;
         }
@@ -128,7 +132,7 @@ impl Scheduler {
 
     /// The possible quota demands of a job with a queue: one per GPU model it accepts, models
     /// without a quota key of their own giving the same demand once.
-    pub(super) fn unplaced_demands(&self, id: JobId) -> Vec<QuotaVec> {
+    pub(in crate::scheduler) fn unplaced_demands(&self, id: JobId) -> Vec<QuotaVec> {
         let mut demands: Vec<QuotaVec> = Vec::new();
         let Some(job) = self.state.job(id).filter(|job| job.queue.is_some()) else {
             return demands;

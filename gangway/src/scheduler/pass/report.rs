@@ -5,18 +5,18 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Scheduler;
 use crate::decision::{PendingInfo, PendingReason};
 use crate::model::ids::JobId;
+use crate::scheduler::Scheduler;
 
 /// One pending job in the last pass's report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(super) struct PendingEntry {
-    pub(super) job: JobId,
+pub(in crate::scheduler) struct PendingEntry {
+    pub(in crate::scheduler) job: JobId,
     /// 1-based position in the pass's order.
-    pub(super) position: usize,
-    pub(super) reason: PendingReason,
-    pub(super) estimated_start_ms: Option<u64>,
+    pub(in crate::scheduler) position: usize,
+    pub(in crate::scheduler) reason: PendingReason,
+    pub(in crate::scheduler) estimated_start_ms: Option<u64>,
 }
 
 impl Scheduler {
@@ -59,8 +59,8 @@ impl Scheduler {
     }
 
     /// The whole report of the last pass, in order: the jobs it visited, then those a settled
-    /// pass left ([`super::settled`]).
-    pub(super) fn pending_entries(&self) -> Vec<PendingEntry> {
+    /// pass left ([`crate::scheduler::shortcuts::settled`]).
+    pub(in crate::scheduler) fn pending_entries(&self) -> Vec<PendingEntry> {
         let mut entries = self.report.clone();
         entries.extend(self.deferred_entries());
         entries

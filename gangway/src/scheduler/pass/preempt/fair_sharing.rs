@@ -1,7 +1,7 @@
 //! Preemption between the queues of a fair-sharing cohort tree (Kueue's fair-sharing
 //! preemption; docs/protocol.md, "Fair sharing between queues").
 //!
-//! The candidates are the usual ones ([`super::preempt`]): the engine's rules, then the
+//! The candidates are the usual ones ([`crate::scheduler::pass::preempt`]): the engine's rules, then the
 //! preemptor's queue by its `within_queue` policy, and jobs of the tree's other queues that
 //! borrow, by its `reclaim_within_cohort` policy (`borrow_within_cohort`, partition tiers and
 //! order-based preemption do not apply), then the profile's vetoes and victim order. With the
@@ -40,13 +40,13 @@
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
 
-use super::Scheduler;
-use super::pass::Pass;
-use super::preempt::{Basis, Choice};
 use crate::config::PreemptionStrategy;
 use crate::model::ids::JobId;
 use crate::placement::Assignment;
 use crate::quota::{QueueId, QuotaTree, QuotaVec, Share};
+use crate::scheduler::Scheduler;
+use crate::scheduler::pass::Pass;
+use crate::scheduler::pass::preempt::{Basis, Choice};
 
 /// The search's state: the candidates left per queue, the pruned nodes, and the usage with the
 /// preemptor charged and the targets released.
@@ -81,7 +81,7 @@ impl Search {
 
 impl Scheduler {
     /// Whether pending job `id`'s queue has fair sharing on.
-    pub(super) fn fair_preemptor(&self, id: JobId) -> bool {
+    pub(in crate::scheduler) fn fair_preemptor(&self, id: JobId) -> bool {
         match (self.state.job_queue(id), self.state.quota.tree.as_ref()) {
             (Some(q), Some(tree)) => tree.fair_sharing(q),
             _ => false,
@@ -90,7 +90,7 @@ impl Scheduler {
 
     /// Whether another job of `id`'s queue waits for its victims to stop: then `id` does not
     /// preempt (Kueue considers only a queue's head, and a preempting job stays its head).
-    pub(super) fn queue_preempting(&self, id: JobId) -> bool {
+    pub(in crate::scheduler) fn queue_preempting(&self, id: JobId) -> bool {
         let q = self.state.job_queue(id);
         self.state
             .earmarks
@@ -99,7 +99,7 @@ impl Scheduler {
     }
 
     /// Victims for `id` by fair sharing (module docs), from `candidates` in the victim order.
-    pub(super) fn fair_victims(
+    pub(in crate::scheduler) fn fair_victims(
         &mut self,
         id: JobId,
         candidates: &[(JobId, Basis)],

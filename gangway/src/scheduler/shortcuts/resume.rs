@@ -30,7 +30,7 @@
 //!   then (time-dependent keys such as age or decayed fair-share change, and then the pass
 //!   runs in full), the admission plug-ins vote on it as they did, and every new job's key
 //!   is greater than every earlier job's. No queue has admission fair sharing on: its tenants'
-//!   usage decays with time and orders its jobs ([`super::admission_order`]).
+//!   usage decays with time and orders its jobs ([`crate::scheduler::pass::order::admission_fair_sharing`]).
 //! - **Answers that only the state changes.** No preemption is configured and no earmark is
 //!   held; no maintenance window is scheduled and no license is configured (their checks
 //!   depend on the window a job would run in); every node filter and scorer answers from
@@ -42,13 +42,13 @@
 //!   `resources`; a quota check reads what is free) and the resources a reservation pins.
 //!   And every job the last pass tried to place now or planned was one task group without a
 //!   topology constraint. Its placement fits a window iff its nodes' task fits add up
-//!   ([`super::kept_plans`]), and each node's room over the later window is at most what it
+//!   ([`crate::scheduler::shortcuts::kept_plans`]), and each node's room over the later window is at most what it
 //!   was (running usage is unchanged, reservations only grow into a later window), so a job
 //!   that did not fit then does not fit now, and its reason (read on what is free now) is
 //!   unchanged. Its earliest start is found exactly, so new candidate start times cannot move
 //!   it; a heuristic placement of several groups might fit at one, so their passes run in
 //!   full. Every reservation the last pass made was a plan kept from the pass before it
-//!   ([`super::kept_plans`]: it still fits, nothing can start it earlier, and a fresh
+//!   ([`crate::scheduler::shortcuts::kept_plans`]: it still fits, nothing can start it earlier, and a fresh
 //!   placement at its start picks exactly its resources): a full pass would keep it again.
 //!   A plan searched afresh is not continued, since the next search, with that plan breaking
 //!   ties, may pin differently; the pass after it keeps it, and the tick after that continues.
@@ -58,34 +58,34 @@
 
 use std::collections::BTreeMap;
 
-use super::Scheduler;
-use super::fit_memo::FitMemo;
-use super::lazy_order::LazyOrder;
-use super::order::OrderKey;
-use super::pass::Pass;
-use super::pending::PendingEntry;
 use crate::model::ids::JobId;
 use crate::quota::QuotaTree;
+use crate::scheduler::Scheduler;
+use crate::scheduler::pass::Pass;
+use crate::scheduler::pass::order::OrderKey;
+use crate::scheduler::pass::order::lazy::LazyOrder;
+use crate::scheduler::pass::report::PendingEntry;
+use crate::scheduler::shortcuts::fit_memo::FitMemo;
 
 /// What a finished pass leaves for the next tick to continue.
 #[derive(Debug)]
-pub(super) struct Resumable {
+pub(in crate::scheduler) struct Resumable {
     /// The pass's state at its end.
-    pub(super) pass: Pass,
+    pub(in crate::scheduler) pass: Pass,
     /// Every job's key in the pass's order, when it visited all of them (a settled pass's
     /// keys are in its deferred report).
-    pub(super) keyed: Option<Vec<(OrderKey, JobId)>>,
+    pub(in crate::scheduler) keyed: Option<Vec<(OrderKey, JobId)>>,
     /// How many jobs were still pending when the pass ended.
-    pub(super) waiting: usize,
+    pub(in crate::scheduler) waiting: usize,
     /// The release epoch the pass ended at.
-    pub(super) epoch: u64,
+    pub(in crate::scheduler) epoch: u64,
 }
 
 /// The last pass's state, kept for the next tick only, and how many passes were continued.
 #[derive(Debug, Default)]
-pub(super) struct LastPass {
-    pub(super) state: Option<Box<Resumable>>,
-    pub(super) continued: u64,
+pub(in crate::scheduler) struct LastPass {
+    pub(in crate::scheduler) state: Option<Box<Resumable>>,
+    pub(in crate::scheduler) continued: u64,
 }
 
 impl Clone for LastPass {
@@ -100,16 +100,16 @@ impl Clone for LastPass {
 }
 
 /// A continued pass: its state, its order with the new jobs appended, and its report so far.
-pub(super) type Continued = (Pass, LazyOrder<OrderKey>, Vec<PendingEntry>);
+pub(in crate::scheduler) type Continued = (Pass, LazyOrder<OrderKey>, Vec<PendingEntry>);
 
 /// The keys and denials a full pass needs, given back when the last pass cannot continue.
-pub(super) type Refused = (Vec<(OrderKey, JobId)>, BTreeMap<JobId, String>);
+pub(in crate::scheduler) type Refused = (Vec<(OrderKey, JobId)>, BTreeMap<JobId, String>);
 
 impl Scheduler {
     /// Continues the last pass at `now` when every trigger of the module docs holds: `keyed`
     /// and `denied` are this tick's keys and denials of every pending job, and `quiet` says
     /// that the tick made no decision before its pass and plans no what-if job.
-    pub(super) fn resume(
+    pub(in crate::scheduler) fn resume(
         &mut self,
         now: u64,
         quiet: bool,
@@ -207,7 +207,7 @@ impl Scheduler {
 
     /// Whether a finished pass may be continued by the next tick: the triggers of the module
     /// docs that the pass itself decides.
-    pub(super) fn continuable(&self, pass: &Pass) -> bool {
+    pub(in crate::scheduler) fn continuable(&self, pass: &Pass) -> bool {
         self.shortcuts
             && pass.verdicts_stand
             && pass.always_plan.is_none()

@@ -68,28 +68,30 @@
 //! assert!(matches!(&out.decisions[..], [Decision::Start { job, .. }] if job == "b1"));
 //! ```
 
+pub(in crate::scheduler) mod fair_sharing;
+
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
-use super::Scheduler;
-use super::pass::Pass;
 use crate::config::{ReclaimWithinCohort, WithinQueue};
 use crate::decision::Decision;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::placement::Assignment;
 use crate::policy::{PartitionHooks, VictimKeys};
+use crate::scheduler::Scheduler;
+use crate::scheduler::pass::Pass;
 
 /// Why a running job may be a victim: it decides what the preemptor's quota must satisfy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Basis {
+pub(in crate::scheduler) enum Basis {
     /// A lower partition tier, the preemptor's own queue, or borrowing within the cohort: the
     /// preemptor may borrow.
     Free,
     /// Reclaiming from another queue's borrower: the preemptor must stay within its nominal.
     Reclaim,
     /// Fair sharing: a borrowing queue of the preemptor's tree, taken only as the preemption
-    /// strategies allow ([`super::fair_preempt`]); the preemptor may borrow.
+    /// strategies allow ([`crate::scheduler::pass::preempt::fair_sharing`]); the preemptor may borrow.
     Fair,
 }
 
@@ -98,15 +100,15 @@ pub(super) enum Basis {
 type VictimRank = (VictimKeys, Reverse<JobId>);
 
 /// Victims chosen for a preemptor and where it will run once they have stopped.
-pub(super) struct Choice {
-    pub(super) victims: Vec<JobId>,
-    pub(super) plan: Vec<Assignment>,
+pub(in crate::scheduler) struct Choice {
+    pub(in crate::scheduler) victims: Vec<JobId>,
+    pub(in crate::scheduler) plan: Vec<Assignment>,
 }
 
 impl Scheduler {
     /// Tries to make room for pending job `id` by preempting; on success the `preempt`
     /// decisions are pushed, the victims marked and the earmark recorded.
-    pub(super) fn try_preempt(
+    pub(in crate::scheduler) fn try_preempt(
         &mut self,
         id: JobId,
         pass: &mut Pass,
@@ -165,7 +167,7 @@ impl Scheduler {
 
     /// Walks `chosen` (with which `id` fits on `plan`) backwards from the one before last,
     /// dropping every victim `id` still fits without (Kueue's fill-back).
-    pub(super) fn without_unneeded(
+    pub(in crate::scheduler) fn without_unneeded(
         &mut self,
         id: JobId,
         mut chosen: Vec<(JobId, Basis)>,
@@ -191,7 +193,7 @@ impl Scheduler {
     /// non-preemptible job, one already told to stop, one started in this tick, nor (with
     /// `anti_thrash`) one that preempted `id`; then a basis (a lower partition tier, the queue
     /// policies, or order-based preemption); then the profile's vetoes.
-    pub(super) fn victim_candidates(&self, id: JobId) -> Vec<(JobId, Basis)> {
+    pub(in crate::scheduler) fn victim_candidates(&self, id: JobId) -> Vec<(JobId, Basis)> {
         let Some(preemptor) = self.state.job_view(id) else {
             return Vec::new();
         };
@@ -313,7 +315,7 @@ impl Scheduler {
     }
 
     /// Where `id` would run, quota allowing, once `victims` have stopped.
-    pub(super) fn fits_without(
+    pub(in crate::scheduler) fn fits_without(
         &mut self,
         id: JobId,
         chosen: &[(JobId, Basis)],

@@ -13,7 +13,7 @@ use crate::policy::{
 use crate::state::ClusterState;
 
 /// One job's filters and scorers over one pass's context.
-pub(super) struct JobGate<'a> {
+pub(in crate::scheduler) struct JobGate<'a> {
     profile: &'a Profile,
     hooks: &'a PartitionHooks,
     state: &'a ClusterState,
@@ -33,7 +33,7 @@ struct Seen {
 
 impl<'a> JobGate<'a> {
     /// The gate of job `job` when its partition has filters or scorers.
-    pub(super) fn of(
+    pub(in crate::scheduler) fn of(
         profile: &'a Profile,
         context: PassContext<'a>,
         job: JobId,
@@ -53,22 +53,22 @@ impl<'a> JobGate<'a> {
     }
 
     /// Whether it has filters (which must run to say why no node passed).
-    pub(super) fn filters(&self) -> bool {
+    pub(in crate::scheduler) fn filters(&self) -> bool {
         !self.hooks.filters.is_empty()
     }
 
     /// Whether the engine's memos (by gang shape) hold for this gate's answers.
-    pub(super) fn shape_only(&self) -> bool {
+    pub(in crate::scheduler) fn shape_only(&self) -> bool {
         self.hooks.shape_only
     }
 
     /// Whether the gate decides which nodes or domains a placement uses.
-    pub(super) fn shapes_plans(&self) -> bool {
+    pub(in crate::scheduler) fn shapes_plans(&self) -> bool {
         self.hooks.shapes_plans()
     }
 
     /// Why no node passed the filters for some group, when none did.
-    pub(super) fn nothing_passed(&self) -> Option<String> {
+    pub(in crate::scheduler) fn nothing_passed(&self) -> Option<String> {
         let seen = self.seen.borrow();
         let (group, blocked) = seen
             .iter()
