@@ -438,7 +438,7 @@ impl Scheduler {
         mut profile: Profile,
     ) -> Result<Self, RestoreError> {
         let mut state = snapshot.state;
-        state.rebuild_index();
+        state.rebuild_restored()?;
         state.rebuild_quota()?;
         state.check_consistency()?;
         profile.check_partitions(state.partitions.iter().map(|p| p.name.as_str()))?;
