@@ -38,6 +38,7 @@ mod run_history;
 mod scenarios;
 mod shim_serve;
 mod stream_properties;
+mod time_range;
 mod topology;
 mod wait_for_ready;
 mod what_if;
