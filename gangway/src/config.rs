@@ -18,6 +18,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+use crate::error::ConfigError;
 use crate::model::amount::Milli;
 
 mod fair_sharing;
@@ -96,6 +97,77 @@ pub struct MaintenanceConfig {
 }
 
 impl ClusterConfig {
+    /// Whether every time and duration of the configuration lies in the range of
+    /// [`crate::model::time`]: the partitions' `max_time_ms`, the maintenance windows,
+    /// `policy.min_job_age_ms`, `policy.priority.max_age_ms`, `policy.fairshare.half_life_ms`,
+    /// admission fair sharing's half-life and sampling interval, `policy.wait_for_ready`'s
+    /// timeouts and back-offs, and the times the built-in plug-ins of `policy.plugins` take.
+    /// The error names the first field beyond it.
+    ///
+    /// ```
+    /// let mut c: gangway::ClusterConfig = serde_json::from_str(r#"{"nodes": []}"#).unwrap();
+    /// assert!(c.check_times().is_ok());
+    /// c.policy.min_job_age_ms = u64::MAX;
+    /// let err = c.check_times().unwrap_err();
+    /// assert_eq!(err.field, "policy.min_job_age_ms");
+    /// ```
+    pub fn check_times(&self) -> Result<(), ConfigError> {
+        use crate::model::time::{MAX_MS, beyond};
+        let check = |field: String, value: Option<u64>| match value {
+            Some(value) if value > MAX_MS => Err(ConfigError::new(field, beyond(value))),
+            _ => Ok(()),
+        };
+        for (i, p) in self.partitions.iter().enumerate() {
+            check(format!("partitions[{i}].max_time_ms"), p.max_time_ms)?;
+        }
+        for (i, w) in self.maintenance.iter().enumerate() {
+            check(format!("maintenance[{i}].start_ms"), Some(w.start_ms))?;
+            check(format!("maintenance[{i}].end_ms"), Some(w.end_ms))?;
+        }
+        let policy = &self.policy;
+        check("policy.min_job_age_ms".into(), Some(policy.min_job_age_ms))?;
+        check(
+            "policy.priority.max_age_ms".into(),
+            Some(policy.priority.max_age_ms),
+        )?;
+        let fairshare = policy.fairshare.half_life_ms;
+        check("policy.fairshare.half_life_ms".into(), Some(fairshare))?;
+        let admission = &policy.admission_fair_sharing;
+        let field = "policy.admission_fair_sharing.usage_half_life_ms";
+        check(field.into(), Some(admission.usage_half_life_ms))?;
+        let field = "policy.admission_fair_sharing.usage_sampling_interval_ms";
+        check(field.into(), Some(admission.usage_sampling_interval_ms))?;
+        if let Some(ready) = &policy.wait_for_ready {
+            let field = |name: &str| format!("policy.wait_for_ready.{name}");
+            check(field("timeout_ms"), Some(ready.timeout_ms))?;
+            check(field("recovery_timeout_ms"), ready.recovery_timeout_ms)?;
+            check(field("backoff_base_ms"), Some(ready.backoff_base_ms))?;
+            check(field("backoff_max_ms"), Some(ready.backoff_max_ms))?;
+        }
+        for (i, spec) in policy.plugins.iter().flatten().enumerate() {
+            for (name, value) in &spec.params {
+                let times: Vec<Option<u64>> = match (spec.name.as_str(), name.as_str()) {
+                    ("min_run_time", "min_ms")
+                    | ("avoid_gpu_faults", "within_ms")
+                    | ("las", "min_quantum_ms") => vec![value.as_u64()],
+                    ("avoid_gpu_faults", "hours") => {
+                        vec![value.as_u64().map(|h| h.saturating_mul(3_600_000))]
+                    }
+                    ("las", "thresholds_gpu_ms") => value
+                        .as_array()
+                        .map(|a| a.iter().map(serde_json::Value::as_u64).collect())
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                if times.iter().flatten().any(|&t| t > MAX_MS) {
+                    let field = format!("policy.plugins[{i}].{name}");
+                    return Err(ConfigError::new(field, beyond(value)));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The QoS named `name`, if configured (a linear search: QoS lists are short).
     ///
     /// ```

@@ -169,6 +169,22 @@ pub enum TickError {
         /// The refused time.
         requested_ms: u64,
     },
+    /// A time beyond the range of [`crate::model::time`] (later than 2^53 − 1 ms).
+    ///
+    /// ```
+    /// let mut s = gangway::Scheduler::new(serde_json::from_str(r#"{"nodes": []}"#).unwrap()).unwrap();
+    /// let err = s.tick(u64::MAX, vec![]).unwrap_err();
+    /// assert_eq!(err.to_string(), "at_ms: 18446744073709551615 is beyond the time range \
+    ///     (at most 9007199254740991 ms, 2^53 - 1)");
+    /// assert_eq!(s.last_tick(), None);
+    /// ```
+    #[error("{field}: {}", crate::model::time::beyond(value))]
+    TimeOutOfRange {
+        /// The field (`at_ms`).
+        field: String,
+        /// The refused value.
+        value: u64,
+    },
 }
 
 /// A state that breaks one of its invariants: usage that does not add up, a device held twice,

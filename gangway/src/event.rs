@@ -146,6 +146,32 @@ pub enum Event {
 }
 
 impl Event {
+    /// Whether every time and duration the event carries lies in the range of
+    /// [`crate::model::time`]; the message names the event and the first field that does not.
+    ///
+    /// ```
+    /// use gangway::Event;
+    /// let e = Event::SetTimeLimit { job: "a".into(), time_limit_ms: 1 << 53 };
+    /// assert!(e.check_times().unwrap_err().starts_with("set_time_limit a: time_limit_ms: 9007199254740992"));
+    /// ```
+    pub fn check_times(&self) -> Result<(), String> {
+        use crate::model::time::in_range;
+        let checked = match self {
+            Event::Submit { job } => job.check_times().map_err(|m| ("submit", m)),
+            Event::SetTimeLimit { time_limit_ms, .. } => in_range("time_limit_ms", *time_limit_ms)
+                .map(|_| ())
+                .map_err(|m| ("set_time_limit", m)),
+            Event::MaintenanceAdd {
+                start_ms, end_ms, ..
+            } => in_range("start_ms", *start_ms)
+                .and_then(|_| in_range("end_ms", *end_ms))
+                .map(|_| ())
+                .map_err(|m| ("maintenance_add", m)),
+            _ => Ok(()),
+        };
+        checked.map_err(|(event, message)| format!("{event} {}: {message}", self.subject()))
+    }
+
     /// The job or node the event is about, for messages.
     pub fn subject(&self) -> &str {
         match self {

@@ -353,6 +353,9 @@ impl Shim {
                         TickError::TimeWentBackwards { .. } => {
                             refused(RefusalKind::TimeWentBackwards, e.to_string())
                         }
+                        TickError::TimeOutOfRange { .. } => {
+                            refused(RefusalKind::Parse, e.to_string())
+                        }
                     })?;
                 let mut rejected = malformed;
                 rejected.extend(outcome.rejected.into_iter().map(|mut r| {
@@ -371,6 +374,10 @@ impl Shim {
             }
             Request::Explain { at_ms, detail } => {
                 let scheduler = self.configured("explain")?;
+                if let Some(at) = at_ms {
+                    crate::model::time::in_range("at_ms", at)
+                        .map_err(|m| refused(RefusalKind::Parse, m))?;
+                }
                 if let (Some(at), Some(last)) = (at_ms, scheduler.last_tick())
                     && at < last
                 {

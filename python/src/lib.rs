@@ -176,7 +176,8 @@ impl Scheduler {
     /// Returns the shim's tick response object: `{"ok": True, "at_ms", "decisions",
     /// "rejected", "next_wakeup_ms"}` (and `"plugin_faults"` when a plug-in failed). A
     /// malformed or refused event is listed in `rejected`; a tick earlier than the last one
-    /// raises `GangwayError` (`time_went_backwards`) and changes nothing.
+    /// raises `GangwayError` (`time_went_backwards`), one beyond 2**53 - 1 ms `GangwayError`
+    /// (`parse`, naming `at_ms`), and neither changes anything.
     #[pyo3(signature = (at_ms, events = None))]
     fn tick<'py>(
         &self,

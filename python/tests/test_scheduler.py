@@ -127,6 +127,28 @@ def test_time_went_backwards_changes_nothing(cluster):
     assert s.snapshot() == before
 
 
+def test_times_beyond_the_range_are_refused_and_change_nothing(cluster):
+    """Times are at most 2**53 - 1 ms (docs/protocol.md, "Conventions"): beyond, the shim's
+    refusals, naming the field; `tick(2**63)` used to be accepted and every later tick refused."""
+    s = gangway.Scheduler(cluster)
+    s.tick(100, [submit("a")])
+    before = s.snapshot()
+    for at in (2**53, 2**63, 2**64 - 1):
+        e = error_of(lambda: s.tick(at, []))
+        assert e.kind == "parse" and e.message.startswith(f"at_ms: {at} is beyond the time range")
+        assert s.snapshot() == before
+    assert error_of(lambda: s.explain(at_ms=2**63)).kind == "parse"
+    e = error_of(lambda: s.reconfigure({"nodes": [], "policy": {"min_job_age_ms": 2**63}}))
+    assert e.kind == "invalid_config" and e.message.startswith("cluster.policy.min_job_age_ms: ")
+    assert s.snapshot() == before
+    out = s.tick(200, [submit("b", time_limit_ms=2**53), submit("c", begin_ms=2**63)])
+    errors = [(r["index"], r["error"]["kind"]) for r in out["rejected"]]
+    assert errors == [(0, "invalid"), (1, "invalid")]
+    assert "time_limit_ms: 9007199254740992" in out["rejected"][0]["error"]["message"]
+    assert "begin_ms: 9223372036854775808" in out["rejected"][1]["error"]["message"]
+    assert s.tick(2**53 - 1, [])["ok"] is True
+
+
 def test_invalid_state():
     e = error_of(lambda: gangway.Scheduler.restore({"state": 1}))
     assert e.kind == "invalid_state" and e.message.startswith("state")

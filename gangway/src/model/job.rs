@@ -70,6 +70,27 @@ pub struct JobSpec {
     pub grace_ms: u64,
 }
 
+impl JobSpec {
+    /// Whether every time and duration it carries (`submit_ms`, `begin_ms`, `time_limit_ms`,
+    /// `grace_ms`) lies in the range of [`crate::model::time`]; the message names the first
+    /// field that does not.
+    ///
+    /// ```
+    /// let mut job = gangway::JobSpec::new("a", 1_000, 1);
+    /// assert!(job.check_times().is_ok());
+    /// job.grace_ms = u64::MAX;
+    /// assert!(job.check_times().unwrap_err().starts_with("grace_ms: 18446744073709551615 is beyond"));
+    /// ```
+    pub fn check_times(&self) -> Result<(), String> {
+        use crate::model::time::{in_range, in_range_opt};
+        in_range_opt("submit_ms", self.submit_ms)?;
+        in_range_opt("begin_ms", self.begin_ms)?;
+        in_range("time_limit_ms", self.time_limit_ms)?;
+        in_range("grace_ms", self.grace_ms)?;
+        Ok(())
+    }
+}
+
 fn yes() -> bool {
     true
 }

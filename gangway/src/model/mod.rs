@@ -1,4 +1,5 @@
-//! The data model: amounts, ids, resource vectors, nodes with GPU devices and MIG slices, jobs.
+//! The data model: amounts, ids, resource vectors, nodes with GPU devices and MIG slices, jobs,
+//! and the range of times.
 
 pub mod amount;
 pub mod ids;
@@ -8,4 +9,5 @@ pub mod mig_table;
 pub mod node;
 pub mod resources;
 pub mod shape;
+pub mod time;
 pub mod topology;

@@ -71,7 +71,18 @@ struct Domain {
     nodes: Vec<NodeId>,
 }
 
-/// The topology tree; see the module documentation.
+/// What a snapshot keeps of a [`Topology`]: its levels and its domains' numbering
+/// ([`Topology::domain_paths`]); the nodes come back from the node table.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Numbering {
+    levels: Vec<String>,
+    domains: Vec<Vec<String>>,
+}
+
+/// The topology tree; see the module documentation. It serializes as its levels and the label
+/// paths of its domains in id order, without nodes: a restore adds the nodes back
+/// ([`Topology::with_nodes`]), so that every domain keeps its id.
 #[derive(Clone, Debug)]
 pub struct Topology {
     levels: Vec<String>,
@@ -202,15 +213,97 @@ impl Topology {
     /// The tree over `levels` holding every node of `nodes` (by position); a node lacking a
     /// label of some level is refused as (node, level).
     pub fn build(levels: Vec<String>, nodes: &[Option<Node>]) -> Result<Self, (NodeId, String)> {
-        let mut topo = Topology::new(levels);
+        Topology::new(levels).with_nodes(nodes)
+    }
+
+    /// This tree (its domains and their ids kept) with every node of `nodes` (by position)
+    /// added, creating the domains they name that it lacks; a node lacking a label of some
+    /// level is refused as (node, level).
+    ///
+    /// ```
+    /// use gangway::model::topology::Topology;
+    /// let skeleton = Topology::numbered(vec!["rack".into()], &[vec!["r9".into()]]).unwrap();
+    /// let tree = skeleton.with_nodes(&[]).unwrap();
+    /// assert_eq!((tree.domain_count(), tree.domain_paths()), (1, vec![vec!["r9".to_string()]]));
+    /// ```
+    pub fn with_nodes(mut self, nodes: &[Option<Node>]) -> Result<Self, (NodeId, String)> {
         for (i, node) in nodes.iter().enumerate() {
             if let Some(node) = node {
                 let id = NodeId(i as u32);
-                topo.insert(id, &node.labels).map_err(|level| (id, level))?;
+                self.insert(id, &node.labels).map_err(|level| (id, level))?;
             }
         }
-        for d in 0..topo.domains.len() {
-            topo.refresh_members(DomainId(d as u32));
+        for d in 0..self.domains.len() {
+            self.refresh_members(DomainId(d as u32));
+        }
+        Ok(self)
+    }
+
+    /// Every domain in id order, as its label path from the broadest level down to its own
+    /// (a rack under a block: `["b1", "r3"]`). Domain ids number domains in the order they
+    /// first appeared, and a domain stays when its last node goes; so the numbering depends
+    /// on the history of the node table, not only on the nodes now in it, and a snapshot
+    /// keeps it ([`Topology::numbered`] gives it back).
+    ///
+    /// ```
+    /// use gangway::model::topology::Topology;
+    /// use gangway::model::ids::NodeId;
+    /// let mut topo = Topology::new(vec!["block".to_string(), "rack".to_string()]);
+    /// let labels: indexmap::IndexMap<String, String> =
+    ///     [("block".to_string(), "b1".to_string()), ("rack".to_string(), "r3".to_string())].into();
+    /// topo.add_node(NodeId(0), &labels).unwrap();
+    /// assert_eq!(topo.domain_paths(), [vec!["b1".to_string()], vec!["b1".to_string(), "r3".to_string()]]);
+    /// ```
+    pub fn domain_paths(&self) -> Vec<Vec<String>> {
+        (0..self.domains.len())
+            .map(|d| {
+                let mut path = Vec::new();
+                let mut at = Some(DomainId(d as u32));
+                while let Some(id) = at {
+                    let Some(domain) = self.domains.get(id.index()) else {
+                        break;
+                    };
+                    path.push(domain.label.clone());
+                    at = domain.parent;
+                }
+                path.reverse();
+                path
+            })
+            .collect()
+    }
+
+    /// A tree over `levels` without nodes whose domains are `paths` ([`Topology::domain_paths`]),
+    /// numbered in that order. Refused, naming the entry, when a path is empty, longer than
+    /// the levels, listed twice, or listed before the path of its parent domain.
+    ///
+    /// ```
+    /// use gangway::model::topology::Topology;
+    /// let levels = || vec!["block".to_string(), "rack".to_string()];
+    /// let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    /// let tree = Topology::numbered(levels(), &[path(&["b2"]), path(&["b1"]), path(&["b1", "r1"])]).unwrap();
+    /// assert_eq!(tree.label(tree.domains_at(0)[0]), "b2");
+    /// let err = Topology::numbered(levels(), &[path(&["b1", "r1"])]).unwrap_err();
+    /// assert_eq!(err, "domains[0]: listed twice or before its parent domain");
+    /// ```
+    pub fn numbered(levels: Vec<String>, paths: &[Vec<String>]) -> Result<Self, String> {
+        let mut topo = Topology::new(levels);
+        for (i, path) in paths.iter().enumerate() {
+            if path.is_empty() || path.len() > topo.levels.len() {
+                return Err(format!(
+                    "domains[{i}]: a path of {} labels under {} levels",
+                    path.len(),
+                    topo.levels.len()
+                ));
+            }
+            let mut parent = None;
+            for (level, label) in path.iter().enumerate() {
+                parent = Some(topo.domain(level, parent, label));
+            }
+            if parent != Some(DomainId(i as u32)) || topo.domains.len() != i + 1 {
+                return Err(format!(
+                    "domains[{i}]: listed twice or before its parent domain"
+                ));
+            }
         }
         Ok(topo)
     }
@@ -305,5 +398,23 @@ impl Topology {
         }
         nodes.sort_unstable();
         self.domains[domain.index()].nodes = nodes;
+    }
+}
+
+impl Serialize for Topology {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Numbering {
+            levels: self.levels.clone(),
+            domains: self.domain_paths(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Topology {
+    /// A tree without nodes, numbered as the serialized one ([`Topology::numbered`]).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let numbering = Numbering::deserialize(deserializer)?;
+        Topology::numbered(numbering.levels, &numbering.domains).map_err(serde::de::Error::custom)
     }
 }

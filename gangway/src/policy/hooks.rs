@@ -98,7 +98,10 @@ pub struct DeviceTask<'a> {
 /// One topology domain a domain scorer rates.
 #[derive(Clone, Copy, Debug)]
 pub struct DomainView<'a> {
-    /// Its id.
+    /// Its id. Domains are numbered in the order they first appeared (a domain stays, empty,
+    /// when its last node goes), from the configuration on, until a reconfiguration or a
+    /// node of a new GPU model rebuilds the tree; a snapshot keeps the numbering, so a
+    /// restored scheduler shows the same ids.
     pub id: DomainId,
     /// Its level's name (`rack`, `block`, ...).
     pub level: &'a str,

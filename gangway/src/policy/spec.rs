@@ -155,9 +155,15 @@ struct FaultParams {
 #[serde(deny_unknown_fields)]
 struct NoParams {}
 
+/// The entry's parameters; an error names the plug-in and the parameter's path.
 fn params<T: for<'de> Deserialize<'de>>(spec: &PluginSpec) -> Result<T, String> {
-    serde_json::from_value(Value::Object(spec.params.clone()))
-        .map_err(|e| format!("{}: {e}", spec.name))
+    serde_path_to_error::deserialize(Value::Object(spec.params.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        match path.as_str() {
+            "." => format!("{}: {}", spec.name, e.inner()),
+            _ => format!("{}: {path}: {}", spec.name, e.inner()),
+        }
+    })
 }
 
 /// The plug-ins one entry names (`kueue_victims` names five).

@@ -271,11 +271,18 @@ impl Scheduler {
 
     /// Applies `events` in order at `now_ms`, runs one scheduling pass, and returns the
     /// decisions (kill, cancel, requeue, preempt, start), the rejected events and the next
-    /// wake-up. A tick earlier than the previous one is refused as a whole.
+    /// wake-up. A tick earlier than the previous one, or later than the range of
+    /// [`crate::model::time`] allows, is refused as a whole and changes nothing.
     ///
     /// With accounts configured, every running job is first charged its billing-weighted
     /// resource-seconds since the last tick, so a job ending at this tick pays up to `now_ms`.
     pub fn tick(&mut self, now_ms: u64, events: Vec<Event>) -> Result<TickOutcome, TickError> {
+        if now_ms > crate::model::time::MAX_MS {
+            return Err(TickError::TimeOutOfRange {
+                field: "at_ms".to_string(),
+                value: now_ms,
+            });
+        }
         if let Some(previous_ms) = self.last_tick_ms
             && now_ms < previous_ms
         {
@@ -512,7 +519,15 @@ impl Scheduler {
             return Err(RestoreError::Version { found });
         }
         let mut state = snapshot.state;
-        state.rebuild_index();
+        let times = [
+            ("now_ms", Some(state.now_ms)),
+            ("last_tick_ms", snapshot.last_tick_ms),
+        ];
+        for (field, time) in times {
+            crate::model::time::in_range_opt(field, time)
+                .map_err(crate::error::ConsistencyError::from)?;
+        }
+        state.rebuild_restored()?;
         state.rebuild_quota()?;
         state.check_consistency()?;
         profile.check_partitions(state.partitions.iter().map(|p| p.name.as_str()))?;

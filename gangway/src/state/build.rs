@@ -38,6 +38,7 @@ fn one() -> u32 {
 impl ClusterState {
     /// Builds the state, refusing an invalid configuration with the offending field named.
     pub(crate) fn from_config(config: ClusterConfig) -> Result<Self, ConfigError> {
+        config.check_times()?;
         let (partitions, default_partition) = build_partitions(&config)?;
         check_names("cohorts", config.cohorts.iter().map(|c| c.name.as_str()))?;
         let cohorts: BTreeSet<&str> = config.cohorts.iter().map(|c| c.name.as_str()).collect();

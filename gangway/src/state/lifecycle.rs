@@ -16,6 +16,9 @@ impl ClusterState {
         now_ms: u64,
         decisions: &mut Vec<Decision>,
     ) -> Result<(), EventError> {
+        event
+            .check_times()
+            .map_err(|m| EventError::new(crate::error::ErrorKind::Invalid, m))?;
         // Only submits and checkpoints free nothing and change no request; readiness changes
         // nothing while wait-for-ready is off.
         let unwatched = self.config.policy.wait_for_ready.is_none()

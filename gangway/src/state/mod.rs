@@ -116,8 +116,10 @@ pub struct ClusterState {
     /// Free capacity index (derived; rebuilt on restore).
     #[serde(skip)]
     pub(crate) index: FreeIndex,
-    /// The topology tree when the configuration names levels (derived; rebuilt on restore).
-    #[serde(skip)]
+    /// The topology tree when the configuration names levels. A snapshot keeps only the
+    /// numbering of its domains, which depends on the order nodes came and went; a restore
+    /// adds the nodes back ([`ClusterState::rebuild_restored`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) topology: Option<crate::model::topology::Topology>,
     /// Quota usage (derived; rebuilt on restore with [`ClusterState::rebuild_quota`]).
     #[serde(skip)]
@@ -311,6 +313,17 @@ impl ClusterState {
         self.rebuild_topology();
         self.rebuild_totals();
         self.rebuild_charges();
+    }
+
+    /// After a restore: every derived structure rebuilt ([`ClusterState::rebuild_index`]),
+    /// with the topology's domains numbered as in the snapshotted tree, whose ids break ties
+    /// between domains and are what domain scorers see. A snapshot without a numbering (from
+    /// before it was kept) numbers them afresh, in node order.
+    pub(crate) fn rebuild_restored(&mut self) -> Result<(), crate::error::ConsistencyError> {
+        let saved = self.topology.take();
+        self.rebuild_index();
+        self.restore_topology(saved)
+            .map_err(crate::error::ConsistencyError::from)
     }
 
     /// Derives every job's totals from its shapes.

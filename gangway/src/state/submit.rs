@@ -29,6 +29,8 @@ impl ClusterState {
                 format!("submit {id}: a job with this id is still tracked"),
             ));
         }
+        spec.check_times()
+            .map_err(|m| invalid(format!("submit {id}: {m}")))?;
         if spec.time_limit_ms == 0 {
             return Err(invalid(format!(
                 "submit {id}: time_limit_ms must be positive"

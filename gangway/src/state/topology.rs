@@ -20,6 +20,25 @@ impl ClusterState {
             .flatten();
     }
 
+    /// The tree of a restored state: the node table under the domains of `saved` (the
+    /// snapshot's numbering), numbered as there; `None` (a snapshot without a numbering)
+    /// keeps the tree built afresh. A numbering whose levels are not the configuration's is
+    /// refused.
+    pub(crate) fn restore_topology(&mut self, saved: Option<Topology>) -> Result<(), String> {
+        let Some(saved) = saved else {
+            return Ok(());
+        };
+        if saved.levels() != self.config.topology.as_slice() {
+            return Err(format!(
+                "topology: levels {:?} differ from the configuration's {:?}",
+                saved.levels(),
+                self.config.topology
+            ));
+        }
+        self.topology = saved.with_nodes(&self.nodes).ok();
+        Ok(())
+    }
+
     /// Puts a just-inserted node in the topology tree.
     pub(crate) fn add_to_topology(&mut self, id: NodeId) {
         if let (Some(topology), Some(Some(node))) =

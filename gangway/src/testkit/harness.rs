@@ -327,6 +327,29 @@ pub fn check_profile_on(
     }
 }
 
+/// Every check of [`check_profile`] on one cluster and stream, with fresh profiles from
+/// `make`: for a property test that draws the profile, the cluster and the stream together
+/// (so that its regression file replays the whole case), or for a plain test of one stream.
+///
+/// ```
+/// use gangway::policy::Profile;
+/// use gangway::testkit::harness::{ProfileChecks, Stream, StreamEvent, TickStep, check_stream};
+/// use gangway::{ClusterConfig, Event, JobSpec};
+/// let config: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
+/// let submit = StreamEvent::Raw(Event::Submit { job: JobSpec::new("a", 1000, 1) });
+/// let stream = Stream { ticks: vec![TickStep { at_ms: 0, events: vec![submit] },
+///                                   TickStep { at_ms: 10, events: vec![] }] };
+/// check_stream(&config, &Profile::default_for_config, &stream, ProfileChecks::new(1, 2)).unwrap();
+/// ```
+pub fn check_stream(
+    config: &ClusterConfig,
+    make: &impl Fn() -> Profile,
+    stream: &Stream,
+    checks: ProfileChecks,
+) -> Result<(), Failure> {
+    check_one(config, make, stream, checks)
+}
+
 /// Every check of [`check_profile`] on one cluster and stream.
 fn check_one(
     config: &ClusterConfig,

@@ -25,8 +25,11 @@ fn transcript(config: &ClusterConfig, stream: &Stream, restore_at: &[usize]) -> 
     out
 }
 
+/// Streams per property in CI; the long run below takes 20 times as many.
+const CASES: u32 = 150;
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 150 * scale(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: CASES * scale(), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn two_fresh_schedulers_agree((config, stream) in scenario(60)) {
@@ -35,6 +38,20 @@ proptest! {
 
     #[test]
     fn snapshot_restore_changes_nothing(
+        (config, stream) in scenario(60),
+        points in proptest::collection::vec(0usize..60, 1..4),
+    ) {
+        prop_assert_eq!(transcript(&config, &stream, &[]), transcript(&config, &stream, &points));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20 * CASES * scale(), failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The long run of the restore family: 20 times the CI cases of the property above.
+    #[test]
+    #[ignore = "long run: cargo test -p gangway --test engine long_run -- --ignored"]
+    fn long_run_snapshot_restore_changes_nothing(
         (config, stream) in scenario(60),
         points in proptest::collection::vec(0usize..60, 1..4),
     ) {

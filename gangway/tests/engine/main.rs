@@ -3,7 +3,9 @@
 //! `preemption` or `_properties` for the property families. Every test that ticks runs the
 //! invariant oracle after every tick (`gangway::testkit::checked_tick`, `common::shim`).
 //! `GANGWAY_PROPTEST_SCALE=N` multiplies the property families' case counts; their shrunk
-//! failures are kept in the `*.proptest-regressions` files beside each module.
+//! failures are kept in the `*.proptest-regressions` files beside each module. The long runs
+//! of the adversarial-profile and snapshot-restore families, at 20 times their CI cases, are
+//! ignored tests: `cargo test -p gangway --test engine long_run -- --ignored`.
 
 mod common;
 
@@ -38,6 +40,7 @@ mod scenarios;
 mod shim_serve;
 mod snapshot_fixtures;
 mod stream_properties;
+mod time_range;
 mod topology;
 mod wait_for_ready;
 mod what_if;

@@ -342,6 +342,55 @@ fn a_restored_scheduler_rebuilds_the_tree_and_keeps_constraints() {
     assert_eq!(restored.pending_info()[0].estimated_start_ms, Some(5 * MIN));
 }
 
+/// Racks tie on what they have free, and the earlier domain wins the tie. Domain ids number
+/// racks in the order they first appeared, and a rack stays when its last node goes, so after
+/// n1 (rack r2) is removed and n3 comes back into r2, r2 still ranks before r1; a tree rebuilt
+/// from the node table alone numbers r1 first. The restore (from the snapshot's JSON) must
+/// number them as the original did and place the next gang identically (issue 28).
+#[test]
+fn a_restored_scheduler_numbers_racks_as_the_original_after_nodes_came_and_went() {
+    let mut s = scheduler(vec![node("n1", "b1", "r2"), node("n2", "b1", "r1")]);
+    checked_tick(&mut s, 0, vec![Event::NodeRemove { node: "n1".into() }]).unwrap();
+    let add = Event::NodeAdd {
+        node: serde_json::from_value(node("n3", "b1", "r2")).unwrap(),
+    };
+    checked_tick(&mut s, 1, vec![add]).unwrap();
+    let snapshot = serde_json::to_string(&s.snapshot()).unwrap();
+    let mut restored = Scheduler::restore(serde_json::from_str(&snapshot).unwrap()).unwrap();
+    let extra = json!({"topology": {"required": "rack"}});
+    let original = checked_tick(&mut s, 2, vec![gpu_job("g", 1, 4, MIN, extra.clone())]).unwrap();
+    let again = checked_tick(&mut restored, 2, vec![gpu_job("g", 1, 4, MIN, extra)]).unwrap();
+    assert_eq!(nodes_of(&original, "g"), ["n3"]);
+    assert_eq!(again, original);
+    let paths = |s: &Scheduler| s.state().topology().unwrap().domain_paths();
+    assert_eq!(paths(&restored), paths(&s));
+}
+
+/// A snapshot's topology numbering is checked: one that does not fit the configuration's
+/// levels is refused as an inconsistent snapshot, and one without a numbering (from before
+/// it was kept) numbers the domains afresh.
+#[test]
+fn a_snapshot_topology_numbering_is_checked() {
+    let s = scheduler(vec![node("n1", "b1", "r2"), node("n2", "b1", "r1")]);
+    let snapshot = serde_json::to_value(s.snapshot()).unwrap();
+    let restore = |state: Value| -> Result<Scheduler, String> {
+        let snapshot = serde_json::from_value(state).map_err(|e| e.to_string())?;
+        Scheduler::restore(snapshot).map_err(|e| e.to_string())
+    };
+    let mut wrong_levels = snapshot.clone();
+    wrong_levels["state"]["topology"]["levels"] = json!(["rack", "block"]);
+    let err = restore(wrong_levels).err().unwrap();
+    assert!(err.contains("topology: levels"), "{err}");
+    let mut orphan = snapshot.clone();
+    orphan["state"]["topology"]["domains"] = json!([["b1", "r1"]]);
+    let err = restore(orphan).err().unwrap();
+    assert!(err.contains("before its parent domain"), "{err}");
+    let mut old = snapshot.clone();
+    old["state"].as_object_mut().unwrap().remove("topology");
+    let restored = restore(old).unwrap();
+    assert_eq!(restored.state().topology().unwrap().domain_count(), 3);
+}
+
 #[test]
 fn bad_topology_inputs_are_refused_with_state_unchanged() {
     // Configure: a node lacking a level's label.

@@ -1,0 +1,41 @@
+//! The range of every time and duration: whole milliseconds from 0 to [`MAX_MS`], 2^53 − 1
+//! (about 285,000 years), which a double holds exactly, so that a JavaScript or Python host
+//! reads every time on the wire as it was sent. Sums of a time and a duration then stay far
+//! below `u64::MAX`: nothing saturates or wraps.
+//!
+//! A value beyond it is refused where it comes in, naming its field, and changes nothing: a
+//! tick's `at_ms` refuses the tick ([`crate::error::TickError::TimeOutOfRange`]); an event's
+//! field rejects that event (`invalid`); a CLUSTER's field refuses the configuration
+//! (`invalid_config`); a snapshot's refuses the restore (docs/protocol.md, "Times").
+//!
+//! ```
+//! use gangway::model::time::{MAX_MS, in_range};
+//! assert_eq!(MAX_MS, 9_007_199_254_740_991);
+//! assert_eq!(in_range("at_ms", MAX_MS), Ok(MAX_MS));
+//! assert_eq!(in_range("at_ms", MAX_MS + 1).unwrap_err(),
+//!     "at_ms: 9007199254740992 is beyond the time range (at most 9007199254740991 ms, 2^53 - 1)");
+//! ```
+
+/// The latest time and the longest duration, in milliseconds: 2^53 − 1.
+pub const MAX_MS: u64 = (1 << 53) - 1;
+
+/// `value`, the time or duration of `field` in milliseconds, when it lies in the range; the
+/// message naming the field otherwise.
+pub fn in_range(field: &str, value: u64) -> Result<u64, String> {
+    if value <= MAX_MS {
+        Ok(value)
+    } else {
+        Err(format!("{field}: {}", beyond(value)))
+    }
+}
+
+/// What is wrong with `value`, a time beyond the range: `"… is beyond the time range (at
+/// most 9007199254740991 ms, 2^53 - 1)"`.
+pub fn beyond(value: impl std::fmt::Display) -> String {
+    format!("{value} is beyond the time range (at most {MAX_MS} ms, 2^53 - 1)")
+}
+
+/// [`in_range`] for an optional field (`None` is in range).
+pub fn in_range_opt(field: &str, value: Option<u64>) -> Result<(), String> {
+    value.map_or(Ok(()), |v| in_range(field, v).map(|_| ()))
+}
