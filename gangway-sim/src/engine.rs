@@ -196,6 +196,10 @@ pub struct Simulator {
     /// Executions closed and nodes brought up so far: a failed look is repeated only after
     /// something was released, since nothing else can make a job fit.
     releases: u64,
+    /// `ssh` host: the jobs whose look failed in the last tick, to be withdrawn first thing in
+    /// the next tick, at the same instant, before any other event: a job left pending past
+    /// its look could be started by a pass it never looked in.
+    withdrawals: Vec<usize>,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -295,6 +299,7 @@ impl Simulator {
             ended: 0,
             collisions: None,
             releases: 0,
+            withdrawals: Vec::new(),
         };
         simulator.collisions = simulator
             .options
@@ -317,7 +322,11 @@ impl Simulator {
     ) -> Result<SimResult, SimError> {
         let mut last_tick: Option<u64> = None;
         loop {
-            let next_due = self.due.peek().map(|Reverse((time, _, _))| *time);
+            // Withdrawals are due at once, at the instant of the tick that left them.
+            let next_due = match last_tick {
+                Some(last) if !self.withdrawals.is_empty() => Some(last),
+                _ => self.due.peek().map(|Reverse((time, _, _))| *time),
+            };
             let wakeup = self
                 .scheduler
                 .next_wakeup()
@@ -360,7 +369,7 @@ impl Simulator {
                 self.apply(now_ms, decision);
             }
             if self.options.looks.is_some() {
-                self.withdraw_unstarted(now_ms, &sent, &refused, &collided);
+                self.withdraw_unstarted(&sent, &refused, &collided);
             }
             self.note_reservations();
             self.result.samples.push(Sample {
@@ -390,6 +399,20 @@ impl Simulator {
     fn take_due(&mut self, now_ms: u64) -> (Vec<Event>, Vec<Sent>) {
         let mut batch: Vec<(Event, Due)> = Vec::new();
         let mut claimed: BTreeSet<usize> = BTreeSet::new();
+        // The `ssh` host's withdrawals come first, neither reordered nor sent twice by the
+        // faults: they are the host's own follow-up of the last tick.
+        let mut events = Vec::new();
+        let mut sent = Vec::new();
+        for index in std::mem::take(&mut self.withdrawals) {
+            self.workload_due -= 1;
+            events.push(Event::Cancel {
+                job: self.jobs[index].spec.id.clone(),
+            });
+            sent.push(Sent {
+                due: Due::Withdraw(index),
+                duplicate: false,
+            });
+        }
         while let Some(Reverse((time, _, due))) = self.due.peek().copied()
             && time == now_ms
         {
@@ -467,21 +490,15 @@ impl Simulator {
             batch.push((event, due));
         }
         let Some(faults) = self.faults.as_mut() else {
-            return batch
-                .into_iter()
-                .map(|(event, due)| {
-                    (
-                        event,
-                        Sent {
-                            due,
-                            duplicate: false,
-                        },
-                    )
-                })
-                .unzip();
+            for (event, due) in batch {
+                events.push(event);
+                sent.push(Sent {
+                    due,
+                    duplicate: false,
+                });
+            }
+            return (events, sent);
         };
-        let mut events = Vec::with_capacity(batch.len());
-        let mut sent = Vec::with_capacity(batch.len());
         for index in faults.order(batch.len()) {
             let (event, due) = &batch[index];
             events.push(event.clone());
@@ -528,11 +545,10 @@ impl Simulator {
         dist::uniform(rng) * 1000.0 < f64::from(looks.collision_permille)
     }
 
-    /// `ssh` host: after a look's tick, takes back (cancels, at the same instant) every job it
-    /// submitted that did not start or collided.
+    /// `ssh` host: after a look's tick, takes back every job it submitted that did not start
+    /// or collided: cancels them at the same instant, first thing in the next tick.
     fn withdraw_unstarted(
         &mut self,
-        now_ms: u64,
         sent: &[Sent],
         refused: &BTreeSet<usize>,
         collided: &BTreeSet<&str>,
@@ -547,7 +563,8 @@ impl Simulator {
             if !collided.contains(self.jobs[index].spec.id.as_str()) {
                 self.live[index].failed_look = Some(self.releases);
             }
-            self.schedule(now_ms, Due::Withdraw(index));
+            self.workload_due += 1;
+            self.withdrawals.push(index);
         }
     }
 
