@@ -8,8 +8,8 @@ use gangway_sim::metrics::Metrics;
 use gangway_sim::plot::{PlotRun, write_plot};
 use gangway_sim::report::{PolicyRun, Report, comparison_table, write_schedule};
 use gangway_sim::team::TeamParams;
-use gangway_sim::workload::Workload;
 use gangway_sim::workload::gpu_ml::GpuMlParams;
+use gangway_sim::workload::{SkipReason, Workload};
 use gangway_sim::{
     FaultOptions, LookSchedule, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
 };
@@ -30,9 +30,16 @@ pub struct SimulateArgs {
     /// × 8 GPUs, contended in the day, one team submitting in bursts).
     #[arg(long, value_enum, conflicts_with = "trace")]
     workload: Option<Builtin>,
-    /// A CLUSTER JSON file replacing the workload's own machine.
+    /// A CLUSTER JSON file replacing the workload's own machine: its nodes, and its accounts,
+    /// queues and partitions if it has any; the workload's own are kept where it has none,
+    /// GPU quotas scaled to its GPUs. The team workload draws job sizes that fit it.
     #[arg(long)]
     cluster: Option<PathBuf>,
+    /// Make any job the scheduler refuses at submit (one that can never run on this machine,
+    /// or names an account or queue it lacks) an error, instead of a count printed before the
+    /// table.
+    #[arg(long)]
+    strict: bool,
     /// The policy, or a comma-separated list of policies to compare (e.g. `fcfs,easy,sjf,las`),
     /// among ssh, fcfs, easy, conservative, full, sjf and las. Default: compare ssh (no
     /// scheduler), fcfs, easy, conservative and full.
@@ -240,6 +247,21 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
         None => workload.nodes.iter().map(|n| u64::from(n.gpus)).sum(),
     };
     super::print_stdout(&format!("{}\n", describe(&name, &workload, nodes, gpus)))?;
+    let unfit: u64 = [SkipReason::FitsNoNode, SkipReason::WiderThanMachine]
+        .iter()
+        .map(|&r| workload.skipped.get(r))
+        .sum();
+    if unfit > 0 {
+        let note = format!(
+            "{unfit} jobs of the trace can never run here: the reader left them out ({}, {})",
+            SkipReason::FitsNoNode.name(),
+            SkipReason::WiderThanMachine.name()
+        );
+        if args.strict {
+            return Err(format!("--strict: {note}"));
+        }
+        super::print_stdout(&format!("warning: {note}\n"))?;
+    }
     let options = SimOptions {
         checkpoint_delay_ms: args.checkpoint_delay.saturating_mul(1000),
         faults: args.faults.map(FaultOptions::standard),
@@ -260,7 +282,21 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
             started.elapsed().as_secs_f64()
         );
         let metrics = Metrics::of(&result);
+        if args.strict && !metrics.rejections.is_empty() {
+            return Err(format!(
+                "--strict: {}",
+                rejection_note(&[(policy, &metrics)], &workload, cluster.as_ref())
+            ));
+        }
         runs.push((policy, result, metrics));
+    }
+    let rejected: Vec<(PolicyPreset, &Metrics)> =
+        runs.iter().map(|(policy, _, m)| (*policy, m)).collect();
+    if rejected.iter().any(|(_, m)| !m.rejections.is_empty()) {
+        super::print_stdout(&format!(
+            "{}\n",
+            rejection_note(&rejected, &workload, cluster.as_ref())
+        ))?;
     }
     let table_runs: Vec<PolicyRun> = runs
         .iter()
@@ -319,12 +355,14 @@ fn load_workload(
     let Some(path) = &args.trace else {
         let builtin = args.workload.unwrap_or(Builtin::Team);
         let Some(base) = builtin.params() else {
-            let mut workload = TeamParams {
+            let mut params = TeamParams {
                 seed: args.seed,
                 ..TeamParams::default()
+            };
+            if let Some(machine) = cluster {
+                params = params.fit_to(machine).map_err(|e| e.to_string())?;
             }
-            .generate()
-            .map_err(|e| e.to_string())?;
+            let mut workload = params.generate().map_err(|e| e.to_string())?;
             if let Some(jobs) = args.jobs {
                 workload.jobs.truncate(jobs);
             }
@@ -364,6 +402,128 @@ fn describe(name: &str, workload: &Workload, nodes: usize, gpus: u64) -> String 
         text.push_str(&format!("; skipped {skipped}: {}", reasons.join(", ")));
     }
     text
+}
+
+/// What the scheduler refused at submit, by reason: once when every policy refused the same
+/// jobs, else per policy.
+fn rejection_note(
+    runs: &[(PolicyPreset, &Metrics)],
+    workload: &Workload,
+    machine: Option<&ClusterConfig>,
+) -> String {
+    let jobs = workload.jobs.len();
+    let same = runs
+        .windows(2)
+        .all(|w| w[0].1.rejections == w[1].1.rejections);
+    let groups: Vec<(String, &Metrics)> = if same {
+        let scope = if runs.len() > 1 {
+            "under every policy".to_string()
+        } else {
+            format!("under {}", runs[0].0.name())
+        };
+        vec![(scope, runs[0].1)]
+    } else {
+        runs.iter()
+            .map(|(policy, m)| (format!("under {}", policy.name()), *m))
+            .collect()
+    };
+    let mut text = String::new();
+    for (scope, metrics) in groups {
+        let total: u64 = metrics.rejections.iter().map(|r| r.jobs).sum();
+        if total == 0 {
+            text.push_str(&format!("{scope}: no job refused\n"));
+            continue;
+        }
+        text.push_str(&format!(
+            "warning: {total} of {jobs} jobs can never run here ({scope}): refused at submit, counted as never started\n"
+        ));
+        for reason in &metrics.rejections {
+            text.push_str(&format!("  {:>6}  {}", reason.jobs, reason.reason));
+            // The example job's own request, which the engine's message may not give.
+            if let Some(job) = workload.jobs.iter().find(|j| j.id == reason.example) {
+                text.push_str(&format!(
+                    " (e.g. job {}: {})",
+                    job.id,
+                    describe_request(job)
+                ));
+            }
+            text.push('\n');
+        }
+    }
+    text.push_str(&format!(
+        "  the machine: {}",
+        describe_machine(workload, machine)
+    ));
+    text
+}
+
+/// A job's request: `N tasks of G GPUs, C cpus, M MiB`.
+fn describe_request(job: &gangway_sim::workload::TraceJob) -> String {
+    let tasks = plural(u64::from(job.tasks), "task");
+    let mut parts = Vec::new();
+    if job.gpus_per_task_milli > 0 {
+        parts.push(amount(job.gpus_per_task_milli, "GPU"));
+    }
+    parts.push(amount(job.cpus_per_task_milli, "cpu"));
+    if job.memory_mib_per_task > 0 {
+        parts.push(format!("{} MiB", job.memory_mib_per_task));
+    }
+    format!("{tasks} of {}", parts.join(", "))
+}
+
+/// The machine in one line: nodes, and the most GPUs, cpus and memory of any one node.
+fn describe_machine(workload: &Workload, machine: Option<&ClusterConfig>) -> String {
+    let nodes: Vec<(u64, u64, u64)> = match machine {
+        Some(c) => c
+            .nodes
+            .iter()
+            .map(|n| {
+                let gpus = n.gpus.as_ref().map_or(0, |g| u64::from(g.count));
+                (gpus, n.cpus.milli(), n.memory_mib)
+            })
+            .collect(),
+        None => workload
+            .nodes
+            .iter()
+            .map(|n| (u64::from(n.gpus), n.cpus_milli, n.memory_mib))
+            .collect(),
+    };
+    let most = |f: fn(&(u64, u64, u64)) -> u64| nodes.iter().map(f).max().unwrap_or(0);
+    let mut parts = Vec::new();
+    if most(|n| n.0) > 0 {
+        parts.push(plural(most(|n| n.0), "GPU"));
+    }
+    parts.push(amount(most(|n| n.1), "cpu"));
+    parts.push(format!("{} MiB", most(|n| n.2)));
+    let largest = if nodes.len() == 1 {
+        "with"
+    } else {
+        "the largest with"
+    };
+    format!(
+        "{}, {largest} {}",
+        plural(nodes.len() as u64, "node"),
+        parts.join(", ")
+    )
+}
+
+/// `1 task`, `2 tasks`.
+fn plural(count: u64, what: &str) -> String {
+    if count == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{count} {what}s")
+    }
+}
+
+/// An amount in thousandths with its unit: `1 cpu`, `0.5 GPUs`, `8 GPUs`.
+fn amount(milli: u64, what: &str) -> String {
+    let value = gangway::Milli::from_milli(milli);
+    if milli == 1000 {
+        format!("1 {what}")
+    } else {
+        format!("{value} {what}s")
+    }
 }
 
 fn run_one(

@@ -172,6 +172,12 @@ pub struct TeamParams {
     pub teams: Vec<TeamSpec>,
     /// Every user's demand.
     pub profile: UserProfile,
+    /// Cpus a task asks for per GPU, in thousandths. Default 8,000 (the generated nodes have
+    /// 12 cpus per GPU).
+    pub cpus_per_gpu_milli: u64,
+    /// Memory a task asks for per GPU, in MiB. Default 65,536 (the generated nodes have
+    /// 131,072 MiB per GPU).
+    pub memory_mib_per_gpu: u64,
 }
 
 impl Default for TeamParams {
@@ -195,6 +201,8 @@ impl Default for TeamParams {
                 team("research", 10, 3, 2, Some(8)),
             ],
             profile: UserProfile::default(),
+            cpus_per_gpu_milli: 8_000,
+            memory_mib_per_gpu: 65_536,
         }
     }
 }
@@ -227,6 +235,80 @@ impl TeamParams {
                 .collect(),
             ..TeamParams::default()
         }
+    }
+
+    /// These parameters on another machine (`gangway simulate --cluster`), so that every job
+    /// fits it: as many nodes as `machine` has GPU nodes, each with the GPUs of its smallest
+    /// one; per GPU, the cpus and memory asked capped at the least any GPU node has per GPU;
+    /// and the teams' quotas scaled to the GPUs so counted (largest remainders). A job's size is
+    /// then capped at those GPUs, and one larger than a node is whole nodes of that size, so
+    /// any job can run on `machine` alone. A machine without GPUs is an error.
+    ///
+    /// ```
+    /// use gangway_sim::team::TeamParams;
+    /// let machine: gangway::ClusterConfig = serde_json::from_str(r#"{"nodes": [
+    ///     {"name": "a", "cpus": 32, "memory_mib": 256000, "gpus": {"model": "a100", "count": 4}},
+    ///     {"name": "b", "cpus": 64, "memory_mib": 512000, "gpus": {"model": "a100", "count": 8}}]}"#).unwrap();
+    /// let params = TeamParams::default().fit_to(&machine).unwrap();
+    /// assert_eq!((params.nodes, params.gpus_per_node), (2, 4));
+    /// assert_eq!((params.cpus_per_gpu_milli, params.memory_mib_per_gpu), (8_000, 64_000));
+    /// let quotas: Vec<_> = params.teams.iter().map(|t| t.gpu_quota.unwrap()).collect();
+    /// assert_eq!(quotas, [3, 3, 1, 1]); // 13, 10, 6, 3 of 32 GPUs, scaled to 8
+    /// let cpu_only: gangway::ClusterConfig =
+    ///     serde_json::from_str(r#"{"nodes": [{"name": "c", "cpus": 8}]}"#).unwrap();
+    /// assert!(TeamParams::default().fit_to(&cpu_only).unwrap_err().to_string().contains("no GPU"));
+    /// ```
+    pub fn fit_to(&self, machine: &gangway::ClusterConfig) -> Result<TeamParams, ParamError> {
+        let gpu_nodes: Vec<(&gangway::config::NodeConfig, u64)> = machine
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n, u64::from(n.gpus.as_ref()?.count))))
+            .filter(|(_, gpus)| *gpus > 0)
+            .collect();
+        let Some(smallest) = gpu_nodes.iter().map(|(_, gpus)| *gpus).min() else {
+            return Err(ParamError(
+                "the team workload asks for GPUs, and the machine has no GPU node".into(),
+            ));
+        };
+        let cpus_per_gpu = gpu_nodes
+            .iter()
+            .map(|(n, gpus)| n.cpus.milli() / gpus)
+            .min()
+            .unwrap_or(0);
+        let memory_per_gpu = gpu_nodes
+            .iter()
+            .map(|(n, gpus)| n.memory_mib / gpus)
+            .min()
+            .unwrap_or(0);
+        let nodes = u32::try_from(gpu_nodes.len()).unwrap_or(u32::MAX);
+        let gpus_per_node = u32::try_from(smallest).unwrap_or(u32::MAX);
+        let own = u64::from(self.nodes) * u64::from(self.gpus_per_node);
+        let fitted = u64::from(nodes) * smallest;
+        let quotas: Vec<u64> = self
+            .teams
+            .iter()
+            .map(|t| t.gpu_quota.map_or(0, u64::from))
+            .collect();
+        let scaled = crate::workload::scale_largest_remainder(&quotas, fitted, own);
+        let teams = self
+            .teams
+            .iter()
+            .zip(scaled)
+            .map(|(team, quota)| TeamSpec {
+                gpu_quota: team
+                    .gpu_quota
+                    .map(|_| u32::try_from(quota).unwrap_or(u32::MAX)),
+                ..team.clone()
+            })
+            .collect();
+        Ok(TeamParams {
+            nodes,
+            gpus_per_node,
+            teams,
+            cpus_per_gpu_milli: self.cpus_per_gpu_milli.min(cpus_per_gpu),
+            memory_mib_per_gpu: self.memory_mib_per_gpu.min(memory_per_gpu),
+            ..self.clone()
+        })
     }
 
     /// Offered load during working hours: the users' GPU-hours per working day over the
@@ -372,8 +454,8 @@ impl TeamParams {
             run_ms,
             time_limit_ms,
             tasks,
-            cpus_per_task_milli: u64::from(per_task) * 8_000,
-            memory_mib_per_task: u64::from(per_task) * 65_536,
+            cpus_per_task_milli: u64::from(per_task) * self.cpus_per_gpu_milli,
+            memory_mib_per_task: u64::from(per_task) * self.memory_mib_per_gpu,
             gpus_per_task_milli: u64::from(per_task) * 1000,
             gpu_models: Vec::new(),
             user: format!("{}-u{user}", team.name),

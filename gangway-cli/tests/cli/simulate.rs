@@ -503,3 +503,151 @@ fn a_closed_standard_output_is_not_a_crash() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(output.status.success(), "{:?}: {stderr}", output.status);
 }
+
+/// Writes a machine file of `nodes` nodes of `gpus` A100s, `cpus` cpus and `memory` MiB.
+fn machine_file(name: &str, nodes: u32, gpus: u32, cpus: u32, memory: u64) -> PathBuf {
+    let list: Vec<String> = (1..=nodes)
+        .map(|k| {
+            format!(
+                r#"{{"name": "n{k}", "cpus": {cpus}, "memory_mib": {memory},
+                    "gpus": {{"model": "a100", "count": {gpus}}}}}"#
+            )
+        })
+        .collect();
+    let path = scratch(name);
+    std::fs::write(&path, format!(r#"{{"nodes": [{}]}}"#, list.join(","))).unwrap();
+    path
+}
+
+/// Issue 27, item 1: a lab's own machine (4 × 8 A100 with 512,000 MiB, 4 × 4 with 256,000)
+/// runs every job of the team workload, with its teams' shares and quotas.
+#[test]
+fn a_machine_file_runs_every_team_job_with_the_team_shares() {
+    for (name, gpus, cpus, memory) in [("lab8.json", 8, 64, 512_000), ("lab4.json", 4, 32, 256_000)]
+    {
+        let file = machine_file(name, 4, gpus, cpus, memory);
+        let report = scratch(&format!("{name}.report.json"));
+        let text = stdout(&gangway(&[
+            "simulate",
+            "--cluster",
+            file.to_str().unwrap(),
+            "--jobs",
+            "150",
+            "--report",
+            report.to_str().unwrap(),
+        ]));
+        assert!(!text.contains("warning"), "{name}: {text}");
+        assert_eq!(row(&text, "never started"), ["0"; 5], "{name}: {text}");
+        assert_eq!(row(&text, "completed"), ["150"; 5], "{name}: {text}");
+        assert!(text.contains("share vision (40%)"), "{name}: {text}");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        for run in json["runs"].as_array().unwrap() {
+            assert_eq!(
+                run["metrics"]["rejections"],
+                serde_json::json!([]),
+                "{name}"
+            );
+        }
+    }
+}
+
+/// Issue 27, item 1: jobs the machine can never run are counted by reason and printed before
+/// the table, with one job's request and the machine's largest node.
+#[test]
+fn rejections_are_counted_by_reason_before_the_table() {
+    let tiny = scratch("tiny.json");
+    std::fs::write(
+        &tiny,
+        r#"{"nodes": [{"name": "x", "cpus": 8, "memory_mib": 1000}]}"#,
+    )
+    .unwrap();
+    let report = scratch("tiny.report.json");
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--trace",
+        KTH_200,
+        "--cluster",
+        tiny.to_str().unwrap(),
+        "--policy",
+        "easy,fcfs",
+        "--report",
+        report.to_str().unwrap(),
+    ]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[1],
+        "warning: 81 of 200 jobs can never run here (under every policy): refused at submit, \
+         counted as never started",
+        "{text}"
+    );
+    assert!(
+        lines[2].trim_start().starts_with("81  unsatisfiable: "),
+        "{text}"
+    );
+    assert!(lines[2].contains("(e.g. job "), "{text}");
+    assert!(lines[2].contains("tasks of 1 cpu)"), "{text}");
+    assert_eq!(lines[3], "  the machine: 1 node, with 8 cpus, 1000 MiB");
+    assert_eq!(
+        lines[4].split_whitespace().collect::<Vec<_>>(),
+        ["easy", "fcfs"]
+    );
+    assert_eq!(row(&text, "never started"), ["81", "81"]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["runs"][0]["metrics"]["rejections"][0]["jobs"], 81);
+}
+
+/// Issue 27, item 1: with `--strict` any job refused at submit, or left out by a history
+/// reader because no node holds it, is an error, and no table is printed.
+#[test]
+fn strict_makes_any_rejection_an_error() {
+    let tiny = scratch("tiny-strict.json");
+    std::fs::write(&tiny, r#"{"nodes": [{"name": "x", "cpus": 8}]}"#).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let output = run(&[
+        "simulate",
+        "--trace",
+        KTH_200,
+        "--cluster",
+        tiny.to_str().unwrap(),
+        "--strict",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--strict: warning: 81 of 200 jobs"),
+        "{stderr}"
+    );
+    assert!(!stdout(&output).contains("jobs started"));
+    // The sacct sample on 4-GPU nodes: 16 jobs ask for more GPUs than a node has.
+    let small = machine_file("small-strict.json", 4, 4, 32, 256_000);
+    let sacct = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../gangway-sim/tests/fixtures/history-sacct.txt"
+    );
+    let args = [
+        "simulate",
+        "--trace",
+        sacct,
+        "--cluster",
+        small.to_str().unwrap(),
+    ];
+    let lenient = stdout(&gangway(&args));
+    assert!(
+        lenient.contains("warning: 16 jobs of the trace can never run here"),
+        "{lenient}"
+    );
+    let output = run(&[&args[..], &["--strict"]].concat());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--strict: 16 jobs"));
+    // Without --strict the team workload on a machine without GPUs is an error all the same.
+    let output = run(&["simulate", "--cluster", tiny.to_str().unwrap()]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no GPU node"));
+}

@@ -31,6 +31,7 @@ mod skip;
 pub mod swf;
 
 pub use format::TraceFormat;
+pub(crate) use record::scale_largest_remainder;
 pub use record::{
     MAX_NODES, PARTITION, QUOTA_COHORT, TraceAccount, TraceJob, TraceNode, TracePlacement, Workload,
 };
