@@ -307,6 +307,9 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
         })
         .collect();
     super::print_stdout(&comparison_table(&table_runs))?;
+    if let Some(text) = verdict_of(&runs) {
+        super::print_stdout(&format!("{text}\n"))?;
+    }
     if let Some(path) = &args.schedule_out {
         for (policy, result, _) in &runs {
             let path = if runs.len() > 1 {
@@ -402,6 +405,29 @@ fn describe(name: &str, workload: &Workload, nodes: usize, gpus: u64) -> String 
         text.push_str(&format!("; skipped {skipped}: {}", reasons.join(", ")));
     }
     text
+}
+
+/// The verdict by the sweep's rule when the run has `ssh` and a scheduler: against `full` when
+/// it ran (the sweep's comparison), else against the scheduler with the lowest mean wait.
+fn verdict_of(runs: &[(PolicyPreset, SimResult, Metrics)]) -> Option<String> {
+    let (_, result, ssh) = runs.iter().find(|(p, _, _)| *p == PolicyPreset::Ssh)?;
+    let schedulers = runs.iter().filter(|(p, _, _)| *p != PolicyPreset::Ssh);
+    let (policy, _, with) = runs
+        .iter()
+        .find(|(p, _, _)| *p == PolicyPreset::Full)
+        .or_else(|| schedulers.min_by(|a, b| a.2.wait.mean_s.total_cmp(&b.2.wait.mean_s)))?;
+    let capacity = if result.capacity_gpus_milli > 0 {
+        result.capacity_gpus_milli
+    } else {
+        result.capacity_cpus_milli
+    } as f64
+        / 1000.0;
+    Some(gangway_sim::sweep::verdict(
+        ssh,
+        policy.name(),
+        with,
+        capacity,
+    ))
 }
 
 /// What the scheduler refused at submit, by reason: once when every policy refused the same

@@ -63,8 +63,6 @@ fn gpu_ml_run_prints_the_policy_table() {
         "preemptions",
         "GPU-hours lost",
         "  to preemption",
-        "Jain's index",
-        "share vision (40%)",
         "hours contended",
         "share when contended vision (40%)",
     ] {
@@ -73,6 +71,15 @@ fn gpu_ml_run_prints_the_policy_table() {
             .find(|l| l.starts_with(label))
             .unwrap_or_else(|| panic!("no row {label:?} in\n{text}"));
         assert_eq!(row[label.len()..].split_whitespace().count(), 5, "{row}");
+    }
+    // Every job ran under every policy: the whole-run shares are the workload's, given once
+    // below the table.
+    let (table, below) = text
+        .split_once("the same under every policy (so they measure the workload, not the policy):\n")
+        .unwrap_or_else(|| panic!("no workload rows in\n{text}"));
+    assert!(!table.contains("share vision (40%)"), "{text}");
+    for label in ["Jain's index", "share vision (40%)"] {
+        assert_eq!(row(below, label).len(), 1, "{label}: {text}");
     }
     let started = text
         .lines()
@@ -650,4 +657,66 @@ fn strict_makes_any_rejection_an_error() {
     let output = run(&["simulate", "--cluster", tiny.to_str().unwrap()]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("no GPU node"));
+}
+
+/// Issue 27, item 3: the plain run ends with a verdict by the sweep's rule, with the numbers
+/// that decide it.
+#[test]
+fn the_plain_run_ends_with_a_verdict_by_the_sweep_rule() {
+    let text = stdout(&gangway(&["simulate"]));
+    let verdict = text
+        .lines()
+        .find(|l| l.starts_with("verdict: "))
+        .unwrap_or_else(|| panic!("no verdict in\n{text}"));
+    let waits = row(&text, "wait mean");
+    assert!(
+        verdict.starts_with(&format!(
+            "verdict: a scheduler pays off here: with full against ssh, mean wait {} → {} (-",
+            waits[0], waits[4]
+        )),
+        "{verdict}"
+    );
+    assert!(
+        text.contains("The sweep's rule: a scheduler pays off when it cuts the mean wait by 25%")
+    );
+    // The CSV sample on its own machine (room for every job at once): nobody waits, so not yet.
+    let csv = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../gangway-sim/tests/fixtures/history-jobs.csv"
+    );
+    let text = stdout(&gangway(&[
+        "simulate", "--trace", csv, "--policy", "ssh,easy",
+    ]));
+    assert!(
+        text.contains("verdict: not yet: no scheduler is needed here: with easy against ssh, mean wait 0s → 0s (0%)"),
+        "{text}"
+    );
+    // Without ssh there is nothing to judge against.
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--trace",
+        csv,
+        "--policy",
+        "fcfs,easy",
+    ]));
+    assert!(!text.contains("verdict"), "{text}");
+}
+
+/// Issue 27, item 3: rows that differ between policies stay in the table. Killing jobs at
+/// their limits under some policies (`ssh` never kills) changes the whole-run shares.
+#[test]
+fn shares_that_differ_between_policies_stay_in_the_table() {
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--trace",
+        KTH_200,
+        "--policy",
+        "ssh,easy",
+        "--overrun",
+        "kill",
+    ]));
+    assert!(!text.contains("the same under every policy"), "{text}");
+    let jain = row(&text, "Jain's index");
+    assert_eq!(jain.len(), 2, "{text}");
+    assert_ne!(jain[0], jain[1], "{text}");
 }
