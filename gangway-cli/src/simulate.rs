@@ -21,7 +21,7 @@ pub struct SimulateArgs {
     /// A trace to replay: SWF (`.swf`, `.swf.gz`), an Alibaba 2023 pod list (`.csv`) with
     /// its node list in the same directory, Slurm accounting (`sacct --parsable2
     /// --allocations`) or a job-history CSV (`user,submit,duration,gpus[,nodes][,time_limit]`).
-    /// Default: the built-in GPU-ML workload.
+    /// Default: the built-in team workload (`--workload`).
     #[arg(long)]
     trace: Option<PathBuf>,
     #[command(flatten)]
@@ -230,10 +230,37 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
         workload.jobs = workload.jobs.split_off(start.min(total));
         workload.jobs.truncate(count);
     }
+    if args.trace.is_some() && workload.jobs.is_empty() && workload.skipped.total() == 0 {
+        return Err(format!("{name}: no job to replay (is it only a header?)"));
+    }
     let policies = match &args.policy {
         Some(Policies(list)) => list.clone(),
         None => PolicyPreset::ALL.to_vec(),
     };
+    // Every file it will write is created now, so that a bad path fails before the run.
+    let schedule_paths: Vec<(PolicyPreset, PathBuf)> = match &args.schedule_out {
+        Some(path) => policies
+            .iter()
+            .map(|&policy| {
+                let path = if policies.len() > 1 {
+                    with_policy(path, policy.name())
+                } else {
+                    path.clone()
+                };
+                (policy, path)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    for path in schedule_paths
+        .iter()
+        .map(|(_, p)| p)
+        .chain(args.report.as_ref())
+        .chain(args.plot.as_ref())
+    {
+        std::fs::File::create(path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    }
     let nodes = cluster
         .as_ref()
         .map_or(workload.nodes.len(), |c| c.nodes.len());
@@ -310,15 +337,9 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     if let Some(text) = verdict_of(&runs) {
         super::print_stdout(&format!("{text}\n"))?;
     }
-    if let Some(path) = &args.schedule_out {
-        for (policy, result, _) in &runs {
-            let path = if runs.len() > 1 {
-                with_policy(path, policy.name())
-            } else {
-                path.clone()
-            };
-            write_file(&path, |file| write_schedule(result, file))?;
-        }
+    for ((_, result, _), (_, path)) in runs.iter().zip(&schedule_paths) {
+        write_file(path, |file| write_schedule(result, file))?;
+        super::print_stdout(&format!("schedule: {}\n", path.display()))?;
     }
     if let Some(path) = &args.report {
         let report = Report {
@@ -336,6 +357,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
             serde_json::to_writer_pretty(&mut *file, &report).map_err(std::io::Error::other)?;
             std::io::Write::write_all(file, b"\n")
         })?;
+        super::print_stdout(&format!("report: {}\n", path.display()))?;
     }
     if let Some(path) = &args.plot {
         let plot_runs: Vec<PlotRun<'_>> = runs
@@ -347,6 +369,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
             })
             .collect();
         write_plot(path, &plot_runs)?;
+        super::print_stdout(&format!("plot: {}\n", path.display()))?;
     }
     Ok(())
 }

@@ -19,6 +19,9 @@ pub fn sweep(seed: u64, looks: LookSchedule, plot: Option<&Path>) -> Result<(), 
         looks,
         ..SweepParams::default()
     };
+    let path = plot.unwrap_or(Path::new(DEFAULT_PLOT));
+    // Created now, so that a bad path fails before the sweep runs.
+    std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     let cells = params.gpus.len() * params.users.len();
     super::print_stdout(&format!(
         "sweep (seed {seed}): {} weeks of the team workload's user profile, each user its own \
@@ -43,7 +46,6 @@ pub fn sweep(seed: u64, looks: LookSchedule, plot: Option<&Path>) -> Result<(), 
         started.elapsed().as_secs_f64()
     );
     super::print_stdout(&sweep_table(&cells))?;
-    let path = plot.unwrap_or(Path::new(DEFAULT_PLOT));
     write_heatmap(path, &cells)?;
     super::print_stdout(&format!("heat map: {}\n", path.display()))
 }

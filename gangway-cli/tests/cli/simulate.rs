@@ -720,3 +720,110 @@ fn shares_that_differ_between_policies_stay_in_the_table() {
     assert_eq!(jain.len(), 2, "{text}");
     assert_ne!(jain[0], jain[1], "{text}");
 }
+
+/// Issue 27, item 8: the help names the default workload the binary really runs.
+#[test]
+fn the_help_names_the_real_default_workload() {
+    let ran = stdout(&gangway(&["simulate", "--jobs", "5", "--policy", "easy"]));
+    let first = ran.lines().next().unwrap();
+    let default = first
+        .strip_prefix("workload ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("{first}"));
+    assert_eq!(default, "team");
+    let top = stdout(&gangway(&["--help"]));
+    assert!(
+        top.contains(&format!(
+            "Replay a workload (the built-in {default} one, or a trace)"
+        )),
+        "{top}"
+    );
+    let help = stdout(&gangway(&["simulate", "--help"]));
+    assert!(
+        help.contains(&format!(
+            "Default: the built-in {default} workload (`--workload`)"
+        )),
+        "{help}"
+    );
+    assert!(help.contains(&format!("Default: {default} (")), "{help}");
+    for text in [&top, &help] {
+        assert!(!text.to_lowercase().contains("built-in gpu-ml"), "{text}");
+    }
+}
+
+/// Issue 27, item 8: each file written is named on stdout, and a path that cannot be written
+/// fails before the simulation runs.
+#[test]
+fn written_files_are_named_and_bad_paths_fail_first() {
+    let (plot, report) = (scratch("named.svg"), scratch("named.json"));
+    let schedule = scratch("named.csv");
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--jobs",
+        "20",
+        "--policy",
+        "easy,fcfs",
+        "--plot",
+        plot.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--schedule-out",
+        schedule.to_str().unwrap(),
+    ]));
+    for line in [
+        format!("schedule: {}", scratch("named.easy.csv").display()),
+        format!("schedule: {}", scratch("named.fcfs.csv").display()),
+        format!("report: {}", report.display()),
+        format!("plot: {}", plot.display()),
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line:?} in\n{text}");
+    }
+    let missing = scratch("no-such-dir").join("x.svg");
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args([
+            "simulate",
+            "--jobs",
+            "20",
+            "--plot",
+            missing.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot create"));
+    // Before the run: nothing simulated, no table.
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("simulated"));
+    assert!(!stdout(&output).contains("jobs started"));
+}
+
+/// Issue 27, item 8: an sacct export with only its header, and sacct's fixed-width output,
+/// are errors that say what is wrong.
+#[test]
+fn an_empty_history_and_fixed_width_sacct_are_clear_errors() {
+    let fails = |path: &Path| {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(["simulate", "--trace", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        String::from_utf8_lossy(&output.stderr).to_string()
+    };
+    let header = scratch("header-only.txt");
+    std::fs::write(
+        &header,
+        "JobID|User|Account|Submit|Start|End|Timelimit|AllocTRES\n",
+    )
+    .unwrap();
+    assert!(fails(&header).contains("no job to replay"));
+    let fixed = scratch("fixed-width.txt");
+    std::fs::write(
+        &fixed,
+        "JobID           User    Account     Submit\n\
+         ------------ --------- ---------- -------------------\n\
+         4101          ana     vision 2024-03-04T09:12:00\n",
+    )
+    .unwrap();
+    let message = fails(&fixed);
+    assert!(message.contains("fixed-width"), "{message}");
+    assert!(message.contains("--parsable2"), "{message}");
+}

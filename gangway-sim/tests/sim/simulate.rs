@@ -397,3 +397,22 @@ mod machine_override {
         assert_eq!(cluster.cohorts, own.cohorts);
     }
 }
+
+/// Issue 27, item 8: a task asking more GPUs than any node may have names the engine's limit
+/// and the cluster's largest node.
+#[test]
+fn too_many_gpus_for_a_task_names_the_largest_node() {
+    let cluster: ClusterConfig = serde_json::from_str(
+        r#"{"nodes": [{"name": "n1", "cpus": 8, "gpus": {"model": "a100", "count": 4}}]}"#,
+    )
+    .unwrap();
+    let mut big = job("big", 0, 1, 100, 10);
+    big.spec = big.spec.with_gpus(gangway::Milli::from_units(99));
+    let result = run(cluster, vec![big]);
+    assert_eq!(result.rejections.len(), 1);
+    assert!(
+        result.rejections[0].contains("a node has at most 16 (this cluster's largest has 4)"),
+        "{}",
+        result.rejections[0]
+    );
+}
