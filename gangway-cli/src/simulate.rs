@@ -7,7 +7,7 @@ use gangway::ClusterConfig;
 use gangway_sim::metrics::Metrics;
 use gangway_sim::plot::{PlotRun, write_plot};
 use gangway_sim::report::{PolicyRun, Report, comparison_table, write_schedule};
-use gangway_sim::team::TeamParams;
+use gangway_sim::team::{TeamEntry, TeamFile, TeamParams};
 use gangway_sim::workload::gpu_ml::GpuMlParams;
 use gangway_sim::workload::{SkipReason, Workload};
 use gangway_sim::{
@@ -90,9 +90,137 @@ pub struct SimulateArgs {
     collision_rate: f64,
     /// Sweep cluster size (4–128 GPUs) × users (2–16) comparing ssh with full on the team
     /// workload's user profile: prints a table and writes a heat map to `--plot` (default
-    /// sweep.svg).
-    #[arg(long, conflicts_with_all = ["trace", "workload", "policy", "window", "cluster", "faults", "schedule_out", "report"])]
+    /// sweep.svg), and the table to `--report` (JSON, or CSV for a `.csv` name).
+    #[arg(long, conflicts_with_all = ["trace", "workload", "policy", "window", "cluster", "faults", "schedule_out"])]
     sweep: bool,
+    /// The sweep's cluster sizes in GPUs (nodes of up to 8). Default 4,8,16,32,64,128.
+    #[arg(long, value_name = "GPUS[,GPUS...]", requires = "sweep", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    sweep_gpus: Vec<u32>,
+    /// The sweep's numbers of users. Default 2,4,8,16.
+    #[arg(long, value_name = "USERS[,USERS...]", requires = "sweep", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    sweep_users: Vec<u32>,
+    #[command(flatten)]
+    team: TeamOptions,
+}
+
+/// Your own team, for the team workload (docs/simulate.md, "Your own team"): a JSON team file
+/// and options over it, over the built-in team.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Your own team (the team workload)")]
+pub struct TeamOptions {
+    /// A JSON team file (`gangway_sim::team::TeamFile`: users or teams, nodes, gpus_per_node,
+    /// gpu_model, weeks, load or jobs_per_day, seed); the options below override it.
+    #[arg(long, value_name = "FILE.json", conflicts_with = "trace")]
+    team_file: Option<PathBuf>,
+    /// Users, each their own account with equal shares (instead of the built-in four teams).
+    #[arg(long, conflicts_with_all = ["trace", "teams"], value_parser = clap::value_parser!(u32).range(1..))]
+    users: Option<u32>,
+    /// Teams as NAME:SHARES[:USERS[:QUOTA]], comma-separated (`vision:40:3:13,speech:20:2`):
+    /// shares, users (default 1) and the GPU quota of the team's queue (default none).
+    #[arg(long, value_name = "TEAMS", conflicts_with = "trace", value_parser = parse_teams)]
+    teams: Option<TeamList>,
+    /// Nodes (not with --cluster, which brings its own).
+    #[arg(long, conflicts_with_all = ["trace", "cluster"])]
+    nodes: Option<u32>,
+    /// GPUs per node (not with --cluster).
+    #[arg(long, conflicts_with_all = ["trace", "cluster"])]
+    gpus_per_node: Option<u32>,
+    /// The GPU model of the nodes (not with --cluster).
+    #[arg(long, conflicts_with_all = ["trace", "cluster"])]
+    gpu_model: Option<String>,
+    /// Offered load in working hours: the GPU-hours the users ask for per working day over
+    /// the machine's (1.0: exactly the machine; the built-in team asks about 1.8).
+    #[arg(long, conflicts_with = "trace", value_parser = parse_load)]
+    load: Option<f64>,
+    /// Weeks of arrivals (default 3).
+    #[arg(long, conflicts_with = "trace")]
+    weeks: Option<u32>,
+}
+
+impl TeamOptions {
+    fn given(&self) -> bool {
+        self.team_file.is_some()
+            || self.users.is_some()
+            || self.teams.is_some()
+            || self.nodes.is_some()
+            || self.gpus_per_node.is_some()
+            || self.gpu_model.is_some()
+            || self.load.is_some()
+            || self.weeks.is_some()
+    }
+
+    /// The team file (if any) with the options over it.
+    fn file(&self) -> Result<TeamFile, String> {
+        let mut file = match &self.team_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let mut de = serde_json::Deserializer::from_str(&text);
+                serde_path_to_error::deserialize(&mut de)
+                    .map_err(|e| format!("{}: {}: {}", path.display(), e.path(), e.inner()))?
+            }
+            None => TeamFile::default(),
+        };
+        if let Some(users) = self.users {
+            file.users = Some(users);
+            file.teams = None;
+        }
+        if let Some(TeamList(teams)) = &self.teams {
+            file.teams = Some(teams.clone());
+            file.users = None;
+        }
+        if let Some(load) = self.load {
+            file.load = Some(load);
+            file.jobs_per_day = None;
+        }
+        file.nodes = self.nodes.or(file.nodes);
+        file.gpus_per_node = self.gpus_per_node.or(file.gpus_per_node);
+        file.gpu_model = self.gpu_model.clone().or(file.gpu_model);
+        file.weeks = self.weeks.or(file.weeks);
+        Ok(file)
+    }
+}
+
+/// The teams of `--teams`.
+#[derive(Clone, Debug)]
+struct TeamList(Vec<TeamEntry>);
+
+fn parse_teams(text: &str) -> Result<TeamList, String> {
+    text.split(',')
+        .map(|team| {
+            let parts: Vec<&str> = team.split(':').collect();
+            let number = |index: usize, what: &str| -> Result<Option<u32>, String> {
+                parts
+                    .get(index)
+                    .map(|p| {
+                        p.parse::<u32>().map_err(|_| {
+                            format!("team {team:?}: {what} {p:?} is not a whole number")
+                        })
+                    })
+                    .transpose()
+            };
+            if parts.len() < 2 || parts.len() > 4 || parts[0].is_empty() {
+                return Err(format!(
+                    "team {team:?}: expected NAME:SHARES[:USERS[:QUOTA]]"
+                ));
+            }
+            Ok(TeamEntry {
+                name: parts[0].to_string(),
+                shares: number(1, "shares")?.unwrap_or(1),
+                users: number(2, "users")?.unwrap_or(1),
+                gpu_quota: number(3, "quota")?,
+                burst: None,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(TeamList)
+}
+
+fn parse_load(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|l| l.is_finite() && *l > 0.0)
+        .ok_or_else(|| format!("expected a positive number, got {text:?}"))
 }
 
 /// The built-in workloads of `--workload`.
@@ -212,7 +340,17 @@ fn parse_window(text: &str) -> Result<(usize, usize), String> {
 /// Runs the command; the error is the message to print.
 pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     if args.sweep {
-        return super::sweep::sweep(args.seed, looks(args), args.plot.as_deref());
+        if args.team.given() {
+            return Err("--sweep draws its own teams: the team options are for a plain run".into());
+        }
+        return super::sweep::sweep(super::sweep::SweepOptions {
+            seed: args.seed,
+            looks: looks(args),
+            gpus: args.sweep_gpus.clone(),
+            users: args.sweep_users.clone(),
+            plot: args.plot.as_deref(),
+            report: args.report.as_deref(),
+        });
     }
     let cluster = args
         .cluster
@@ -380,6 +518,12 @@ fn load_workload(
 ) -> Result<(String, Workload), String> {
     let Some(path) = &args.trace else {
         let builtin = args.workload.unwrap_or(Builtin::Team);
+        if builtin != Builtin::Team && args.team.given() {
+            return Err(format!(
+                "the team options are for the team workload, not --workload {}",
+                builtin.name()
+            ));
+        }
         let Some(base) = builtin.params() else {
             let mut params = TeamParams {
                 seed: args.seed,
@@ -388,6 +532,19 @@ fn load_workload(
             if let Some(machine) = cluster {
                 params = params.fit_to(machine).map_err(|e| e.to_string())?;
             }
+            let file = args.team.file()?;
+            if cluster.is_some()
+                && (file.nodes.is_some()
+                    || file.gpus_per_node.is_some()
+                    || file.gpu_model.is_some())
+            {
+                return Err(
+                    "the team file's nodes, gpus_per_node and gpu_model conflict with --cluster, \
+                     which brings its own machine"
+                        .into(),
+                );
+            }
+            let params = file.apply(params).map_err(|e| format!("team: {}", e.0))?;
             let mut workload = params.generate().map_err(|e| e.to_string())?;
             if let Some(jobs) = args.jobs {
                 workload.jobs.truncate(jobs);

@@ -264,6 +264,79 @@ fn run_cell(params: &SweepParams, gpus: u32, users: u32) -> Result<SweepCell, Si
     })
 }
 
+/// One cell of the sweep as a flat record, for its JSON and CSV tables.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepRow {
+    /// GPUs of the cluster.
+    pub gpus: u32,
+    /// Users.
+    pub users: u32,
+    /// Jobs of the cell's workload.
+    pub jobs: usize,
+    /// Mean wait without a scheduler, in seconds.
+    pub wait_ssh_s: f64,
+    /// Mean wait under `full`, in seconds.
+    pub wait_full_s: f64,
+    /// The part of the mean wait `full` saves.
+    pub wait_saved: f64,
+    /// GPU-hours idle while a job waited, without a scheduler.
+    pub idle_ssh_hours: f64,
+    /// GPU-hours idle while a job waited, under `full`.
+    pub idle_full_hours: f64,
+    /// The part of those `full` saves.
+    pub idle_saved: f64,
+    /// Whether the scheduler pays off ([`SweepCell::pays_off`]).
+    pub pays_off: bool,
+}
+
+impl SweepRow {
+    /// The header of [`SweepRow::csv`].
+    pub const CSV_HEADER: &'static str = "gpus,users,jobs,wait_ssh_s,wait_full_s,wait_saved,\
+        idle_ssh_hours,idle_full_hours,idle_saved,pays_off";
+
+    /// The row of `cell`.
+    ///
+    /// ```
+    /// use gangway_sim::sweep::{run_sweep, SweepParams, SweepRow};
+    /// let params = SweepParams { gpus: vec![4], users: vec![2], weeks: 1, ..SweepParams::default() };
+    /// let cells = run_sweep(&params, 1, |_| {}).unwrap();
+    /// let row = SweepRow::of(&cells[0]);
+    /// assert_eq!((row.gpus, row.users, row.pays_off), (4, 2, cells[0].pays_off()));
+    /// assert_eq!(row.csv().split(',').count(), SweepRow::CSV_HEADER.split(',').count());
+    /// ```
+    pub fn of(cell: &SweepCell) -> SweepRow {
+        SweepRow {
+            gpus: cell.gpus,
+            users: cell.users,
+            jobs: cell.jobs,
+            wait_ssh_s: cell.ssh.wait.mean_s,
+            wait_full_s: cell.full.wait.mean_s,
+            wait_saved: cell.wait_saved(),
+            idle_ssh_hours: cell.ssh.idle_hours_while_waiting,
+            idle_full_hours: cell.full.idle_hours_while_waiting,
+            idle_saved: cell.idle_saved(),
+            pays_off: cell.pays_off(),
+        }
+    }
+
+    /// The row as CSV (no line end), in the order of [`SweepRow::CSV_HEADER`].
+    pub fn csv(&self) -> String {
+        format!(
+            "{},{},{},{},{},{},{},{},{},{}",
+            self.gpus,
+            self.users,
+            self.jobs,
+            self.wait_ssh_s,
+            self.wait_full_s,
+            self.wait_saved,
+            self.idle_ssh_hours,
+            self.idle_full_hours,
+            self.idle_saved,
+            self.pays_off
+        )
+    }
+}
+
 /// The sweep's table: one row per cell with both mean waits, both GPU-hours idle while a job
 /// waited, the savings, and whether the scheduler pays off.
 ///

@@ -178,6 +178,8 @@ pub struct TeamParams {
     /// Memory a task asks for per GPU, in MiB. Default 65,536 (the generated nodes have
     /// 131,072 MiB per GPU).
     pub memory_mib_per_gpu: u64,
+    /// The model of the nodes' GPUs. Default `a100`.
+    pub gpu_model: String,
 }
 
 impl Default for TeamParams {
@@ -203,6 +205,7 @@ impl Default for TeamParams {
             profile: UserProfile::default(),
             cpus_per_gpu_milli: 8_000,
             memory_mib_per_gpu: 65_536,
+            gpu_model: "a100".to_string(),
         }
     }
 }
@@ -334,6 +337,9 @@ impl TeamParams {
         if self.teams.is_empty() {
             return fail("teams must not be empty".into());
         }
+        if self.gpu_model.is_empty() {
+            return fail("gpu_model must not be empty".into());
+        }
         for (i, team) in self.teams.iter().enumerate() {
             if team.name.is_empty() || self.teams[..i].iter().any(|t| t.name == team.name) {
                 return fail(format!(
@@ -406,7 +412,7 @@ impl TeamParams {
                 name: format!("gpu{k:02}"),
                 cpus_milli: u64::from(self.gpus_per_node) * 12_000,
                 memory_mib: u64::from(self.gpus_per_node) * 131_072,
-                gpu_model: Some("a100".to_string()),
+                gpu_model: Some(self.gpu_model.clone()),
                 gpus: self.gpus_per_node,
                 gpu_memory_mib: 81_920,
             })
@@ -470,6 +476,156 @@ impl TeamParams {
     }
 }
 
+/// A team described by its own numbers: a team file (`gangway simulate --team-file
+/// FILE.json`, JSON) or the team options of `gangway simulate`, every field optional, applied
+/// over [`TeamParams::default()`] by [`TeamFile::apply`].
+///
+/// ```
+/// use gangway_sim::team::TeamFile;
+/// let file: TeamFile = serde_json::from_str(r#"{"users": 6, "nodes": 4, "gpus_per_node": 8,
+///     "load": 1.2, "weeks": 2}"#).unwrap();
+/// let params = file.apply(Default::default()).unwrap();
+/// assert_eq!(params.teams.len(), 6); // each user their own account, equal shares
+/// assert!((params.offered_day_load() - 1.2).abs() < 1e-9);
+/// let bad = serde_json::from_str::<TeamFile>(r#"{"user": 6}"#).unwrap_err();
+/// assert!(bad.to_string().contains("unknown field `user`"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamFile {
+    /// Seed of the draws.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Users, each their own account with equal shares and no quota (not with `teams`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users: Option<u32>,
+    /// The teams, with their shares, users, quotas and bursts (not with `users`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teams: Option<Vec<TeamEntry>>,
+    /// Nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u32>,
+    /// GPUs per node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_per_node: Option<u32>,
+    /// The GPU model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<String>,
+    /// Weeks of arrivals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weeks: Option<u32>,
+    /// The offered load in working hours: the GPU-hours the users ask for per working day
+    /// over the machine's GPU-hours in the working day ([`TeamParams::offered_day_load`]); sets
+    /// each user's jobs per day (not with `jobs_per_day`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Each user's mean jobs per working day (not with `load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs_per_day: Option<f64>,
+}
+
+/// One team of a [`TeamFile`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamEntry {
+    /// Account name.
+    pub name: String,
+    /// Fair-share shares. Default 1.
+    #[serde(default = "one")]
+    pub shares: u32,
+    /// Users. Default 1.
+    #[serde(default = "one")]
+    pub users: u32,
+    /// Nominal GPU quota of the team's queue. Default: none (no queue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_quota: Option<u32>,
+    /// Jobs per burst when the team's users submit in bursts. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl TeamFile {
+    /// Every field of `self` set in `base`; `users` makes one account per user (`u01`, …);
+    /// the default teams' quotas are scaled to a machine of another size (largest
+    /// remainders); `load` then sets the jobs per day. Conflicting or invalid fields are an
+    /// error naming them.
+    pub fn apply(&self, base: TeamParams) -> Result<TeamParams, ParamError> {
+        let fail = |m: &str| Err(ParamError(m.to_string()));
+        if self.users.is_some() && self.teams.is_some() {
+            return fail("give users or teams, not both");
+        }
+        if self.load.is_some() && self.jobs_per_day.is_some() {
+            return fail("give load or jobs_per_day, not both");
+        }
+        let own_gpus = u64::from(base.nodes) * u64::from(base.gpus_per_node);
+        let mut params = base;
+        if let Some(seed) = self.seed {
+            params.seed = seed;
+        }
+        if let Some(nodes) = self.nodes {
+            params.nodes = nodes;
+        }
+        if let Some(gpus) = self.gpus_per_node {
+            params.gpus_per_node = gpus;
+        }
+        if let Some(model) = &self.gpu_model {
+            params.gpu_model = model.clone();
+        }
+        if let Some(weeks) = self.weeks {
+            params.weeks = weeks;
+        }
+        if let Some(users) = self.users {
+            if users == 0 {
+                return fail("users must be positive");
+            }
+            params.teams = TeamParams::cell(1, users, 0).teams;
+        } else if let Some(teams) = &self.teams {
+            params.teams = teams
+                .iter()
+                .map(|t| TeamSpec {
+                    name: t.name.clone(),
+                    shares: t.shares,
+                    gpu_quota: t.gpu_quota,
+                    users: t.users,
+                    burst: t.burst,
+                })
+                .collect();
+        } else {
+            let gpus = u64::from(params.nodes) * u64::from(params.gpus_per_node);
+            let quotas: Vec<u64> = params
+                .teams
+                .iter()
+                .map(|t| t.gpu_quota.map_or(0, u64::from))
+                .collect();
+            let scaled = crate::workload::scale_largest_remainder(&quotas, gpus, own_gpus);
+            for (team, quota) in params.teams.iter_mut().zip(scaled) {
+                if team.gpu_quota.is_some() {
+                    team.gpu_quota = Some(u32::try_from(quota).unwrap_or(u32::MAX));
+                }
+            }
+        }
+        if let Some(jobs) = self.jobs_per_day {
+            params.profile.jobs_per_day = jobs;
+        }
+        if let Some(load) = self.load {
+            if !(load.is_finite() && load > 0.0) {
+                return fail("load must be a positive number");
+            }
+            params.validate()?;
+            let now = params.offered_day_load();
+            if now > 0.0 {
+                params.profile.jobs_per_day *= load / now;
+            }
+        }
+        params.validate()?;
+        Ok(params)
+    }
+}
+
 /// A Poisson draw of mean `mean` (Knuth's product of uniforms; means here are small).
 fn poisson(rng: &mut Rng, mean: f64) -> u32 {
     let limit = (-mean).exp();
@@ -529,6 +685,86 @@ mod tests {
                 .iter()
                 .all(|j| j.gpus_per_task_milli == 8_000
                     && j.placement == TracePlacement::StrictSpread)
+        );
+    }
+
+    #[test]
+    fn a_team_file_sets_its_fields_and_scales_the_default_quotas() {
+        let file = TeamFile {
+            nodes: Some(2),
+            gpu_model: Some("h100".into()),
+            weeks: Some(1),
+            ..TeamFile::default()
+        };
+        let params = file.apply(TeamParams::default()).unwrap();
+        let quotas: Vec<Option<u32>> = params.teams.iter().map(|t| t.gpu_quota).collect();
+        assert_eq!(
+            quotas,
+            [Some(7), Some(5), Some(3), Some(1)],
+            "half of 13, 10, 6, 3"
+        );
+        let workload = params.generate().unwrap();
+        assert_eq!(workload.nodes.len(), 2);
+        assert!(
+            workload
+                .nodes
+                .iter()
+                .all(|n| n.gpu_model.as_deref() == Some("h100"))
+        );
+        let teams = TeamFile {
+            teams: Some(vec![TeamEntry {
+                name: "lab".into(),
+                shares: 1,
+                users: 6,
+                gpu_quota: None,
+                burst: None,
+            }]),
+            ..TeamFile::default()
+        };
+        let params = teams.apply(TeamParams::default()).unwrap();
+        assert_eq!(params.teams.len(), 1);
+        assert_eq!(params.teams[0].users, 6);
+    }
+
+    #[test]
+    fn conflicting_or_invalid_team_fields_are_errors() {
+        let err = |file: TeamFile| file.apply(TeamParams::default()).unwrap_err().0;
+        assert!(
+            err(TeamFile {
+                users: Some(2),
+                teams: Some(Vec::new()),
+                ..TeamFile::default()
+            })
+            .contains("users or teams")
+        );
+        assert!(
+            err(TeamFile {
+                load: Some(1.0),
+                jobs_per_day: Some(2.0),
+                ..TeamFile::default()
+            })
+            .contains("load or jobs_per_day")
+        );
+        assert!(
+            err(TeamFile {
+                load: Some(f64::NAN),
+                ..TeamFile::default()
+            })
+            .contains("load")
+        );
+        assert!(
+            err(TeamFile {
+                teams: Some(Vec::new()),
+                ..TeamFile::default()
+            })
+            .contains("teams must not be empty")
+        );
+        assert!(
+            err(TeamFile {
+                gpus_per_node: Some(0),
+                ..TeamFile::default()
+            })
+            .contains("gpus_per_node")
         );
     }
 

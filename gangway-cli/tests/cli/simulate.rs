@@ -827,3 +827,185 @@ fn an_empty_history_and_fixed_width_sacct_are_clear_errors() {
     assert!(message.contains("fixed-width"), "{message}");
     assert!(message.contains("--parsable2"), "{message}");
 }
+
+/// Issue 27, item 2: a lab lead's own team from the command line and from a JSON team file.
+#[test]
+fn your_own_team_from_options_and_a_team_file() {
+    let report = scratch("own-team.json");
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--users",
+        "6",
+        "--nodes",
+        "4",
+        "--gpus-per-node",
+        "4",
+        "--gpu-model",
+        "h100",
+        "--weeks",
+        "1",
+        "--load",
+        "1.0",
+        "--policy",
+        "ssh,full",
+        "--report",
+        report.to_str().unwrap(),
+    ]));
+    assert!(text.starts_with("workload team (seed 1): "), "{text}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .ends_with("jobs on 4 nodes (16 GPUs)"),
+        "{text}"
+    );
+    assert!(text.contains("verdict: "), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let accounts: Vec<&str> = json["runs"][0]["metrics"]["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["account"].as_str().unwrap())
+        .collect();
+    assert_eq!(accounts, ["u01", "u02", "u03", "u04", "u05", "u06"]);
+    // More load, more jobs.
+    let jobs = |load: &str| -> u64 {
+        let text = stdout(&gangway(&[
+            "simulate", "--users", "6", "--weeks", "1", "--load", load, "--policy", "easy",
+        ]));
+        let first = text.lines().next().unwrap();
+        first
+            .split(": ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(jobs("2.0") > 3 * jobs("0.5"));
+    // Teams with shares, users and quotas.
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--teams",
+        "vision:3:2:6,speech:1:1",
+        "--weeks",
+        "1",
+        "--policy",
+        "full",
+    ]));
+    assert!(text.contains("share vision (75%)"), "{text}");
+    // A team file, with an option over it.
+    let file = scratch("team-file.json");
+    std::fs::write(
+        &file,
+        r#"{"users": 3, "nodes": 2, "gpus_per_node": 8, "weeks": 1}"#,
+    )
+    .unwrap();
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--team-file",
+        file.to_str().unwrap(),
+        "--nodes",
+        "1",
+        "--policy",
+        "easy",
+    ]));
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .ends_with("jobs on 1 nodes (8 GPUs)"),
+        "{text}"
+    );
+    assert!(text.contains("share u03"), "{text}");
+}
+
+/// Issue 27, item 2: bad team options are clear errors.
+#[test]
+fn bad_team_options_are_clear_errors() {
+    let fails = |args: &[&str], message: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    };
+    fails(
+        &["simulate", "--teams", "vision"],
+        "expected NAME:SHARES[:USERS[:QUOTA]]",
+    );
+    fails(
+        &["simulate", "--teams", "vision:x"],
+        "shares \"x\" is not a whole number",
+    );
+    fails(
+        &["simulate", "--users", "2", "--teams", "a:1"],
+        "cannot be used with",
+    );
+    fails(&["simulate", "--load", "0"], "expected a positive number");
+    fails(
+        &["simulate", "--workload", "gpu-ml", "--users", "3"],
+        "not --workload gpu-ml",
+    );
+    fails(&["simulate", "--nodes", "0"], "nodes must be 1 to");
+    fails(
+        &["simulate", "--sweep", "--users", "3"],
+        "--sweep draws its own teams",
+    );
+    let bad = scratch("bad-team.json");
+    std::fs::write(&bad, r#"{"user": 6}"#).unwrap();
+    fails(
+        &["simulate", "--team-file", bad.to_str().unwrap()],
+        "unknown field `user`",
+    );
+}
+
+/// Issue 27, item 2: the sweep takes its grid and writes its table as CSV or JSON.
+#[test]
+fn the_sweep_takes_its_grid_and_writes_csv_and_json() {
+    let (csv, json, plot) = (
+        scratch("grid.csv"),
+        scratch("grid.json"),
+        scratch("grid.svg"),
+    );
+    for report in [&csv, &json] {
+        let text = stdout(&gangway(&[
+            "simulate",
+            "--sweep",
+            "--sweep-gpus",
+            "8,16",
+            "--sweep-users",
+            "2,6",
+            "--plot",
+            plot.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ]));
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with("   8 ") || l.starts_with("  16 "))
+                .count(),
+            4,
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("report: {}", report.display())),
+            "{text}"
+        );
+    }
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 5, "{table}");
+    assert!(lines[0].starts_with("gpus,users,jobs,"));
+    assert!(lines[3].starts_with("8,6,"), "{table}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 4);
+    assert_eq!(rows[3]["users"], 6);
+    assert_eq!(rows[3]["gpus"], 16);
+}
