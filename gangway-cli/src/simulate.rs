@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use gangway::ClusterConfig;
 use gangway_sim::metrics::Metrics;
 use gangway_sim::plot::{PlotRun, write_plot};
-use gangway_sim::report::{PolicyRun, Report, comparison_table, write_schedule};
+use gangway_sim::report::{PolicyRun, Report, comparison_table, duration, write_schedule};
 use gangway_sim::team::{TeamEntry, TeamFile, TeamParams};
 use gangway_sim::workload::gpu_ml::GpuMlParams;
 use gangway_sim::workload::{SkipReason, Workload};
@@ -99,6 +99,9 @@ pub struct SimulateArgs {
     /// The sweep's numbers of users. Default 2,4,8,16.
     #[arg(long, value_name = "USERS[,USERS...]", requires = "sweep", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
     sweep_users: Vec<u32>,
+    /// Print no progress and no timings on standard error (the table and files as usual).
+    #[arg(long, short)]
+    quiet: bool,
     #[command(flatten)]
     team: TeamOptions,
 }
@@ -344,6 +347,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
             return Err("--sweep draws its own teams: the team options are for a plain run".into());
         }
         return super::sweep::sweep(super::sweep::SweepOptions {
+            quiet: args.quiet,
             seed: args.seed,
             looks: looks(args),
             gpus: args.sweep_gpus.clone(),
@@ -439,13 +443,22 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
             looks: (policy == PolicyPreset::Ssh).then(|| looks(args)),
             ..options.clone()
         };
-        let result = run_one(&workload, cluster.as_ref(), policy, args.overrun, &options)?;
-        eprintln!(
-            "{}: simulated {} jobs in {:.2} s",
-            policy.name(),
-            result.jobs.len(),
-            started.elapsed().as_secs_f64()
-        );
+        let result = run_one(
+            &workload,
+            cluster.as_ref(),
+            policy,
+            args.overrun,
+            &options,
+            args.quiet,
+        )?;
+        if !args.quiet {
+            eprintln!(
+                "{}: simulated {} jobs in {:.2} s",
+                policy.name(),
+                result.jobs.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
         let metrics = Metrics::of(&result);
         if args.strict && !metrics.rejections.is_empty() {
             return Err(format!(
@@ -738,31 +751,63 @@ fn run_one(
     policy: PolicyPreset,
     overrun: Overrun,
     options: &SimOptions,
+    quiet: bool,
 ) -> Result<SimResult, String> {
     let (cluster, jobs) = prepare(workload, cluster, policy, overrun);
-    let total = jobs.len() as u64;
+    let first_ms = jobs
+        .iter()
+        .map(|j| j.spec.submit_ms.unwrap_or(0))
+        .min()
+        .unwrap_or(0);
+    let horizon_ms = jobs
+        .iter()
+        .map(|j| j.spec.submit_ms.unwrap_or(0).saturating_add(j.run_ms))
+        .max()
+        .unwrap_or(0);
     let simulator = Simulator::new(cluster, jobs, options.clone()).map_err(|e| e.to_string())?;
-    let progress = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+    let (_, len) = progress_point(first_ms, first_ms, horizon_ms);
+    let progress = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
     if let Ok(style) =
-        ProgressStyle::with_template("{prefix:>12} [{bar:40}] {pos}/{len} jobs ended, {eta} left")
+        ProgressStyle::with_template("{prefix:>12} [{bar:40}] simulated {msg}, {eta} left")
     {
         progress.set_style(style.progress_chars("=> "));
     }
     progress.set_prefix(policy.name());
+    progress.set_message(format!("0s of at least {}", duration((len * 60) as f64)));
     let started = Instant::now();
     let mut shown = false;
     let result = simulator.run(|view| {
-        if !shown && started.elapsed() > Duration::from_secs(1) {
+        if !quiet && !shown && started.elapsed() > Duration::from_secs(1) {
+            // Drawn only where standard error is a terminal (indicatif hides it elsewhere).
             progress.set_draw_target(ProgressDrawTarget::stderr());
             shown = true;
         }
         if shown {
-            progress.set_position(view.ended as u64);
+            let (position, len) = progress_point(view.now_ms, first_ms, horizon_ms);
+            progress.set_length(len);
+            progress.set_position(position);
+            let covered = duration((position * 60) as f64);
+            progress.set_message(if position >= len {
+                format!("{covered}, draining the queue")
+            } else {
+                format!("{covered} of at least {}", duration((len * 60) as f64))
+            });
         }
         Ok(())
     });
     progress.finish_and_clear();
     result.map_err(|e| e.to_string())
+}
+
+/// Progress as simulated minutes: `(covered, length)`, the time from the first submit to
+/// `now_ms` against the time to the last job's end were no job to wait (`horizon_ms`), which
+/// a run can only pass: past it, the length follows the position (the bar stays full while
+/// the queue drains). Simulated time, not jobs ended, so that the ETA follows the work: jobs
+/// end in bursts and most of a run can pass with few ending.
+fn progress_point(now_ms: u64, first_ms: u64, horizon_ms: u64) -> (u64, u64) {
+    let position = now_ms.saturating_sub(first_ms) / 60_000;
+    let len = (horizon_ms.saturating_sub(first_ms) / 60_000).max(1);
+    (position, len.max(position))
 }
 
 fn with_policy(path: &Path, policy: &str) -> PathBuf {
@@ -787,4 +832,22 @@ fn write_file(
     write(&mut out)
         .and_then(|()| std::io::Write::flush(&mut out))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::progress_point;
+
+    const MIN: u64 = 60_000;
+
+    #[test]
+    fn progress_follows_simulated_time_and_never_runs_past_its_length() {
+        // Jobs from minute 10; the last would end at minute 110 were no job to wait.
+        assert_eq!(progress_point(10 * MIN, 10 * MIN, 110 * MIN), (0, 100));
+        assert_eq!(progress_point(60 * MIN, 10 * MIN, 110 * MIN), (50, 100));
+        // The queue drains past the horizon: the bar stays full.
+        assert_eq!(progress_point(250 * MIN, 10 * MIN, 110 * MIN), (240, 240));
+        // An empty or instant workload still has a length.
+        assert_eq!(progress_point(0, 0, 0), (0, 1));
+    }
 }

@@ -14,6 +14,8 @@ const DEFAULT_PLOT: &str = "sweep.svg";
 
 /// What `--sweep` runs and writes.
 pub struct SweepOptions<'a> {
+    /// No progress and no timing on standard error.
+    pub quiet: bool,
     /// Seed of every cell's workload.
     pub seed: u64,
     /// The `ssh` host's looks.
@@ -59,7 +61,11 @@ pub fn sweep(options: SweepOptions<'_>) -> Result<(), String> {
         params.seed, params.weeks
     ))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let progress = ProgressBar::new(cells as u64);
+    let progress = if options.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(cells as u64)
+    };
     if let Ok(style) =
         ProgressStyle::with_template("{prefix:>12} [{bar:40}] {pos}/{len} cells, {eta} left")
     {
@@ -70,11 +76,13 @@ pub fn sweep(options: SweepOptions<'_>) -> Result<(), String> {
     let result = run_sweep(&params, threads, |done| progress.set_position(done as u64));
     progress.finish_and_clear();
     let cells = result.map_err(|e| e.to_string())?;
-    eprintln!(
-        "sweep: {} cells on {threads} threads in {:.1} s",
-        cells.len(),
-        started.elapsed().as_secs_f64()
-    );
+    if !options.quiet {
+        eprintln!(
+            "sweep: {} cells on {threads} threads in {:.1} s",
+            cells.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
     super::print_stdout(&sweep_table(&cells))?;
     write_heatmap(path, &cells)?;
     super::print_stdout(&format!("heat map: {}\n", path.display()))?;

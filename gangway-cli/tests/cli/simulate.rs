@@ -1009,3 +1009,20 @@ fn the_sweep_takes_its_grid_and_writes_csv_and_json() {
     assert_eq!(rows[3]["users"], 6);
     assert_eq!(rows[3]["gpus"], 16);
 }
+
+/// Issue 27, item 5: `--quiet` leaves standard error empty (no progress, no timings).
+#[test]
+fn quiet_prints_nothing_on_standard_error() {
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(["simulate", "--jobs", "30", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    assert!(stdout(&output).contains("jobs started"));
+    let loud = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(["simulate", "--jobs", "30"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&loud.stderr).contains("ssh: simulated 30 jobs in"));
+}
