@@ -157,6 +157,8 @@ struct Live {
     preempted_at: Option<u64>,
     /// `ssh` host: the value of [`Simulator::releases`] at the job's last look that failed.
     failed_look: Option<u64>,
+    /// `ssh` host: the job waits for its next look (counted in [`Simulator::between_looks`]).
+    between_looks: bool,
 }
 
 /// A discrete-event simulation of one workload on one cluster.
@@ -200,6 +202,9 @@ pub struct Simulator {
     /// the next tick, at the same instant, before any other event: a job left pending past
     /// its look could be started by a pass it never looked in.
     withdrawals: Vec<usize>,
+    /// `ssh` host: jobs waiting for their next look, not in the scheduler's queue, but waiting
+    /// all the same: the samples' `pending` counts them.
+    between_looks: usize,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -300,6 +305,7 @@ impl Simulator {
             collisions: None,
             releases: 0,
             withdrawals: Vec::new(),
+            between_looks: 0,
         };
         simulator.collisions = simulator
             .options
@@ -376,7 +382,7 @@ impl Simulator {
                 time_ms: now_ms,
                 busy_gpus_milli: self.busy_gpus_milli,
                 busy_cpus_milli: self.busy_cpus_milli,
-                pending: self.scheduler.state().pending_count(),
+                pending: self.scheduler.state().pending_count() + self.between_looks,
             });
             let view = TickView {
                 now_ms,
@@ -430,6 +436,9 @@ impl Simulator {
             }
             let event = match due {
                 Due::Submit(index) => {
+                    if std::mem::take(&mut self.live[index].between_looks) {
+                        self.between_looks -= 1;
+                    }
                     if looking && self.live[index].failed_look == Some(self.releases) {
                         // Nothing was released since its last look failed: it fails again.
                         self.look_again(index, now_ms);
@@ -572,6 +581,8 @@ impl Simulator {
     fn look_again(&mut self, index: usize, now_ms: u64) {
         if let Some(looks) = &self.options.looks {
             let at = looks.next_look(self.jobs[index].spec.submit_ms.unwrap_or(0), now_ms);
+            self.live[index].between_looks = true;
+            self.between_looks += 1;
             self.schedule(at, Due::Submit(index));
         }
     }

@@ -72,6 +72,37 @@ fn a_user_who_finds_the_node_busy_looks_again_every_15_minutes() {
 }
 
 #[test]
+fn a_job_waiting_for_its_next_look_counts_as_pending() {
+    // Issue 27, item 4: b waits 10:05–11:05 between looks, outside the scheduler's queue; the
+    // samples (the plot's queue line) count it all the same.
+    let result = ssh(vec![
+        job("a", "a", 4, 10 * HOUR, HOUR),
+        job("b", "b", 2, 10 * HOUR + 5 * MIN, HOUR),
+    ]);
+    let waiting: Vec<(u64, usize)> = result
+        .samples
+        .iter()
+        .filter(|s| (10 * HOUR + 5 * MIN..11 * HOUR + 5 * MIN).contains(&s.time_ms))
+        .map(|s| (s.time_ms, s.pending))
+        .collect();
+    // b's look at 10:05 and its withdrawal (the look failed) in the next tick; later looks
+    // that cannot succeed (nothing was released) take no tick; a's end at 11:00.
+    assert_eq!(
+        waiting.iter().map(|&(t, _)| t).collect::<Vec<_>>(),
+        [10 * HOUR + 5 * MIN, 10 * HOUR + 5 * MIN, 11 * HOUR],
+        "{waiting:?}"
+    );
+    assert!(waiting.iter().all(|&(_, p)| p == 1), "{waiting:?}");
+    let after: Vec<usize> = result
+        .samples
+        .iter()
+        .filter(|s| s.time_ms >= 11 * HOUR + 5 * MIN)
+        .map(|s| s.pending)
+        .collect();
+    assert!(after.iter().all(|&p| p == 0), "{after:?}");
+}
+
+#[test]
 fn after_working_hours_the_next_look_is_the_evening_one() {
     // a holds the node 17:00–20:00; b wants 1 GPU at 18:50 (phase 5 minutes on the 15-minute
     // grid): 19:05 is after hours, so b's next look is 21:05: a wait of 2 h 15 min.
