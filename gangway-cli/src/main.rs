@@ -30,7 +30,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Replay a workload (the built-in GPU-ML one, or a trace) and compare policies.
+    /// Replay a workload (the built-in team one, or a trace) and compare policies.
     Simulate(Box<simulate::SimulateArgs>),
     /// Serve the JSON-lines protocol (docs/protocol.md) on stdin/stdout.
     ///

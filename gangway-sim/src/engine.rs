@@ -161,6 +161,8 @@ struct Live {
     preempted_at: Option<u64>,
     /// `ssh` host: the value of [`Simulator::releases`] at the job's last look that failed.
     failed_look: Option<u64>,
+    /// `ssh` host: the job waits for its next look (counted in [`Simulator::between_looks`]).
+    between_looks: bool,
 }
 
 /// A discrete-event simulation of one workload on one cluster.
@@ -200,6 +202,13 @@ pub struct Simulator {
     /// Executions closed and nodes brought up so far: a failed look is repeated only after
     /// something was released, since nothing else can make a job fit.
     releases: u64,
+    /// `ssh` host: the jobs whose look failed in the last tick, to be withdrawn first thing in
+    /// the next tick, at the same instant, before any other event: a job left pending past
+    /// its look could be started by a pass it never looked in.
+    withdrawals: Vec<usize>,
+    /// `ssh` host: jobs waiting for their next look, not in the scheduler's queue, but waiting
+    /// all the same: the samples' `pending` counts them.
+    between_looks: usize,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -299,6 +308,8 @@ impl Simulator {
             ended: 0,
             collisions: None,
             releases: 0,
+            withdrawals: Vec::new(),
+            between_looks: 0,
         };
         simulator.collisions = simulator
             .options
@@ -321,7 +332,11 @@ impl Simulator {
     ) -> Result<SimResult, SimError> {
         let mut last_tick: Option<u64> = None;
         loop {
-            let next_due = self.due.peek().map(|Reverse((time, _, _))| *time);
+            // Withdrawals are due at once, at the instant of the tick that left them.
+            let next_due = match last_tick {
+                Some(last) if !self.withdrawals.is_empty() => Some(last),
+                _ => self.due.peek().map(|Reverse((time, _, _))| *time),
+            };
             let wakeup = self
                 .scheduler
                 .next_wakeup()
@@ -370,14 +385,14 @@ impl Simulator {
                 self.apply(now_ms, decision);
             }
             if self.options.looks.is_some() {
-                self.withdraw_unstarted(now_ms, &sent, &refused, &collided);
+                self.withdraw_unstarted(&sent, &refused, &collided);
             }
             self.note_reservations();
             self.result.samples.push(Sample {
                 time_ms: now_ms,
                 busy_gpus_milli: self.busy_gpus_milli,
                 busy_cpus_milli: self.busy_cpus_milli,
-                pending: self.scheduler.state().pending_count(),
+                pending: self.scheduler.state().pending_count() + self.between_looks,
             });
             let view = TickView {
                 now_ms,
@@ -400,6 +415,20 @@ impl Simulator {
     fn take_due(&mut self, now_ms: u64) -> (Vec<Event>, Vec<Sent>) {
         let mut batch: Vec<(Event, Due)> = Vec::new();
         let mut claimed: BTreeSet<usize> = BTreeSet::new();
+        // The `ssh` host's withdrawals come first, neither reordered nor sent twice by the
+        // faults: they are the host's own follow-up of the last tick.
+        let mut events = Vec::new();
+        let mut sent = Vec::new();
+        for index in std::mem::take(&mut self.withdrawals) {
+            self.workload_due -= 1;
+            events.push(Event::Cancel {
+                job: self.jobs[index].spec.id.clone(),
+            });
+            sent.push(Sent {
+                due: Due::Withdraw(index),
+                duplicate: false,
+            });
+        }
         while let Some(Reverse((time, _, due))) = self.due.peek().copied()
             && time == now_ms
         {
@@ -417,6 +446,9 @@ impl Simulator {
             }
             let event = match due {
                 Due::Submit(index) => {
+                    if std::mem::take(&mut self.live[index].between_looks) {
+                        self.between_looks -= 1;
+                    }
                     if looking && self.live[index].failed_look == Some(self.releases) {
                         // Nothing was released since its last look failed: it fails again.
                         self.look_again(index, now_ms);
@@ -477,21 +509,15 @@ impl Simulator {
             batch.push((event, due));
         }
         let Some(faults) = self.faults.as_mut() else {
-            return batch
-                .into_iter()
-                .map(|(event, due)| {
-                    (
-                        event,
-                        Sent {
-                            due,
-                            duplicate: false,
-                        },
-                    )
-                })
-                .unzip();
+            for (event, due) in batch {
+                events.push(event);
+                sent.push(Sent {
+                    due,
+                    duplicate: false,
+                });
+            }
+            return (events, sent);
         };
-        let mut events = Vec::with_capacity(batch.len());
-        let mut sent = Vec::with_capacity(batch.len());
         for index in faults.order(batch.len()) {
             let (event, due) = &batch[index];
             events.push(event.clone());
@@ -538,11 +564,10 @@ impl Simulator {
         dist::uniform(rng) * 1000.0 < f64::from(looks.collision_permille)
     }
 
-    /// `ssh` host: after a look's tick, takes back (cancels, at the same instant) every job it
-    /// submitted that did not start or collided.
+    /// `ssh` host: after a look's tick, takes back every job it submitted that did not start
+    /// or collided: cancels them at the same instant, first thing in the next tick.
     fn withdraw_unstarted(
         &mut self,
-        now_ms: u64,
         sent: &[Sent],
         refused: &BTreeSet<usize>,
         collided: &BTreeSet<&str>,
@@ -557,7 +582,8 @@ impl Simulator {
             if !collided.contains(self.jobs[index].spec.id.as_str()) {
                 self.live[index].failed_look = Some(self.releases);
             }
-            self.schedule(now_ms, Due::Withdraw(index));
+            self.workload_due += 1;
+            self.withdrawals.push(index);
         }
     }
 
@@ -565,6 +591,8 @@ impl Simulator {
     fn look_again(&mut self, index: usize, now_ms: u64) {
         if let Some(looks) = &self.options.looks {
             let at = looks.next_look(self.jobs[index].spec.submit_ms.unwrap_or(0), now_ms);
+            self.live[index].between_looks = true;
+            self.between_looks += 1;
             self.schedule(at, Due::Submit(index));
         }
     }

@@ -252,6 +252,75 @@ pub struct Metrics {
     /// `accounts` ("share when contended").
     #[serde(default)]
     pub contended_shares: Vec<AccountShare>,
+    /// The submissions the scheduler refused (jobs that can never run on this machine, or name
+    /// an account or queue it lacks), grouped by reason, most jobs first.
+    #[serde(default)]
+    pub rejections: Vec<RejectionCount>,
+}
+
+/// Jobs refused at submit for one reason.
+///
+/// ```
+/// use gangway_sim::metrics::RejectionCount;
+/// let messages = [
+///     "unsatisfiable: submit j1: groups[0]: one task (8 GPUs) fits no node of partition default",
+///     "unknown_queue: submit j2: no queue \"x\"",
+///     "unsatisfiable: submit j3: groups[0]: one task (8 GPUs) fits no node of partition default",
+/// ];
+/// let counts = RejectionCount::group(messages.iter().map(|m| m.to_string()));
+/// assert_eq!(counts[0], RejectionCount {
+///     reason: "unsatisfiable: one task (8 GPUs) fits no node of partition default".into(),
+///     jobs: 2,
+///     example: "j1".into(),
+/// });
+/// assert_eq!(counts[1].reason, "unknown_queue: no queue \"x\"");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RejectionCount {
+    /// The scheduler's message with the job's id (and a single group's `groups[0]`) left out.
+    pub reason: String,
+    /// Jobs refused for it.
+    pub jobs: u64,
+    /// The id of the first of them (empty when the message names no job).
+    #[serde(default)]
+    pub example: String,
+}
+
+impl RejectionCount {
+    /// Groups rejection messages (as [`SimResult::rejections`] keeps them) by reason: most
+    /// jobs first, then by reason.
+    pub fn group(messages: impl IntoIterator<Item = String>) -> Vec<RejectionCount> {
+        let mut counts: BTreeMap<String, (u64, String)> = BTreeMap::new();
+        for message in messages {
+            let (job, reason) = rejection_reason(&message);
+            counts.entry(reason).or_insert((0, job)).0 += 1;
+        }
+        let mut counts: Vec<RejectionCount> = counts
+            .into_iter()
+            .map(|(reason, (jobs, example))| RejectionCount {
+                reason,
+                jobs,
+                example,
+            })
+            .collect();
+        counts.sort_by(|a, b| b.jobs.cmp(&a.jobs).then_with(|| a.reason.cmp(&b.reason)));
+        counts
+    }
+}
+
+/// The job a rejection message names, and the message without it: `submit ID: ` and a first
+/// group's `groups[0]: ` cut.
+fn rejection_reason(message: &str) -> (String, String) {
+    let Some(at) = message.find("submit ") else {
+        return (String::new(), message.to_string());
+    };
+    let rest = &message[at + "submit ".len()..];
+    let Some(end) = rest.find(": ") else {
+        return (String::new(), message.to_string());
+    };
+    let tail = &rest[end + 2..];
+    let tail = tail.strip_prefix("groups[0]: ").unwrap_or(tail);
+    (rest[..end].to_string(), format!("{}{tail}", &message[..at]))
 }
 
 impl Metrics {
@@ -337,6 +406,7 @@ impl Metrics {
             idle_hours_while_waiting: contention.idle_milli_ms as f64 / 1000.0 / MS_PER_HOUR,
             contended_hours: contention.contended_ms as f64 / MS_PER_HOUR,
             contended_shares: contention.shares,
+            rejections: RejectionCount::group(result.rejections.iter().cloned()),
         }
     }
 }

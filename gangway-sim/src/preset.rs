@@ -244,8 +244,10 @@ impl Overrun {
     }
 }
 
-/// The cluster and jobs of one simulation: `cluster` (the workload's own when `None`)
-/// configured for `preset` and `overrun` (`ssh` always allows overruns), and the workload's jobs (with their quota queues
+/// The cluster and jobs of one simulation: the workload on `cluster`'s machine
+/// ([`Workload::cluster_on`]: its nodes, the workload's accounts and scaled quotas where the
+/// file has none) or on its own ([`Workload::cluster_config`]) when `None`, configured for
+/// `preset` and `overrun` (`ssh` always allows overruns), and the workload's jobs (with their quota queues
 /// only when the configured cluster has queues).
 ///
 /// ```
@@ -264,9 +266,10 @@ pub fn prepare(
     preset: PolicyPreset,
     overrun: Overrun,
 ) -> (ClusterConfig, Vec<SimJob>) {
-    let mut cluster = cluster
-        .cloned()
-        .unwrap_or_else(|| workload.cluster_config());
+    let mut cluster = match cluster {
+        Some(machine) => workload.cluster_on(machine),
+        None => workload.cluster_config(),
+    };
     preset.configure(&mut cluster);
     // Nobody enforces time limits on a machine shared by hand.
     let overrun = if preset == PolicyPreset::Ssh {

@@ -167,6 +167,27 @@ pub fn comparison_table(runs: &[PolicyRun]) -> String {
             });
         }
     }
+    // Whole-run shares (and Jain's index over them) that are the same in every column measure
+    // what each account asked for, not the policy: they go below the table, once.
+    let workload_from = rows
+        .iter()
+        .position(|(label, _)| label == "Jain's index")
+        .unwrap_or(rows.len());
+    let workload_rows: Vec<(String, Vec<String>)> = if runs.len() > 1
+        && rows[workload_from..]
+            .iter()
+            .all(|(_, cells)| cells.iter().all(|c| *c == cells[0]))
+    {
+        rows.split_off(workload_from)
+    } else {
+        Vec::new()
+    };
+    let mut row = |label: &str, cell: &dyn Fn(&Metrics) -> String| {
+        rows.push((
+            label.to_string(),
+            runs.iter().map(|r| cell(&r.metrics)).collect(),
+        ));
+    };
     row("hours contended", &|m| format!("{:.1}", m.contended_hours));
     if let Some(first) = runs.first() {
         for (index, account) in first.metrics.contended_shares.iter().enumerate() {
@@ -186,6 +207,7 @@ pub fn comparison_table(runs: &[PolicyRun]) -> String {
     }
     let label_width = rows
         .iter()
+        .chain(&workload_rows)
         .map(|(l, _)| l.chars().count())
         .max()
         .unwrap_or(0);
@@ -213,6 +235,21 @@ pub fn comparison_table(runs: &[PolicyRun]) -> String {
             let _ = write!(table, "  {cell:>width$}");
         }
         table.push('\n');
+    }
+    if !workload_rows.is_empty() {
+        table.push_str(
+            "the same under every policy (so they measure the workload, not the policy):\n",
+        );
+        for (label, cells) in &workload_rows {
+            let pad = label_width - label.chars().count();
+            let _ = writeln!(
+                table,
+                "{label}{:pad$}  {:>width$}",
+                "",
+                cells[0],
+                width = widths[0]
+            );
+        }
     }
     table
 }

@@ -104,13 +104,86 @@ impl SweepCell {
     /// assert!(cell.pays_off());
     /// ```
     pub fn pays_off(&self) -> bool {
-        let wait_cut = self.ssh.wait.mean_s - self.full.wait.mean_s;
-        let idle_cut = self.ssh.idle_hours_while_waiting - self.full.idle_hours_while_waiting;
-        let gpu_hours =
-            f64::from(self.gpus) * self.ssh.makespan_s.max(self.full.makespan_s) / 3_600.0;
-        (self.wait_saved() >= 0.25 && wait_cut >= 1_800.0)
-            || (self.idle_saved() >= 0.10 && idle_cut >= 0.01 * gpu_hours)
+        pays_off(&self.ssh, &self.full, f64::from(self.gpus))
     }
+}
+
+/// The sweep's rule for any two runs of one workload: whether the run `with` a scheduler pays
+/// off against `ssh` (the module documentation's definition), on a machine of `capacity`
+/// GPUs (cpus when the metrics' resource is cpu).
+///
+/// ```
+/// use gangway_sim::sweep::pays_off;
+/// use gangway_sim::{metrics::Metrics, SimResult};
+/// let mut ssh = Metrics::of(&SimResult::default());
+/// let mut with = ssh.clone();
+/// ssh.wait.mean_s = 3_000.0;
+/// with.wait.mean_s = 1_500.0; // half the wait, but only 25 minutes less
+/// assert!(!pays_off(&ssh, &with, 8.0));
+/// ssh.wait.mean_s = 3_600.0;
+/// assert!(pays_off(&ssh, &with, 8.0));
+/// ```
+pub fn pays_off(ssh: &Metrics, with: &Metrics, capacity: f64) -> bool {
+    let wait_cut = ssh.wait.mean_s - with.wait.mean_s;
+    let idle_cut = ssh.idle_hours_while_waiting - with.idle_hours_while_waiting;
+    let resource_hours = capacity * ssh.makespan_s.max(with.makespan_s) / 3_600.0;
+    (saved(ssh.wait.mean_s, with.wait.mean_s) >= 0.25 && wait_cut >= 1_800.0)
+        || (saved(ssh.idle_hours_while_waiting, with.idle_hours_while_waiting) >= 0.10
+            && idle_cut >= 0.01 * resource_hours)
+}
+
+/// The verdict of a plain run by the sweep's rule ([`pays_off`]): `ssh` against the run named
+/// `name`, on a machine of `capacity` GPUs (or cpus), in one sentence with the two numbers the
+/// rule looks at, then the rule.
+///
+/// ```
+/// use gangway_sim::sweep::verdict;
+/// use gangway_sim::{metrics::Metrics, SimResult};
+/// let mut ssh = Metrics::of(&SimResult::default());
+/// let mut full = ssh.clone();
+/// ssh.wait.mean_s = 13.6 * 3600.0;
+/// full.wait.mean_s = 1.5 * 3600.0;
+/// let text = verdict(&ssh, "full", &full, 32.0);
+/// assert!(text.starts_with("verdict: a scheduler pays off here: with full against ssh, mean wait 13.60h → 1.50h (-89%)"), "{text}");
+/// let text = verdict(&ssh, "full", &ssh, 32.0);
+/// assert!(text.starts_with("verdict: not yet"), "{text}");
+/// ```
+pub fn verdict(ssh: &Metrics, name: &str, with: &Metrics, capacity: f64) -> String {
+    let unit = match ssh.resource {
+        crate::metrics::Resource::Gpu => "GPU",
+        crate::metrics::Resource::Cpu => "cpu",
+    };
+    let percent = |without: f64, with: f64| -> String {
+        let cut = saved(without, with) * 100.0;
+        if cut.abs() < 0.5 {
+            "0%".to_string()
+        } else if cut > 0.0 {
+            format!("-{cut:.0}%")
+        } else {
+            format!("+{:.0}%", -cut)
+        }
+    };
+    let numbers = format!(
+        "with {name} against ssh, mean wait {} → {} ({}); {unit}-hours idle while a job waited \
+         {:.0} → {:.0} ({})",
+        duration(ssh.wait.mean_s),
+        duration(with.wait.mean_s),
+        percent(ssh.wait.mean_s, with.wait.mean_s),
+        ssh.idle_hours_while_waiting,
+        with.idle_hours_while_waiting,
+        percent(ssh.idle_hours_while_waiting, with.idle_hours_while_waiting),
+    );
+    let head = if pays_off(ssh, with, capacity) {
+        "a scheduler pays off here"
+    } else {
+        "not yet: no scheduler is needed here"
+    };
+    format!(
+        "verdict: {head}: {numbers}.\n  \
+         (The sweep's rule: a scheduler pays off when it cuts the mean wait by 25% and 30 minutes\n  \
+         or more, or the {unit}-hours idle while a job waited by 10% and 1% of the machine's \
+         {unit}-hours or more.)"
+    )
 }
 
 fn saved(without: f64, with: f64) -> f64 {
@@ -189,6 +262,79 @@ fn run_cell(params: &SweepParams, gpus: u32, users: u32) -> Result<SweepCell, Si
         ssh: run(PolicyPreset::Ssh)?,
         full: run(PolicyPreset::Full)?,
     })
+}
+
+/// One cell of the sweep as a flat record, for its JSON and CSV tables.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepRow {
+    /// GPUs of the cluster.
+    pub gpus: u32,
+    /// Users.
+    pub users: u32,
+    /// Jobs of the cell's workload.
+    pub jobs: usize,
+    /// Mean wait without a scheduler, in seconds.
+    pub wait_ssh_s: f64,
+    /// Mean wait under `full`, in seconds.
+    pub wait_full_s: f64,
+    /// The part of the mean wait `full` saves.
+    pub wait_saved: f64,
+    /// GPU-hours idle while a job waited, without a scheduler.
+    pub idle_ssh_hours: f64,
+    /// GPU-hours idle while a job waited, under `full`.
+    pub idle_full_hours: f64,
+    /// The part of those `full` saves.
+    pub idle_saved: f64,
+    /// Whether the scheduler pays off ([`SweepCell::pays_off`]).
+    pub pays_off: bool,
+}
+
+impl SweepRow {
+    /// The header of [`SweepRow::csv`].
+    pub const CSV_HEADER: &'static str = "gpus,users,jobs,wait_ssh_s,wait_full_s,wait_saved,\
+        idle_ssh_hours,idle_full_hours,idle_saved,pays_off";
+
+    /// The row of `cell`.
+    ///
+    /// ```
+    /// use gangway_sim::sweep::{run_sweep, SweepParams, SweepRow};
+    /// let params = SweepParams { gpus: vec![4], users: vec![2], weeks: 1, ..SweepParams::default() };
+    /// let cells = run_sweep(&params, 1, |_| {}).unwrap();
+    /// let row = SweepRow::of(&cells[0]);
+    /// assert_eq!((row.gpus, row.users, row.pays_off), (4, 2, cells[0].pays_off()));
+    /// assert_eq!(row.csv().split(',').count(), SweepRow::CSV_HEADER.split(',').count());
+    /// ```
+    pub fn of(cell: &SweepCell) -> SweepRow {
+        SweepRow {
+            gpus: cell.gpus,
+            users: cell.users,
+            jobs: cell.jobs,
+            wait_ssh_s: cell.ssh.wait.mean_s,
+            wait_full_s: cell.full.wait.mean_s,
+            wait_saved: cell.wait_saved(),
+            idle_ssh_hours: cell.ssh.idle_hours_while_waiting,
+            idle_full_hours: cell.full.idle_hours_while_waiting,
+            idle_saved: cell.idle_saved(),
+            pays_off: cell.pays_off(),
+        }
+    }
+
+    /// The row as CSV (no line end), in the order of [`SweepRow::CSV_HEADER`].
+    pub fn csv(&self) -> String {
+        format!(
+            "{},{},{},{},{},{},{},{},{},{}",
+            self.gpus,
+            self.users,
+            self.jobs,
+            self.wait_ssh_s,
+            self.wait_full_s,
+            self.wait_saved,
+            self.idle_ssh_hours,
+            self.idle_full_hours,
+            self.idle_saved,
+            self.pays_off
+        )
+    }
 }
 
 /// The sweep's table: one row per cell with both mean waits, both GPU-hours idle while a job

@@ -172,6 +172,14 @@ pub struct TeamParams {
     pub teams: Vec<TeamSpec>,
     /// Every user's demand.
     pub profile: UserProfile,
+    /// Cpus a task asks for per GPU, in thousandths. Default 8,000 (the generated nodes have
+    /// 12 cpus per GPU).
+    pub cpus_per_gpu_milli: u64,
+    /// Memory a task asks for per GPU, in MiB. Default 65,536 (the generated nodes have
+    /// 131,072 MiB per GPU).
+    pub memory_mib_per_gpu: u64,
+    /// The model of the nodes' GPUs. Default `a100`.
+    pub gpu_model: String,
 }
 
 impl Default for TeamParams {
@@ -195,6 +203,9 @@ impl Default for TeamParams {
                 team("research", 10, 3, 2, Some(8)),
             ],
             profile: UserProfile::default(),
+            cpus_per_gpu_milli: 8_000,
+            memory_mib_per_gpu: 65_536,
+            gpu_model: "a100".to_string(),
         }
     }
 }
@@ -229,6 +240,80 @@ impl TeamParams {
         }
     }
 
+    /// These parameters on another machine (`gangway simulate --cluster`), so that every job
+    /// fits it: as many nodes as `machine` has GPU nodes, each with the GPUs of its smallest
+    /// one; per GPU, the cpus and memory asked capped at the least any GPU node has per GPU;
+    /// and the teams' quotas scaled to the GPUs so counted (largest remainders). A job's size is
+    /// then capped at those GPUs, and one larger than a node is whole nodes of that size, so
+    /// any job can run on `machine` alone. A machine without GPUs is an error.
+    ///
+    /// ```
+    /// use gangway_sim::team::TeamParams;
+    /// let machine: gangway::ClusterConfig = serde_json::from_str(r#"{"nodes": [
+    ///     {"name": "a", "cpus": 32, "memory_mib": 256000, "gpus": {"model": "a100", "count": 4}},
+    ///     {"name": "b", "cpus": 64, "memory_mib": 512000, "gpus": {"model": "a100", "count": 8}}]}"#).unwrap();
+    /// let params = TeamParams::default().fit_to(&machine).unwrap();
+    /// assert_eq!((params.nodes, params.gpus_per_node), (2, 4));
+    /// assert_eq!((params.cpus_per_gpu_milli, params.memory_mib_per_gpu), (8_000, 64_000));
+    /// let quotas: Vec<_> = params.teams.iter().map(|t| t.gpu_quota.unwrap()).collect();
+    /// assert_eq!(quotas, [3, 3, 1, 1]); // 13, 10, 6, 3 of 32 GPUs, scaled to 8
+    /// let cpu_only: gangway::ClusterConfig =
+    ///     serde_json::from_str(r#"{"nodes": [{"name": "c", "cpus": 8}]}"#).unwrap();
+    /// assert!(TeamParams::default().fit_to(&cpu_only).unwrap_err().to_string().contains("no GPU"));
+    /// ```
+    pub fn fit_to(&self, machine: &gangway::ClusterConfig) -> Result<TeamParams, ParamError> {
+        let gpu_nodes: Vec<(&gangway::config::NodeConfig, u64)> = machine
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n, u64::from(n.gpus.as_ref()?.count))))
+            .filter(|(_, gpus)| *gpus > 0)
+            .collect();
+        let Some(smallest) = gpu_nodes.iter().map(|(_, gpus)| *gpus).min() else {
+            return Err(ParamError(
+                "the team workload asks for GPUs, and the machine has no GPU node".into(),
+            ));
+        };
+        let cpus_per_gpu = gpu_nodes
+            .iter()
+            .map(|(n, gpus)| n.cpus.milli() / gpus)
+            .min()
+            .unwrap_or(0);
+        let memory_per_gpu = gpu_nodes
+            .iter()
+            .map(|(n, gpus)| n.memory_mib / gpus)
+            .min()
+            .unwrap_or(0);
+        let nodes = u32::try_from(gpu_nodes.len()).unwrap_or(u32::MAX);
+        let gpus_per_node = u32::try_from(smallest).unwrap_or(u32::MAX);
+        let own = u64::from(self.nodes) * u64::from(self.gpus_per_node);
+        let fitted = u64::from(nodes) * smallest;
+        let quotas: Vec<u64> = self
+            .teams
+            .iter()
+            .map(|t| t.gpu_quota.map_or(0, u64::from))
+            .collect();
+        let scaled = crate::workload::scale_largest_remainder(&quotas, fitted, own);
+        let teams = self
+            .teams
+            .iter()
+            .zip(scaled)
+            .map(|(team, quota)| TeamSpec {
+                gpu_quota: team
+                    .gpu_quota
+                    .map(|_| u32::try_from(quota).unwrap_or(u32::MAX)),
+                ..team.clone()
+            })
+            .collect();
+        Ok(TeamParams {
+            nodes,
+            gpus_per_node,
+            teams,
+            cpus_per_gpu_milli: self.cpus_per_gpu_milli.min(cpus_per_gpu),
+            memory_mib_per_gpu: self.memory_mib_per_gpu.min(memory_per_gpu),
+            ..self.clone()
+        })
+    }
+
     /// Offered load during working hours: the users' GPU-hours per working day over the
     /// cluster's GPU-hours in the working day.
     pub fn offered_day_load(&self) -> f64 {
@@ -251,6 +336,9 @@ impl TeamParams {
         }
         if self.teams.is_empty() {
             return fail("teams must not be empty".into());
+        }
+        if self.gpu_model.is_empty() {
+            return fail("gpu_model must not be empty".into());
         }
         for (i, team) in self.teams.iter().enumerate() {
             if team.name.is_empty() || self.teams[..i].iter().any(|t| t.name == team.name) {
@@ -324,7 +412,7 @@ impl TeamParams {
                 name: format!("gpu{k:02}"),
                 cpus_milli: u64::from(self.gpus_per_node) * 12_000,
                 memory_mib: u64::from(self.gpus_per_node) * 131_072,
-                gpu_model: Some("a100".to_string()),
+                gpu_model: Some(self.gpu_model.clone()),
                 gpus: self.gpus_per_node,
                 gpu_memory_mib: 81_920,
             })
@@ -372,8 +460,8 @@ impl TeamParams {
             run_ms,
             time_limit_ms,
             tasks,
-            cpus_per_task_milli: u64::from(per_task) * 8_000,
-            memory_mib_per_task: u64::from(per_task) * 65_536,
+            cpus_per_task_milli: u64::from(per_task) * self.cpus_per_gpu_milli,
+            memory_mib_per_task: u64::from(per_task) * self.memory_mib_per_gpu,
             gpus_per_task_milli: u64::from(per_task) * 1000,
             gpu_models: Vec::new(),
             user: format!("{}-u{user}", team.name),
@@ -385,6 +473,156 @@ impl TeamParams {
             },
             placement,
         }
+    }
+}
+
+/// A team described by its own numbers: a team file (`gangway simulate --team-file
+/// FILE.json`, JSON) or the team options of `gangway simulate`, every field optional, applied
+/// over [`TeamParams::default()`] by [`TeamFile::apply`].
+///
+/// ```
+/// use gangway_sim::team::TeamFile;
+/// let file: TeamFile = serde_json::from_str(r#"{"users": 6, "nodes": 4, "gpus_per_node": 8,
+///     "load": 1.2, "weeks": 2}"#).unwrap();
+/// let params = file.apply(Default::default()).unwrap();
+/// assert_eq!(params.teams.len(), 6); // each user their own account, equal shares
+/// assert!((params.offered_day_load() - 1.2).abs() < 1e-9);
+/// let bad = serde_json::from_str::<TeamFile>(r#"{"user": 6}"#).unwrap_err();
+/// assert!(bad.to_string().contains("unknown field `user`"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamFile {
+    /// Seed of the draws.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Users, each their own account with equal shares and no quota (not with `teams`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users: Option<u32>,
+    /// The teams, with their shares, users, quotas and bursts (not with `users`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teams: Option<Vec<TeamEntry>>,
+    /// Nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u32>,
+    /// GPUs per node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_per_node: Option<u32>,
+    /// The GPU model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<String>,
+    /// Weeks of arrivals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weeks: Option<u32>,
+    /// The offered load in working hours: the GPU-hours the users ask for per working day
+    /// over the machine's GPU-hours in the working day ([`TeamParams::offered_day_load`]); sets
+    /// each user's jobs per day (not with `jobs_per_day`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Each user's mean jobs per working day (not with `load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs_per_day: Option<f64>,
+}
+
+/// One team of a [`TeamFile`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamEntry {
+    /// Account name.
+    pub name: String,
+    /// Fair-share shares. Default 1.
+    #[serde(default = "one")]
+    pub shares: u32,
+    /// Users. Default 1.
+    #[serde(default = "one")]
+    pub users: u32,
+    /// Nominal GPU quota of the team's queue. Default: none (no queue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_quota: Option<u32>,
+    /// Jobs per burst when the team's users submit in bursts. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl TeamFile {
+    /// Every field of `self` set in `base`; `users` makes one account per user (`u01`, …);
+    /// the default teams' quotas are scaled to a machine of another size (largest
+    /// remainders); `load` then sets the jobs per day. Conflicting or invalid fields are an
+    /// error naming them.
+    pub fn apply(&self, base: TeamParams) -> Result<TeamParams, ParamError> {
+        let fail = |m: &str| Err(ParamError(m.to_string()));
+        if self.users.is_some() && self.teams.is_some() {
+            return fail("give users or teams, not both");
+        }
+        if self.load.is_some() && self.jobs_per_day.is_some() {
+            return fail("give load or jobs_per_day, not both");
+        }
+        let own_gpus = u64::from(base.nodes) * u64::from(base.gpus_per_node);
+        let mut params = base;
+        if let Some(seed) = self.seed {
+            params.seed = seed;
+        }
+        if let Some(nodes) = self.nodes {
+            params.nodes = nodes;
+        }
+        if let Some(gpus) = self.gpus_per_node {
+            params.gpus_per_node = gpus;
+        }
+        if let Some(model) = &self.gpu_model {
+            params.gpu_model = model.clone();
+        }
+        if let Some(weeks) = self.weeks {
+            params.weeks = weeks;
+        }
+        if let Some(users) = self.users {
+            if users == 0 {
+                return fail("users must be positive");
+            }
+            params.teams = TeamParams::cell(1, users, 0).teams;
+        } else if let Some(teams) = &self.teams {
+            params.teams = teams
+                .iter()
+                .map(|t| TeamSpec {
+                    name: t.name.clone(),
+                    shares: t.shares,
+                    gpu_quota: t.gpu_quota,
+                    users: t.users,
+                    burst: t.burst,
+                })
+                .collect();
+        } else {
+            let gpus = u64::from(params.nodes) * u64::from(params.gpus_per_node);
+            let quotas: Vec<u64> = params
+                .teams
+                .iter()
+                .map(|t| t.gpu_quota.map_or(0, u64::from))
+                .collect();
+            let scaled = crate::workload::scale_largest_remainder(&quotas, gpus, own_gpus);
+            for (team, quota) in params.teams.iter_mut().zip(scaled) {
+                if team.gpu_quota.is_some() {
+                    team.gpu_quota = Some(u32::try_from(quota).unwrap_or(u32::MAX));
+                }
+            }
+        }
+        if let Some(jobs) = self.jobs_per_day {
+            params.profile.jobs_per_day = jobs;
+        }
+        if let Some(load) = self.load {
+            if !(load.is_finite() && load > 0.0) {
+                return fail("load must be a positive number");
+            }
+            params.validate()?;
+            let now = params.offered_day_load();
+            if now > 0.0 {
+                params.profile.jobs_per_day *= load / now;
+            }
+        }
+        params.validate()?;
+        Ok(params)
     }
 }
 
@@ -447,6 +685,86 @@ mod tests {
                 .iter()
                 .all(|j| j.gpus_per_task_milli == 8_000
                     && j.placement == TracePlacement::StrictSpread)
+        );
+    }
+
+    #[test]
+    fn a_team_file_sets_its_fields_and_scales_the_default_quotas() {
+        let file = TeamFile {
+            nodes: Some(2),
+            gpu_model: Some("h100".into()),
+            weeks: Some(1),
+            ..TeamFile::default()
+        };
+        let params = file.apply(TeamParams::default()).unwrap();
+        let quotas: Vec<Option<u32>> = params.teams.iter().map(|t| t.gpu_quota).collect();
+        assert_eq!(
+            quotas,
+            [Some(7), Some(5), Some(3), Some(1)],
+            "half of 13, 10, 6, 3"
+        );
+        let workload = params.generate().unwrap();
+        assert_eq!(workload.nodes.len(), 2);
+        assert!(
+            workload
+                .nodes
+                .iter()
+                .all(|n| n.gpu_model.as_deref() == Some("h100"))
+        );
+        let teams = TeamFile {
+            teams: Some(vec![TeamEntry {
+                name: "lab".into(),
+                shares: 1,
+                users: 6,
+                gpu_quota: None,
+                burst: None,
+            }]),
+            ..TeamFile::default()
+        };
+        let params = teams.apply(TeamParams::default()).unwrap();
+        assert_eq!(params.teams.len(), 1);
+        assert_eq!(params.teams[0].users, 6);
+    }
+
+    #[test]
+    fn conflicting_or_invalid_team_fields_are_errors() {
+        let err = |file: TeamFile| file.apply(TeamParams::default()).unwrap_err().0;
+        assert!(
+            err(TeamFile {
+                users: Some(2),
+                teams: Some(Vec::new()),
+                ..TeamFile::default()
+            })
+            .contains("users or teams")
+        );
+        assert!(
+            err(TeamFile {
+                load: Some(1.0),
+                jobs_per_day: Some(2.0),
+                ..TeamFile::default()
+            })
+            .contains("load or jobs_per_day")
+        );
+        assert!(
+            err(TeamFile {
+                load: Some(f64::NAN),
+                ..TeamFile::default()
+            })
+            .contains("load")
+        );
+        assert!(
+            err(TeamFile {
+                teams: Some(Vec::new()),
+                ..TeamFile::default()
+            })
+            .contains("teams must not be empty")
+        );
+        assert!(
+            err(TeamFile {
+                gpus_per_node: Some(0),
+                ..TeamFile::default()
+            })
+            .contains("gpus_per_node")
         );
     }
 

@@ -81,8 +81,28 @@ def simulate(
     checkpoint_delay_s: int = ...,
     faults: Optional[int] = ...,
     dataframe: bool = ...,
+    team: Optional[Mapping[str, JSON]] = ...,
 ) -> Dict[str, Any]:
-    """Simulates a built-in workload (gpu-ml, gpu-ml-heavy-tail) or a trace (SWF, Alibaba CSV)
+    """Simulates a built-in workload (gpu-ml, gpu-ml-heavy-tail, team with the team file's
+    fields in `team`) or a trace (SWF, Alibaba CSV)
     under each policy: {workload, nodes, jobs, policies, metrics: {policy: dict}, schedules:
     {policy: list of job records, or a pandas.DataFrame with dataframe=True}}. Ctrl-C raises
     KeyboardInterrupt between ticks."""
+
+
+class SweepTable(List[Dict[str, Any]]):
+    """The cells of sweep(): one dict per cell (gpus, users, jobs, wait_ssh_s, wait_full_s,
+    wait_saved, idle_ssh_hours, idle_full_hours, idle_saved, pays_off)."""
+
+    def to_pandas(self) -> Any:
+        """A pandas.DataFrame of the cells; ImportError without pandas."""
+        ...
+
+def sweep(
+    gpus: Optional[Sequence[int]] = ...,
+    users: Optional[Sequence[int]] = ...,
+    seed: int = ...,
+    weeks: int = ...,
+) -> SweepTable:
+    """gangway simulate --sweep: GPUs x users, ssh against full."""
+    ...

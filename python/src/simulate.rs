@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use gangway::ClusterConfig;
 use gangway_sim::metrics::Metrics;
+use gangway_sim::team::{TeamFile, TeamParams};
 use gangway_sim::workload::Workload;
 use gangway_sim::workload::gpu_ml::GpuMlParams;
 use gangway_sim::{
@@ -24,18 +25,72 @@ fn builtin(name: &str) -> PyResult<GpuMlParams> {
         "gpu-ml" => Ok(GpuMlParams::default()),
         "gpu-ml-heavy-tail" => Ok(GpuMlParams::heavy_tailed()),
         _ => Err(PyValueError::new_err(format!(
-            "unknown workload {name:?}: expected gpu-ml or gpu-ml-heavy-tail"
+            "unknown workload {name:?}: expected team, gpu-ml or gpu-ml-heavy-tail"
         ))),
     }
 }
 
+/// The team workload of `simulate(workload="team", team={...})`: the team file's fields
+/// (docs/simulate.md, "Your own team") over the built-in team, drawn for `cluster`'s machine
+/// when one is given.
+fn team_workload(
+    py: Python<'_>,
+    team: Option<&Bound<'_, PyAny>>,
+    cluster: Option<&ClusterConfig>,
+    seed: u64,
+    jobs: Option<usize>,
+) -> PyResult<Workload> {
+    let file: TeamFile = match team {
+        Some(object) if !object.is_none() => {
+            let value = to_value(py, object, "team")?;
+            serde_json::from_value(value)
+                .map_err(|e| PyValueError::new_err(format!("team: {e}")))?
+        }
+        _ => TeamFile::default(),
+    };
+    if cluster.is_some()
+        && (file.nodes.is_some() || file.gpus_per_node.is_some() || file.gpu_model.is_some())
+    {
+        return Err(PyValueError::new_err(
+            "team: nodes, gpus_per_node and gpu_model conflict with cluster=, which brings its own machine",
+        ));
+    }
+    let mut params = TeamParams {
+        seed,
+        ..TeamParams::default()
+    };
+    if let Some(machine) = cluster {
+        params = params
+            .fit_to(machine)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    }
+    let mut workload = file
+        .apply(params)
+        .and_then(|p| p.generate())
+        .map_err(|e| PyValueError::new_err(format!("team: {}", e.0)))?;
+    if let Some(jobs) = jobs {
+        workload.jobs.truncate(jobs);
+    }
+    Ok(workload)
+}
+
 fn load(
+    py: Python<'_>,
     workload: Option<&str>,
     trace: Option<PathBuf>,
     seed: u64,
     jobs: Option<usize>,
+    team: Option<&Bound<'_, PyAny>>,
+    cluster: Option<&ClusterConfig>,
 ) -> PyResult<(String, Workload)> {
+    if workload != Some("team") && team.is_some_and(|t| !t.is_none()) {
+        return Err(PyValueError::new_err("team= is for workload=\"team\""));
+    }
     match (workload, trace) {
+        (Some("team"), None) => {
+            let workload = team_workload(py, team, cluster, seed, jobs)?;
+            Ok((format!("team (seed {seed})"), workload))
+        }
         (Some(_), Some(_)) => Err(PyValueError::new_err("give workload= or trace=, not both")),
         (_, Some(path)) => {
             let name = path
@@ -104,7 +159,7 @@ fn run_one(
 #[pyfunction]
 #[pyo3(signature = (workload = None, trace = None, policies = None, cluster = None, seed = 1,
                     jobs = None, overrun = "allow", checkpoint_delay_s = 30, faults = None,
-                    dataframe = false))]
+                    dataframe = false, team = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
@@ -118,6 +173,7 @@ pub fn simulate<'py>(
     checkpoint_delay_s: u64,
     faults: Option<u64>,
     dataframe: bool,
+    team: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let presets = match policies {
         None => PolicyPreset::ALL.to_vec(),
@@ -143,7 +199,7 @@ pub fn simulate<'py>(
             )
         }
     };
-    let (name, workload) = load(workload, trace, seed, jobs)?;
+    let (name, workload) = load(py, workload, trace, seed, jobs, team, cluster.as_ref())?;
     let options = SimOptions {
         checkpoint_delay_ms: checkpoint_delay_s.saturating_mul(1000),
         faults: faults.map(FaultOptions::standard),
@@ -190,4 +246,37 @@ pub fn simulate<'py>(
     out.set_item("metrics", metrics)?;
     out.set_item("schedules", schedules)?;
     Ok(out)
+}
+
+/// `gangway.sweep`'s native part: the sweep's cells as records (`SweepRow` fields), in grid
+/// order; `gangway.sweep` wraps them in a `SweepTable`.
+#[pyfunction]
+#[pyo3(signature = (gpus = None, users = None, seed = 1, weeks = 2))]
+pub fn sweep_records<'py>(
+    py: Python<'py>,
+    gpus: Option<Vec<u32>>,
+    users: Option<Vec<u32>>,
+    seed: u64,
+    weeks: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    let defaults = gangway_sim::sweep::SweepParams::default();
+    let params = gangway_sim::sweep::SweepParams {
+        gpus: gpus.unwrap_or_else(|| defaults.gpus.clone()),
+        users: users.unwrap_or_else(|| defaults.users.clone()),
+        seed,
+        weeks,
+        ..defaults
+    };
+    if params.gpus.is_empty() || params.users.is_empty() || params.gpus.contains(&0) {
+        return Err(PyValueError::new_err(
+            "sweep: gpus and users must be non-empty lists of positive numbers",
+        ));
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cells = py
+        .detach(|| gangway_sim::sweep::run_sweep(&params, threads, |_| {}))
+        .map_err(|e| gangway_error(py, "simulation", &e.to_string()))?;
+    let rows: Vec<gangway_sim::sweep::SweepRow> =
+        cells.iter().map(gangway_sim::sweep::SweepRow::of).collect();
+    Ok(pythonize::pythonize(py, &rows)?)
 }

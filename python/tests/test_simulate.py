@@ -5,7 +5,7 @@ import importlib.util
 import pytest
 
 import gangway
-from conftest import REPO
+from conftest import CLUSTER, REPO
 
 
 def test_builtin_workload_two_policies():
@@ -65,3 +65,50 @@ def test_dataframe_when_pandas_is_present():
         return
     out = gangway.simulate(policies=["easy"], jobs=5, dataframe=True)
     assert len(out["schedules"]["easy"]) == 5
+
+
+# Issue 27, item 2: your own team and the sweep from Python.
+
+def test_team_workload_with_the_team_file_fields():
+    out = gangway.simulate(workload="team", policies=["ssh", "full"],
+                           team={"users": 6, "nodes": 2, "gpus_per_node": 8, "weeks": 1,
+                                 "load": 1.0})
+    assert out["workload"] == "team (seed 1)"
+    assert out["nodes"] == 2
+    accounts = [a["account"] for a in out["metrics"]["full"]["accounts"]]
+    assert accounts == ["u01", "u02", "u03", "u04", "u05", "u06"]
+    assert out["metrics"]["ssh"]["rejections"] == []
+    default = gangway.simulate(workload="team", policies=["easy"], jobs=30)
+    assert default["jobs"] == 30
+
+
+def test_team_workload_fits_a_given_machine():
+    out = gangway.simulate(workload="team", policies=["easy"], cluster=CLUSTER,
+                           team={"weeks": 1})
+    assert out["metrics"]["easy"]["jobs"]["rejected"] == 0
+    with pytest.raises(ValueError, match="conflict with cluster"):
+        gangway.simulate(workload="team", cluster=CLUSTER, team={"nodes": 3})
+
+
+def test_bad_team_arguments():
+    with pytest.raises(ValueError, match="unknown field"):
+        gangway.simulate(workload="team", team={"user": 6})
+    with pytest.raises(ValueError, match="team= is for"):
+        gangway.simulate(workload="gpu-ml", team={"users": 6}, jobs=5)
+    with pytest.raises(ValueError, match="users or teams"):
+        gangway.simulate(workload="team", team={"users": 2, "teams": []})
+
+
+def test_sweep_returns_records_whatever_is_installed():
+    table = gangway.sweep(gpus=[4, 8], users=[2], weeks=1)
+    assert type(table) is gangway.SweepTable
+    assert [(c["gpus"], c["users"]) for c in table] == [(4, 2), (8, 2)]
+    assert {"wait_ssh_s", "wait_full_s", "idle_saved", "pays_off"} <= set(table[0])
+    assert table == gangway.sweep(gpus=[4, 8], users=[2], weeks=1)
+    if importlib.util.find_spec("pandas") is None:
+        with pytest.raises(ImportError, match="pandas"):
+            table.to_pandas()
+    else:
+        assert list(table.to_pandas()["gpus"]) == [4, 8]
+    with pytest.raises(ValueError):
+        gangway.sweep(gpus=[])

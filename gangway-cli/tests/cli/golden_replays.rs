@@ -79,3 +79,20 @@ fn digest_is_sha256() {
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
 }
+
+/// Every shared trace and committed sample under every policy, ssh included, runs to its end
+/// (tests/golden/check_all_traces.sh, through this test's `gangway`). Ignored: it takes far
+/// longer than the rest of the suite (docs/simulate.md, "Every trace to the end"). Run it with
+/// `cargo test --release -p gangway-cli --test cli -- --ignored every_trace`.
+#[test]
+#[ignore = "slow: replays every shared trace under every policy"]
+fn every_trace_runs_to_its_end_under_every_policy() {
+    let status = Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/golden/check_all_traces.sh"
+    ))
+    .env("GANGWAY_BIN", env!("CARGO_BIN_EXE_gangway"))
+    .status()
+    .expect("run check_all_traces.sh");
+    assert!(status.success(), "check_all_traces.sh failed: {status}");
+}

@@ -63,8 +63,6 @@ fn gpu_ml_run_prints_the_policy_table() {
         "preemptions",
         "GPU-hours lost",
         "  to preemption",
-        "Jain's index",
-        "share vision (40%)",
         "hours contended",
         "share when contended vision (40%)",
     ] {
@@ -73,6 +71,15 @@ fn gpu_ml_run_prints_the_policy_table() {
             .find(|l| l.starts_with(label))
             .unwrap_or_else(|| panic!("no row {label:?} in\n{text}"));
         assert_eq!(row[label.len()..].split_whitespace().count(), 5, "{row}");
+    }
+    // Every job ran under every policy: the whole-run shares are the workload's, given once
+    // below the table.
+    let (table, below) = text
+        .split_once("the same under every policy (so they measure the workload, not the policy):\n")
+        .unwrap_or_else(|| panic!("no workload rows in\n{text}"));
+    assert!(!table.contains("share vision (40%)"), "{text}");
+    for label in ["Jain's index", "share vision (40%)"] {
+        assert_eq!(row(below, label).len(), 1, "{label}: {text}");
     }
     let started = text
         .lines()
@@ -502,4 +509,520 @@ fn a_closed_standard_output_is_not_a_crash() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(output.status.success(), "{:?}: {stderr}", output.status);
+}
+
+/// Writes a machine file of `nodes` nodes of `gpus` A100s, `cpus` cpus and `memory` MiB.
+fn machine_file(name: &str, nodes: u32, gpus: u32, cpus: u32, memory: u64) -> PathBuf {
+    let list: Vec<String> = (1..=nodes)
+        .map(|k| {
+            format!(
+                r#"{{"name": "n{k}", "cpus": {cpus}, "memory_mib": {memory},
+                    "gpus": {{"model": "a100", "count": {gpus}}}}}"#
+            )
+        })
+        .collect();
+    let path = scratch(name);
+    std::fs::write(&path, format!(r#"{{"nodes": [{}]}}"#, list.join(","))).unwrap();
+    path
+}
+
+/// Issue 27, item 1: a lab's own machine (4 × 8 A100 with 512,000 MiB, 4 × 4 with 256,000)
+/// runs every job of the team workload, with its teams' shares and quotas.
+#[test]
+fn a_machine_file_runs_every_team_job_with_the_team_shares() {
+    for (name, gpus, cpus, memory) in [("lab8.json", 8, 64, 512_000), ("lab4.json", 4, 32, 256_000)]
+    {
+        let file = machine_file(name, 4, gpus, cpus, memory);
+        let report = scratch(&format!("{name}.report.json"));
+        let text = stdout(&gangway(&[
+            "simulate",
+            "--cluster",
+            file.to_str().unwrap(),
+            "--jobs",
+            "150",
+            "--report",
+            report.to_str().unwrap(),
+        ]));
+        assert!(!text.contains("warning"), "{name}: {text}");
+        assert_eq!(row(&text, "never started"), ["0"; 5], "{name}: {text}");
+        assert_eq!(row(&text, "completed"), ["150"; 5], "{name}: {text}");
+        assert!(text.contains("share vision (40%)"), "{name}: {text}");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        for run in json["runs"].as_array().unwrap() {
+            assert_eq!(
+                run["metrics"]["rejections"],
+                serde_json::json!([]),
+                "{name}"
+            );
+        }
+    }
+}
+
+/// Issue 27, item 1: jobs the machine can never run are counted by reason and printed before
+/// the table, with one job's request and the machine's largest node.
+#[test]
+fn rejections_are_counted_by_reason_before_the_table() {
+    let tiny = scratch("tiny.json");
+    std::fs::write(
+        &tiny,
+        r#"{"nodes": [{"name": "x", "cpus": 8, "memory_mib": 1000}]}"#,
+    )
+    .unwrap();
+    let report = scratch("tiny.report.json");
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--trace",
+        KTH_200,
+        "--cluster",
+        tiny.to_str().unwrap(),
+        "--policy",
+        "easy,fcfs",
+        "--report",
+        report.to_str().unwrap(),
+    ]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[1],
+        "warning: 81 of 200 jobs can never run here (under every policy): refused at submit, \
+         counted as never started",
+        "{text}"
+    );
+    assert!(
+        lines[2].trim_start().starts_with("81  unsatisfiable: "),
+        "{text}"
+    );
+    assert!(lines[2].contains("(e.g. job "), "{text}");
+    assert!(lines[2].contains("tasks of 1 cpu)"), "{text}");
+    assert_eq!(lines[3], "  the machine: 1 node, with 8 cpus, 1000 MiB");
+    assert_eq!(
+        lines[4].split_whitespace().collect::<Vec<_>>(),
+        ["easy", "fcfs"]
+    );
+    assert_eq!(row(&text, "never started"), ["81", "81"]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["runs"][0]["metrics"]["rejections"][0]["jobs"], 81);
+}
+
+/// Issue 27, item 1: with `--strict` any job refused at submit, or left out by a history
+/// reader because no node holds it, is an error, and no table is printed.
+#[test]
+fn strict_makes_any_rejection_an_error() {
+    let tiny = scratch("tiny-strict.json");
+    std::fs::write(&tiny, r#"{"nodes": [{"name": "x", "cpus": 8}]}"#).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let output = run(&[
+        "simulate",
+        "--trace",
+        KTH_200,
+        "--cluster",
+        tiny.to_str().unwrap(),
+        "--strict",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--strict: warning: 81 of 200 jobs"),
+        "{stderr}"
+    );
+    assert!(!stdout(&output).contains("jobs started"));
+    // The sacct sample on 4-GPU nodes: 16 jobs ask for more GPUs than a node has.
+    let small = machine_file("small-strict.json", 4, 4, 32, 256_000);
+    let sacct = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../gangway-sim/tests/fixtures/history-sacct.txt"
+    );
+    let args = [
+        "simulate",
+        "--trace",
+        sacct,
+        "--cluster",
+        small.to_str().unwrap(),
+    ];
+    let lenient = stdout(&gangway(&args));
+    assert!(
+        lenient.contains("warning: 16 jobs of the trace can never run here"),
+        "{lenient}"
+    );
+    let output = run(&[&args[..], &["--strict"]].concat());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--strict: 16 jobs"));
+    // Without --strict the team workload on a machine without GPUs is an error all the same.
+    let output = run(&["simulate", "--cluster", tiny.to_str().unwrap()]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no GPU node"));
+}
+
+/// Issue 27, item 3: the plain run ends with a verdict by the sweep's rule, with the numbers
+/// that decide it.
+#[test]
+fn the_plain_run_ends_with_a_verdict_by_the_sweep_rule() {
+    let text = stdout(&gangway(&["simulate"]));
+    let verdict = text
+        .lines()
+        .find(|l| l.starts_with("verdict: "))
+        .unwrap_or_else(|| panic!("no verdict in\n{text}"));
+    let waits = row(&text, "wait mean");
+    assert!(
+        verdict.starts_with(&format!(
+            "verdict: a scheduler pays off here: with full against ssh, mean wait {} → {} (-",
+            waits[0], waits[4]
+        )),
+        "{verdict}"
+    );
+    assert!(
+        text.contains("The sweep's rule: a scheduler pays off when it cuts the mean wait by 25%")
+    );
+    // The CSV sample on its own machine (room for every job at once): nobody waits, so not yet.
+    let csv = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../gangway-sim/tests/fixtures/history-jobs.csv"
+    );
+    let text = stdout(&gangway(&[
+        "simulate", "--trace", csv, "--policy", "ssh,easy",
+    ]));
+    assert!(
+        text.contains("verdict: not yet: no scheduler is needed here: with easy against ssh, mean wait 0s → 0s (0%)"),
+        "{text}"
+    );
+    // Without ssh there is nothing to judge against.
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--trace",
+        csv,
+        "--policy",
+        "fcfs,easy",
+    ]));
+    assert!(!text.contains("verdict"), "{text}");
+}
+
+/// Issue 27, item 3: rows that differ between policies stay in the table. Killing jobs at
+/// their limits under some policies (`ssh` never kills) changes the whole-run shares.
+#[test]
+fn shares_that_differ_between_policies_stay_in_the_table() {
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--trace",
+        KTH_200,
+        "--policy",
+        "ssh,easy",
+        "--overrun",
+        "kill",
+    ]));
+    assert!(!text.contains("the same under every policy"), "{text}");
+    let jain = row(&text, "Jain's index");
+    assert_eq!(jain.len(), 2, "{text}");
+    assert_ne!(jain[0], jain[1], "{text}");
+}
+
+/// Issue 27, item 8: the help names the default workload the binary really runs.
+#[test]
+fn the_help_names_the_real_default_workload() {
+    let ran = stdout(&gangway(&["simulate", "--jobs", "5", "--policy", "easy"]));
+    let first = ran.lines().next().unwrap();
+    let default = first
+        .strip_prefix("workload ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("{first}"));
+    assert_eq!(default, "team");
+    let top = stdout(&gangway(&["--help"]));
+    assert!(
+        top.contains(&format!(
+            "Replay a workload (the built-in {default} one, or a trace)"
+        )),
+        "{top}"
+    );
+    let help = stdout(&gangway(&["simulate", "--help"]));
+    assert!(
+        help.contains(&format!(
+            "Default: the built-in {default} workload (`--workload`)"
+        )),
+        "{help}"
+    );
+    assert!(help.contains(&format!("Default: {default} (")), "{help}");
+    for text in [&top, &help] {
+        assert!(!text.to_lowercase().contains("built-in gpu-ml"), "{text}");
+    }
+}
+
+/// Issue 27, item 8: each file written is named on stdout, and a path that cannot be written
+/// fails before the simulation runs.
+#[test]
+fn written_files_are_named_and_bad_paths_fail_first() {
+    let (plot, report) = (scratch("named.svg"), scratch("named.json"));
+    let schedule = scratch("named.csv");
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--jobs",
+        "20",
+        "--policy",
+        "easy,fcfs",
+        "--plot",
+        plot.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--schedule-out",
+        schedule.to_str().unwrap(),
+    ]));
+    for line in [
+        format!("schedule: {}", scratch("named.easy.csv").display()),
+        format!("schedule: {}", scratch("named.fcfs.csv").display()),
+        format!("report: {}", report.display()),
+        format!("plot: {}", plot.display()),
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line:?} in\n{text}");
+    }
+    let missing = scratch("no-such-dir").join("x.svg");
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args([
+            "simulate",
+            "--jobs",
+            "20",
+            "--plot",
+            missing.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot create"));
+    // Before the run: nothing simulated, no table.
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("simulated"));
+    assert!(!stdout(&output).contains("jobs started"));
+}
+
+/// Issue 27, item 8: an sacct export with only its header, and sacct's fixed-width output,
+/// are errors that say what is wrong.
+#[test]
+fn an_empty_history_and_fixed_width_sacct_are_clear_errors() {
+    let fails = |path: &Path| {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(["simulate", "--trace", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        String::from_utf8_lossy(&output.stderr).to_string()
+    };
+    let header = scratch("header-only.txt");
+    std::fs::write(
+        &header,
+        "JobID|User|Account|Submit|Start|End|Timelimit|AllocTRES\n",
+    )
+    .unwrap();
+    assert!(fails(&header).contains("no job to replay"));
+    let fixed = scratch("fixed-width.txt");
+    std::fs::write(
+        &fixed,
+        "JobID           User    Account     Submit\n\
+         ------------ --------- ---------- -------------------\n\
+         4101          ana     vision 2024-03-04T09:12:00\n",
+    )
+    .unwrap();
+    let message = fails(&fixed);
+    assert!(message.contains("fixed-width"), "{message}");
+    assert!(message.contains("--parsable2"), "{message}");
+}
+
+/// Issue 27, item 2: a lab lead's own team from the command line and from a JSON team file.
+#[test]
+fn your_own_team_from_options_and_a_team_file() {
+    let report = scratch("own-team.json");
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--users",
+        "6",
+        "--nodes",
+        "4",
+        "--gpus-per-node",
+        "4",
+        "--gpu-model",
+        "h100",
+        "--weeks",
+        "1",
+        "--load",
+        "1.0",
+        "--policy",
+        "ssh,full",
+        "--report",
+        report.to_str().unwrap(),
+    ]));
+    assert!(text.starts_with("workload team (seed 1): "), "{text}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .ends_with("jobs on 4 nodes (16 GPUs)"),
+        "{text}"
+    );
+    assert!(text.contains("verdict: "), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let accounts: Vec<&str> = json["runs"][0]["metrics"]["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["account"].as_str().unwrap())
+        .collect();
+    assert_eq!(accounts, ["u01", "u02", "u03", "u04", "u05", "u06"]);
+    // More load, more jobs.
+    let jobs = |load: &str| -> u64 {
+        let text = stdout(&gangway(&[
+            "simulate", "--users", "6", "--weeks", "1", "--load", load, "--policy", "easy",
+        ]));
+        let first = text.lines().next().unwrap();
+        first
+            .split(": ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(jobs("2.0") > 3 * jobs("0.5"));
+    // Teams with shares, users and quotas.
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--teams",
+        "vision:3:2:6,speech:1:1",
+        "--weeks",
+        "1",
+        "--policy",
+        "full",
+    ]));
+    assert!(text.contains("share vision (75%)"), "{text}");
+    // A team file, with an option over it.
+    let file = scratch("team-file.json");
+    std::fs::write(
+        &file,
+        r#"{"users": 3, "nodes": 2, "gpus_per_node": 8, "weeks": 1}"#,
+    )
+    .unwrap();
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--team-file",
+        file.to_str().unwrap(),
+        "--nodes",
+        "1",
+        "--policy",
+        "easy",
+    ]));
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .ends_with("jobs on 1 nodes (8 GPUs)"),
+        "{text}"
+    );
+    assert!(text.contains("share u03"), "{text}");
+}
+
+/// Issue 27, item 2: bad team options are clear errors.
+#[test]
+fn bad_team_options_are_clear_errors() {
+    let fails = |args: &[&str], message: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    };
+    fails(
+        &["simulate", "--teams", "vision"],
+        "expected NAME:SHARES[:USERS[:QUOTA]]",
+    );
+    fails(
+        &["simulate", "--teams", "vision:x"],
+        "shares \"x\" is not a whole number",
+    );
+    fails(
+        &["simulate", "--users", "2", "--teams", "a:1"],
+        "cannot be used with",
+    );
+    fails(&["simulate", "--load", "0"], "expected a positive number");
+    fails(
+        &["simulate", "--workload", "gpu-ml", "--users", "3"],
+        "not --workload gpu-ml",
+    );
+    fails(&["simulate", "--nodes", "0"], "nodes must be 1 to");
+    fails(
+        &["simulate", "--sweep", "--users", "3"],
+        "--sweep draws its own teams",
+    );
+    let bad = scratch("bad-team.json");
+    std::fs::write(&bad, r#"{"user": 6}"#).unwrap();
+    fails(
+        &["simulate", "--team-file", bad.to_str().unwrap()],
+        "unknown field `user`",
+    );
+}
+
+/// Issue 27, item 2: the sweep takes its grid and writes its table as CSV or JSON.
+#[test]
+fn the_sweep_takes_its_grid_and_writes_csv_and_json() {
+    let (csv, json, plot) = (
+        scratch("grid.csv"),
+        scratch("grid.json"),
+        scratch("grid.svg"),
+    );
+    for report in [&csv, &json] {
+        let text = stdout(&gangway(&[
+            "simulate",
+            "--sweep",
+            "--sweep-gpus",
+            "8,16",
+            "--sweep-users",
+            "2,6",
+            "--plot",
+            plot.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ]));
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with("   8 ") || l.starts_with("  16 "))
+                .count(),
+            4,
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("report: {}", report.display())),
+            "{text}"
+        );
+    }
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 5, "{table}");
+    assert!(lines[0].starts_with("gpus,users,jobs,"));
+    assert!(lines[3].starts_with("8,6,"), "{table}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 4);
+    assert_eq!(rows[3]["users"], 6);
+    assert_eq!(rows[3]["gpus"], 16);
+}
+
+/// Issue 27, item 5: `--quiet` leaves standard error empty (no progress, no timings).
+#[test]
+fn quiet_prints_nothing_on_standard_error() {
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(["simulate", "--jobs", "30", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    assert!(stdout(&output).contains("jobs started"));
+    let loud = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(["simulate", "--jobs", "30"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&loud.stderr).contains("ssh: simulated 30 jobs in"));
 }

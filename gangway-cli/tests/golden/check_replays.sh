@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Golden replay check: replays each line of tests/golden/replays.sha256 through the release
+# Golden replay check: replays each line of gangway-cli/tests/golden/replays.sha256 through the release
 # `gangway simulate` and compares the SHA-256 of its schedule CSV with the recorded digest.
 #
 #   gangway-cli/tests/golden/check_replays.sh            check; exits 1 naming every replay that differs

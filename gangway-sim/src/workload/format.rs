@@ -68,6 +68,32 @@ impl TraceFormat {
     /// assert_eq!(detect("notes.md", "# Notes\nhello\n"), None);
     /// ```
     pub fn detect(file_name: &str, head: &[u8]) -> Option<TraceFormat> {
+        Self::detect_text(file_name, head)
+    }
+
+    /// Whether `head` starts like `sacct` output without `--parsable2`: a header line of
+    /// space-separated names, one of them `JobID`, and no `|`.
+    ///
+    /// ```
+    /// use gangway_sim::workload::TraceFormat;
+    /// let fixed = b"JobID           User    Account     Submit\n------------ --------- ---------- ---\n";
+    /// assert!(TraceFormat::looks_like_fixed_width_sacct(fixed));
+    /// assert!(!TraceFormat::looks_like_fixed_width_sacct(b"JobID|User|Account\n"));
+    /// ```
+    pub fn looks_like_fixed_width_sacct(head: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(head);
+        text.lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .is_some_and(|first| {
+                !first.contains('|')
+                    && first
+                        .split_whitespace()
+                        .any(|field| field.eq_ignore_ascii_case("JobID"))
+            })
+    }
+
+    fn detect_text(file_name: &str, head: &[u8]) -> Option<TraceFormat> {
         let lower = file_name.to_ascii_lowercase();
         if lower.ends_with(".swf") || lower.ends_with(".swf.gz") || head.starts_with(&[0x1f, 0x8b])
         {

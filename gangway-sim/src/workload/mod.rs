@@ -31,6 +31,7 @@ mod skip;
 pub mod swf;
 
 pub use format::TraceFormat;
+pub(crate) use record::scale_largest_remainder;
 pub use record::{
     MAX_NODES, PARTITION, QUOTA_COHORT, TraceAccount, TraceJob, TraceNode, TracePlacement, Workload,
 };
@@ -92,6 +93,14 @@ fn detect_format(path: &std::path::Path) -> Result<TraceFormat, String> {
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     TraceFormat::detect(&name, &head).ok_or_else(|| {
+        if TraceFormat::looks_like_fixed_width_sacct(&head) {
+            return format!(
+                "{}: this looks like sacct's fixed-width output, which truncates fields; export \
+                 it again with `sacct --parsable2 --allocations --format=JobID,User,Account,\
+                 Submit,Start,End,Timelimit,AllocTRES` (fields separated by `|`)",
+                path.display()
+            );
+        }
         format!(
             "{}: unknown trace format: expected SWF (.swf, .swf.gz), an Alibaba pod list, \
              sacct --parsable2 output or a user,submit,duration,gpus CSV; or give --trace-format",

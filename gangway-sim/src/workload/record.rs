@@ -257,6 +257,102 @@ impl Workload {
     }
 }
 
+impl Workload {
+    /// The cluster configuration of this workload on another machine (`gangway simulate
+    /// --cluster`): `machine`'s nodes, and what `machine` brings of its own (accounts, queues and
+    /// cohorts, partitions, every other setting), with this workload's own configuration
+    /// ([`Workload::cluster_config`]) where `machine` has none: its accounts and their shares
+    /// when `machine` has no accounts; its quota queues and their cohort when `machine` has
+    /// neither queues nor cohorts, each GPU quota scaled by `machine`'s GPUs over the workload's
+    /// own (largest remainders, so that the quotas keep their sum in proportion); its partition
+    /// (a maximum time limit) when `machine` has no partitions.
+    ///
+    /// ```
+    /// use gangway_sim::team::TeamParams;
+    /// let workload = TeamParams::default().generate().unwrap(); // 32 GPUs, quotas 13/10/6/3
+    /// let machine: gangway::ClusterConfig = serde_json::from_str(r#"{"nodes": [
+    ///     {"name": "a", "cpus": 32, "memory_mib": 256000, "gpus": {"model": "a100", "count": 8}},
+    ///     {"name": "b", "cpus": 32, "memory_mib": 256000, "gpus": {"model": "a100", "count": 8}}]}"#).unwrap();
+    /// let cluster = workload.cluster_on(&machine);
+    /// assert_eq!(cluster.nodes, machine.nodes);
+    /// assert_eq!(cluster.accounts.len(), 4);
+    /// let quotas: Vec<u64> = cluster.queues.iter().map(|q| q.quota["gpu"].nominal.units()).collect();
+    /// assert_eq!(quotas, [7, 5, 3, 1]); // 16 GPUs: half of 13, 10, 6, 3, by largest remainder
+    /// ```
+    pub fn cluster_on(&self, machine: &ClusterConfig) -> ClusterConfig {
+        let own_gpus: u64 = self.nodes.iter().map(|n| u64::from(n.gpus)).sum();
+        let machine_gpus: u64 = machine
+            .nodes
+            .iter()
+            .filter_map(|n| n.gpus.as_ref())
+            .map(|g| u64::from(g.count))
+            .sum();
+        let mut own = Workload {
+            nodes: Vec::new(),
+            jobs: Vec::new(),
+            accounts: self.accounts.clone(),
+            skipped: SkipCounts::default(),
+            max_time_ms: self.max_time_ms,
+        };
+        if own_gpus > 0 && own_gpus != machine_gpus {
+            let quotas: Vec<u64> = own
+                .accounts
+                .iter()
+                .map(|a| a.gpu_quota.map_or(0, u64::from))
+                .collect();
+            let scaled = scale_largest_remainder(&quotas, machine_gpus, own_gpus);
+            for (account, quota) in own.accounts.iter_mut().zip(scaled) {
+                if account.gpu_quota.is_some() {
+                    account.gpu_quota = Some(u32::try_from(quota).unwrap_or(u32::MAX));
+                }
+            }
+        }
+        let own = own.cluster_config();
+        let mut cluster = machine.clone();
+        if cluster.accounts.is_empty() {
+            cluster.accounts = own.accounts;
+        }
+        if cluster.queues.is_empty() && cluster.cohorts.is_empty() {
+            cluster.queues = own.queues;
+            cluster.cohorts = own.cohorts;
+        }
+        if cluster.partitions.is_empty() {
+            cluster.partitions = own.partitions;
+        }
+        cluster
+    }
+}
+
+/// `values` × `numerator` / `denominator`, each rounded down, then the units the rounding lost
+/// (of the rounded total) given one each to the largest remainders (the first on ties).
+pub(crate) fn scale_largest_remainder(
+    values: &[u64],
+    numerator: u64,
+    denominator: u64,
+) -> Vec<u64> {
+    let exact: Vec<u128> = values
+        .iter()
+        .map(|&v| u128::from(v) * u128::from(numerator))
+        .collect();
+    let denominator = u128::from(denominator.max(1));
+    let mut scaled: Vec<u64> = exact
+        .iter()
+        .map(|&e| u64::try_from(e / denominator).unwrap_or(u64::MAX))
+        .collect();
+    let total: u128 = exact.iter().sum();
+    let target = (total + denominator / 2) / denominator;
+    let have: u128 = scaled.iter().map(|&s| u128::from(s)).sum();
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(exact[i] % denominator));
+    for &i in order
+        .iter()
+        .take(usize::try_from(target.saturating_sub(have)).unwrap_or(0))
+    {
+        scaled[i] = scaled[i].saturating_add(1);
+    }
+    scaled
+}
+
 fn node_config(node: &TraceNode) -> NodeConfig {
     let gpus = (node.gpus > 0).then(|| GpuConfig {
         model: node.gpu_model.clone().unwrap_or_else(|| "gpu".to_string()),

@@ -244,3 +244,175 @@ fn reservations_are_recorded_and_late_starts_counted() {
         (1, 2)
     );
 }
+
+/// Issue 27, item 1: the machine of `gangway simulate --cluster`.
+mod machine_override {
+    use super::*;
+    use gangway_sim::team::TeamParams;
+
+    fn machine(json: &str) -> ClusterConfig {
+        serde_json::from_str(json).unwrap()
+    }
+
+    /// 4 nodes of 4 A100 with 256,000 MiB: the default team's 4-GPU jobs ask 262,144 MiB.
+    const SMALL: &str = r#"{"nodes": [
+        {"name": "a", "cpus": 32, "memory_mib": 256000, "gpus": {"model": "a100", "count": 4}},
+        {"name": "b", "cpus": 32, "memory_mib": 256000, "gpus": {"model": "a100", "count": 4}},
+        {"name": "c", "cpus": 32, "memory_mib": 256000, "gpus": {"model": "a100", "count": 4}},
+        {"name": "d", "cpus": 32, "memory_mib": 256000, "gpus": {"model": "a100", "count": 4}}]}"#;
+    /// 2 nodes of 8 with 512,000 MiB and one of 4 with 64 cpus: 8-GPU jobs ask 524,288 MiB.
+    const MIXED: &str = r#"{"nodes": [
+        {"name": "a", "cpus": 64, "memory_mib": 512000, "gpus": {"model": "a100", "count": 8}},
+        {"name": "b", "cpus": 64, "memory_mib": 512000, "gpus": {"model": "a100", "count": 8}},
+        {"name": "c", "cpus": 64, "memory_mib": 300000, "gpus": {"model": "h100", "count": 4}},
+        {"name": "cpu", "cpus": 16, "memory_mib": 64000}]}"#;
+
+    #[test]
+    fn unfitted_team_jobs_are_rejected_by_the_machine_and_grouped_by_reason() {
+        // What `--cluster` did before: the default team on the small machine.
+        let workload = TeamParams {
+            weeks: 1,
+            ..TeamParams::default()
+        }
+        .generate()
+        .unwrap();
+        let (cluster, jobs) = prepare(
+            &workload,
+            Some(&machine(SMALL)),
+            PolicyPreset::Easy,
+            Overrun::Allow,
+        );
+        let result = run(cluster, jobs);
+        let metrics = Metrics::of(&result);
+        let total: u64 = metrics.rejections.iter().map(|r| r.jobs).sum();
+        assert_eq!(total, metrics.jobs.rejected);
+        assert!(total > 0);
+        assert!(
+            metrics.rejections[0].reason.contains("fits no node"),
+            "{:?}",
+            metrics.rejections
+        );
+        assert!(
+            !metrics.rejections[0]
+                .reason
+                .contains(&metrics.rejections[0].example)
+        );
+        assert!(
+            metrics
+                .rejections
+                .windows(2)
+                .all(|w| w[0].jobs >= w[1].jobs)
+        );
+    }
+
+    #[test]
+    fn a_team_fitted_to_a_machine_runs_every_job_under_every_policy() {
+        for json in [SMALL, MIXED] {
+            let machine = machine(json);
+            let params = TeamParams {
+                weeks: 1,
+                ..TeamParams::default()
+            }
+            .fit_to(&machine)
+            .unwrap();
+            let workload = params.generate().unwrap();
+            assert!(
+                workload.jobs.iter().any(|j| j.tasks > 1),
+                "gangs still drawn"
+            );
+            for preset in PolicyPreset::ALL {
+                let (cluster, jobs) = prepare(&workload, Some(&machine), preset, Overrun::Allow);
+                assert_eq!(cluster.nodes, machine.nodes);
+                let options = SimOptions {
+                    looks: (preset == PolicyPreset::Ssh).then(gangway_sim::LookSchedule::default),
+                    ..SimOptions::default()
+                };
+                let result = Simulator::new(cluster, jobs, options)
+                    .unwrap()
+                    .run(|view| check_tick(view.scheduler, view.outcome))
+                    .unwrap();
+                assert!(
+                    result.rejections.is_empty(),
+                    "{}: {:?}",
+                    preset.name(),
+                    result.rejections
+                );
+                assert!(
+                    result.jobs.iter().all(|j| j.status == JobStatus::Completed),
+                    "{}",
+                    preset.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_machine_keeps_the_workload_accounts_and_scaled_quotas_unless_it_has_its_own() {
+        let workload = TeamParams::default().generate().unwrap();
+        let small = machine(SMALL);
+        let (cluster, jobs) = prepare(&workload, Some(&small), PolicyPreset::Full, Overrun::Allow);
+        let accounts: Vec<(&str, u32)> = cluster
+            .accounts
+            .iter()
+            .map(|a| (a.name.as_str(), a.shares))
+            .collect();
+        assert_eq!(
+            accounts,
+            [
+                ("vision", 40),
+                ("language", 30),
+                ("speech", 20),
+                ("research", 10)
+            ]
+        );
+        let quotas: Vec<u64> = cluster
+            .queues
+            .iter()
+            .map(|q| q.quota["gpu"].nominal.units())
+            .collect();
+        // 13, 10, 6 and 3 of 32 GPUs, on 16: halved, by largest remainder.
+        assert_eq!(quotas, [7, 5, 3, 1]);
+        assert!(jobs.iter().all(|j| j.spec.queue.is_some()));
+        // The result's targets come from the kept accounts: `full` and `easy` differ in them.
+        let (easy, _) = prepare(&workload, Some(&small), PolicyPreset::Easy, Overrun::Allow);
+        assert_eq!(easy.accounts, cluster.accounts);
+        assert!(easy.queues.is_empty());
+        // A file with accounts and queues of its own keeps them.
+        let own = machine(
+            r#"{"nodes": [{"name": "a", "cpus": 8, "gpus": {"model": "a100", "count": 2}}],
+                "accounts": [{"name": "lab", "shares": 1}],
+                "cohorts": [{"name": "c"}],
+                "queues": [{"name": "q", "cohort": "c", "quota": {"gpu": {"nominal": 2}}}]}"#,
+        );
+        let (cluster, _) = prepare(&workload, Some(&own), PolicyPreset::Full, Overrun::Allow);
+        assert_eq!(cluster.accounts, own.accounts);
+        // (`full` sets each queue's preemption; the queue is the file's.)
+        let names = |c: &ClusterConfig| -> Vec<(String, u64)> {
+            c.queues
+                .iter()
+                .map(|q| (q.name.clone(), q.quota["gpu"].nominal.units()))
+                .collect()
+        };
+        assert_eq!(names(&cluster), [("q".to_string(), 2)]);
+        assert_eq!(cluster.cohorts, own.cohorts);
+    }
+}
+
+/// Issue 27, item 8: a task asking more GPUs than any node may have names the engine's limit
+/// and the cluster's largest node.
+#[test]
+fn too_many_gpus_for_a_task_names_the_largest_node() {
+    let cluster: ClusterConfig = serde_json::from_str(
+        r#"{"nodes": [{"name": "n1", "cpus": 8, "gpus": {"model": "a100", "count": 4}}]}"#,
+    )
+    .unwrap();
+    let mut big = job("big", 0, 1, 100, 10);
+    big.spec = big.spec.with_gpus(gangway::Milli::from_units(99));
+    let result = run(cluster, vec![big]);
+    assert_eq!(result.rejections.len(), 1);
+    assert!(
+        result.rejections[0].contains("a node has at most 16 (this cluster's largest has 4)"),
+        "{}",
+        result.rejections[0]
+    );
+}

@@ -2,6 +2,7 @@
 //! for free GPUs every 15 minutes in working hours (09:00–19:00, weekdays) and once at 21:00,
 //! with no queue; and the sweep's determinism.
 
+use gangway::testkit::check_tick;
 use gangway::{ClusterConfig, JobSpec, Milli};
 use gangway_sim::sweep::{SweepParams, run_sweep, sweep_table};
 use gangway_sim::{
@@ -71,6 +72,37 @@ fn a_user_who_finds_the_node_busy_looks_again_every_15_minutes() {
 }
 
 #[test]
+fn a_job_waiting_for_its_next_look_counts_as_pending() {
+    // Issue 27, item 4: b waits 10:05–11:05 between looks, outside the scheduler's queue; the
+    // samples (the plot's queue line) count it all the same.
+    let result = ssh(vec![
+        job("a", "a", 4, 10 * HOUR, HOUR),
+        job("b", "b", 2, 10 * HOUR + 5 * MIN, HOUR),
+    ]);
+    let waiting: Vec<(u64, usize)> = result
+        .samples
+        .iter()
+        .filter(|s| (10 * HOUR + 5 * MIN..11 * HOUR + 5 * MIN).contains(&s.time_ms))
+        .map(|s| (s.time_ms, s.pending))
+        .collect();
+    // b's look at 10:05 and its withdrawal (the look failed) in the next tick; later looks
+    // that cannot succeed (nothing was released) take no tick; a's end at 11:00.
+    assert_eq!(
+        waiting.iter().map(|&(t, _)| t).collect::<Vec<_>>(),
+        [10 * HOUR + 5 * MIN, 10 * HOUR + 5 * MIN, 11 * HOUR],
+        "{waiting:?}"
+    );
+    assert!(waiting.iter().all(|&(_, p)| p == 1), "{waiting:?}");
+    let after: Vec<usize> = result
+        .samples
+        .iter()
+        .filter(|s| s.time_ms >= 11 * HOUR + 5 * MIN)
+        .map(|s| s.pending)
+        .collect();
+    assert!(after.iter().all(|&p| p == 0), "{after:?}");
+}
+
+#[test]
 fn after_working_hours_the_next_look_is_the_evening_one() {
     // a holds the node 17:00–20:00; b wants 1 GPU at 18:50 (phase 5 minutes on the 15-minute
     // grid): 19:05 is after hours, so b's next look is 21:05: a wait of 2 h 15 min.
@@ -116,6 +148,40 @@ fn whoever_looks_first_wins_with_no_reservation() {
     let queued = simulate(PolicyPreset::Fcfs, None, jobs());
     assert_eq!(wait(&queued, 1), 59 * MIN);
     assert_eq!(queued.jobs[2].first_start_ms, Some(12 * HOUR));
+}
+
+#[test]
+fn a_look_that_failed_is_withdrawn_before_anything_else_at_that_instant() {
+    // Issue 27: x holds the node 10:00–10:30. c looked at 10:15 (busy) and looks again at
+    // 10:30; a and b want the node at 10:30 too. One look per tick: a looks first, while x
+    // still runs, and fails; then b looks, and x's end is delivered in that tick. a must not
+    // start there, since a user who found the node busy did not start anything: b, the first
+    // to look at a free node, takes it. (The host used to withdraw a's look only in the tick
+    // after b's, so the scheduler started a in b's tick, then the withdrawal cancelled a
+    // running job and its end came back `unknown_job`.)
+    let jobs = vec![
+        job("x", "a", 4, 10 * HOUR, 30 * MIN),
+        job("c", "a", 4, 10 * HOUR + 15 * MIN, HOUR),
+        job("a", "a", 4, 10 * HOUR + 30 * MIN, HOUR),
+        job("b", "b", 4, 10 * HOUR + 30 * MIN, HOUR),
+    ];
+    let options = SimOptions {
+        looks: Some(LookSchedule::default()),
+        ..SimOptions::default()
+    };
+    let result = Simulator::new(one_node(PolicyPreset::Ssh), jobs, options)
+        .unwrap()
+        .run(|view| check_tick(view.scheduler, view.outcome))
+        .unwrap();
+    assert_eq!(result.jobs[3].first_start_ms, Some(10 * HOUR + 30 * MIN));
+    assert!(result.jobs[2].first_start_ms > Some(10 * HOUR + 30 * MIN));
+    assert!(
+        result.jobs.iter().all(|j| j.status == JobStatus::Completed),
+        "{:?}",
+        result.jobs
+    );
+    // One execution per job: no start was undone.
+    assert_eq!(result.executions.len(), 4);
 }
 
 #[test]

@@ -162,8 +162,15 @@ impl ClusterState {
             return Err(EventError::new(
                 ErrorKind::Unsatisfiable,
                 format!(
-                    "{at}: one task asks for {} GPUs; no node has more than 16",
-                    group.gpus
+                    "{at}: one task asks for {} GPUs; a node has at most 16 (this cluster's \
+                     largest has {})",
+                    group.gpus,
+                    self.nodes
+                        .iter()
+                        .flatten()
+                        .map(|n| n.gpu_count)
+                        .max()
+                        .unwrap_or(0)
                 ),
             ));
         } else {
