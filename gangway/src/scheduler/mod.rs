@@ -81,12 +81,17 @@ pub struct Plan {
     pub assignments: Vec<Assignment>,
 }
 
-/// The snapshot format this version of gangway writes and reads ([`Snapshot`]'s `version`).
-/// Version 1 is the format before the field existed: a snapshot without it is version 1.
-/// Snapshots of every earlier version restore, migrated where the format changed; any other
-/// version is refused ([`RestoreError::Version`]). The committed fixtures of
+/// The snapshot format this version of gangway writes ([`Snapshot`]'s `version`); it reads
+/// every version from 1 up to it. The versions:
+///
+/// 1. the format before the field existed (a snapshot without it is version 1);
+/// 2. the state keeps the topology tree's numbering of its domains (`state.topology`). A
+///    version-1 snapshot has none and is migrated by numbering its domains afresh, as version 1
+///    restored them.
+///
+/// Any other version is refused ([`RestoreError::Version`]). The committed fixtures of
 /// `gangway/tests/snapshots/` hold that promise.
-pub const SNAPSHOT_VERSION: u32 = 1;
+pub const SNAPSHOT_VERSION: u32 = 2;
 
 /// Everything a scheduler needs to continue exactly where it was: the state, the last pass's
 /// report and plans, and the plug-ins' saved states (the plug-ins themselves aside), with the
@@ -134,7 +139,7 @@ impl Snapshot {
     /// assert_eq!(refused, RestoreError::Version { found: serde_json::json!(7) });
     /// assert_eq!(
     ///     refused.to_string(),
-    ///     "snapshot format version 7 is not supported: this gangway reads versions 1 to 1"
+    ///     "snapshot format version 7 is not supported: this gangway reads versions 1 to 2"
     /// );
     /// ```
     pub fn version_of(snapshot: &serde_json::Value) -> Result<u32, RestoreError> {
@@ -514,7 +519,7 @@ impl Scheduler {
         snapshot: Snapshot,
         mut profile: Profile,
     ) -> Result<Self, RestoreError> {
-        if snapshot.version != SNAPSHOT_VERSION {
+        if !(first_snapshot_version()..=SNAPSHOT_VERSION).contains(&snapshot.version) {
             let found = serde_json::Value::from(snapshot.version);
             return Err(RestoreError::Version { found });
         }

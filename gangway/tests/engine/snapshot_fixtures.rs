@@ -188,14 +188,19 @@ fn every_committed_snapshot_restores_and_continues_as_the_uninterrupted_replay()
     }
 }
 
-/// Writes tests/snapshots/v1/*.json from the streams, with the code of the day: run by hand
-/// only when the snapshot format gets a new version (into a new folder), never over a folder
-/// that is committed.
+/// Writes tests/snapshots/v{SNAPSHOT_VERSION}/*.json from the streams, with the code of the
+/// day: run by hand only when the snapshot format gets a new version. It refuses to write over
+/// a folder that exists: committed fixtures are never rewritten.
 #[test]
 #[ignore = "writes fixtures: run by hand for a new snapshot format version"]
 fn write_fixtures() {
-    let version = "v1";
-    let dir = Path::new(TESTS).join("snapshots").join(version);
+    let version = format!("v{}", gangway::scheduler::SNAPSHOT_VERSION);
+    let dir = Path::new(TESTS).join("snapshots").join(&version);
+    assert!(
+        !dir.exists(),
+        "{} exists: its fixtures are never rewritten",
+        dir.display()
+    );
     fs::create_dir_all(&dir).unwrap();
     for (name, relative, after, plugins) in WRITE {
         let (cluster, ticks) = stream(relative);
@@ -257,7 +262,7 @@ fn an_unknown_version_is_refused_and_changes_nothing() {
     let before = send(&mut shim, json!({"op": "snapshot"}));
     for version in [
         json!(0),
-        json!(2),
+        json!(3),
         json!(4_294_967_297_u64),
         json!(-1),
         json!("1"),
@@ -276,11 +281,14 @@ fn an_unknown_version_is_refused_and_changes_nothing() {
         );
         assert_eq!(send(&mut shim, json!({"op": "snapshot"})), before);
     }
-    // The same body, version 1 named explicitly, restores.
-    let mut state = fixture["state"].clone();
-    state["version"] = json!(1);
-    let reply = send(&mut shim, json!({"op": "restore", "state": state}));
-    assert_eq!(reply["ok"], true, "{reply}");
+    // The same body, version 1 named explicitly, restores; so does version 2, whose
+    // topology numbering is optional.
+    for version in [1, 2] {
+        let mut state = fixture["state"].clone();
+        state["version"] = json!(version);
+        let reply = send(&mut shim, json!({"op": "restore", "state": state}));
+        assert_eq!(reply["ok"], true, "{reply}");
+    }
 }
 
 /// A host that reads snapshots with serde itself gets the same refusal from `Scheduler::restore`.
@@ -292,8 +300,8 @@ fn restore_refuses_a_deserialized_snapshot_of_another_version() {
     )
     .unwrap();
     let mut state = fixture["state"].clone();
-    state["version"] = json!(2);
+    state["version"] = json!(3);
     let snapshot: gangway::Snapshot = serde_json::from_value(state).unwrap();
     let error = gangway::Scheduler::restore(snapshot).unwrap_err();
-    assert_eq!(error, gangway::RestoreError::Version { found: json!(2) });
+    assert_eq!(error, gangway::RestoreError::Version { found: json!(3) });
 }
