@@ -180,7 +180,7 @@ fn a_bad_setting_is_refused_and_changes_nothing() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: crate::common::kept_beside(), ..ProptestConfig::default() })]
 
     /// With random tenants, weights, sizes, priorities and ends, the oracle holds at every
     /// tick, a scheduler restored half-way decides exactly as the original, and every reported

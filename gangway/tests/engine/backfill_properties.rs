@@ -109,7 +109,7 @@ fn run(case: &Case, mode: &str) -> Run {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 5000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 5000, failure_persistence: crate::common::kept_beside(), ..ProptestConfig::default() })]
 
     #[test]
     fn conservative_starts_every_reserved_job(case in case()) {

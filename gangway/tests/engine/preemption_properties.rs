@@ -326,8 +326,11 @@ fn check_within_queue(case: &Case, v: usize, p: usize) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(
-        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(2000)))]
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(2000),
+        failure_persistence: crate::common::kept_beside(),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn preemption_never_thrashes(case in case()) {

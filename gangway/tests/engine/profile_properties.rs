@@ -23,9 +23,7 @@ use std::collections::BTreeMap;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{
-    FailurePersistence, FileFailurePersistence, TestCaseError, TestRunner,
-};
+use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::json;
 
 /// Adversarial profiles in CI, each run on one general and one contended stream; the long
@@ -49,14 +47,6 @@ fn adversarial_case(
     Ok(())
 }
 
-/// Failures kept beside this file, in profile_properties.proptest-regressions (proptest's
-/// default would put them under tests/proptest-regressions/, beside the binary's main.rs).
-fn kept_beside() -> Option<Box<dyn FailurePersistence>> {
-    Some(Box::new(FileFailurePersistence::WithSource(
-        "proptest-regressions",
-    )))
-}
-
 // The profile and both streams are drawn together, so that a failure shrinks as a whole and
 // its seed in profile_properties.proptest-regressions replays exactly that case (the first
 // kept there is issue 28's flake: a rack's only node removed, and one of a new GPU model
@@ -64,7 +54,7 @@ fn kept_beside() -> Option<Box<dyn FailurePersistence>> {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: ADVERSARIAL_CASES * scale(),
-        failure_persistence: kept_beside(),
+        failure_persistence: crate::common::kept_beside(),
         ..ProptestConfig::default()
     })]
 
@@ -81,7 +71,7 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 20 * ADVERSARIAL_CASES * scale(),
-        failure_persistence: kept_beside(),
+        failure_persistence: crate::common::kept_beside(),
         ..ProptestConfig::default()
     })]
 

@@ -60,7 +60,7 @@ fn submit(id: usize, queue: bool, cpus: u32, priority: i32) -> Event {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: crate::common::kept_beside(), ..ProptestConfig::default() })]
     #[test]
     fn reconfiguring_quotas_at_random_keeps_every_invariant(
         initial in (quota(), quota()),

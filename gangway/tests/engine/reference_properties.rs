@@ -355,7 +355,7 @@ fn busy() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 192 * scale(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 192 * scale(), failure_persistence: crate::common::kept_beside(), ..ProptestConfig::default() })]
 
     #[test]
     fn the_fast_pass_decides_and_reports_exactly_as_the_reference_pass(

@@ -526,7 +526,7 @@ fn cluster_and_jobs() -> impl Strategy<Value = (Racks, Jobs)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: crate::common::kept_beside(), ..ProptestConfig::default() })]
 
     #[test]
     fn required_level_gangs_always_land_in_one_domain((racks, jobs) in cluster_and_jobs()) {

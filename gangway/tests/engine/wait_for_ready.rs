@@ -490,7 +490,7 @@ mod streams {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(ProptestConfig { cases: 64, failure_persistence: crate::common::kept_beside(), ..ProptestConfig::default() })]
 
         /// The oracle (back-offs as configured and respected, block admission starting nothing
         /// beside a job not ready) holds after every tick of random streams with readiness
