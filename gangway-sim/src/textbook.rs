@@ -47,27 +47,27 @@ pub struct TextbookJob {
 /// are expected at, and their actual ends in a heap.
 struct Machine {
     free: u64,
-    /// Running jobs' expected ends and sizes; `None` once ended.
-    running: Vec<Option<(u64, u64)>>,
-    /// Actual ends, earliest first, with the slot in `running` each frees.
+    /// Running jobs: index, expected end, size (at most one per processor).
+    running: Vec<(usize, u64, u64)>,
+    /// Actual ends, earliest first, with the job's index.
     ends: BinaryHeap<Reverse<(u64, usize)>>,
 }
 
 impl Machine {
-    fn start(&mut self, job: &TextbookJob, now: u64) {
+    fn start(&mut self, index: usize, job: &TextbookJob, now: u64) {
         self.free -= job.size;
-        self.ends.push(Reverse((now + job.run, self.running.len())));
-        self.running.push(Some((now + job.estimate, job.size)));
+        self.ends.push(Reverse((now + job.run, index)));
+        self.running.push((index, now + job.estimate, job.size));
     }
 
     /// Ends every job whose end is `now`.
     fn end_due(&mut self, now: u64) {
-        while let Some(&Reverse((end, slot))) = self.ends.peek()
+        while let Some(&Reverse((end, index))) = self.ends.peek()
             && end == now
         {
             self.ends.pop();
-            if let Some((_, size)) = self.running[slot].take() {
-                self.free += size;
+            if let Some(at) = self.running.iter().position(|r| r.0 == index) {
+                self.free += self.running.swap_remove(at).2;
             }
         }
     }
@@ -105,7 +105,7 @@ pub fn easy(processors: u64, jobs: &[TextbookJob]) -> Vec<u64> {
         while let Some(&head) = queue.get(started)
             && jobs[head].size <= machine.free
         {
-            machine.start(&jobs[head], now);
+            machine.start(head, &jobs[head], now);
             starts[head] = now;
             started += 1;
         }
@@ -119,8 +119,7 @@ pub fn easy(processors: u64, jobs: &[TextbookJob]) -> Vec<u64> {
             machine
                 .running
                 .iter()
-                .flatten()
-                .map(|&(end, size)| (end.max(now), size)),
+                .map(|&(_, end, size)| (end.max(now), size)),
         );
         expected.sort_unstable();
         let need = jobs[head].size;
@@ -148,7 +147,7 @@ pub fn easy(processors: u64, jobs: &[TextbookJob]) -> Vec<u64> {
                 if !by_shadow {
                     extra -= job.size;
                 }
-                machine.start(job, now);
+                machine.start(i, job, now);
                 starts[i] = now;
             } else {
                 queue[kept] = i;
