@@ -4,8 +4,20 @@
 use crate::model::ids::NodeId;
 
 /// Values by node id; nodes without one cost a `None`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(super) struct ByNode<T>(Vec<Option<T>>);
+
+/// Equal when every node has the same value or none in both, however long either vector grew.
+impl<T: PartialEq> PartialEq for ByNode<T> {
+    fn eq(&self, other: &Self) -> bool {
+        let len = self.0.len().max(other.0.len());
+        (0..len).all(|i| {
+            self.0.get(i).and_then(Option::as_ref) == other.0.get(i).and_then(Option::as_ref)
+        })
+    }
+}
+
+impl<T: Eq> Eq for ByNode<T> {}
 
 impl<T> Default for ByNode<T> {
     fn default() -> Self {
@@ -27,6 +39,13 @@ impl<T> ByNode<T> {
     /// The node's value, made by `make` when it has none yet.
     pub(super) fn get_or_insert_with(&mut self, id: NodeId, make: impl FnOnce() -> T) -> &mut T {
         self.slot(id).get_or_insert_with(make)
+    }
+
+    /// Drops the node's value.
+    pub(super) fn remove(&mut self, id: NodeId) {
+        if let Some(slot) = self.0.get_mut(id.index()) {
+            *slot = None;
+        }
     }
 
     /// The node's place, made when the vector is shorter.
@@ -61,5 +80,9 @@ mod tests {
         *by_node.get_or_insert_with(NodeId(5), || 50) += 1;
         assert_eq!(*by_node.get_or_insert_with(NodeId(5), || 0), 51);
         assert_eq!(by_node.get_mut(NodeId(3)), None);
+        by_node.remove(NodeId(5));
+        let only_two: ByNode<u32> = [(NodeId(2), 20)].into_iter().collect();
+        assert_eq!(by_node, only_two, "a dropped value equals none");
+        assert_ne!(by_node, ByNode::default());
     }
 }

@@ -1,15 +1,14 @@
 //! The cluster's free cpus over time, summed over the nodes taking work: a cheap necessary
 //! condition for a reservation's start (a gang needing more cpus in all than are free cannot
-//! fit, whatever the nodes). Built once per pass from the per-node usage and kept current by
+//! fit, whatever the nodes). Built once per pass from the per-node usage (the running jobs' and the reservations) and kept current by
 //! every booking, so planning many jobs in one pass does not rebuild it.
 
 use std::collections::BTreeMap;
 
 use super::answers::Answers;
-use super::by_node::ByNode;
-use super::profile::Timeline;
 use crate::model::ids::NodeId;
 use crate::model::node::Node;
+use crate::model::resources::NodeAmounts;
 
 /// Free cpus (thousandths) as `(from, free)` steps, the first at the profile's `now`, which
 /// nodes count, and earlier answers by cpus needed.
@@ -21,8 +20,13 @@ pub(super) struct FreeCpus {
 }
 
 impl FreeCpus {
-    /// Sums `available − used` over the nodes taking work.
-    pub(super) fn build(usage: &ByNode<Timeline>, nodes: &[Option<Node>], now: u64) -> Self {
+    /// Sums `available − used` over the nodes taking work, with each node's usage steps from
+    /// `usage` (`None`: nothing in use there).
+    pub(super) fn build<S: Iterator<Item = (u64, NodeAmounts)>>(
+        nodes: &[Option<Node>],
+        now: u64,
+        mut usage: impl FnMut(NodeId) -> Option<S>,
+    ) -> Self {
         let mut base = 0u64;
         let mut changes: Vec<(u64, i64)> = Vec::new();
         let mut counted = vec![false; nodes.len()];
@@ -32,14 +36,14 @@ impl FreeCpus {
             };
             counted[i] = true;
             let available = node.available().cpu_milli;
-            let Some(timeline) = usage.get(NodeId(i as u32)) else {
+            let Some(steps) = usage(NodeId(i as u32)) else {
                 base += available;
                 continue;
             };
             let mut before = 0i64;
-            for (at, used) in timeline.steps() {
+            for (at, used) in steps {
                 let free = available.saturating_sub(used.cpu_milli) as i64;
-                changes.push((*at, free - before));
+                changes.push((at, free - before));
                 before = free;
             }
         }

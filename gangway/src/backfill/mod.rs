@@ -14,6 +14,7 @@ mod by_node;
 mod cpu_total;
 pub mod licenses;
 pub mod profile;
+pub mod running;
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -26,13 +27,14 @@ use crate::model::shape::TaskShape;
 use crate::placement::{Assignment, Candidates, CapacityView, FreeIndex};
 use crate::state::Maintenance;
 pub use profile::Profile;
+pub use running::RunningEnds;
 
 /// Free capacity for a job starting now and running until `end`, less what is earmarked for
 /// preemptors other than the job, plus what `released` names (the resources of preemption
 /// victims being tried).
 pub struct NowView<'a> {
-    /// The pass's profile, once a reservation exists.
-    pub profile: Option<&'a Profile>,
+    /// The pass's profile, once a reservation exists, over the running jobs' part.
+    pub profile: Option<(&'a Profile, &'a RunningEnds)>,
     /// Now.
     pub now: u64,
     /// Now + the job's time limit.
@@ -51,7 +53,9 @@ impl CapacityView for NowView<'_> {
             return None;
         }
         let mut free = match self.profile {
-            Some(p) if p.is_reserved(id) => p.free_over(id, node, self.now, self.end, false),
+            Some((p, running)) if p.is_reserved(id) => {
+                p.free_over(running, (id, node), (self.now, self.end), false)
+            }
             _ => node.free(),
         };
         if let Some(released) = self.released.get(&id) {
@@ -73,7 +77,8 @@ impl CapacityView for NowView<'_> {
             .chain(self.released.keys())
             .copied()
             .collect();
-        departures.extend(self.profile.into_iter().flat_map(Profile::reserved_nodes));
+        let profile = self.profile.map(|(profile, _)| profile);
+        departures.extend(profile.into_iter().flat_map(Profile::reserved_nodes));
         departures.extend(self.maintenance.blocked(self.now, self.end));
         departures.sort_unstable();
         departures.dedup();
@@ -85,6 +90,8 @@ impl CapacityView for NowView<'_> {
 pub struct FutureView<'a> {
     /// The pass's profile.
     pub profile: &'a Profile,
+    /// The running jobs' part of it.
+    pub running: &'a RunningEnds,
     /// Window start.
     pub start: u64,
     /// Window end.
@@ -98,8 +105,11 @@ pub struct FutureView<'a> {
 
 impl CapacityView for FutureView<'_> {
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
-        (node.accepts_work() && !self.maintenance.blocks(id, self.start, self.end))
-            .then(|| self.profile.free_over(id, node, self.start, self.end, true))
+        (node.accepts_work() && !self.maintenance.blocks(id, self.start, self.end)).then(|| {
+            let window = (self.start, self.end);
+            self.profile
+                .free_over(self.running, (id, node), window, true)
+        })
     }
 
     /// A future window pins a reservation: busy resources first.
@@ -121,7 +131,7 @@ impl CapacityView for FutureView<'_> {
 /// once it is later than the `needed`-th earliest found so far, and none is searched once
 /// `needed` nodes can take the window at `start` itself.
 pub fn earliest_fit_bound(
-    profile: &mut Profile,
+    (profile, running): (&mut Profile, &RunningEnds),
     nodes: &[Option<Node>],
     shapes: &[TaskShape],
     start: u64,
@@ -153,12 +163,14 @@ pub fn earliest_fit_bound(
         };
         let id = NodeId(i as u32);
         let answer = match slot {
-            Some(slot) => profile.earliest_usable_memo(slot, id, node, (start, len), past),
-            None => profile.earliest_usable(id, node, (start, len), past, |available, used| {
-                shapes
-                    .iter()
-                    .any(|s| available.fits_task(used, node.gpu_count, need(s)))
-            }),
+            Some(slot) => profile.earliest_usable_memo(running, slot, id, node, (start, len), past),
+            None => {
+                let fits = |available: &NodeAmounts, used: &NodeAmounts| {
+                    let fits = |s: &TaskShape| available.fits_task(used, node.gpu_count, need(s));
+                    shapes.iter().any(fits)
+                };
+                profile.earliest_usable(running, (id, node), (start, len), past, fits)
+            }
         };
         if answer <= past {
             let at = earliest.partition_point(|&t| t <= answer);
@@ -246,7 +258,7 @@ mod tests {
     /// The bound as defined: every usable node's earliest window, searched to the end, and the
     /// `needed`-th earliest of them.
     fn plain_bound(
-        profile: &Profile,
+        (profile, running): (&Profile, &RunningEnds),
         nodes: &[Option<Node>],
         shapes: &[TaskShape],
         (start, len): (u64, u64),
@@ -261,11 +273,12 @@ mod tests {
             .filter_map(|(i, n)| Some((NodeId(i as u32), n.as_ref()?)))
             .filter(|(_, n)| n.accepts_work())
             .map(|(id, n)| {
-                profile.earliest_usable(id, n, (start, len), u64::MAX, |a, u| {
+                let fits = |a: &NodeAmounts, u: &NodeAmounts| {
                     shapes.iter().any(|s| {
                         a.fits_task(u, n.gpu_count, (s.cpu_milli, s.memory_mib, s.whole_gpus()))
                     })
-                })
+                };
+                profile.earliest_usable(running, (id, n), (start, len), u64::MAX, fits)
             })
             .collect();
         answers.sort_unstable();
@@ -287,6 +300,7 @@ mod tests {
         };
         let nodes = vec![node(4), None, node(4), node(2), node(4), node(4)];
         let mut profile = Profile::default();
+        let running = RunningEnds::default();
         let mut next = numbers(5);
         for round in 0..3_000 {
             let id = NodeId([0, 2, 3, 4, 5][next(5) as usize]);
@@ -304,9 +318,9 @@ mod tests {
                 _ => vec![first],
             };
             let (from, len) = (next(300) * 10, 1 + next(40) * 20);
-            let expected = plain_bound(&profile, &nodes, &shapes, (from, len));
+            let expected = plain_bound((&profile, &running), &nodes, &shapes, (from, len));
             assert_eq!(
-                earliest_fit_bound(&mut profile, &nodes, &shapes, from, len),
+                earliest_fit_bound((&mut profile, &running), &nodes, &shapes, from, len),
                 expected,
                 "round {round}: {shapes:?} from {from} len {len}"
             );

@@ -1,11 +1,13 @@
-//! The availability profile: what each node will have in use over any future window, from
-//! running jobs' ends (start + time limit, or the grace deadline of a job being preempted), from
-//! the earmarks of preemptors (which will hold their planned resources once their victims stop;
-//! they count only for future windows) and from the reservations made earlier in the same pass.
-//! Maintenance windows' ends are candidate start times too; licenses are planned alongside.
+//! The availability profile: what each node will have in use over any future window. The
+//! running jobs' part lives across ticks in the state ([`RunningEnds`]: their ends, at start +
+//! time limit or the grace deadline of a job being preempted); a pass's profile is the overlay
+//! on it: the reservations made earlier in the same pass, and the earmarks of preemptors (which
+//! will hold their planned resources once their victims stop; they count only for future
+//! windows). Maintenance windows' ends are candidate start times too; licenses are planned
+//! alongside.
 //!
-//! Each node's usage is a step function kept as sorted breakpoints, so "free during
-//! `[start, end)`" is a binary search and a scan of the steps inside the window.
+//! Each node's usage is the sum of step functions kept as sorted breakpoints, so "free during
+//! `[start, end)`" is a merge of the few steps inside the window.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,6 +15,7 @@ use super::answers::Answers;
 use super::by_node::ByNode;
 use super::cpu_total::FreeCpus;
 use super::licenses::LicenseProfile;
+use super::running::{NodeSteps, RunningEnds};
 use crate::model::ids::NodeId;
 use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
@@ -26,15 +29,11 @@ pub(super) struct Timeline {
 }
 
 impl Timeline {
-    /// The steps: usage from each time on.
-    pub(super) fn steps(&self) -> &[(u64, NodeAmounts)] {
-        &self.steps
-    }
-
     fn new(now: u64) -> Self {
-        Timeline {
-            steps: vec![(now, NodeAmounts::default())],
-        }
+        // Room for one booking's two breakpoints without growing.
+        let mut steps = Vec::with_capacity(3);
+        steps.push((now, NodeAmounts::default()));
+        Timeline { steps }
     }
 
     /// The index of the step in force at `at` (`at` ≥ the first step's time).
@@ -55,6 +54,27 @@ impl Timeline {
         i + 1
     }
 
+    /// The highest usage at any instant of `[start, end)` (`start` at or after now) of this
+    /// timeline over the running jobs' usage of `node`. The running jobs' usage only steps
+    /// down, so the sum peaks at the window's start or where this timeline steps: it is read
+    /// there alone, by a binary search each.
+    fn peak_over(
+        &self,
+        running: &RunningEnds,
+        (node, now): (NodeId, u64),
+        (start, end): (u64, u64),
+    ) -> NodeAmounts {
+        let first = self.step_at(start);
+        let mut peak = NodeAmounts::default();
+        for &(at, booked) in self.steps[first..].iter().take_while(|s| s.0 < end) {
+            let at = at.max(start);
+            let mut usage = running.steps_after(node, now, at).0;
+            usage.add(&booked);
+            peak = peak.max(&usage);
+        }
+        peak
+    }
+
     /// Adds `amounts` over `[start, end)`.
     fn add(&mut self, start: u64, end: u64, amounts: &NodeAmounts) {
         if end <= start {
@@ -66,61 +86,163 @@ impl Timeline {
             usage.add(amounts);
         }
     }
+}
 
-    /// The earliest `t ≥ start` such that no step overlapping `[t, t + len)` (`len` ≥ 1) has a
-    /// usage that `blocks`; `u64::MAX` when a blocking step lasts forever. One sweep forward:
-    /// each blocking step moves the candidate window to the step's end. The sweep stops once
-    /// the candidate is later than `past`, returning it: a time later than `past` and no later
-    /// than the answer.
-    fn earliest_clear(
-        &self,
-        start: u64,
-        len: u64,
-        past: u64,
-        blocks: impl Fn(&NodeAmounts) -> bool,
-    ) -> u64 {
-        let (mut t, mut end) = (start, start.saturating_add(len));
-        for (i, (at, usage)) in self.steps.iter().enumerate().skip(self.step_at(start)) {
-            if *at >= end || t > past {
-                break;
-            }
-            if blocks(usage) {
-                match self.steps.get(i + 1) {
-                    Some(next) => (t, end) = (next.0, next.0.saturating_add(len)),
-                    None => return u64::MAX,
-                }
+/// One node's usage as `(from, usage)` steps from a time on (the first step): the running
+/// jobs' steps plus up to two overlays (the pass's reservations; for a future window, the
+/// earmarks).
+#[derive(Clone, Debug)]
+pub(super) struct UsageSteps<'a> {
+    /// The time of the first step, still to be given.
+    first: Option<u64>,
+    running: std::iter::Peekable<NodeSteps<'a>>,
+    running_now: NodeAmounts,
+    overlays: [&'a [(u64, NodeAmounts)]; 2],
+    next: [usize; 2],
+    overlays_now: [NodeAmounts; 2],
+}
+
+impl<'a> UsageSteps<'a> {
+    /// The steps from `at` on (at or after `now`) of the running jobs' usage on `node` and of
+    /// the `overlays` (each starting at `now`).
+    fn from(
+        (running, node, now): (&'a RunningEnds, NodeId, u64),
+        overlays: [&'a [(u64, NodeAmounts)]; 2],
+        at: u64,
+    ) -> Self {
+        let (running_now, running) = running.steps_after(node, now, at);
+        let mut next = [0; 2];
+        let mut overlays_now = [NodeAmounts::default(); 2];
+        for k in 0..2 {
+            let steps = overlays[k];
+            next[k] = steps.partition_point(|(t, _)| *t <= at);
+            if let Some(in_force) = next[k].checked_sub(1) {
+                overlays_now[k] = steps[in_force].1;
             }
         }
-        t
+        UsageSteps {
+            first: Some(at),
+            running: running.peekable(),
+            running_now,
+            overlays,
+            next,
+            overlays_now,
+        }
     }
 
-    /// The highest usage at any instant of `[start, end)`, per dimension.
-    fn peak(&self, start: u64, end: u64) -> NodeAmounts {
-        let first = self.step_at(start);
-        let mut peak = self.steps[first].1;
-        for (t, usage) in &self.steps[first + 1..] {
-            if *t >= end {
-                break;
-            }
-            peak = peak.max(usage);
-        }
-        peak
+    fn usage(&self) -> NodeAmounts {
+        let mut usage = self.running_now;
+        usage.add(&self.overlays_now[0]);
+        usage.add(&self.overlays_now[1]);
+        usage
     }
 }
 
-/// Future usage per node, built once per pass when the first job needs a reservation.
+impl Iterator for UsageSteps<'_> {
+    type Item = (u64, NodeAmounts);
+
+    fn next(&mut self) -> Option<(u64, NodeAmounts)> {
+        if let Some(first) = self.first.take() {
+            return Some((first, self.usage()));
+        }
+        let overlay_at = |k: usize| self.overlays[k].get(self.next[k]).map(|s| s.0);
+        let at = [
+            self.running.peek().map(|s| s.0),
+            overlay_at(0),
+            overlay_at(1),
+        ]
+        .into_iter()
+        .flatten()
+        .min()?;
+        if let Some((_, usage)) = self.running.next_if(|s| s.0 == at) {
+            self.running_now = usage;
+        }
+        for k in 0..2 {
+            if let Some(&(step_at, usage)) = self.overlays[k].get(self.next[k])
+                && step_at == at
+            {
+                self.overlays_now[k] = usage;
+                self.next[k] += 1;
+            }
+        }
+        Some((at, self.usage()))
+    }
+}
+
+/// The highest usage at any instant of `[start, end)` (`start` at or after the first step),
+/// per dimension.
+fn peak(steps: impl Iterator<Item = (u64, NodeAmounts)>, start: u64, end: u64) -> NodeAmounts {
+    let mut peak = NodeAmounts::default();
+    for (at, usage) in steps {
+        if at <= start {
+            peak = usage;
+            continue;
+        }
+        if at >= end {
+            break;
+        }
+        peak = peak.max(&usage);
+    }
+    peak
+}
+
+/// The earliest `t ≥ start` such that no step overlapping `[t, t + len)` (`len` ≥ 1) has a
+/// usage that `blocks`; `u64::MAX` when a blocking step lasts forever. One sweep forward:
+/// each blocking step moves the candidate window to the step's end. The sweep stops once the
+/// candidate is later than `past`, returning it: a time later than `past` and no later than
+/// the answer. Steps start at or before `start`.
+fn earliest_clear(
+    steps: impl Iterator<Item = (u64, NodeAmounts)>,
+    (start, len): (u64, u64),
+    past: u64,
+    blocks: impl Fn(&NodeAmounts) -> bool,
+) -> u64 {
+    let mut steps = steps.peekable();
+    let Some(mut current) = steps.next() else {
+        return start;
+    };
+    while let Some(step) = steps.next_if(|s| s.0 <= start) {
+        current = step;
+    }
+    let (mut t, mut end) = (start, start.saturating_add(len));
+    loop {
+        let (at, usage) = current;
+        if at >= end || t > past {
+            break;
+        }
+        if blocks(&usage) {
+            match steps.peek() {
+                Some(next) => (t, end) = (next.0, next.0.saturating_add(len)),
+                None => return u64::MAX,
+            }
+        }
+        match steps.next() {
+            Some(step) => current = step,
+            None => break,
+        }
+    }
+    t
+}
+
+/// Future usage per node over the running jobs', built once per pass when the first job needs
+/// a reservation. Every query reads the running jobs' part from the state's [`RunningEnds`],
+/// which the caller passes; it must be the one the profile was built over (the state's, as the
+/// pass starts jobs).
 #[derive(Clone, Debug, Default)]
 pub struct Profile {
     now: u64,
-    /// Usage per node with running jobs or reservations.
-    usage: ByNode<Timeline>,
-    /// For nodes with earmarks: `usage` plus the earmarked preemptors' future holdings (what is
-    /// free now from now on, what their victims hold from the victims' grace deadline on, until
-    /// the preemptor's time limit). Future windows read this one.
-    future: ByNode<Timeline>,
+    /// The reservations on each node with some.
+    booked: ByNode<Timeline>,
+    /// For nodes with earmarks: the earmarked preemptors' future holdings (what is free now
+    /// from now on, what their victims hold from the victims' grace deadline on, until the
+    /// preemptor's time limit), over the running jobs' usage and the reservations. Future
+    /// windows read it.
+    earmarked: ByNode<Timeline>,
     /// Nodes with reservations.
     reserved: BTreeSet<NodeId>,
-    /// Times at which something is released: the only start times worth trying.
+    /// Times at which something other than a running job is released (reservations' and
+    /// earmarks' ends, maintenance ends): with the running jobs' ends, the only start times
+    /// worth trying.
     releases: BTreeSet<u64>,
     /// Cluster-wide licenses over time (released at the same times as the jobs' nodes).
     pub licenses: LicenseProfile,
@@ -131,7 +253,7 @@ pub struct Profile {
     /// Need slots by need.
     need_slots: BTreeMap<TaskNeed, usize>,
     /// Free cpus summed over the nodes taking work: built by [`Profile::earliest_cpu_fit`],
-    /// then kept current by every booking.
+    /// then kept current by every booking and start.
     free_cpus: Option<FreeCpus>,
 }
 
@@ -146,69 +268,29 @@ struct NeedMemo {
 }
 
 impl Profile {
-    /// Builds the profile of the running jobs at `now`. A job past its time limit counts as
-    /// ending now (it holds its resources at `now` only); a job being preempted ends by its
-    /// grace deadline.
+    /// The profile at `now` over the running jobs of `state` (read from
+    /// `state`'s [`RunningEnds`] by each query), with no reservation yet: the earmarks, the
+    /// licenses and the maintenance windows' ends. A job past its time limit counts as ending
+    /// now (it holds its resources at `now` only); a job being preempted ends by its grace
+    /// deadline.
     pub fn build(state: &ClusterState, now: u64) -> Self {
         let mut profile = Profile {
             now,
             licenses: LicenseProfile::of(state, now),
             ..Profile::default()
         };
-        let mut holdings = Vec::new();
-        for &id in &state.running {
-            let Some(job) = state.job(id) else { continue };
-            let Some(end) = job.release_ms().map(|end| end.max(now)) else {
-                continue;
-            };
-            for (node, amounts) in state.node_charges(id) {
-                holdings.push((node, end, amounts));
+        if !state.licenses.is_empty() {
+            for job in state.running.iter().filter_map(|&id| state.job(id)) {
+                if let Some(end) = job.release_ms() {
+                    profile.licenses.add_running(&job.licenses, end.max(now));
+                }
             }
-            profile.licenses.add_running(&job.licenses, end);
         }
-        profile.add_all_running(holdings);
         profile.add_earmarks(state);
         profile
             .releases
             .extend(state.maintenance.ends().filter(|&end| end > now));
         profile
-    }
-
-    /// [`Profile::add_running`] of every `(node, end, amounts)` holding into an empty profile,
-    /// at once: each node's timeline is built from its holdings sorted by end, instead of
-    /// splitting steps one holding at a time.
-    fn add_all_running(&mut self, mut holdings: Vec<(NodeId, u64, NodeAmounts)>) {
-        let now = self.now;
-        let first_free = now.saturating_add(1);
-        holdings.sort_unstable_by_key(|(node, end, _)| (*node, (*end).max(first_free)));
-        // Every step down is a release, also `now + 1` for jobs past their time limit (held
-        // at `now` only): a reservation may start there.
-        let mut releases: Vec<u64> = holdings
-            .iter()
-            .map(|(_, end, _)| (*end).max(first_free))
-            .collect();
-        releases.sort_unstable();
-        releases.dedup();
-        self.releases = releases.into_iter().collect();
-        let mut usage = Vec::new();
-        for node_holdings in holdings.chunk_by(|a, b| a.0 == b.0) {
-            // Steps from the last end backwards: each is what the holdings ending later use.
-            let mut held = NodeAmounts::default();
-            let mut steps = Vec::new();
-            for same_end in node_holdings
-                .chunk_by(|a, b| a.1.max(first_free) == b.1.max(first_free))
-                .rev()
-            {
-                steps.push((same_end[0].1.max(first_free), held));
-                for (_, _, amounts) in same_end {
-                    held.add(amounts);
-                }
-            }
-            steps.push((now, held));
-            steps.reverse();
-            usage.push((node_holdings[0].0, Timeline { steps }));
-        }
-        self.usage = usage.into_iter().collect();
     }
 
     /// Books every earmarked preemptor's planned resources for future windows.
@@ -231,10 +313,9 @@ impl Profile {
             let end = stop.saturating_add(limit);
             for (node, planned) in &earmark.planned {
                 let held = victims.get(node).copied().unwrap_or_default();
-                let base = self.usage.get(*node).cloned();
                 let future = self
-                    .future
-                    .get_or_insert_with(*node, || base.unwrap_or_else(|| Timeline::new(now)));
+                    .earmarked
+                    .get_or_insert_with(*node, || Timeline::new(now));
                 future.add(now, end, &planned.minus(&held));
                 future.add(stop, end, &planned.minus(&planned.minus(&held)));
             }
@@ -242,41 +323,55 @@ impl Profile {
         }
     }
 
-    /// Records a holding that started now and ends at `end` (held at `now` even when `end` is
-    /// `now`).
+    /// Records, for the sums kept from the running jobs' part, that a job started now holds
+    /// `amounts` on `node` until `end` (the running jobs' part itself already has it).
     pub fn add_running(&mut self, node: NodeId, amounts: NodeAmounts, end: u64) {
         let end = end.max(self.now.saturating_add(1));
-        self.book(node, self.now, end, &amounts);
-        self.releases.insert(end);
+        if let Some(free_cpus) = self.free_cpus.as_mut() {
+            free_cpus.book(node, self.now, end, amounts.cpu_milli);
+        }
     }
 
     /// Records a reservation of `amounts` on `node` over `[start, end)`.
     pub fn reserve(&mut self, node: NodeId, amounts: NodeAmounts, start: u64, end: u64) {
-        self.book(node, start, end, &amounts);
-        self.reserved.insert(node);
-        self.releases.insert(end);
-    }
-
-    /// Adds a holding to the node's usage (and to its future usage, when it has earmarks).
-    fn book(&mut self, node: NodeId, start: u64, end: u64, amounts: &NodeAmounts) {
         let now = self.now;
         if let Some(free_cpus) = self.free_cpus.as_mut() {
             free_cpus.book(node, start, end, amounts.cpu_milli);
         }
-        self.usage
+        self.booked
             .get_or_insert_with(node, || Timeline::new(now))
-            .add(start, end, amounts);
-        if let Some(future) = self.future.get_mut(node) {
-            future.add(start, end, amounts);
-        }
+            .add(start, end, &amounts);
+        self.reserved.insert(node);
+        self.releases.insert(end);
     }
 
-    /// The usage timeline a window reads: with earmarks for a future window.
-    fn timeline(&self, node: NodeId, future: bool) -> Option<&Timeline> {
-        match self.future.get(node) {
-            Some(timeline) if future => Some(timeline),
-            _ => self.usage.get(node),
+    /// The usage steps a window on `node` from `at` on reads (`at` at or after now): the
+    /// running jobs', the reservations, and for a future window the earmarks. `None`: nothing
+    /// is in use there, now or later.
+    pub(super) fn usage_steps<'a>(
+        &'a self,
+        running: &'a RunningEnds,
+        (id, future): (NodeId, bool),
+        at: u64,
+    ) -> Option<UsageSteps<'a>> {
+        let steps = |timeline: Option<&'a Timeline>| timeline.map_or(&[][..], |t| &t.steps[..]);
+        let booked = steps(self.booked.get(id));
+        let earmarked = steps(self.earmarked.get(id).filter(|_| future));
+        if booked.is_empty() && earmarked.is_empty() && !running.holds_on(id) {
+            return None;
         }
+        let at = at.max(self.now);
+        Some(UsageSteps::from(
+            (running, id, self.now),
+            [booked, earmarked],
+            at,
+        ))
+    }
+
+    /// Whether a window on `node` reads more than the running jobs' usage: reservations, or
+    /// for a future window earmarks.
+    fn has_overlay(&self, id: NodeId, future: bool) -> bool {
+        self.booked.get(id).is_some() || (future && self.earmarked.get(id).is_some())
     }
 
     /// The nodes any reservation touches, in id order.
@@ -290,11 +385,13 @@ impl Profile {
     }
 
     /// The first candidate start time at or after `from` (and after now).
-    pub fn next_release(&self, from: u64) -> Option<u64> {
-        self.releases
-            .range(from.max(self.now.saturating_add(1))..)
-            .next()
-            .copied()
+    pub fn next_release(&self, running: &RunningEnds, from: u64) -> Option<u64> {
+        let from = from.max(self.now.saturating_add(1));
+        let own = self.releases.range(from..).next().copied();
+        match (own, running.next_release(self.now, from)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// What `node` has free during the whole of `[start, end)` (`start` ≥ now): its available
@@ -303,16 +400,27 @@ impl Profile {
     /// now sees them as the pass's `held` resources instead.
     pub fn free_over(
         &self,
-        id: NodeId,
-        node: &Node,
-        start: u64,
-        end: u64,
+        running: &RunningEnds,
+        (id, node): (NodeId, &Node),
+        (start, end): (u64, u64),
         future: bool,
     ) -> NodeAmounts {
-        match self.timeline(id, future) {
-            Some(timeline) => node
-                .available()
-                .minus(&timeline.peak(start, end.max(start + 1))),
+        if !self.has_overlay(id, future) {
+            // The running jobs' usage only steps down: its peak is at the window's start.
+            let (held, _) = running.steps_after(id, self.now, start.max(self.now));
+            return node.available().minus(&held);
+        }
+        let end = end.max(start + 1);
+        let earmarked = self.earmarked.get(id).filter(|_| future);
+        if let (Some(booked), None) = (self.booked.get(id), earmarked) {
+            return node.available().minus(&booked.peak_over(
+                running,
+                (id, self.now),
+                (start, end),
+            ));
+        }
+        match self.usage_steps(running, (id, future), start) {
+            Some(steps) => node.available().minus(&peak(steps, start, end)),
             None => node.available(),
         }
     }
@@ -327,6 +435,7 @@ impl Profile {
     /// [`Profile::earliest_usable`], it gives up once the answer is later than `past`.
     pub fn earliest_usable_memo(
         &mut self,
+        running: &RunningEnds,
         slot: usize,
         id: NodeId,
         node: &Node,
@@ -344,9 +453,10 @@ impl Profile {
         if known > past {
             return known;
         }
-        let answer = self.earliest_usable(id, node, (known, len), past, |available, used| {
+        let fits = |available: &NodeAmounts, used: &NodeAmounts| {
             available.fits_task(used, node.gpu_count, need)
-        });
+        };
+        let answer = self.earliest_usable(running, (id, node), (known, len), past, fits);
         // A sweep given up past `past` found a lower bound, which is all the memo keeps.
         self.memo[slot].by_node[id.index()].remember(start, len, answer);
         answer
@@ -365,13 +475,15 @@ impl Profile {
     /// let mut s = Scheduler::new(cluster).unwrap();
     /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 100, 3) }]).unwrap();
     /// let mut profile = Profile::build(s.state(), 0);
+    /// let running = s.state().running_ends();
     /// let nodes: Vec<_> = s.state().nodes().map(|n| Some(n.record().clone())).collect();
-    /// assert_eq!(profile.earliest_cpu_fit(&nodes, 1_000, 0, 50), 0);
-    /// assert_eq!(profile.earliest_cpu_fit(&nodes, 2_000, 0, 50), 100);
-    /// assert_eq!(profile.earliest_cpu_fit(&nodes, 5_000, 0, 50), u64::MAX);
+    /// assert_eq!(profile.earliest_cpu_fit(running, &nodes, 1_000, 0, 50), 0);
+    /// assert_eq!(profile.earliest_cpu_fit(running, &nodes, 2_000, 0, 50), 100);
+    /// assert_eq!(profile.earliest_cpu_fit(running, &nodes, 5_000, 0, 50), u64::MAX);
     /// ```
     pub fn earliest_cpu_fit(
         &mut self,
+        running: &RunningEnds,
         nodes: &[Option<Node>],
         cpu_milli: u64,
         start: u64,
@@ -380,10 +492,13 @@ impl Profile {
         if cpu_milli == 0 {
             return start;
         }
-        let (usage, now) = (&self.usage, self.now);
-        self.free_cpus
-            .get_or_insert_with(|| FreeCpus::build(usage, nodes, now))
-            .earliest_memo(cpu_milli, start, len)
+        let mut free_cpus = self.free_cpus.take().unwrap_or_else(|| {
+            let now = self.now;
+            FreeCpus::build(nodes, now, |id| self.usage_steps(running, (id, false), now))
+        });
+        let answer = free_cpus.earliest_memo(cpu_milli, start, len);
+        self.free_cpus = Some(free_cpus);
+        answer
     }
 
     /// The memo slot of a need, for [`Profile::earliest_usable_memo`].
@@ -404,19 +519,24 @@ impl Profile {
     /// `u64::MAX` when never. `enough` sees the node's available amounts and the usage of one
     /// step at a time (so it computes only the free amounts it needs). The search gives up once
     /// the answer is known to be later than `past` (`u64::MAX`: never gives up), returning then
-    /// a time later than `past` and no later than the answer.
+    /// a time later than `past` and no later than the answer. `enough` must be monotone: less
+    /// in use never gives `false` where more gave `true`.
     pub fn earliest_usable(
         &self,
-        id: NodeId,
-        node: &Node,
+        running: &RunningEnds,
+        (id, node): (NodeId, &Node),
         (start, len): (u64, u64),
         past: u64,
         enough: impl Fn(&NodeAmounts, &NodeAmounts) -> bool,
     ) -> u64 {
         let available = node.available();
         let blocks = |usage: &NodeAmounts| !enough(&available, usage);
-        match self.timeline(id, true) {
-            Some(timeline) => timeline.earliest_clear(start, len.max(1), past, blocks),
+        if !self.has_overlay(id, true) {
+            let from = start.max(self.now);
+            return running.earliest_unblocked(id, (self.now, from), blocks);
+        }
+        match self.usage_steps(running, (id, true), start) {
+            Some(steps) => earliest_clear(steps, (start, len.max(1)), past, blocks),
             None if blocks(&NodeAmounts::default()) => u64::MAX,
             None => start,
         }
@@ -455,26 +575,28 @@ mod tests {
         t.add(0, 100, &cpus(1));
         t.add(50, 200, &cpus(2));
         t.add(300, 400, &cpus(4));
-        assert_eq!(t.peak(0, 50).cpu_milli, 1);
-        assert_eq!(t.peak(0, 51).cpu_milli, 3);
-        assert_eq!(t.peak(100, 300).cpu_milli, 2);
-        assert_eq!(t.peak(200, 300).cpu_milli, 0);
-        assert_eq!(t.peak(250, 301).cpu_milli, 4);
-        assert_eq!(t.peak(400, 401).cpu_milli, 0);
+        let steps = || t.steps.iter().copied();
+        assert_eq!(peak(steps(), 0, 50).cpu_milli, 1);
+        assert_eq!(peak(steps(), 0, 51).cpu_milli, 3);
+        assert_eq!(peak(steps(), 100, 300).cpu_milli, 2);
+        assert_eq!(peak(steps(), 200, 300).cpu_milli, 0);
+        assert_eq!(peak(steps(), 250, 301).cpu_milli, 4);
+        assert_eq!(peak(steps(), 400, 401).cpu_milli, 0);
         let heavy = |u: &NodeAmounts| u.cpu_milli >= 2;
+        let clear = |start, len, past| earliest_clear(steps(), (start, len), past, heavy);
         // Blocking steps: [50, 100), [100, 200), [300, 400).
-        assert_eq!(t.earliest_clear(0, 50, MAX, heavy), 0);
-        assert_eq!(t.earliest_clear(0, 60, MAX, heavy), 200);
-        assert_eq!(t.earliest_clear(0, 100, MAX, heavy), 200);
-        assert_eq!(t.earliest_clear(0, 101, MAX, heavy), 400);
-        assert_eq!(t.earliest_clear(120, 10, MAX, heavy), 200);
-        assert_eq!(t.earliest_clear(250, 50, MAX, heavy), 250);
-        assert_eq!(t.earliest_clear(500, 600, MAX, |_| true), u64::MAX);
+        assert_eq!(clear(0, 50, MAX), 0);
+        assert_eq!(clear(0, 60, MAX), 200);
+        assert_eq!(clear(0, 100, MAX), 200);
+        assert_eq!(clear(0, 101, MAX), 400);
+        assert_eq!(clear(120, 10, MAX), 200);
+        assert_eq!(clear(250, 50, MAX), 250);
+        assert_eq!(earliest_clear(steps(), (500, 600), MAX, |_| true), u64::MAX);
         // Giving up past a time: a candidate later than it, no later than the answer.
-        assert_eq!(t.earliest_clear(0, 101, 0, heavy), 100);
-        assert_eq!(t.earliest_clear(0, 101, 199, heavy), 200);
-        assert_eq!(t.earliest_clear(0, 101, 200, heavy), 400);
-        assert_eq!(t.earliest_clear(0, 50, 0, heavy), 0);
+        assert_eq!(clear(0, 101, 0), 100);
+        assert_eq!(clear(0, 101, 199), 200);
+        assert_eq!(clear(0, 101, 200), 400);
+        assert_eq!(clear(0, 50, 0), 0);
     }
 
     /// A job past its time limit (limits not enforced) is taken to end now: the next instant
@@ -500,42 +622,116 @@ mod tests {
         ];
         checked_tick(&mut s, 0, jobs).unwrap();
         let profile = Profile::build(s.state(), 500);
+        let running = s.state().running_ends();
         assert_eq!(
-            profile.next_release(501),
+            profile.next_release(running, 501),
             Some(501),
             "\"over\" is past its limit"
         );
-        assert_eq!(profile.next_release(502), Some(1_000));
+        assert_eq!(profile.next_release(running, 502), Some(1_000));
     }
 
-    /// Building every node's timeline at once gives what booking holdings one by one gives.
+    /// The running jobs' steps kept across ticks, with the pass's reservations and the
+    /// earmarks over them, read as one usage: the same function as one timeline that booked
+    /// every holding (a running job from now until its end, the next instant at the earliest),
+    /// whatever was added and removed before, at every instant that matters.
     #[test]
-    fn bulk_holdings_equal_one_by_one() {
+    fn running_steps_and_overlays_sum_to_one_timeline() {
         let mut next = numbers(11);
-        for round in 0..200 {
+        for round in 0..300 {
             let now = 1_000;
-            let holdings: Vec<(NodeId, u64, NodeAmounts)> = (0..next(12))
-                .map(|_| {
-                    let mut amounts = cpus(next(4) * 500);
-                    amounts.devices[next(4) as usize] = 1_000;
-                    amounts.mig = 1 << next(8);
-                    (NodeId(next(4) as u32), now - 1 + next(5) * 10, amounts)
-                })
-                .collect();
-            let mut one_by_one = Profile {
-                now,
-                ..Profile::default()
-            };
-            for (node, end, amounts) in &holdings {
-                one_by_one.add_running(*node, *amounts, *end);
+            let mut running = RunningEnds::default();
+            let mut held = Vec::new();
+            for job in 0..next(12) {
+                let mut amounts = cpus(next(4) * 500);
+                amounts.devices[next(4) as usize] = 1_000;
+                let charges = vec![(NodeId(next(3) as u32), amounts)];
+                let end = now - 1 + next(5) * 10;
+                let id = crate::model::ids::JobId(job as u32);
+                running.add(id, charges.clone(), end);
+                // Every third job has ended again.
+                match next(3) {
+                    0 => running.remove(id, charges, end),
+                    _ => held.extend(charges.into_iter().map(|(n, a)| (n, end, a))),
+                }
             }
-            let mut bulk = Profile {
+            let mut profile = Profile {
                 now,
                 ..Profile::default()
             };
-            bulk.add_all_running(holdings);
-            assert_eq!(bulk.usage, one_by_one.usage, "round {round}");
-            assert_eq!(bulk.releases, one_by_one.releases, "round {round}");
+            let mut earmarks = Timeline::new(now);
+            let mut one = [Timeline::new(now), Timeline::new(now), Timeline::new(now)];
+            for (node, end, amounts) in &held {
+                one[node.index()].add(now, (*end).max(now + 1), amounts);
+            }
+            for _ in 0..next(4) {
+                let (node, start) = (NodeId(next(3) as u32), now + next(8) * 5);
+                let end = start + 1 + next(6) * 5;
+                profile.reserve(node, cpus(250), start, end);
+                one[node.index()].add(start, end, &cpus(250));
+            }
+            let (start, end) = (now + next(4) * 10, now + 50 + next(4) * 10);
+            earmarks.add(start, end, &cpus(125));
+            *profile
+                .earmarked
+                .get_or_insert_with(NodeId(0), || Timeline::new(now)) = earmarks.clone();
+            for (node, alone) in one.iter().enumerate() {
+                let id = NodeId(node as u32);
+                let mut expected = alone.clone();
+                let now_usage = |t: &Timeline, at: u64| t.steps[t.step_at(at)].1;
+                for future in [false, true] {
+                    if future && node == 0 {
+                        expected.add(start, end, &cpus(125));
+                    }
+                    // Read from now, and from a later time on (a window's start).
+                    for from in [now, now + next(12) * 5] {
+                        let summed: Vec<_> = profile
+                            .usage_steps(&running, (id, future), from)
+                            .map(Iterator::collect)
+                            .unwrap_or_else(|| vec![(from, NodeAmounts::default())]);
+                        assert_eq!(summed[0].0, from);
+                        let at_times = (from..now + 120).step_by(5).chain([u64::MAX - 1]);
+                        let of_summed = |at: u64| {
+                            let i = summed.partition_point(|(t, _)| *t <= at) - 1;
+                            summed[i].1
+                        };
+                        for at in at_times.chain(summed.iter().map(|s| s.0)) {
+                            let context =
+                                format!("round {round} node {node} future {future} at {at}");
+                            assert_eq!(of_summed(at), now_usage(&expected, at), "{context}");
+                        }
+                        // The shortcuts of the queries (the running jobs alone, reservations
+                        // alone over them) answer as the plain sweeps over the summed steps.
+                        let big = Node::new("n", NodeAmounts::full(20_000, 0, 4), 4, None);
+                        let window = (from, from + 1 + next(40) * 5);
+                        let peak_of_sum = peak(summed.iter().copied(), window.0, window.1);
+                        assert_eq!(
+                            profile.free_over(&running, (id, &big), window, future),
+                            big.available().minus(&peak_of_sum),
+                            "round {round} node {node} future {future} window {window:?}"
+                        );
+                        if future {
+                            let most = next(5) * 1_000;
+                            let blocks = |u: &NodeAmounts| u.cpu_milli > most;
+                            let len = 1 + next(30) * 5;
+                            let plain =
+                                earliest_clear(summed.iter().copied(), (from, len), MAX, blocks);
+                            let enough = |_: &NodeAmounts, u: &NodeAmounts| u.cpu_milli <= most;
+                            assert_eq!(
+                                profile.earliest_usable(
+                                    &running,
+                                    (id, &big),
+                                    (from, len),
+                                    MAX,
+                                    enough
+                                ),
+                                plain,
+                                "round {round} node {node} from {from} len {len} most {most}"
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -546,6 +742,7 @@ mod tests {
     fn remembered_answers_equal_fresh_sweeps() {
         let node = test_node(4);
         let mut profile = Profile::default();
+        let running = RunningEnds::default();
         let mut next = numbers(7);
         for round in 0..2_000 {
             let start = next(500) * 10;
@@ -561,11 +758,11 @@ mod tests {
             } else {
                 from + next(40) * 50
             };
-            let fresh = profile.earliest_usable(NodeId(0), &node, (from, len), MAX, |a, u| {
-                a.fits_task(u, 4, need)
-            });
+            let fits = |a: &NodeAmounts, u: &NodeAmounts| a.fits_task(u, 4, need);
+            let fresh =
+                profile.earliest_usable(&running, (NodeId(0), &node), (from, len), MAX, fits);
             let remembered =
-                profile.earliest_usable_memo(slot, NodeId(0), &node, (from, len), past);
+                profile.earliest_usable_memo(&running, slot, NodeId(0), &node, (from, len), past);
             let context = format!("round {round}: need {need:?} from {from} len {len}");
             if fresh <= past {
                 assert_eq!(remembered, fresh, "{context}");
@@ -580,8 +777,10 @@ mod tests {
     fn free_cpus_kept_current_equal_a_fresh_build() {
         let nodes = vec![Some(test_node(0)), Some(test_node(0)), Some(test_node(0))];
         let mut profile = Profile::default();
+        let mut running = RunningEnds::default();
+        running.add(crate::model::ids::JobId(0), [(NodeId(2), cpus(2_000))], 250);
         profile.reserve(NodeId(1), cpus(3_000), 100, 400);
-        assert_eq!(profile.earliest_cpu_fit(&nodes, 1_000, 0, 10), 0);
+        assert_eq!(profile.earliest_cpu_fit(&running, &nodes, 1_000, 0, 10), 0);
         let mut next = numbers(11);
         for round in 0..300 {
             // Bookings fit their node, as the pass's do.
@@ -590,13 +789,18 @@ mod tests {
             let Some(n) = nodes[id.index()].as_ref() else {
                 continue;
             };
-            if profile.free_over(id, n, start, end, false).cpu_milli >= amount {
+            if profile
+                .free_over(&running, (id, n), (start, end), false)
+                .cpu_milli
+                >= amount
+            {
                 profile.reserve(id, cpus(amount), start, end);
             }
-            let fresh = FreeCpus::build(&profile.usage, &nodes, 0);
+            let steps = |id| profile.usage_steps(&running, (id, false), 0);
+            let fresh = FreeCpus::build(&nodes, 0, steps);
             let (need, from, len) = (next(24) * 1_000, next(100) * 10, 1 + next(30) * 10);
             assert_eq!(
-                profile.earliest_cpu_fit(&nodes, need, from, len),
+                profile.earliest_cpu_fit(&running, &nodes, need, from, len),
                 fresh.earliest(need, from, len),
                 "round {round}"
             );

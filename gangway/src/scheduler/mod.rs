@@ -334,6 +334,7 @@ impl Scheduler {
             self.profile.observe(now_ms, &observed, &outcome);
         }
         outcome.plugin_faults = self.profile.take_faults();
+        debug_assert_eq!(self.state.check_kept_indexes(), Ok(()));
         Ok(outcome)
     }
 

@@ -144,6 +144,7 @@ impl ClusterState {
             shape_mix: crate::placement::ShapeMix::default(),
             release_epoch: 0,
             index: FreeIndex::default(),
+            running_ends: Default::default(),
             topology: None,
             quota: super::QuotaBook::default(),
         };

@@ -12,7 +12,8 @@ impl ClusterState {
     /// capacity, device and MIG slice exclusivity, that nothing runs on a down or missing node
     /// or a down GPU, that MIG-mode GPUs hold no whole or fractional task, that licenses held
     /// add up to the running jobs' and stay within their totals, that the dependency graph
-    /// matches the jobs' waiting lists, and that every job's fair-share association exists.
+    /// matches the jobs' waiting lists, that the running jobs' ends kept for the availability
+    /// profile equal a rebuild, and that every job's fair-share association exists.
     pub fn check_consistency(&self) -> Result<(), ConsistencyError> {
         self.recount().map_err(ConsistencyError::from)
     }
@@ -123,8 +124,18 @@ impl ClusterState {
             }
         }
         self.check_charges()?;
+        self.check_kept_indexes()?;
         self.check_dependencies()?;
         self.check_associations()
+    }
+
+    /// Every index kept across ticks for the pass equals a rebuild from scratch. Debug builds
+    /// check it after every tick ([`crate::Scheduler::tick`]), the oracle with the rest.
+    pub(crate) fn check_kept_indexes(&self) -> Result<(), String> {
+        if self.running_ends != crate::backfill::RunningEnds::of(self) {
+            return Err("the running jobs' ends kept across ticks differ from a rebuild".into());
+        }
+        Ok(())
     }
 
     /// Every running job's remembered per-node charges are those of its assignments.

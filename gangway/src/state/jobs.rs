@@ -27,6 +27,30 @@ impl ClusterState {
         crate::placement::charges(&self.nodes, assignments, exclusive)
     }
 
+    /// Runs `change` on running job `id`, moving its holdings in [`ClusterState::running_ends`]
+    /// when the change moves its release time (a preemption's grace deadline, a new time
+    /// limit).
+    pub(crate) fn change_release<T>(
+        &mut self,
+        id: JobId,
+        change: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let before = self.job(id).and_then(|job| job.release_ms());
+        let changed = change(self);
+        let after = self.job(id).and_then(|job| job.release_ms());
+        if before != after {
+            let charges: Vec<(NodeId, NodeAmounts)> = self.node_charges(id).collect();
+            if let Some(before) = before {
+                self.running_ends
+                    .remove(id, charges.iter().copied(), before);
+            }
+            if let Some(after) = after {
+                self.running_ends.add(id, charges, after);
+            }
+        }
+        changed
+    }
+
     /// Starts a pending job on `assignments` (already validated by the caller).
     pub(crate) fn start_job(&mut self, id: JobId, assignments: Vec<Assignment>, now_ms: u64) {
         let exclusive = self.job(id).is_some_and(|job| job.spec.exclusive);
@@ -45,8 +69,13 @@ impl ClusterState {
         job.history.runs = job.history.runs.saturating_add(1);
         job.history.last_checkpoint_ms = None;
         self.licenses.take(&job.licenses);
+        let release_ms = job.release_ms();
         self.pending.remove(&id);
         self.running.insert(id);
+        if let Some(release_ms) = release_ms {
+            self.running_ends
+                .add(id, charges.iter().copied(), release_ms);
+        }
         for (node_id, amounts) in charges {
             if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {
                 node.used.add(&amounts);
@@ -65,6 +94,10 @@ impl ClusterState {
         self.release_epoch += 1;
         self.close_run(id);
         let charges: Vec<(NodeId, NodeAmounts)> = self.node_charges(id).collect();
+        if let Some(release_ms) = self.job(id).and_then(|job| job.release_ms()) {
+            self.running_ends
+                .remove(id, charges.iter().copied(), release_ms);
+        }
         for (node_id, amounts) in &charges {
             if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {
                 node.used.sub(amounts);

@@ -129,7 +129,9 @@ impl ClusterState {
                         ),
                     ));
                 }
-                self.job_mut(id).spec.time_limit_ms = time_limit_ms;
+                self.change_release(id, |state| {
+                    state.job_mut(id).spec.time_limit_ms = time_limit_ms;
+                });
                 Ok(())
             }
             Event::MaintenanceAdd {

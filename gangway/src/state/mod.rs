@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
+use crate::backfill::RunningEnds;
 use crate::config::ClusterConfig;
 use crate::fairshare::{AdmissionLedger, AssocId, FairShare};
 use crate::model::ids::{JobId, NodeId, PartitionId};
@@ -116,6 +117,10 @@ pub struct ClusterState {
     /// Free capacity index (derived; rebuilt on restore).
     #[serde(skip)]
     pub(crate) index: FreeIndex,
+    /// The running jobs' holdings by release time, which a pass's availability profile reads
+    /// (derived; kept by every start, release and release-time change; rebuilt on restore).
+    #[serde(skip)]
+    pub(crate) running_ends: RunningEnds,
     /// The topology tree when the configuration names levels. A snapshot keeps only the
     /// numbering of its domains, which depends on the order nodes came and went; a restore
     /// adds the nodes back ([`ClusterState::rebuild_restored`]).
@@ -294,6 +299,12 @@ impl ClusterState {
         self.job(id).map(|j| j.spec.id.as_str())
     }
 
+    /// The running jobs' holdings by release time (the part of every pass's availability
+    /// profile that lives across ticks).
+    pub fn running_ends(&self) -> &RunningEnds {
+        &self.running_ends
+    }
+
     /// A node's name.
     pub fn node_name(&self, id: NodeId) -> &str {
         self.node(id).map_or("", |n| n.name.as_str())
@@ -313,6 +324,7 @@ impl ClusterState {
         self.rebuild_topology();
         self.rebuild_totals();
         self.rebuild_charges();
+        self.running_ends = RunningEnds::of(self);
     }
 
     /// After a restore: every derived structure rebuilt ([`ClusterState::rebuild_index`]),

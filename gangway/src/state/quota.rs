@@ -228,6 +228,11 @@ impl ClusterState {
     /// never preempt in turn. Returns the `preempt` decision; `None` (nothing changed) when
     /// either job is unknown or `victim` is not running.
     pub(crate) fn mark_preempted(&mut self, victim: JobId, preemptor: JobId) -> Option<Decision> {
+        self.change_release(victim, |state| state.set_preempted(victim, preemptor))
+    }
+
+    /// [`ClusterState::mark_preempted`] but for the running jobs' ends, which its caller moves.
+    fn set_preempted(&mut self, victim: JobId, preemptor: JobId) -> Option<Decision> {
         let (for_job, arrival) = self
             .job(preemptor)
             .map(|p| (p.spec.id.clone(), p.arrival))?;

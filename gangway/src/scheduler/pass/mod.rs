@@ -397,7 +397,10 @@ impl Scheduler {
         released: &BTreeMap<NodeId, NodeAmounts>,
     ) -> Option<Vec<Assignment>> {
         let view = NowView {
-            profile: pass.profile.as_ref(),
+            profile: pass
+                .profile
+                .as_ref()
+                .map(|profile| (profile, &self.state.running_ends)),
             now: pass.now,
             end,
             held,
@@ -591,7 +594,8 @@ impl Scheduler {
         });
         let mut cursor = now.saturating_add(1);
         loop {
-            let release = profile.next_release(cursor);
+            let running = &self.state.running_ends;
+            let release = profile.next_release(running, cursor);
             let start = match previous.map(|p| p.start_ms).filter(|&t| t >= cursor) {
                 Some(t) => release.map_or(t, |r| r.min(t)),
                 None => release?,
@@ -604,10 +608,11 @@ impl Scheduler {
             // Both bounds only skip hopeless starts. For cpu-only spread gangs the per-node one
             // (room for one task anywhere) is rarely the later: its sweep is not worth it.
             let nodes = &self.state.nodes;
-            let bound = match profile.earliest_cpu_fit(nodes, cpu_milli, start, wanted.limit) {
-                b if b > start || cpus_bound_them => b,
-                _ => earliest_fit_bound(profile, nodes, shapes, start, wanted.limit),
-            };
+            let bound =
+                match profile.earliest_cpu_fit(running, nodes, cpu_milli, start, wanted.limit) {
+                    b if b > start || cpus_bound_them => b,
+                    _ => earliest_fit_bound((profile, running), nodes, shapes, start, wanted.limit),
+                };
             if bound > start {
                 if bound == u64::MAX {
                     return None;
@@ -617,6 +622,7 @@ impl Scheduler {
             }
             let view = FutureView {
                 profile,
+                running,
                 start,
                 end,
                 maintenance: &self.state.maintenance,

@@ -128,6 +128,7 @@ impl Scheduler {
     ) -> bool {
         let view = FutureView {
             profile,
+            running: &self.state.running_ends,
             start: plan.start_ms,
             end,
             maintenance: &self.state.maintenance,
