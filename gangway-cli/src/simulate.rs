@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use gangway::ClusterConfig;
+use gangway_sim::account_fold::{self, AccountFold};
 use gangway_sim::metrics::Metrics;
 use gangway_sim::plot::{PlotRun, write_plot};
 use gangway_sim::report::{PolicyRun, Report, comparison_table, duration, write_schedule};
@@ -69,7 +70,8 @@ pub struct SimulateArgs {
     /// Write every metric as JSON.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
-    /// Plot utilization and queue length over time and the share per account as SVG.
+    /// Plot utilization and the jobs waiting over time, and each account's share in the
+    /// contended hours against its target, as SVG (one legend for the whole figure).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// Number of jobs of the built-in workload (for quick runs and tests).
@@ -99,6 +101,10 @@ pub struct SimulateArgs {
     /// The sweep's numbers of users. Default 2,4,8,16.
     #[arg(long, value_name = "USERS[,USERS...]", requires = "sweep", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
     sweep_users: Vec<u32>,
+    /// Show every account in the table and the plot; without it, more than eleven fold into
+    /// the ten that used the most and one row of the others (the JSON report has all).
+    #[arg(long)]
+    all_accounts: bool,
     /// Print no progress and no timings on standard error (the table and files as usual).
     #[arg(long, short)]
     quiet: bool,
@@ -476,15 +482,28 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
             rejection_note(&rejected, &workload, cluster.as_ref())
         ))?;
     }
+    let fold = AccountFold::of(
+        &runs.iter().map(|(_, _, m)| m).collect::<Vec<_>>(),
+        (!args.all_accounts).then_some(account_fold::DEFAULT_SHOWN),
+    );
+    let folded: Vec<Metrics> = runs.iter().map(|(_, _, m)| fold.apply(m)).collect();
     let table_runs: Vec<PolicyRun> = runs
         .iter()
-        .map(|(policy, _, metrics)| PolicyRun {
+        .zip(&folded)
+        .map(|((policy, _, _), metrics)| PolicyRun {
             policy: *policy,
             overrun: args.overrun,
             metrics: metrics.clone(),
         })
         .collect();
     super::print_stdout(&comparison_table(&table_runs))?;
+    if fold.folds() {
+        super::print_stdout(&format!(
+            "accounts: the {} that used the most, the others summed in one row \
+             (--all-accounts shows every one; the report has all)\n",
+            account_fold::DEFAULT_SHOWN
+        ))?;
+    }
     if let Some(text) = verdict_of(&runs) {
         super::print_stdout(&format!("{text}\n"))?;
     }
@@ -502,7 +521,14 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
                 .iter()
                 .map(|(reason, count)| (reason.name().to_string(), count))
                 .collect(),
-            runs: table_runs,
+            runs: runs
+                .iter()
+                .map(|(policy, _, metrics)| PolicyRun {
+                    policy: *policy,
+                    overrun: args.overrun,
+                    metrics: metrics.clone(),
+                })
+                .collect(),
         };
         write_file(path, |file| {
             serde_json::to_writer_pretty(&mut *file, &report).map_err(std::io::Error::other)?;
@@ -513,7 +539,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     if let Some(path) = &args.plot {
         let plot_runs: Vec<PlotRun<'_>> = runs
             .iter()
-            .map(|(policy, result, metrics)| PlotRun {
+            .zip(&folded)
+            .map(|((policy, result, _), metrics)| PlotRun {
                 name: policy.name(),
                 result,
                 metrics,
