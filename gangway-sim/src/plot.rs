@@ -161,10 +161,15 @@ fn draw_legend(area: &Area<'_>, runs: &[PlotRun<'_>]) -> Drawn {
 }
 
 fn draw_utilization(area: &Area<'_>, runs: &[PlotRun<'_>], time: TimeAxis, unit: &str) -> Drawn {
-    let bin_hours = time.end * time.ms_per_unit / BINS as f64 / 3_600_000.0;
+    let bin_h = time.end * time.ms_per_unit / BINS as f64 / 3_600_000.0;
+    let bin = if bin_h >= 24.0 {
+        format!("{:.1} days", bin_h / 24.0)
+    } else {
+        format!("{bin_h:.1} hours")
+    };
     let mut chart = ChartBuilder::on(area)
         .caption(
-            format!("{unit} utilization (%), mean of every {bin_hours:.1} hours"),
+            format!("{unit} utilization (%), mean of every {bin}"),
             ("sans-serif", CAPTION),
         )
         .margin(MARGIN)
@@ -204,11 +209,15 @@ fn draw_pending(area: &Area<'_>, runs: &[PlotRun<'_>], time: TimeAxis) -> Drawn 
         .max()
         .unwrap_or(0)
         .max(1);
+    // Under ssh the jobs waiting are outside the scheduler: say what they wait for.
+    let ssh = crate::PolicyPreset::Ssh.name();
+    let caption = if runs.iter().any(|r| r.name == ssh) {
+        "jobs waiting (ssh: for their user's next look)"
+    } else {
+        "jobs waiting"
+    };
     let mut chart = ChartBuilder::on(area)
-        .caption(
-            "jobs waiting (ssh: for their user's next look)",
-            ("sans-serif", CAPTION),
-        )
+        .caption(caption, ("sans-serif", CAPTION))
         .margin(MARGIN)
         .x_label_area_size(40)
         .y_label_area_size(Y_LABELS)
