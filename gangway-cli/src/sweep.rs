@@ -61,7 +61,7 @@ pub fn sweep(options: SweepOptions<'_>) -> Result<(), String> {
     let cells = params.grid_gpus().len() * params.users.len();
     let on = match &options.machine {
         Some((path, _)) => format!(
-            " on {} ({} GPUs)",
+            ", on {} ({} GPUs)",
             path.display(),
             params.grid_gpus().first().copied().unwrap_or(0)
         ),

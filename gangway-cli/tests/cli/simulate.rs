@@ -1097,7 +1097,7 @@ fn the_sweep_runs_on_your_machine_and_says_why_it_refuses_the_rest() {
         text.lines()
             .next()
             .unwrap()
-            .contains(&format!("on {} (8 GPUs)", machine.display())),
+            .contains(&format!("account, on {} (8 GPUs);", machine.display())),
         "{text}"
     );
     let rows: Vec<Vec<&str>> = text
