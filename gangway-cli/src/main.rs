@@ -51,8 +51,9 @@ enum Command {
         #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
         max_line_bytes: u64,
     },
-    /// Print the pending jobs of a saved scheduler state as `squeue --start` does: position,
-    /// job, user, account, reason, estimated start and the jobs ahead.
+    /// Print the pending jobs of a saved scheduler state as `squeue --start` does: place in
+    /// the queue (pending jobs only, from 1), job, user, account, reason, estimated start from
+    /// the snapshot's last tick, and the jobs ahead.
     ///
     /// Exit status: 0, or 1 with a message when the snapshot cannot be read or restored.
     Explain {
@@ -63,14 +64,20 @@ enum Command {
     },
     /// Print the pending jobs of the shim's `explain` response, read on standard input (the
     /// last line with "pending": a whole shim session may be piped), as `explain --snapshot`
-    /// does. The response names no users: those columns show `-`.
+    /// does. The response names no users: USER and ACCOUNT come from the submits of the
+    /// shim's requests (--requests, or request lines on standard input), else show `-`.
     ///
     /// Exit status: 0, or 1 with a message when no explain response can be read.
     Queue {
-        /// The time of the scheduler's last tick, in ms: estimated starts are also shown as
-        /// the time from it (START_IN). Default: not shown.
+        /// The time estimated starts count from (START: `in 3h 50m`), in ms. Default: the
+        /// `at_ms` of the last tick response before the explain response; without one,
+        /// starts show as `at T ms`.
         #[arg(long, value_name = "MS")]
         now_ms: Option<u64>,
+        /// The requests the shim was given (JSON lines), for the users and accounts of their
+        /// submits.
+        #[arg(long, value_name = "FILE")]
+        requests: Option<PathBuf>,
     },
     /// Check a CLUSTER file and print what is wrong with it, if anything.
     Validate {
@@ -123,7 +130,11 @@ fn main() -> ExitCode {
             },
         ),
         Command::Explain { snapshot } => printed(queue::from_snapshot(&snapshot)),
-        Command::Queue { now_ms } => printed(queue::from_explain(io::stdin().lock(), now_ms)),
+        Command::Queue { now_ms, requests } => printed(queue::from_explain(
+            io::stdin().lock(),
+            now_ms,
+            requests.as_deref(),
+        )),
         Command::Validate { file } => match load_config(&file)
             .and_then(|_| print_stdout(&format!("{}: valid\n", file.display())))
         {

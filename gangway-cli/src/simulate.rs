@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use gangway::ClusterConfig;
+use gangway_sim::account_fold::{self, AccountFold};
 use gangway_sim::metrics::Metrics;
 use gangway_sim::plot::{PlotRun, write_plot};
 use gangway_sim::report::{PolicyRun, Report, comparison_table, duration, write_schedule};
@@ -32,7 +33,8 @@ pub struct SimulateArgs {
     workload: Option<Builtin>,
     /// A CLUSTER JSON file replacing the workload's own machine: its nodes, and its accounts,
     /// queues and partitions if it has any; the workload's own are kept where it has none,
-    /// GPU quotas scaled to its GPUs. The team workload draws job sizes that fit it.
+    /// GPU quotas scaled to its GPUs. The team workload draws job sizes that fit it. With
+    /// --sweep, every cell runs on it.
     #[arg(long)]
     cluster: Option<PathBuf>,
     /// Make any job the scheduler refuses at submit (one that can never run on this machine,
@@ -69,7 +71,8 @@ pub struct SimulateArgs {
     /// Write every metric as JSON.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
-    /// Plot utilization and queue length over time and the share per account as SVG.
+    /// Plot utilization and the jobs waiting over time, and each account's share in the
+    /// contended hours against its target, as SVG (one legend for the whole figure).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// Number of jobs of the built-in workload (for quick runs and tests).
@@ -90,8 +93,10 @@ pub struct SimulateArgs {
     collision_rate: f64,
     /// Sweep cluster size (4–128 GPUs) × users (2–16) comparing ssh with full on the team
     /// workload's user profile: prints a table and writes a heat map to `--plot` (default
-    /// sweep.svg), and the table to `--report` (JSON, or CSV for a `.csv` name).
-    #[arg(long, conflicts_with_all = ["trace", "workload", "policy", "window", "cluster", "faults", "schedule_out"])]
+    /// sweep.svg), and the table to `--report` (JSON, or CSV for a `.csv` name). With
+    /// --cluster, the users on that machine alone; --policy may name only ssh and full,
+    /// --workload only team.
+    #[arg(long, conflicts_with_all = ["window", "faults", "schedule_out"])]
     sweep: bool,
     /// The sweep's cluster sizes in GPUs (nodes of up to 8). Default 4,8,16,32,64,128.
     #[arg(long, value_name = "GPUS[,GPUS...]", requires = "sweep", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
@@ -99,6 +104,10 @@ pub struct SimulateArgs {
     /// The sweep's numbers of users. Default 2,4,8,16.
     #[arg(long, value_name = "USERS[,USERS...]", requires = "sweep", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
     sweep_users: Vec<u32>,
+    /// Show every account in the table and the plot; without it, more than eleven fold into
+    /// the ten that used the most and one row of the others (the JSON report has all).
+    #[arg(long)]
+    all_accounts: bool,
     /// Print no progress and no timings on standard error (the table and files as usual).
     #[arg(long, short)]
     quiet: bool,
@@ -340,18 +349,73 @@ fn parse_window(text: &str) -> Result<(usize, usize), String> {
     Ok((number(start, "START")?, number(count, "COUNT")?))
 }
 
+/// What `--sweep` refuses of the plain run's options, and why: the sweep draws the team
+/// workload's users and compares `ssh` with `full` by its declared rule.
+fn sweep_combinations(args: &SimulateArgs) -> Result<(), String> {
+    if args.trace.is_some() {
+        return Err(
+            "--sweep draws the team workload's users on the clusters of its grid; a --trace \
+             brings its own jobs and machine: replay it without --sweep"
+                .into(),
+        );
+    }
+    if let Some(builtin) = args.workload.filter(|&w| w != Builtin::Team) {
+        return Err(format!(
+            "--sweep varies the team workload's users and GPUs; --workload {} is a fixed set of \
+             jobs with no users to vary: run it without --sweep",
+            builtin.name()
+        ));
+    }
+    if let Some(Policies(list)) = &args.policy {
+        let schedulers: Vec<&str> = list
+            .iter()
+            .filter(|&&p| p != PolicyPreset::Ssh)
+            .map(|p| p.name())
+            .collect();
+        if schedulers != ["full"] {
+            return Err(format!(
+                "--sweep compares ssh (no scheduler) with full, by the rule its table, heat map \
+                 and report are about; --policy {} asks for {}: compare those on your own team \
+                 with a plain run (gangway simulate --users N --policy ssh,{})",
+                list.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
+                if schedulers.is_empty() {
+                    "no scheduler to compare ssh with".to_string()
+                } else {
+                    schedulers.join(", ")
+                },
+                schedulers.first().copied().unwrap_or("easy"),
+            ));
+        }
+    }
+    if args.cluster.is_some() && !args.sweep_gpus.is_empty() {
+        return Err(
+            "--sweep-gpus sets the machines of the grid and --cluster brings one: give one or \
+             the other (with --cluster the sweep varies the users on its machine)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// Runs the command; the error is the message to print.
 pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     if args.sweep {
         if args.team.given() {
             return Err("--sweep draws its own teams: the team options are for a plain run".into());
         }
+        sweep_combinations(args)?;
+        let machine = args
+            .cluster
+            .as_deref()
+            .map(|path| super::read_config(path).map(|config| (path, config)))
+            .transpose()?;
         return super::sweep::sweep(super::sweep::SweepOptions {
             quiet: args.quiet,
             seed: args.seed,
             looks: looks(args),
             gpus: args.sweep_gpus.clone(),
             users: args.sweep_users.clone(),
+            machine,
             plot: args.plot.as_deref(),
             report: args.report.as_deref(),
         });
@@ -476,15 +540,28 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
             rejection_note(&rejected, &workload, cluster.as_ref())
         ))?;
     }
+    let fold = AccountFold::of(
+        &runs.iter().map(|(_, _, m)| m).collect::<Vec<_>>(),
+        (!args.all_accounts).then_some(account_fold::DEFAULT_SHOWN),
+    );
+    let folded: Vec<Metrics> = runs.iter().map(|(_, _, m)| fold.apply(m)).collect();
     let table_runs: Vec<PolicyRun> = runs
         .iter()
-        .map(|(policy, _, metrics)| PolicyRun {
+        .zip(&folded)
+        .map(|((policy, _, _), metrics)| PolicyRun {
             policy: *policy,
             overrun: args.overrun,
             metrics: metrics.clone(),
         })
         .collect();
     super::print_stdout(&comparison_table(&table_runs))?;
+    if fold.folds() {
+        super::print_stdout(&format!(
+            "accounts: the {} that used the most, the others summed in one row \
+             (--all-accounts shows every one; the report has all)\n",
+            account_fold::DEFAULT_SHOWN
+        ))?;
+    }
     if let Some(text) = verdict_of(&runs) {
         super::print_stdout(&format!("{text}\n"))?;
     }
@@ -502,7 +579,14 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
                 .iter()
                 .map(|(reason, count)| (reason.name().to_string(), count))
                 .collect(),
-            runs: table_runs,
+            runs: runs
+                .iter()
+                .map(|(policy, _, metrics)| PolicyRun {
+                    policy: *policy,
+                    overrun: args.overrun,
+                    metrics: metrics.clone(),
+                })
+                .collect(),
         };
         write_file(path, |file| {
             serde_json::to_writer_pretty(&mut *file, &report).map_err(std::io::Error::other)?;
@@ -513,7 +597,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     if let Some(path) = &args.plot {
         let plot_runs: Vec<PlotRun<'_>> = runs
             .iter()
-            .map(|(policy, result, metrics)| PlotRun {
+            .zip(&folded)
+            .map(|((policy, result, _), metrics)| PlotRun {
                 name: policy.name(),
                 result,
                 metrics,

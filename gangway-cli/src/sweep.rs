@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use gangway::ClusterConfig;
 use gangway_sim::LookSchedule;
 use gangway_sim::heatmap::write_heatmap;
 use gangway_sim::sweep::{SweepParams, SweepRow, run_sweep, sweep_table};
@@ -24,6 +25,8 @@ pub struct SweepOptions<'a> {
     pub gpus: Vec<u32>,
     /// Numbers of users; empty: the default grid's.
     pub users: Vec<u32>,
+    /// A machine of your own (`--cluster`, with its path): every cell runs on it.
+    pub machine: Option<(&'a Path, ClusterConfig)>,
     /// The heat map (default sweep.svg).
     pub plot: Option<&'a Path>,
     /// The table as JSON, or CSV for a `.csv` name.
@@ -46,6 +49,7 @@ pub fn sweep(options: SweepOptions<'_>) -> Result<(), String> {
         } else {
             options.users
         },
+        machine: options.machine.as_ref().map(|(_, config)| config.clone()),
         ..defaults
     };
     let path = options.plot.unwrap_or(Path::new(DEFAULT_PLOT));
@@ -54,10 +58,18 @@ pub fn sweep(options: SweepOptions<'_>) -> Result<(), String> {
         std::fs::File::create(path)
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     }
-    let cells = params.gpus.len() * params.users.len();
+    let cells = params.grid_gpus().len() * params.users.len();
+    let on = match &options.machine {
+        Some((path, _)) => format!(
+            ", on {} ({} GPUs)",
+            path.display(),
+            params.grid_gpus().first().copied().unwrap_or(0)
+        ),
+        None => String::new(),
+    };
     super::print_stdout(&format!(
         "sweep (seed {}): {} weeks of the team workload's user profile, each user its own \
-         account; ssh (no scheduler) against full\n",
+         account{on}; ssh (no scheduler) against full\n",
         params.seed, params.weeks
     ))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

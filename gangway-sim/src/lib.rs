@@ -15,11 +15,13 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod account_fold;
 pub mod churn;
 pub mod contention;
 mod convert;
 mod engine;
 mod faults;
+mod figure;
 #[cfg(feature = "testkit")]
 pub mod fuzz;
 pub mod heatmap;

@@ -21,6 +21,8 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use gangway::ClusterConfig;
+
 use crate::engine::{SimError, SimOptions, Simulator};
 use crate::looks::LookSchedule;
 use crate::metrics::Metrics;
@@ -35,8 +37,9 @@ use crate::team::TeamParams;
 /// let params = SweepParams::default();
 /// assert_eq!(params.gpus, [4, 8, 16, 32, 64, 128]);
 /// assert_eq!(params.users, [2, 4, 8, 16]);
+/// assert!(params.machine.is_none());
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SweepParams {
     /// Cluster sizes in GPUs, on nodes of up to 8 GPUs. Default 4, 8, 16, 32, 64, 128.
     pub gpus: Vec<u32>,
@@ -48,6 +51,10 @@ pub struct SweepParams {
     pub weeks: u32,
     /// The `ssh` host's looks.
     pub looks: LookSchedule,
+    /// A machine of your own (`gangway simulate --sweep --cluster`): every cell runs on its
+    /// nodes, so the grid's only cluster size is its GPUs (`gpus` is not read), and each
+    /// cell's jobs are drawn to fit it ([`TeamParams::fit_to`]). Default none.
+    pub machine: Option<ClusterConfig>,
 }
 
 impl Default for SweepParams {
@@ -58,6 +65,25 @@ impl Default for SweepParams {
             seed: 1,
             weeks: 2,
             looks: LookSchedule::default(),
+            machine: None,
+        }
+    }
+}
+
+impl SweepParams {
+    /// The cluster sizes of the grid: the machine's GPUs when it has one, else `gpus`.
+    pub fn grid_gpus(&self) -> Vec<u32> {
+        match &self.machine {
+            Some(machine) => {
+                let gpus: u64 = machine
+                    .nodes
+                    .iter()
+                    .filter_map(|n| n.gpus.as_ref())
+                    .map(|g| u64::from(g.count))
+                    .sum();
+                vec![u32::try_from(gpus).unwrap_or(u32::MAX)]
+            }
+            None => self.gpus.clone(),
         }
     }
 }
@@ -201,10 +227,11 @@ pub fn run_sweep(
     threads: usize,
     progress: impl Fn(usize) + Sync,
 ) -> Result<Vec<SweepCell>, SimError> {
+    let sizes = params.grid_gpus();
     let grid: Vec<(u32, u32)> = params
         .users
         .iter()
-        .flat_map(|&users| params.gpus.iter().map(move |&gpus| (gpus, users)))
+        .flat_map(|&users| sizes.iter().map(move |&gpus| (gpus, users)))
         .collect();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -239,15 +266,19 @@ pub fn run_sweep(
         .collect()
 }
 
-/// One cell: the workload of `users` users on `gpus` GPUs under `ssh` and `full`.
+/// One cell: the workload of `users` users on `gpus` GPUs (or on the machine) under `ssh` and
+/// `full`.
 fn run_cell(params: &SweepParams, gpus: u32, users: u32) -> Result<SweepCell, SimError> {
-    let workload = TeamParams {
+    let mut team = TeamParams {
         weeks: params.weeks,
         ..TeamParams::cell(gpus, users, params.seed)
+    };
+    if let Some(machine) = &params.machine {
+        team = team.fit_to(machine)?;
     }
-    .generate()?;
+    let workload = team.generate()?;
     let run = |policy: PolicyPreset| -> Result<Metrics, SimError> {
-        let (cluster, jobs) = prepare(&workload, None, policy, Overrun::Allow);
+        let (cluster, jobs) = prepare(&workload, params.machine.as_ref(), policy, Overrun::Allow);
         let options = SimOptions {
             looks: (policy == PolicyPreset::Ssh).then(|| params.looks.clone()),
             ..SimOptions::default()

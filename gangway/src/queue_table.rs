@@ -1,6 +1,7 @@
 //! The queue as people read it: an `squeue --start`-like table of the pending jobs of an
 //! [`explain`](crate::Scheduler::explain) report, one row per job in the order the scheduler
-//! considers them, with its position, owner, reason, estimated start and the jobs ahead of it.
+//! considers them, with its place in the queue, owner, reason, estimated start and the jobs
+//! ahead of it. Running jobs are not in it: they have left the queue.
 //!
 //! `gangway explain --snapshot FILE` and `gangway queue` (the shim's `explain` response on
 //! stdin) print it; a host prints it with [`Scheduler::queue_table`].
@@ -15,11 +16,11 @@
 //!     Event::Submit { job }
 //! };
 //! s.tick(0, vec![job("a", "ana"), job("b", "ben"), job("c", "ana")]).unwrap();
-//! // `a` runs (it took position 1); `b` holds the reservation; `c` waits behind it.
+//! // `a` runs; `b` holds the reservation, first in the queue; `c` waits behind it.
 //! assert_eq!(s.queue_table(), "\
-//! POS  JOB  USER  ACCOUNT  REASON     START_MS  START_IN  AHEAD
-//!   2  b    ben   -        reserved    3600000   1:00:00  0
-//!   3  c    ana   -        resources         -         -  1: b
+//! POS  JOB  USER  ACCOUNT  REASON     START      AHEAD
+//!   1  b    ben   -        reserved   in 1h 00m  0
+//!   2  c    ana   -        resources  -          1: b
 //! ");
 //! ```
 
@@ -45,16 +46,19 @@ pub struct Owner<'a> {
 }
 
 /// The table of `pending` (an [`Explanation`](crate::decision::Explanation)'s pending jobs)
-/// with one row per job, in position order:
+/// with one row per job, in the order of their positions:
 ///
-/// - `POS`: the job's position; `JOB`; `USER` and `ACCOUNT` from `owner` (`-` when unknown);
+/// - `POS`: the job's place among the pending jobs, 1, 2, 3 … (a report's `position` may skip
+///   the numbers of jobs its pass started; the table counts the jobs still waiting);
+/// - `JOB`; `USER` and `ACCOUNT` from `owner` (`-` when unknown);
 /// - `REASON`: why it waits ([`PendingReason::name`](crate::PendingReason::name));
-/// - `START_MS`: its estimated start (a reservation's), `-` when it has none; `START_IN`: the
-///   time from `now_ms` (the last tick) to it as `[D-]H:MM:SS`, `-` without either;
-/// - `AHEAD`: how many pending jobs have a lower position, and the first [`AHEAD_NAMED`] of
+/// - `START`: its estimated start (a reservation's) from `now_ms` (the last tick), as
+///   `in 3h 50m` ([`human_duration`]; `now` when it is due), or as `at T ms` without `now_ms`;
+///   `-` when it has none;
+/// - `AHEAD`: the jobs ahead of it in the queue, `POS − 1`, and the first [`AHEAD_NAMED`] of
 ///   them (`3: a, b, c`; `5: a, b, c, …` when there are more).
 ///
-/// Columns are as wide as their widest cell; numbers are right-aligned. With no pending job,
+/// Columns are as wide as their widest cell; `POS` is right-aligned. With no pending job,
 /// the header alone.
 ///
 /// ```
@@ -65,12 +69,13 @@ pub struct Owner<'a> {
 ///     job: job.into(), position, reason, estimated_start_ms: start,
 ///     detail: None, backoff_until_ms: None,
 /// };
-/// let pending = [job("x", 1, PendingReason::Reserved, Some(90_061_000)), job("y", 2, PendingReason::Held, None)];
+/// // Positions 1 and 3: the job at 2 started.
+/// let pending = [job("x", 1, PendingReason::Reserved, Some(90_061_000)), job("y", 3, PendingReason::Held, None)];
 /// let table = render(&pending, Some(1_000), |_| Owner { user: Some("u"), account: Some("a") });
 /// assert_eq!(table, "\
-/// POS  JOB  USER  ACCOUNT  REASON    START_MS    START_IN  AHEAD
-///   1  x    u     a        reserved  90061000  1-01:01:00  0
-///   2  y    u     a        held             -           -  1: x
+/// POS  JOB  USER  ACCOUNT  REASON    START      AHEAD
+///   1  x    u     a        reserved  in 1d 01h  0
+///   2  y    u     a        held      -          1: x
 /// ");
 /// ```
 pub fn render<'a>(
@@ -79,26 +84,26 @@ pub fn render<'a>(
     owner: impl Fn(&'a str) -> Owner<'a>,
 ) -> String {
     let mut jobs: Vec<&PendingInfo> = pending.iter().collect();
+    // Stable: jobs of one position (a report never has two) keep their order.
     jobs.sort_by_key(|info| info.position);
     let mut rows = vec![HEADER.map(str::to_string)];
     for (index, info) in jobs.iter().enumerate() {
         let ahead: Vec<&str> = jobs[..index]
             .iter()
-            .filter(|other| other.position < info.position)
             .map(|other| other.job.as_str())
             .collect();
         let Owner { user, account } = owner(&info.job);
         rows.push([
-            info.position.to_string(),
+            (index + 1).to_string(),
             info.job.clone(),
             user.unwrap_or("-").to_string(),
             account.unwrap_or("-").to_string(),
             info.reason.name().to_string(),
-            info.estimated_start_ms
-                .map_or_else(|| "-".to_string(), |start| start.to_string()),
             match (info.estimated_start_ms, now_ms) {
-                (Some(start), Some(now)) => clock(start.saturating_sub(now)),
-                _ => "-".to_string(),
+                (None, _) => "-".to_string(),
+                (Some(start), Some(now)) if start <= now => "now".to_string(),
+                (Some(start), Some(now)) => format!("in {}", human_duration(start - now)),
+                (Some(start), None) => format!("at {start} ms"),
             },
             ahead_cell(&ahead),
         ]);
@@ -106,12 +111,10 @@ pub fn render<'a>(
     layout(&rows)
 }
 
-const HEADER: [&str; 8] = [
-    "POS", "JOB", "USER", "ACCOUNT", "REASON", "START_MS", "START_IN", "AHEAD",
-];
+const HEADER: [&str; 7] = ["POS", "JOB", "USER", "ACCOUNT", "REASON", "START", "AHEAD"];
 
 /// Which columns are right-aligned.
-const RIGHT: [bool; 8] = [true, false, false, false, false, true, true, false];
+const RIGHT: [bool; 7] = [true, false, false, false, false, false, false];
 
 fn ahead_cell(ahead: &[&str]) -> String {
     if ahead.is_empty() {
@@ -124,20 +127,36 @@ fn ahead_cell(ahead: &[&str]) -> String {
     format!("{}: {named}", ahead.len())
 }
 
-/// `ms` as Slurm prints a duration: `H:MM:SS`, or `D-HH:MM:SS` from a day on.
-fn clock(ms: u64) -> String {
+/// A duration as people say it, in its two largest units: `45s`, `14m`, `3h 50m`, `2d 03h`
+/// (rounded down).
+///
+/// ```
+/// use gangway::queue_table::human_duration;
+/// assert_eq!(human_duration(45_000), "45s");
+/// assert_eq!(human_duration(14 * 60_000 + 59_000), "14m");
+/// assert_eq!(human_duration(3 * 3_600_000 + 50 * 60_000), "3h 50m");
+/// assert_eq!(human_duration(2 * 86_400_000 + 3 * 3_600_000), "2d 03h");
+/// ```
+pub fn human_duration(ms: u64) -> String {
     let seconds = ms / 1000;
-    let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    let (hours, minutes, seconds) = (rest / 3_600, rest % 3_600 / 60, rest % 60);
+    let (days, hours, minutes) = (
+        seconds / 86_400,
+        seconds % 86_400 / 3_600,
+        seconds % 3_600 / 60,
+    );
     if days > 0 {
-        format!("{days}-{hours:02}:{minutes:02}:{seconds:02}")
+        format!("{days}d {hours:02}h")
+    } else if hours > 0 {
+        format!("{hours}h {minutes:02}m")
+    } else if minutes > 0 {
+        format!("{minutes}m")
     } else {
-        format!("{hours}:{minutes:02}:{seconds:02}")
+        format!("{seconds}s")
     }
 }
 
 /// The rows in columns two spaces apart, each line without trailing spaces.
-fn layout(rows: &[[String; 8]]) -> String {
+fn layout(rows: &[[String; 7]]) -> String {
     let widths: Vec<usize> = (0..HEADER.len())
         .map(|column| {
             rows.iter()
@@ -176,7 +195,7 @@ impl Scheduler {
     /// use gangway::{ClusterConfig, Scheduler};
     /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
     /// let s = Scheduler::new(cluster).unwrap();
-    /// assert_eq!(s.queue_table(), "POS  JOB  USER  ACCOUNT  REASON  START_MS  START_IN  AHEAD\n");
+    /// assert_eq!(s.queue_table(), "POS  JOB  USER  ACCOUNT  REASON  START  AHEAD\n");
     /// ```
     pub fn queue_table(&self) -> String {
         let pending = self.pending_info();
@@ -221,11 +240,12 @@ mod tests {
     }
 
     #[test]
-    fn clocks_read_as_slurm_durations() {
-        assert_eq!(clock(0), "0:00:00");
-        assert_eq!(clock(59_999), "0:00:59");
-        assert_eq!(clock(3_723_000), "1:02:03");
-        assert_eq!(clock(86_400_000 + 61_000), "1-00:01:01");
+    fn durations_read_in_their_two_largest_units() {
+        assert_eq!(human_duration(0), "0s");
+        assert_eq!(human_duration(59_999), "59s");
+        assert_eq!(human_duration(60_000), "1m");
+        assert_eq!(human_duration(3_723_000), "1h 02m");
+        assert_eq!(human_duration(86_400_000 + 61_000), "1d 00h");
     }
 
     #[test]
@@ -236,29 +256,33 @@ mod tests {
     }
 
     #[test]
-    fn rows_follow_positions_and_count_only_lower_ones() {
-        let job = |job: &str, position| PendingInfo {
+    fn positions_count_the_pending_jobs_and_ahead_agrees() {
+        let job = |job: &str, position, start| PendingInfo {
             job: job.into(),
             position,
             reason: PendingReason::Priority,
-            estimated_start_ms: None,
+            estimated_start_ms: start,
             detail: None,
             backoff_until_ms: None,
         };
-        let pending = [job("late", 3), job("first", 1), job("tie", 1)];
-        let table = render(&pending, None, |_| Owner::default());
+        // A report whose pass started the jobs at 2 and 4.
+        let pending = [
+            job("late", 5, None),
+            job("first", 1, Some(500)),
+            job("third", 3, Some(2_000)),
+        ];
+        let table = render(&pending, Some(1_000), |_| Owner::default());
         let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(
-            lines[1],
-            "  1  first  -     -        priority         -         -  0"
-        );
+        assert_eq!(lines[1], "  1  first  -     -        priority  now    0");
         assert_eq!(
             lines[2],
-            "  1  tie    -     -        priority         -         -  0"
+            "  2  third  -     -        priority  in 1s  1: first"
         );
         assert_eq!(
             lines[3],
-            "  3  late   -     -        priority         -         -  2: first, tie"
+            "  3  late   -     -        priority  -      2: first, third"
         );
+        let without_now = render(&pending, None, |_| Owner::default());
+        assert!(without_now.lines().nth(2).unwrap().contains("at 2000 ms"));
     }
 }

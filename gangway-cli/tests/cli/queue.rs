@@ -1,6 +1,8 @@
 //! `gangway explain --snapshot FILE` and `gangway queue` through the built binary: a shim
-//! session on two 8-GPU nodes leaves four jobs pending, and both commands print the same
-//! `squeue --start`-like table of them (the snapshot's with users and accounts).
+//! session on two 8-GPU nodes leaves four jobs pending (and `eval`, which backfilled, running),
+//! and both commands print the same `squeue --start`-like table of them, numbered 1 to 4, with
+//! users and accounts (from the snapshot, or from the shim's requests) and starts counted from
+//! the last tick.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,12 +14,20 @@ use std::process::{Command, Output, Stdio};
 const SESSION: &str = include_str!("../fixtures/queue-session.jsonl");
 
 const TABLE: &str = "\
-POS  JOB       USER   ACCOUNT  REASON     START_MS  START_IN  AHEAD
-  1  big-gang  chloe  nlp      reserved   14400000   3:50:00  0
-  3  sweep-1   ben    nlp      resources         -         -  1: big-gang
-  4  sweep-2   ben    nlp      resources         -         -  2: big-gang, sweep-1
-  5  notebook  chloe  nlp      held              -         -  3: big-gang, sweep-1, sweep-2
+POS  JOB       USER   ACCOUNT  REASON     START      AHEAD
+  1  big-gang  chloe  nlp      reserved   in 3h 50m  0
+  2  sweep-1   ben    nlp      resources  -          1: big-gang
+  3  sweep-2   ben    nlp      resources  -          2: big-gang, sweep-1
+  4  notebook  chloe  nlp      held       -          3: big-gang, sweep-1, sweep-2
 ";
+
+/// The table without owners, as the explain response alone gives it.
+fn without_owners() -> String {
+    TABLE
+        .replace("USER   ACCOUNT", "USER  ACCOUNT")
+        .replace("chloe  nlp    ", "-     -      ")
+        .replace("ben    nlp    ", "-     -      ")
+}
 
 fn gangway(args: &[&str], input: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gangway"))
@@ -97,28 +107,60 @@ fn explain_prints_the_queue_of_a_snapshot() {
 #[test]
 fn queue_reads_the_shims_explain_on_stdin() {
     let lines = responses(&[r#"{"op":"explain"}"#]);
-    // The response names no users or accounts.
-    let without_owners = TABLE
-        .replace("USER   ACCOUNT", "USER  ACCOUNT")
-        .replace("chloe  nlp    ", "-     -      ")
-        .replace("ben    nlp    ", "-     -      ");
+    let explain = format!("{}\n", lines[3]);
     assert_eq!(
-        succeeds(&["queue", "--now-ms", "600000"], &format!("{}\n", lines[3])),
-        without_owners
+        succeeds(&["queue", "--now-ms", "600000"], &explain),
+        without_owners()
     );
-    // A whole session piped in: the last explain response counts; without --now-ms, no
-    // START_IN.
+    // A whole session piped in: the last explain response counts, and its starts count from
+    // the last tick before it (10 minutes).
     let whole = succeeds(&["queue"], &(lines.join("\n") + "\n"));
-    assert_eq!(whole, without_owners.replace(" 3:50:00", "       -"));
+    assert_eq!(whole, without_owners());
+    // The explain response alone, without --now-ms: the starts as they are.
+    let alone = succeeds(&["queue"], &explain);
+    assert_eq!(
+        alone,
+        "\
+POS  JOB       USER  ACCOUNT  REASON     START           AHEAD
+  1  big-gang  -     -        reserved   at 14400000 ms  0
+  2  sweep-1   -     -        resources  -               1: big-gang
+  3  sweep-2   -     -        resources  -               2: big-gang, sweep-1
+  4  notebook  -     -        held       -               3: big-gang, sweep-1, sweep-2
+"
+    );
+}
+
+#[test]
+fn queue_names_users_and_accounts_from_the_shims_requests() {
+    let lines = responses(&[r#"{"op":"explain"}"#]);
+    let requests = scratch("requests.jsonl", SESSION);
+    assert_eq!(
+        succeeds(
+            &["queue", "--requests", requests.to_str().unwrap()],
+            &(lines.join("\n") + "\n")
+        ),
+        TABLE
+    );
+    // Or requests and responses in one stream, as a host's log has them.
+    let log: String = SESSION
+        .lines()
+        .zip(&lines)
+        .flat_map(|(request, response)| [request, response.as_str()])
+        .chain([r#"{"op":"explain"}"#, lines[3].as_str()])
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(succeeds(&["queue"], &log), TABLE);
+    let missing = fails(&["queue", "--requests", "no/such/file"], &lines[3]);
+    assert!(
+        missing.starts_with("cannot read no/such/file: "),
+        "{missing}"
+    );
 }
 
 #[test]
 fn an_empty_queue_is_the_header_alone() {
     let out = succeeds(&["queue"], "{\"ok\":true,\"pending\":[],\"running\":[]}\n");
-    assert_eq!(
-        out,
-        "POS  JOB  USER  ACCOUNT  REASON  START_MS  START_IN  AHEAD\n"
-    );
+    assert_eq!(out, "POS  JOB  USER  ACCOUNT  REASON  START  AHEAD\n");
 }
 
 #[test]

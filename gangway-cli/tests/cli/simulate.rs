@@ -382,7 +382,7 @@ fn one_policy_writes_schedule_report_and_plot() {
     assert_eq!(report["runs"][0]["policy"], "easy");
     assert_eq!(report["runs"][0]["metrics"]["jobs"]["completed"], 100);
     let plot = std::fs::read_to_string(&svg).unwrap();
-    assert!(plot.starts_with("<svg") && plot.contains("pending jobs"));
+    assert!(plot.starts_with("<svg") && plot.contains("jobs waiting"));
     // Same seed, same schedule.
     gangway(&args);
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), schedule);
@@ -1025,4 +1025,114 @@ fn quiet_prints_nothing_on_standard_error() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&loud.stderr).contains("ssh: simulated 30 jobs in"));
+}
+
+#[test]
+fn many_accounts_fold_into_the_ten_most_used_unless_all_are_asked_for() {
+    let args = [
+        "simulate", "--users", "14", "--weeks", "1", "--policy", "ssh,full", "-q",
+    ];
+    let shares = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("share when contended "))
+            .map(|l| l.split_whitespace().nth(3).unwrap().to_string())
+            .collect()
+    };
+    let folded = stdout(&gangway(&args));
+    let names = shares(&folded);
+    assert_eq!(names.len(), 11, "{folded}");
+    assert_eq!(names[10], "4", "{folded}");
+    assert!(folded.contains("share when contended 4 others"), "{folded}");
+    assert!(
+        folded.contains("accounts: the 10 that used the most"),
+        "{folded}"
+    );
+    // The ten shown are distinct users, and none of them is among the others.
+    let mut shown = names[..10].to_vec();
+    shown.sort();
+    shown.dedup();
+    assert_eq!(shown.len(), 10);
+    let all = stdout(&gangway(&[&args[..], &["--all-accounts"]].concat()));
+    let mut every = shares(&all);
+    assert_eq!(every.len(), 14, "{all}");
+    assert!(!all.contains("others"), "{all}");
+    every.sort();
+    assert!(shown.iter().all(|name| every.contains(name)));
+    // The report keeps every account either way.
+    let report = scratch("folded.json");
+    gangway(&[&args[..], &["--report", report.to_str().unwrap()]].concat());
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        value["runs"][0]["metrics"]["accounts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        14
+    );
+}
+
+#[test]
+fn the_sweep_runs_on_your_machine_and_says_why_it_refuses_the_rest() {
+    let machine = machine_file("sweep-machine.json", 2, 4, 32, 128_000);
+    let (report, plot) = (scratch("own-sweep.csv"), scratch("own-sweep.svg"));
+    let text = stdout(&gangway(&[
+        "simulate",
+        "--sweep",
+        "--cluster",
+        machine.to_str().unwrap(),
+        "--sweep-users",
+        "2,4",
+        "--workload",
+        "team",
+        "--policy",
+        "ssh,full",
+        "--report",
+        report.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
+        "-q",
+    ]));
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains(&format!("account, on {} (8 GPUs);", machine.display())),
+        "{text}"
+    );
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with("heat map"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert_eq!((rows[0][0], rows[0][1]), ("8", "2"));
+    assert_eq!((rows[1][0], rows[1][1]), ("8", "4"));
+    let csv = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("8,2,"));
+    let refused = |extra: &[&str], why: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args([&["simulate", "--sweep"][..], extra].concat())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{extra:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(why), "{extra:?}: {stderr}");
+    };
+    refused(&["--workload", "gpu-ml"], "no users to vary");
+    refused(&["--policy", "easy"], "asks for easy");
+    refused(&["--policy", "ssh"], "no scheduler to compare ssh with");
+    refused(&["--policy", "ssh,easy,full"], "asks for easy, full");
+    refused(&["--trace", KTH_200], "brings its own jobs and machine");
+    refused(
+        &["--cluster", machine.to_str().unwrap(), "--sweep-gpus", "8"],
+        "give one or the other",
+    );
+    let cpus = machine_file("sweep-cpus.json", 1, 0, 8, 64_000);
+    refused(
+        &["--cluster", cpus.to_str().unwrap(), "--sweep-users", "2"],
+        "no GPU",
+    );
 }

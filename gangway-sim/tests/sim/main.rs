@@ -11,6 +11,7 @@ mod shared;
 mod bad_traces;
 mod easy_reference;
 mod fuzz_corpus;
+mod pictures;
 mod sim_faults;
 mod simulate;
 mod snapshot_streams;

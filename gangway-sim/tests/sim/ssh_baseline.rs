@@ -254,3 +254,52 @@ fn the_sweep_gives_the_same_table_on_one_thread_or_several() {
     // 8 users on 4 GPUs are contended: the scheduler cuts the wait.
     assert!(one[2].ssh.wait.mean_s > one[2].full.wait.mean_s);
 }
+
+#[test]
+fn a_sweep_on_a_machine_of_your_own_varies_the_users_on_it() {
+    // Three nodes of 4 GPUs (a size the grid's own machines, nodes of 8, never have) with
+    // less memory per GPU than the team profile asks for: every cell's jobs are drawn to fit
+    // it, and none is refused.
+    let node = |name: &str| {
+        format!(
+            r#"{{"name": "{name}", "cpus": 32, "memory_mib": 128000, "gpus": {{"model": "l40", "count": 4}}}}"#
+        )
+    };
+    let machine: ClusterConfig = serde_json::from_str(&format!(
+        r#"{{"nodes": [{}, {}, {}]}}"#,
+        node("a"),
+        node("b"),
+        node("c")
+    ))
+    .unwrap();
+    let params = SweepParams {
+        gpus: vec![64, 128],
+        users: vec![2, 8],
+        weeks: 1,
+        machine: Some(machine),
+        ..SweepParams::default()
+    };
+    let cells = run_sweep(&params, 2, |_| {}).unwrap();
+    let grid: Vec<(u32, u32)> = cells.iter().map(|c| (c.gpus, c.users)).collect();
+    assert_eq!(
+        grid,
+        [(12, 2), (12, 8)],
+        "the machine's GPUs, not the grid's"
+    );
+    for cell in &cells {
+        assert!(cell.jobs > 0);
+        for metrics in [&cell.ssh, &cell.full] {
+            assert_eq!(metrics.jobs.rejected, 0);
+            assert_eq!(metrics.jobs.completed, cell.jobs as u64);
+        }
+    }
+    // A machine without GPUs is an error, not a panic.
+    let cpus: ClusterConfig =
+        serde_json::from_str(r#"{"nodes": [{"name": "c", "cpus": 8}]}"#).unwrap();
+    let params = SweepParams {
+        machine: Some(cpus),
+        ..params
+    };
+    let error = run_sweep(&params, 1, |_| {}).unwrap_err().to_string();
+    assert!(error.contains("no GPU"), "{error}");
+}
