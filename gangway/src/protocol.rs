@@ -82,7 +82,7 @@ use serde_json::Value;
 use crate::config::ClusterConfig;
 use crate::decision::{Decision, PendingInfo, Rejection, RunningInfo};
 use crate::error::ConfigError;
-use crate::error::{ErrorKind, EventError, RefusalKind, TickError};
+use crate::error::{ErrorKind, RefusalKind, TickError};
 use crate::event::Event;
 use crate::fairshare::{AdmissionUsageRow, ShareRow};
 use crate::policy::Profile;
@@ -92,9 +92,11 @@ use crate::scheduler::{JobPriority, Scheduler, Snapshot, WhatIf};
 /// The protocol version `configure` answers with.
 pub const PROTOCOL_VERSION: u32 = 1;
 
-/// A request line.
+/// A request line's fields by its `op`. Parsed from `{OP: {the other fields}}` (see
+/// [`parse_request`]): an externally tagged enum keeps the path of a bad field, which serde loses
+/// inside an internally tagged one.
 #[derive(Debug, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 enum Request {
     Configure {
         cluster: Value,
@@ -129,6 +131,43 @@ pub struct WireError {
     pub kind: String,
     /// What was wrong and where.
     pub message: String,
+    /// The path of the field the error is about, when it is about one field of the request
+    /// as sent (`at_ms`, `cluster.nodes[1].gpus.count`, `events[3].job.groups[0].cpus`,
+    /// `job.time_limit_ms`, `state.version`): one that did not parse (ill-typed, unknown,
+    /// missing, a number its type does not hold), a CLUSTER field the configuration refused, a
+    /// tick's or explain's `at_ms`. `None` when the error is about the state or the request
+    /// as a whole (docs/protocol.md, "Errors"). Written only when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl WireError {
+    /// An error of `kind` about the field at `path` (`None`: about no one field).
+    pub fn new(kind: &str, message: impl Into<String>, path: Option<String>) -> Self {
+        WireError {
+            kind: kind.to_string(),
+            message: message.into(),
+            path,
+        }
+    }
+}
+
+/// A rejected event of a tick's response: [`Rejection`] with the error's `path` when the event
+/// was malformed (`events[3].job.groups[0].cpus`; `events[3]` where serde does not say which
+/// field of an event other than `submit` and `node_add`).
+#[derive(Serialize)]
+struct WireRejection {
+    index: usize,
+    error: WireError,
+}
+
+impl From<Rejection> for WireRejection {
+    fn from(r: Rejection) -> Self {
+        WireRejection {
+            index: r.index,
+            error: WireError::new(r.error.kind.as_str(), r.error.message, None),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -148,7 +187,7 @@ struct Ticked {
     ok: bool,
     at_ms: u64,
     decisions: Vec<Decision>,
-    rejected: Vec<Rejection>,
+    rejected: Vec<WireRejection>,
     next_wakeup_ms: Option<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     plugin_faults: Vec<crate::policy::PluginFault>,
@@ -302,19 +341,25 @@ impl Shim {
     /// assert_eq!(ok.to_json(), r#"{"ok":true,"protocol":1}"#);
     /// ```
     pub fn handle_request(&mut self, value: Value) -> Result<Response, WireError> {
-        let request: Request = parse_value(value)
-            .map_err(|m| refused(RefusalKind::Parse, format!("not a known request: {m}")))?;
+        let request = parse_request(value).map_err(|m| {
+            let path = m.path.clone();
+            let detail = m.refused(RefusalKind::Parse).message;
+            WireError::new(
+                RefusalKind::Parse.as_str(),
+                format!("not a known request: {detail}"),
+                path,
+            )
+        })?;
         match request {
             Request::Configure { cluster } => {
-                let config: ClusterConfig = parse_value(cluster)
-                    .map_err(|m| refused(RefusalKind::InvalidConfig, format!("cluster.{m}")))?;
+                let config = parse_cluster(cluster)?;
                 let scheduler = match &self.profile_maker {
                     None => Scheduler::new(config),
                     Some(maker) => {
                         maker(&config).and_then(|profile| Scheduler::with_profile(config, profile))
                     }
                 }
-                .map_err(|e| refused(RefusalKind::InvalidConfig, format!("cluster.{e}")))?;
+                .map_err(config_refused)?;
                 self.scheduler = Some(scheduler);
                 Ok(Response(Body::Configured(Configured {
                     ok: true,
@@ -323,11 +368,8 @@ impl Shim {
             }
             Request::Reconfigure { cluster } => {
                 let scheduler = self.configured("reconfigure")?;
-                let config: ClusterConfig = parse_value(cluster)
-                    .map_err(|m| refused(RefusalKind::InvalidConfig, format!("cluster.{m}")))?;
-                scheduler
-                    .reconfigure(config)
-                    .map_err(|e| refused(RefusalKind::InvalidConfig, format!("cluster.{e}")))?;
+                let config = parse_cluster(cluster)?;
+                scheduler.reconfigure(config).map_err(config_refused)?;
                 Ok(Response(Body::Done(Done { ok: true })))
             }
             Request::Tick { at_ms, events } => {
@@ -337,12 +379,11 @@ impl Shim {
                 for (index, raw) in events.into_iter().enumerate() {
                     match parse_event(raw) {
                         Ok(event) => parsed.push((index, event)),
-                        Err(m) => malformed.push(Rejection {
+                        Err(m) => malformed.push(WireRejection {
                             index,
-                            error: EventError::new(
-                                ErrorKind::Invalid,
-                                format!("events[{index}].{m}"),
-                            ),
+                            error: m
+                                .under(&format!("events[{index}]"))
+                                .wire(ErrorKind::Invalid.as_str()),
                         }),
                     }
                 }
@@ -350,17 +391,22 @@ impl Shim {
                 let outcome = scheduler
                     .tick(at_ms, parsed.into_iter().map(|(_, e)| e).collect())
                     .map_err(|e| match e {
-                        TickError::TimeWentBackwards { .. } => {
-                            refused(RefusalKind::TimeWentBackwards, e.to_string())
-                        }
-                        TickError::TimeOutOfRange { .. } => {
-                            refused(RefusalKind::Parse, e.to_string())
-                        }
+                        TickError::TimeWentBackwards { .. } => WireError::new(
+                            RefusalKind::TimeWentBackwards.as_str(),
+                            format!("at_ms: {e}"),
+                            Some("at_ms".to_string()),
+                        ),
+                        // Its message names the field already.
+                        TickError::TimeOutOfRange { .. } => WireError::new(
+                            RefusalKind::Parse.as_str(),
+                            e.to_string(),
+                            Some("at_ms".to_string()),
+                        ),
                     })?;
                 let mut rejected = malformed;
                 rejected.extend(outcome.rejected.into_iter().map(|mut r| {
                     r.index = indices[r.index];
-                    r
+                    WireRejection::from(r)
                 }));
                 rejected.sort_by_key(|r| r.index);
                 Ok(Response(Body::Ticked(Ticked {
@@ -374,16 +420,20 @@ impl Shim {
             }
             Request::Explain { at_ms, detail } => {
                 let scheduler = self.configured("explain")?;
+                let at_field = || Some("at_ms".to_string());
                 if let Some(at) = at_ms {
                     crate::model::time::in_range("at_ms", at)
-                        .map_err(|m| refused(RefusalKind::Parse, m))?;
+                        .map_err(|m| WireError::new(RefusalKind::Parse.as_str(), m, at_field()))?;
                 }
                 if let (Some(at), Some(last)) = (at_ms, scheduler.last_tick())
                     && at < last
                 {
-                    return Err(refused(
-                        RefusalKind::TimeWentBackwards,
-                        format!("explain at {at} ms is earlier than the last tick at {last} ms"),
+                    return Err(WireError::new(
+                        RefusalKind::TimeWentBackwards.as_str(),
+                        format!(
+                            "at_ms: explain at {at} ms is earlier than the last tick at {last} ms"
+                        ),
+                        at_field(),
                     ));
                 }
                 let explanation = scheduler.explain();
@@ -407,10 +457,15 @@ impl Shim {
                 }))))
             }
             Request::Restore { state } => {
-                Snapshot::version_of(&state)
-                    .map_err(|e| refused(RefusalKind::InvalidState, e.to_string()))?;
+                Snapshot::version_of(&state).map_err(|e| {
+                    WireError::new(
+                        RefusalKind::InvalidState.as_str(),
+                        e.to_string(),
+                        Some("state.version".to_string()),
+                    )
+                })?;
                 let snapshot: Snapshot = parse_value(state)
-                    .map_err(|m| refused(RefusalKind::InvalidState, format!("state.{m}")))?;
+                    .map_err(|m| m.under("state").refused(RefusalKind::InvalidState))?;
                 let scheduler = match &self.profile_maker {
                     None => Scheduler::restore(snapshot),
                     Some(maker) => maker(snapshot.config())
@@ -424,10 +479,10 @@ impl Shim {
             Request::WhatIf { job } => {
                 let scheduler = self.configured("what_if")?;
                 let job: crate::model::job::JobSpec = parse_value(job)
-                    .map_err(|m| wire(ErrorKind::Invalid.as_str(), format!("job.{m}")))?;
+                    .map_err(|m| m.under("job").wire(ErrorKind::Invalid.as_str()))?;
                 let answer = scheduler
                     .what_if(job)
-                    .map_err(|e| wire(e.kind.as_str(), e.message))?;
+                    .map_err(|e| WireError::new(e.kind.as_str(), e.message, None))?;
                 Ok(Response(Body::Answered(Answered { ok: true, answer })))
             }
         }
@@ -449,32 +504,132 @@ fn refusal(error: WireError) -> String {
 }
 
 fn refused(kind: RefusalKind, message: String) -> WireError {
-    wire(kind.as_str(), message)
+    WireError::new(kind.as_str(), message, None)
 }
 
-fn wire(kind: &str, message: String) -> WireError {
-    WireError {
-        kind: kind.to_string(),
-        message,
+/// A CLUSTER the configuration refused: `invalid_config` naming `cluster.` and the field.
+fn config_refused(e: ConfigError) -> WireError {
+    let path = if e.field.is_empty() {
+        "cluster".to_string()
+    } else {
+        format!("cluster.{}", e.field)
+    };
+    WireError::new(
+        RefusalKind::InvalidConfig.as_str(),
+        format!("cluster.{e}"),
+        Some(path),
+    )
+}
+
+/// Parses a CLUSTER as `configure` does: a value that does not parse is refused with
+/// `invalid_config`, its path naming the bad field (`cluster.nodes[0].gpus.count`). For a host
+/// that takes a CLUSTER in its own data model (the Python bindings' `simulate`).
+///
+/// ```
+/// let error = gangway::protocol::parse_cluster(serde_json::json!({"nodes": [{"name": 1}]}))
+///     .unwrap_err();
+/// assert_eq!(error.kind, "invalid_config");
+/// assert_eq!(error.path.as_deref(), Some("cluster.nodes[0].name"));
+/// ```
+pub fn parse_cluster(cluster: Value) -> Result<ClusterConfig, WireError> {
+    parse_value(cluster).map_err(|m| m.under("cluster").refused(RefusalKind::InvalidConfig))
+}
+
+/// A value that did not deserialize: the path of its first bad field, when serde knows it,
+/// and what was wrong there.
+#[derive(Debug)]
+struct Malformed {
+    /// The path below the value (`nodes[1].gpus.count`); `None` for the value itself.
+    path: Option<String>,
+    /// Serde's message.
+    message: String,
+}
+
+impl Malformed {
+    /// The same error seen from the value holding this one at `prefix` (`events[3]`).
+    fn under(self, prefix: &str) -> Malformed {
+        let path = match self.path {
+            Some(path) if path.starts_with('[') => format!("{prefix}{path}"),
+            Some(path) => format!("{prefix}.{path}"),
+            None => prefix.to_string(),
+        };
+        Malformed {
+            path: Some(path),
+            message: self.message,
+        }
+    }
+
+    /// The wire error of `kind`; the message starts with the path (`cluster.nodes[1]: …`).
+    fn wire(self, kind: &str) -> WireError {
+        let message = match &self.path {
+            Some(path) => format!("{path}: {}", self.message),
+            None => self.message,
+        };
+        WireError::new(kind, message, self.path)
+    }
+
+    /// [`Malformed::wire`] for a request refused as a whole.
+    fn refused(self, kind: RefusalKind) -> WireError {
+        self.wire(kind.as_str())
     }
 }
 
-/// Deserializes a value, reporting the path of the first bad field (`nodes[1].gpus.count: …`).
-fn parse_value<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+/// Deserializes a value, keeping the path of the first bad field (`nodes[1].gpus.count`).
+fn parse_value<T: DeserializeOwned>(value: Value) -> Result<T, Malformed> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        if path == "." {
-            e.inner().to_string()
-        } else {
-            format!("{path}: {}", e.inner())
+        Malformed {
+            path: (path != ".").then_some(path),
+            message: e.inner().to_string(),
         }
+    })
+}
+
+/// Parses a request object: its `op` names the [`Request`] variant, the other fields are that
+/// variant's, so that a bad one is named by its path (`at_ms`, `events`).
+fn parse_request(value: Value) -> Result<Request, Malformed> {
+    let not_known = |path: Option<&str>, message: String| Malformed {
+        path: path.map(str::to_string),
+        message,
+    };
+    let Value::Object(mut fields) = value else {
+        return Err(not_known(
+            None,
+            format!("{value} is not an object with an \"op\""),
+        ));
+    };
+    let op = match fields.remove("op") {
+        Some(Value::String(op)) => op,
+        Some(other) => {
+            return Err(not_known(
+                Some("op"),
+                format!("{other} is not a string naming the request"),
+            ));
+        }
+        None => return Err(not_known(None, "missing field `op`".to_string())),
+    };
+    let tagged = Value::Object(serde_json::Map::from_iter([(
+        op.clone(),
+        Value::Object(fields),
+    )]));
+    parse_value::<Request>(tagged).map_err(|m| {
+        // The path starts with the variant, the op; a path of the op alone is about the
+        // request's fields as a whole (an unknown or missing one), none the op itself.
+        let path = match m.path.as_deref() {
+            None => Some("op"),
+            Some(path) => path
+                .strip_prefix(op.as_str())
+                .map(|rest| rest.trim_start_matches('.'))
+                .filter(|rest| !rest.is_empty()),
+        };
+        not_known(path, m.message)
     })
 }
 
 /// Parses one event. Serde loses the field path inside a tagged enum, so when a `submit` or
 /// `node_add` fails, its payload is parsed again on its own to name the bad field
-/// (`job.groups[0].cpus: -1 is negative`).
-fn parse_event(raw: Value) -> Result<Event, String> {
+/// (`job.groups[0].cpus`).
+fn parse_event(raw: Value) -> Result<Event, Malformed> {
     let payload = match raw.get("type").and_then(Value::as_str) {
         Some("submit") => raw.get("job").cloned().map(|v| ("job", v)),
         Some("node_add") => raw.get("node").cloned().map(|v| ("node", v)),
@@ -484,13 +639,13 @@ fn parse_event(raw: Value) -> Result<Event, String> {
         let detail = match payload {
             Some(("job", v)) => parse_value::<crate::model::job::JobSpec>(v)
                 .err()
-                .map(|d| ("job", d)),
+                .map(|d| d.under("job")),
             Some((key, v)) => parse_value::<crate::config::NodeConfig>(v)
                 .err()
-                .map(|d| (key, d)),
+                .map(|d| d.under(key)),
             None => None,
         };
-        detail.map_or(whole, |(key, detail)| format!("{key}.{detail}"))
+        detail.unwrap_or(whole)
     })
 }
 

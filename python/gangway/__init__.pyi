@@ -15,10 +15,13 @@ POLICIES: List[str]
 class GangwayError(Exception):
     """A request the shim would refuse: `.kind` is the shim's error kind (parse, not_configured,
     invalid_config, time_went_backwards, invalid_state, internal, an event error kind for
-    what_if, or simulation), `.message` what was wrong and where. State is unchanged."""
+    what_if, or simulation), `.message` what was wrong and where, `.path` the path of the field
+    it is about (`at_ms`, `cluster.nodes[1].gpus.count`), as the shim's error `path`, or None.
+    State is unchanged."""
 
     kind: str
     message: str
+    path: Optional[str]
 
 class Plugin:
     """A plug-in whose hooks are Python callables, added to a Scheduler's profile.
@@ -55,7 +58,7 @@ class Scheduler:
     def tick(self, at_ms: int, events: Optional[Sequence[Mapping[str, JSON]]] = ...) -> Dict[str, Any]:
         """Applies events at at_ms, runs one pass: the shim's tick response object (ok, at_ms,
         decisions, rejected, next_wakeup_ms, plugin_faults when any)."""
-    def explain(self, at_ms: Optional[int] = ..., detail: bool = ...) -> Dict[str, Any]:
+    def explain(self, at_ms: Optional[int] = ..., detail: Optional[bool] = ...) -> Dict[str, Any]:
         """The shim's explain response: pending (with reasons), running; detail adds shares,
         priorities and admission_usage."""
     def what_if(self, job: Mapping[str, JSON]) -> Dict[str, Any]:

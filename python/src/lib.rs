@@ -3,8 +3,9 @@
 //! Every `Scheduler` method builds the shim's request object (docs/protocol.md) from its
 //! arguments and hands it to [`Shim::handle_request`], the very request handling and error
 //! mapping `gangway shim` runs; a refused request becomes a `gangway.GangwayError` with the
-//! shim's error kind and message. Python objects are converted to and from serde values with
-//! `pythonize`; the GIL is released while the shim works, behind a mutex that serialises calls
+//! shim's error kind, message and field path. Arguments become JSON values as a JSON parser
+//! would read the `json.dumps` of them ([`json_value`]); answers go back to Python with
+//! `pythonize`. The GIL is released while the shim works, behind a mutex that serialises calls
 //! from several Python threads.
 
 use std::sync::{Mutex, MutexGuard};
@@ -13,8 +14,8 @@ use std::time::Instant;
 use gangway::protocol::{Shim, WireError};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use serde_json::{Map, Value};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
 
 mod hooks;
 mod simulate;
@@ -28,39 +29,130 @@ pyo3::create_exception!(
     "A request the shim would refuse with `{\"ok\": false, \"error\": {...}}`.\n\n\
      `.kind` is the shim's error kind (`parse`, `not_configured`, `invalid_config`, \
      `time_went_backwards`, `invalid_state`, `internal`, or an event error kind such as \
-     `duplicate_job` for `what_if`), `.message` says what was wrong and where. The scheduler's \
-     state is unchanged."
+     `duplicate_job` for `what_if`), `.message` says what was wrong and where, `.path` is the \
+     path of the field it is about (`at_ms`, `cluster.nodes[1].gpus.count`, \
+     `job.groups[0].gpus`), as the shim's `error.path`, or None when it is about no one field. \
+     The scheduler's state is unchanged."
 );
 
-/// A `GangwayError` of `kind` with `message` (`.kind`, `.message`, and both in `args`).
-fn gangway_error(py: Python<'_>, kind: &str, message: &str) -> PyErr {
+/// A `GangwayError` of `kind` with `message` about the field at `path` (`.kind`, `.message`,
+/// `.path`; kind and message in `args`).
+fn gangway_error(py: Python<'_>, kind: &str, message: &str, path: Option<&str>) -> PyErr {
     let error = GangwayError::new_err((kind.to_string(), message.to_string()));
     let value = error.value(py);
     // Setting attributes on a fresh exception instance cannot fail; ignore it if it does.
     let _ = value.setattr("kind", kind);
     let _ = value.setattr("message", message);
+    let _ = value.setattr("path", path);
     error
 }
 
 fn wire_error(py: Python<'_>, error: WireError) -> PyErr {
-    gangway_error(py, &error.kind, &error.message)
+    gangway_error(py, &error.kind, &error.message, error.path.as_deref())
 }
 
-/// A Python object that is not JSON-shaped (a set, a NaN, an object) is refused as the shim
-/// refuses a line that is not JSON.
-fn to_value(py: Python<'_>, object: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
-    pythonize::depythonize::<Value>(object).map_err(|e| {
-        gangway_error(
-            py,
-            "parse",
-            &format!("{what} is not JSON-shaped (dicts, lists, str, int, float, bool, None): {e}"),
-        )
+/// What a Python argument may hold: what `json.dumps` writes, except that dict keys must be
+/// strings (`json.dumps` would turn other keys into strings silently).
+const JSON_SHAPED: &str = "dicts with str keys, lists, tuples, str, int, float, bool, None";
+
+/// The JSON value of `object`, the argument `name`: the value a JSON parser reads from the
+/// `json.dumps` of it, so that a request is the very request `gangway shim` would get. An int
+/// beyond 64 bits becomes the nearest double, as JSON parsers (the shim's included) read such
+/// a number, and is then judged by the field that gets it. A value no JSON text holds (a set,
+/// a NaN or infinity, an int beyond the doubles, a dict key that is not a string, a string
+/// with a lone surrogate, any other object) refuses the request with `parse`, naming its path.
+fn to_value(py: Python<'_>, object: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
+    json_value(object, name).map_err(|(path, what)| {
+        let message = format!("{path}: {what} is not JSON-shaped ({JSON_SHAPED})");
+        gangway_error(py, "parse", &message, Some(&path))
     })
 }
 
+/// [`to_value`]'s walk: the value at `path`, or the path of the first value that is not
+/// JSON-shaped and what it is.
+fn json_value(object: &Bound<'_, PyAny>, path: &str) -> Result<Value, (String, String)> {
+    let refuse = |what: String| Err((path.to_string(), what));
+    if object.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(flag) = object.cast::<PyBool>() {
+        return Ok(Value::Bool(flag.is_true()));
+    }
+    if let Ok(int) = object.cast::<PyInt>() {
+        if let Ok(v) = int.extract::<u64>() {
+            return Ok(Value::from(v));
+        }
+        if let Ok(v) = int.extract::<i64>() {
+            return Ok(Value::from(v));
+        }
+        return match int.extract::<f64>().ok().and_then(Number::from_f64) {
+            Some(n) => Ok(Value::Number(n)),
+            None => refuse("an int beyond the range of doubles".to_string()),
+        };
+    }
+    if let Ok(float) = object.cast::<PyFloat>() {
+        let v = float.value();
+        return match Number::from_f64(v) {
+            Some(n) => Ok(Value::Number(n)),
+            None => refuse(format!("the float {v}")),
+        };
+    }
+    if let Ok(text) = object.cast::<PyString>() {
+        return match text.to_cow() {
+            Ok(text) => Ok(Value::String(text.to_string())),
+            Err(_) => refuse("a str that is not valid Unicode (a lone surrogate)".to_string()),
+        };
+    }
+    if let Ok(dict) = object.cast::<PyDict>() {
+        let mut map = Map::new();
+        for (key, item) in dict.iter() {
+            let Ok(key) = key
+                .cast::<PyString>()
+                .map(|k| k.to_cow().map(|k| k.into_owned()))
+            else {
+                return refuse(format!("a dict with the key {}", repr(&key)));
+            };
+            let Ok(key) = key else {
+                return refuse("a dict key that is not valid Unicode".to_string());
+            };
+            let item = json_value(&item, &format!("{path}.{key}"))?;
+            map.insert(key, item);
+        }
+        return Ok(Value::Object(map));
+    }
+    let items = if let Ok(list) = object.cast::<PyList>() {
+        list.iter().collect::<Vec<_>>()
+    } else if let Ok(tuple) = object.cast::<PyTuple>() {
+        tuple.iter().collect()
+    } else {
+        return refuse(format!("a {}", type_name(object)));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| json_value(item, &format!("{path}[{i}]")))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::Array)
+}
+
+fn repr(object: &Bound<'_, PyAny>) -> String {
+    object
+        .repr()
+        .map_or_else(|_| "?".to_string(), |r| r.to_string())
+}
+
+fn type_name(object: &Bound<'_, PyAny>) -> String {
+    object
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".to_string(), |n| n.to_string())
+}
+
 fn to_python<'py>(py: Python<'py>, response: &Value) -> PyResult<Bound<'py, PyAny>> {
-    pythonize::pythonize(py, response)
-        .map_err(|e| gangway_error(py, "internal", &format!("cannot convert the response: {e}")))
+    pythonize::pythonize(py, response).map_err(|e| {
+        let message = format!("cannot convert the response: {e}");
+        gangway_error(py, "internal", &message, None)
+    })
 }
 
 /// Nanoseconds of the last call's three steps, for the benchmark script.
@@ -122,10 +214,8 @@ impl Scheduler {
         // keys, exactly as in the shim's JSON line (a snapshot's maps keyed by numbers).
         let answer = py.detach(|| {
             let response = self.lock().handle_request(request)?;
-            serde_json::to_value(&response).map_err(|e| WireError {
-                kind: "internal".to_string(),
-                message: format!("cannot serialize: {e}"),
-            })
+            serde_json::to_value(&response)
+                .map_err(|e| WireError::new("internal", format!("cannot serialize: {e}"), None))
         });
         let handle_ns = nanos(handling);
         let converting = Instant::now();
@@ -198,22 +288,24 @@ impl Scheduler {
     /// Why each pending job waits and where each running job runs: the shim's explain response
     /// (`{"ok": True, "pending", "running"}`; with `detail=True` also `"shares"`,
     /// `"priorities"` and, where a queue uses admission fair sharing, `"admission_usage"`).
-    #[pyo3(signature = (at_ms = None, detail = false))]
+    /// `detail` must be a bool (None: False), as the shim's `"detail"`.
+    #[pyo3(signature = (at_ms = None, detail = None))]
     fn explain<'py>(
         &self,
         py: Python<'py>,
         at_ms: Option<&Bound<'py, PyAny>>,
-        detail: bool,
+        detail: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let started = Instant::now();
         let at_ms = match at_ms {
             Some(at) => to_value(py, at, "at_ms")?,
             None => Value::Null,
         };
-        let request = request_object(
-            "explain",
-            vec![("at_ms", at_ms), ("detail", Value::Bool(detail))],
-        );
+        let mut fields = vec![("at_ms", at_ms)];
+        if let Some(detail) = detail {
+            fields.push(("detail", to_value(py, detail, "detail")?));
+        }
+        let request = request_object("explain", fields);
         self.request(py, request, started)
     }
 

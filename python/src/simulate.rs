@@ -15,7 +15,7 @@ use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::{gangway_error, to_value};
+use crate::{gangway_error, to_value, wire_error};
 
 /// How often a running simulation checks for Ctrl-C (`KeyboardInterrupt`).
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
@@ -152,7 +152,7 @@ fn run_one(
     if let Some(error) = interrupt {
         return Err(error);
     }
-    result.map_err(|e| gangway_error(py, "simulation", &e.to_string()))
+    result.map_err(|e| gangway_error(py, "simulation", &e.to_string(), None))
 }
 
 /// Simulates a workload under one or several policies (docs/python.md, "Simulation").
@@ -193,10 +193,7 @@ pub fn simulate<'py>(
         Some(object) if object.is_none() => None,
         Some(object) => {
             let value = to_value(py, object, "cluster")?;
-            Some(
-                serde_json::from_value(value)
-                    .map_err(|e| gangway_error(py, "invalid_config", &format!("cluster.{e}")))?,
-            )
+            Some(gangway::protocol::parse_cluster(value).map_err(|e| wire_error(py, e))?)
         }
     };
     let (name, workload) = load(py, workload, trace, seed, jobs, team, cluster.as_ref())?;
@@ -275,7 +272,7 @@ pub fn sweep_records<'py>(
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cells = py
         .detach(|| gangway_sim::sweep::run_sweep(&params, threads, |_| {}))
-        .map_err(|e| gangway_error(py, "simulation", &e.to_string()))?;
+        .map_err(|e| gangway_error(py, "simulation", &e.to_string(), None))?;
     let rows: Vec<gangway_sim::sweep::SweepRow> =
         cells.iter().map(gangway_sim::sweep::SweepRow::of).collect();
     Ok(pythonize::pythonize(py, &rows)?)

@@ -5,7 +5,7 @@ Each scenario becomes one request sequence: configure; per tick, the tick, expla
 detail, a what_if, a snapshot; then requests that are refused (a tick back in time, a bad
 reconfigure, a bad restore), a restore of the last snapshot and an explain of the restored
 scheduler. The shim answers the lines; the bindings answer the same requests as method calls,
-a GangwayError standing for {"ok": false, "error": {kind, message}}.
+a GangwayError standing for {"ok": false, "error": {kind, message, path}}.
 """
 
 import json
@@ -108,7 +108,10 @@ def through_bindings(requests):
             else:
                 raise AssertionError(op)
         except gangway.GangwayError as e:
-            response = {"ok": False, "error": {"kind": e.kind, "message": e.message}}
+            error = {"kind": e.kind, "message": e.message}
+            if e.path is not None:
+                error["path"] = e.path
+            response = {"ok": False, "error": error}
         responses.append(response)
     return responses
 

@@ -109,12 +109,40 @@ def test_invalid_config():
 def test_parse_errors(cluster):
     s = gangway.Scheduler(cluster)
     assert error_of(lambda: s.tick(-1, [])).kind == "parse"
-    assert error_of(lambda: s.tick(0, [object()])).kind == "parse"
-    assert s.tick(0, {1, 2})["rejected"][0]["error"]["kind"] == "invalid"
-    # A non-finite float becomes null, as serde_json makes it: here a job that is not a JOB.
-    out = s.tick(0, [{"type": "submit", "job": float("nan")}])
-    assert out["rejected"][0]["error"]["kind"] == "invalid"
-    assert error_of(lambda: gangway.Scheduler(object())).kind == "parse"
+    e = error_of(lambda: s.tick(0, [object()]))
+    assert (e.kind, e.path) == ("parse", "events[0]")
+    # What no JSON text holds (a set, a NaN) is refused where it is, as the shim refuses the
+    # line json.dumps would write for it; nothing changes.
+    before = s.snapshot()
+    e = error_of(lambda: s.tick(0, {1, 2}))
+    assert (e.kind, e.path) == ("parse", "events")
+    e = error_of(lambda: s.tick(0, [{"type": "submit", "job": float("nan")}]))
+    assert (e.kind, e.path) == ("parse", "events[0].job")
+    assert s.snapshot() == before
+    e = error_of(lambda: gangway.Scheduler(object()))
+    assert (e.kind, e.path) == ("parse", "cluster")
+
+
+def test_errors_name_their_field(cluster):
+    s = gangway.Scheduler(cluster)
+    e = error_of(lambda: gangway.Scheduler({"nodes": [{"name": "n1", "cpus": "many"}]}))
+    assert (e.kind, e.path) == ("invalid_config", "cluster.nodes[0].cpus")
+    e = error_of(lambda: s.tick("soon", []))
+    assert (e.kind, e.path) == ("parse", "at_ms")
+    e = error_of(lambda: s.explain(detail="yes"))
+    assert (e.kind, e.path) == ("parse", "detail")
+    e = error_of(lambda: s.what_if({"id": "x", "time_limit_ms": 10, "groups": [{"count": -1}]}))
+    assert (e.kind, e.path) == ("invalid", "job.groups[0].count")
+    e = error_of(lambda: s.what_if({"id": "x"}))
+    assert (e.kind, e.path) == ("invalid", "job")
+    s.tick(0, [submit("a")])
+    e = error_of(lambda: s.what_if(job("a")))
+    assert (e.kind, e.path) == ("duplicate_job", None)
+    e = error_of(lambda: gangway.Scheduler.restore({"version": 99}))
+    assert (e.kind, e.path) == ("invalid_state", "state.version")
+    out = s.tick(1, [{"type": "set_priority", "job": "a", "priority": "high"}, submit("a")])
+    errors = [(r["index"], r["error"]["kind"], r["error"].get("path")) for r in out["rejected"]]
+    assert errors == [(0, "invalid", "events[0]"), (1, "duplicate_job", None)]
 
 
 def test_time_went_backwards_changes_nothing(cluster):

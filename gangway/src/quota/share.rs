@@ -479,6 +479,90 @@ mod tests {
         assert_eq!(h.compare(&tree.queue_share(plain)), Ordering::Greater);
     }
 
+    /// What the pass asks of a share (issue 28, item 5: these survived cargo-mutants): whether
+    /// it borrows, on which key its value is taken, and whether a demand asks for a key it
+    /// borrows on (a demand of 0 on that key does not).
+    #[test]
+    fn a_borrower_names_its_dominant_key_and_the_demands_that_ask_for_what_it_borrows() {
+        let both = |n: u64| {
+            let mut quota = cpu(n);
+            quota.insert(
+                "gpu".to_string(),
+                QuotaConfig {
+                    nominal: Milli::from_units(n),
+                    ..Default::default()
+                },
+            );
+            quota
+        };
+        let cohorts = [cohort("all", None, 0)];
+        let queues = [
+            QueueConfig {
+                quota: both(2),
+                ..queue("a", "all", 2, 1.0)
+            },
+            QueueConfig {
+                quota: both(2),
+                ..queue("b", "all", 2, 1.0)
+            },
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &["a100".to_string()]).unwrap();
+        let (a, b) = (tree.queue_id("a").unwrap(), tree.queue_id("b").unwrap());
+        let one_gpu = tree.demand(0, 0, &[("a100", 1000)]);
+        // a: 3 cpus (one above its 2) and 1 GPU (within its 2); b: 1 cpu.
+        tree.add_usage(a, &tree.demand(3000, 0, &[("a100", 1000)]));
+        tree.add_usage(b, &cpus(&tree, 1));
+        let share = tree.queue_share(a);
+        assert!(share.is_borrowing());
+        assert_eq!(share.dominant(), tree.key("cpu"));
+        assert!(share.dominant().is_some());
+        assert!(share.borrows_on(&cpus(&tree, 1)));
+        assert!(share.borrows_on(&tree.demand(1000, 0, &[("a100", 1000)])));
+        assert!(!share.borrows_on(&one_gpu), "a borrows no GPU");
+        assert!(
+            !share.borrows_on(&tree.demand(0, 0, &[])),
+            "an empty demand asks for nothing"
+        );
+        let within = tree.queue_share(b);
+        assert!(!within.is_borrowing());
+        assert_eq!(within.dominant(), None);
+        assert!(!within.borrows_on(&cpus(&tree, 1)));
+        // Borrowing GPUs too: the dominant key is the one with the larger ratio.
+        tree.add_usage(a, &tree.demand(0, 0, &[("a100", 3000)]));
+        let share = tree.queue_share(a);
+        assert_eq!(share.dominant(), tree.key("gpu"));
+        assert!(share.borrows_on(&one_gpu));
+    }
+
+    /// Two borrowers of weight 0 (both infinite) compare by how much they borrow; a weight-0
+    /// queue within its quota has share 0 and comes before any borrower.
+    #[test]
+    fn zero_weight_borrowers_compare_by_their_ratios_and_an_idle_one_comes_first() {
+        let cohorts = [cohort("all", None, 0)];
+        let queues = [
+            queue("z1", "all", 2, 0.0),
+            queue("z2", "all", 2, 0.0),
+            queue("idle", "all", 2, 0.0),
+            queue("plain", "all", 4, 1.0),
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let id = |n: &str| tree.queue_id(n).unwrap();
+        let (z1, z2, idle, plain) = (id("z1"), id("z2"), id("idle"), id("plain"));
+        tree.add_usage(z1, &cpus(&tree, 3));
+        tree.add_usage(z2, &cpus(&tree, 4));
+        tree.add_usage(plain, &cpus(&tree, 5));
+        let share = |q| tree.queue_share(q);
+        assert!(share(z1).value().is_infinite() && share(z2).value().is_infinite());
+        assert_eq!(share(z1).compare(&share(z2)), Ordering::Less);
+        assert_eq!(share(z2).compare(&share(z1)), Ordering::Greater);
+        assert_eq!(share(z1).compare(&share(z1)), Ordering::Equal);
+        assert!(share(plain).value() > 0.0);
+        assert_eq!(share(idle).value(), 0.0);
+        assert_eq!(share(idle).compare(&share(plain)), Ordering::Less);
+        assert_eq!(share(plain).compare(&share(idle)), Ordering::Greater);
+        assert_eq!(share(plain).compare(&share(z1)), Ordering::Less);
+    }
+
     #[test]
     fn shares_along_a_path_with_a_demand_charged_or_released() {
         let cohorts = [cohort("all", None, 0)];

@@ -5,9 +5,35 @@ use super::ClusterState;
 use crate::error::ConsistencyError;
 use crate::model::ids::JobId;
 use crate::model::node::Node;
-use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
+use crate::model::resources::{DEVICE_MILLI, MAX_DEVICES, NodeAmounts};
 
 impl ClusterState {
+    /// The bounds a restored state must meet before anything is derived from it (the free
+    /// index, the topology, the charges): every node has at most [`MAX_DEVICES`] GPUs and a
+    /// GPU model the state knows. A snapshot edited or damaged beyond them is refused, not
+    /// indexed out of range.
+    pub(crate) fn check_bounds(&self) -> Result<(), ConsistencyError> {
+        for node in self.nodes.iter().flatten() {
+            if node.gpu_count > MAX_DEVICES {
+                return Err(ConsistencyError::new(format!(
+                    "node {}: {} GPUs, more than a node may have ({MAX_DEVICES})",
+                    node.name, node.gpu_count
+                )));
+            }
+            if let Some(model) = node.gpu_model
+                && model.index() >= self.models.len()
+            {
+                return Err(ConsistencyError::new(format!(
+                    "node {}: GPU model {} of {} known",
+                    node.name,
+                    model.index(),
+                    self.models.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Recounts every node's usage from the running jobs and compares it with the books; checks
     /// capacity, device and MIG slice exclusivity, that nothing runs on a down or missing node
     /// or a down GPU, that MIG-mode GPUs hold no whole or fractional task, that licenses held

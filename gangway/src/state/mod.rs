@@ -331,7 +331,9 @@ impl ClusterState {
     /// with the topology's domains numbered as in the snapshotted tree, whose ids break ties
     /// between domains and are what domain scorers see. A snapshot without a numbering (from
     /// before it was kept) numbers them afresh, in node order.
+    /// A state out of [`ClusterState::check_bounds`] is refused before anything is rebuilt.
     pub(crate) fn rebuild_restored(&mut self) -> Result<(), crate::error::ConsistencyError> {
+        self.check_bounds()?;
         let saved = self.topology.take();
         self.rebuild_index();
         self.restore_topology(saved)

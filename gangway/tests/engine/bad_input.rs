@@ -398,3 +398,196 @@ fn node_add_beyond_the_per_node_maximum() {
         "2000000 cpus; at most 1048576 per node",
     );
 }
+
+/// Every refusal about one field of the request names it in `error.path` (docs/protocol.md,
+/// "Errors"), the message names it too, and the state is unchanged; one about the state or the
+/// request as a whole has no path.
+#[test]
+fn refusals_name_the_field_in_their_path() {
+    let mut shim = prepared();
+    let cases = [
+        (
+            r#"{"op":"tick","at_ms":"soon","events":[]}"#,
+            "parse",
+            Some("at_ms"),
+        ),
+        (
+            r#"{"op":"tick","at_ms":1e300,"events":[]}"#,
+            "parse",
+            Some("at_ms"),
+        ),
+        (
+            r#"{"op":"tick","at_ms":9007199254740992,"events":[]}"#,
+            "parse",
+            Some("at_ms"),
+        ),
+        (
+            r#"{"op":"tick","at_ms":999,"events":[]}"#,
+            "time_went_backwards",
+            Some("at_ms"),
+        ),
+        (
+            r#"{"op":"tick","at_ms":2000,"events":{}}"#,
+            "parse",
+            Some("events"),
+        ),
+        (
+            r#"{"op":"tick","at_ms":2000,"events":[],"evnts":[]}"#,
+            "parse",
+            Some("evnts"),
+        ),
+        (r#"{"op":"tick","at_ms":2000}"#, "parse", None),
+        (r#"{"op":"explain","detail":1}"#, "parse", Some("detail")),
+        (
+            r#"{"op":"explain","at_ms":5}"#,
+            "time_went_backwards",
+            Some("at_ms"),
+        ),
+        (r#"{"op":"dance"}"#, "parse", Some("op")),
+        (r#"{"op":7}"#, "parse", Some("op")),
+        (r#"{"cluster":{}}"#, "parse", None),
+        (r#"[1,2]"#, "parse", None),
+        (
+            r#"{"op":"reconfigure","cluster":{"nodes":[],"queues":[{"name":""}]}}"#,
+            "invalid_config",
+            Some("cluster.queues[0].name"),
+        ),
+        (
+            r#"{"op":"configure","cluster":{"nodes":[{"name":"a","cpus":"x"}]}}"#,
+            "invalid_config",
+            Some("cluster.nodes[0].cpus"),
+        ),
+        (
+            r#"{"op":"configure","cluster":{"nodes":[{"name":"a"},{"name":"a"}]}}"#,
+            "invalid_config",
+            Some("cluster.nodes[1].name"),
+        ),
+        (
+            r#"{"op":"what_if","job":{"id":"x","time_limit_ms":1,"groups":[{"count":1,"gpus":-1}]}}"#,
+            "invalid",
+            Some("job.groups[0].gpus"),
+        ),
+        (
+            r#"{"op":"what_if","job":{"id":"x"}}"#,
+            "invalid",
+            Some("job"),
+        ),
+        (
+            r#"{"op":"what_if","job":{"id":"x","time_limit_ms":1,"groups":[{"count":1,"gpus":99}]}}"#,
+            "unsatisfiable",
+            None,
+        ),
+        (
+            r#"{"op":"restore","state":{"version":9}}"#,
+            "invalid_state",
+            Some("state.version"),
+        ),
+        (
+            r#"{"op":"restore","state":{"bogus":1}}"#,
+            "invalid_state",
+            Some("state.bogus"),
+        ),
+        ("{not json", "parse", None),
+    ];
+    for (line, kind, path) in cases {
+        assert_refused(&mut shim, line, kind, "");
+        let reply: Value = serde_json::from_str(&shim.handle_line(line)).unwrap();
+        assert_eq!(reply["error"]["path"].as_str(), path, "{line}: {reply}");
+        if let Some(path) = path {
+            // The message names the field too.
+            let message = reply["error"]["message"].as_str().unwrap();
+            let field = path.rsplit(['.', '[']).next().unwrap();
+            assert!(message.contains(field), "{line}: {reply}");
+        }
+    }
+}
+
+/// A number no field of its type holds (2^70 MiB, 1e300 GPUs) rejects its event alone, with
+/// the path of the field, however it is written; a malformed event other than `submit` and
+/// `node_add` is named by its position; an event the state refuses has no path.
+#[test]
+fn malformed_events_name_their_field_in_their_path() {
+    let mut shim = prepared();
+    let group = |field: &str, value: &str| {
+        format!(
+            r#"{{"type":"submit","job":{{"id":"p{field}","time_limit_ms":10,"groups":[{{"count":1,"{field}":{value}}}]}}}}"#
+        )
+    };
+    let events = [
+        group("memory_mib", "1180591620717411303424"),
+        group("gpus", "1e300"),
+        group("cpus", "-1e30"),
+        r#"{"type":"node_add","node":{"name":"x","cpus":"many"}}"#.to_string(),
+        r#"{"type":"set_priority","job":"a","priority":1e30}"#.to_string(),
+        r#"{"type":"cancel","job":"nobody"}"#.to_string(),
+        r#"{"type":"submit","job":{"id":"fine","time_limit_ms":10,"groups":[{"count":1}]}}"#
+            .to_string(),
+    ];
+    let before = snapshot(&mut shim);
+    let line = format!(
+        r#"{{"op":"tick","at_ms":1000,"events":[{}]}}"#,
+        events.join(",")
+    );
+    let reply: Value = serde_json::from_str(&shim.handle_line(&line)).unwrap();
+    assert_eq!(reply["ok"], true, "{reply}");
+    let rejected: Vec<(u64, &str, Option<&str>)> = reply["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let e = &r["error"];
+            (
+                r["index"].as_u64().unwrap(),
+                e["kind"].as_str().unwrap(),
+                e["path"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rejected,
+        [
+            (0, "invalid", Some("events[0].job.groups[0].memory_mib")),
+            (1, "invalid", Some("events[1].job.groups[0].gpus")),
+            (2, "invalid", Some("events[2].job.groups[0].cpus")),
+            (3, "invalid", Some("events[3].node.cpus")),
+            (4, "invalid", Some("events[4]")),
+            (5, "unknown_job", None),
+        ]
+    );
+    assert_eq!(reply["decisions"][0]["job"], "fine", "{reply}");
+    // Only the last event changed anything.
+    let mut control = Shim::default();
+    let restore = json!({"op": "restore", "state": before["state"]});
+    assert_eq!(send(&mut control, restore)["ok"], true);
+    let only = r#"{"op":"tick","at_ms":1000,"events":[{"type":"submit","job":{"id":"fine","time_limit_ms":10,"groups":[{"count":1}]}}]}"#;
+    control.handle_line(only);
+    assert_eq!(snapshot(&mut shim), snapshot(&mut control));
+}
+
+/// A snapshot whose node has more GPUs than a node may have, or a GPU model the state does not
+/// know, is refused with `invalid_state` before anything is derived from it (found by the
+/// Python fuzz test: the free index was built out of range and the shim panicked).
+#[test]
+fn a_snapshot_beyond_the_device_bounds_is_refused_without_a_panic() {
+    let mut shim = prepared();
+    let before = snapshot(&mut shim);
+    for (field, value) in [
+        ("gpu_count", json!(823)),
+        ("gpu_count", json!(17)),
+        ("gpu_model", json!(7)),
+    ] {
+        let mut state = before["state"].clone();
+        state["state"]["nodes"][0][field] = value.clone();
+        let reply = send(&mut shim, json!({"op": "restore", "state": state}));
+        assert_eq!(reply["ok"], false, "{field} {value}: {reply}");
+        assert_eq!(reply["error"]["kind"], "invalid_state", "{reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(message.contains("node n1"), "{message}");
+        assert_eq!(snapshot(&mut shim), before);
+    }
+    let state = before["state"].clone();
+    assert_eq!(
+        send(&mut shim, json!({"op": "restore", "state": state}))["ok"],
+        true
+    );
+}
