@@ -1,12 +1,12 @@
 //! The `Scheduler`: `tick(now, events) -> decisions`, `next_wakeup`, `explain`, snapshots.
 
+mod last_outcome;
 mod pass;
 mod reports;
 mod shortcuts;
 mod what_if;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -16,13 +16,11 @@ use crate::error::{ConfigError, RestoreError, TickError};
 use crate::event::Event;
 use crate::model::ids::JobId;
 use crate::placement::Assignment;
+use crate::policy::Profile;
 use crate::policy::spec::profile_from_specs;
-use crate::policy::{PassFigures, Profile};
 use crate::state::ClusterState;
+use last_outcome::LastOutcome;
 use pass::report::PendingEntry;
-use shortcuts::kept_plans::KeptPlans;
-use shortcuts::resume::LastPass;
-use shortcuts::settled::DeferredReport;
 
 pub use reports::JobPriority;
 pub use what_if::WhatIf;
@@ -48,27 +46,13 @@ pub struct Scheduler {
     /// Whether `profile` comes from the configuration (`policy.plugins` or the default), and
     /// is rebuilt from the new one on reconfiguration.
     profile_from_config: bool,
-    /// The current pass's figures (time, totals, fair-share factors), kept for the report.
-    figures: Arc<PassFigures>,
     last_tick_ms: Option<u64>,
-    /// The last pass's report on the jobs it visited.
-    report: Vec<PendingEntry>,
-    /// The last pass's admission denials (the first deny's message), by job.
-    denied: BTreeMap<JobId, String>,
-    /// The last pass's node-filter rejections of jobs no node passed for, by job.
-    details: BTreeMap<JobId, String>,
-    /// The jobs a settled last pass did not visit, reported when read.
-    deferred: Option<DeferredReport>,
-    /// The last pass's reservations, for keeping them without a search in the next.
-    kept: Option<KeptPlans>,
-    /// The last pass's state, for the next tick to continue when it only brings new jobs.
-    last_pass: LastPass,
     /// Whether passes take their shortcuts: stop once settled, keep plans that provably stand,
     /// continue the last pass, answer placements from a memo. Off only in the reference pass
     /// (`testkit::reference`), which proves that none changes anything.
     shortcuts: bool,
-    next_wakeup_ms: Option<u64>,
-    plans: BTreeMap<JobId, Plan>,
+    /// What the last pass left behind.
+    last: LastOutcome,
 }
 
 /// A reservation made by the last pass: when, and on exactly which resources. The next pass
@@ -93,8 +77,9 @@ pub struct Plan {
 /// `gangway/tests/snapshots/` hold that promise.
 pub const SNAPSHOT_VERSION: u32 = 2;
 
-/// Everything a scheduler needs to continue exactly where it was: the state, the last pass's
-/// report and plans, and the plug-ins' saved states (the plug-ins themselves aside), with the
+/// Everything a scheduler needs to continue exactly where it was: the state, the part of the
+/// last pass's outcome that a full pass cannot derive (its report, plans, denials, filter
+/// details and wake-up), and the plug-ins' saved states (the plug-ins themselves aside), with the
 /// format's version ([`SNAPSHOT_VERSION`]).
 ///
 /// ```
@@ -221,20 +206,12 @@ impl Scheduler {
         let state = ClusterState::from_config(config)?;
         profile.check_partitions(state.partitions.iter().map(|p| p.name.as_str()))?;
         Ok(Scheduler {
-            figures: Arc::new(PassFigures::new(&state, state.now_ms)),
+            last: LastOutcome::none(&state),
             state,
             profile,
             profile_from_config: false,
             last_tick_ms: None,
-            report: Vec::new(),
-            denied: BTreeMap::new(),
-            details: BTreeMap::new(),
-            deferred: None,
-            kept: None,
-            last_pass: LastPass::default(),
             shortcuts: true,
-            next_wakeup_ms: None,
-            plans: BTreeMap::new(),
         })
     }
 
@@ -246,9 +223,7 @@ impl Scheduler {
     pub(crate) fn with_reference_pass(&self) -> Scheduler {
         let mut reference = self.clone();
         reference.shortcuts = false;
-        reference.deferred = None;
-        reference.kept = None;
-        reference.last_pass = LastPass::default();
+        reference.last.forget_shortcuts();
         reference
     }
 
@@ -257,16 +232,16 @@ impl Scheduler {
     #[cfg(any(test, feature = "testkit"))]
     pub(crate) fn shortcuts_taken(&self) -> (bool, usize, u64) {
         (
-            self.deferred.is_some(),
-            self.kept.as_ref().map_or(0, |k| k.kept),
-            self.last_pass.continued,
+            self.last.deferred.is_some(),
+            self.last.kept.as_ref().map_or(0, |k| k.kept),
+            self.last.resume.continued,
         )
     }
 
     /// The last pass's reservations, by job.
     #[cfg(any(test, feature = "testkit"))]
     pub(crate) fn plans(&self) -> &BTreeMap<JobId, Plan> {
-        &self.plans
+        &self.last.plans
     }
 
     /// The profile deciding this scheduler's passes.
@@ -318,16 +293,16 @@ impl Scheduler {
         let next_begin = self.run_pass(now_ms, None, &mut decisions);
         self.state.prune_over_quota();
         decisions.sort_by_key(|d| d.order_rank());
-        let context = self.figures.context(&self.state);
+        let context = self.last.figures.context(&self.state);
         let wanted = self.profile.wake_up(&context);
-        self.next_wakeup_ms = match (self.compute_next_wakeup(now_ms, next_begin), wanted) {
+        self.last.next_wakeup_ms = match (self.compute_next_wakeup(now_ms, next_begin), wanted) {
             (Some(engine), Some(plugin)) => Some(engine.min(plugin)),
             (engine, plugin) => engine.or(plugin),
         };
         let mut outcome = TickOutcome {
             decisions,
             rejected,
-            next_wakeup_ms: self.next_wakeup_ms,
+            next_wakeup_ms: self.last.next_wakeup_ms,
             plugin_faults: Vec::new(),
         };
         if self.profile.observes() {
@@ -406,15 +381,13 @@ impl Scheduler {
             .unwrap_or(&self.profile)
             .check_partitions(names)?;
         // The last pass's report stays as it was: derived now, under the old configuration.
-        self.report = self.pending_entries();
-        self.deferred = None;
+        self.last.report = self.pending_entries();
         if let Some(profile) = profile {
             self.profile = profile;
         }
         self.state = state;
-        self.plans.clear();
-        self.kept = None;
-        self.last_pass = LastPass::default();
+        self.last.plans.clear();
+        self.last.forget_shortcuts();
         Ok(())
     }
 
@@ -422,7 +395,7 @@ impl Scheduler {
     /// deadline or begin time, or a maintenance window's end while jobs are pending. `None`:
     /// only events matter.
     pub fn next_wakeup(&self) -> Option<u64> {
-        self.next_wakeup_ms
+        self.last.next_wakeup_ms
     }
 
     /// Why each pending job waits and when it should start, and where running jobs run, as of
@@ -484,10 +457,10 @@ impl Scheduler {
             state: self.state.clone(),
             last_tick_ms: self.last_tick_ms,
             report: self.pending_entries(),
-            next_wakeup_ms: self.next_wakeup_ms,
-            plans: self.plans.clone(),
-            denied: self.denied.clone(),
-            details: self.details.clone(),
+            next_wakeup_ms: self.last.next_wakeup_ms,
+            plans: self.last.plans.clone(),
+            denied: self.last.denied.clone(),
+            details: self.last.details.clone(),
             plugins: self.profile.save_states(),
         }
     }
@@ -540,21 +513,21 @@ impl Scheduler {
         profile
             .load_states(snapshot.plugins)
             .map_err(|(plugin, message)| RestoreError::PluginState { plugin, message })?;
+        let last = LastOutcome {
+            report: snapshot.report,
+            denied: snapshot.denied,
+            details: snapshot.details,
+            plans: snapshot.plans,
+            next_wakeup_ms: snapshot.next_wakeup_ms,
+            ..LastOutcome::none(&state)
+        };
         Ok(Scheduler {
-            figures: Arc::new(PassFigures::new(&state, state.now_ms)),
+            last,
             state,
             profile,
             profile_from_config: false,
             last_tick_ms: snapshot.last_tick_ms,
-            report: snapshot.report,
-            denied: snapshot.denied,
-            details: snapshot.details,
-            deferred: None,
-            kept: None,
-            last_pass: LastPass::default(),
             shortcuts: true,
-            next_wakeup_ms: snapshot.next_wakeup_ms,
-            plans: snapshot.plans,
         })
     }
 }
@@ -566,8 +539,8 @@ impl std::fmt::Debug for Scheduler {
             .field("nodes", &self.state.node_names.len())
             .field("pending", &self.state.pending.len())
             .field("running", &self.state.running.len())
-            .field("plans_kept", &self.kept.as_ref().map_or(0, |k| k.kept))
-            .field("passes_continued", &self.last_pass.continued)
+            .field("plans_kept", &self.last.kept.as_ref().map_or(0, |k| k.kept))
+            .field("passes_continued", &self.last.resume.continued)
             .finish_non_exhaustive()
     }
 }

@@ -54,7 +54,7 @@ impl Scheduler {
                 start_ms: Some(run.start_ms),
                 placement: placement_entries(&trial.state, &run.assignments),
             },
-            None => match trial.plans.get(&id) {
+            None => match trial.last.plans.get(&id) {
                 Some(plan) => WhatIf {
                     start_ms: Some(plan.start_ms),
                     placement: placement_entries(&trial.state, &plan.assignments),

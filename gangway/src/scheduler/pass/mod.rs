@@ -193,8 +193,8 @@ impl Scheduler {
         always_plan: Option<JobId>,
         decisions: &mut Vec<Decision>,
     ) -> Option<u64> {
-        self.figures = Arc::new(PassFigures::new(&self.state, now));
-        let figures = Arc::clone(&self.figures);
+        self.last.figures = Arc::new(PassFigures::new(&self.state, now));
+        let figures = Arc::clone(&self.last.figures);
         self.profile.prepare(&figures.context(&self.state));
         let (keyed, pending, denied) = self.keyed_pending(now);
         let quiet = always_plan.is_none() && decisions.is_empty();
@@ -206,7 +206,7 @@ impl Scheduler {
                 (pass, PassOrder::fresh(keyed, &self.state), Vec::new())
             }
         };
-        self.deferred = None;
+        self.last.deferred = None;
         while !self.settled(&mut pass, &pending) {
             let Some(id) = self.next_turn(&mut order) else {
                 break;
@@ -229,7 +229,7 @@ impl Scheduler {
                 Err(NoSuchJob(_)) => {}
             }
         }
-        self.report = report;
+        self.last.report = report;
         self.finish(pass, order);
         pending.next_begin_ms
     }
@@ -241,7 +241,7 @@ impl Scheduler {
         let (keyed, taken) = order.into_parts(&self.state);
         let settled = taken < keyed.len();
         let keyed = if settled {
-            self.deferred = Some(DeferredReport {
+            self.last.deferred = Some(DeferredReport {
                 keyed,
                 from: taken,
                 now: pass.now,
@@ -253,18 +253,18 @@ impl Scheduler {
         } else {
             Some(keyed)
         };
-        self.details = std::mem::take(&mut pass.details);
-        self.denied = pass.denied.clone();
+        self.last.details = std::mem::take(&mut pass.details);
+        self.last.denied = pass.denied.clone();
         let plans = std::mem::take(&mut pass.bookings.plans);
         pass.bookings.order.extend(plans.iter().map(|(id, _)| *id));
         let kept = pass.confirmed.kept;
         let epoch = self.state.release_epoch;
-        self.kept = Some(KeptPlans::new(epoch, &pass.bookings.order, kept));
+        self.last.kept = Some(KeptPlans::new(epoch, &pass.bookings.order, kept));
         if !pass.resumed {
-            self.plans.clear();
+            self.last.plans.clear();
         }
-        self.plans.extend(plans);
-        self.last_pass.state = self.continuable(&pass).then(|| {
+        self.last.plans.extend(plans);
+        self.last.resume.state = self.continuable(&pass).then(|| {
             Box::new(Resumable {
                 pass,
                 keyed,
@@ -413,7 +413,7 @@ impl Scheduler {
             all_levels: !released.is_empty(),
         };
         let job = self.state.job(id)?;
-        let gate = JobGate::of(&self.profile, self.figures.context(&self.state), id);
+        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let licensed = match pass.profile.as_ref() {
             Some(profile) => profile.licenses.covers(&job.licenses, pass.now, end),
             None => self.state.licenses.covers(&job.licenses),
@@ -429,7 +429,7 @@ impl Scheduler {
             return None;
         }
         pass.verdicts_stand &= gang.shapes.len() == 1 && gang.topology.is_none();
-        if let Some(plan) = self.plans.get(&id)
+        if let Some(plan) = self.last.plans.get(&id)
             && plan.start_ms <= pass.now
             && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments)
         {
@@ -488,7 +488,7 @@ impl Scheduler {
             preferred: &[],
             all_levels: false,
         };
-        let gate = JobGate::of(&self.profile, self.figures.context(&self.state), id);
+        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let gang = GangRequest {
             gate: gate.as_ref().map(|g| g as &dyn NodeGate),
             ..self.state.gang_request(job)
@@ -518,11 +518,12 @@ impl Scheduler {
     fn reserve(&mut self, id: JobId, pass: &mut Pass) -> Option<u64> {
         // Taken: the pass replaces every plan anyway.
         let previous = self
+            .last
             .plans
             .remove(&id)
             .filter(|plan| plan.start_ms > pass.now);
         let job = self.state.job(id)?;
-        let gate = JobGate::of(&self.profile, self.figures.context(&self.state), id);
+        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let minimal: Vec<TaskShape> = job
             .shapes
             .iter()

@@ -38,8 +38,8 @@ impl Scheduler {
             .iter()
             .filter_map(|entry| {
                 let detail = match entry.reason {
-                    PendingReason::Admission => self.denied.get(&entry.job),
-                    _ => self.details.get(&entry.job),
+                    PendingReason::Admission => self.last.denied.get(&entry.job),
+                    _ => self.last.details.get(&entry.job),
                 };
                 let job = self.state.job(entry.job)?;
                 let backoff_until_ms = match entry.reason {
@@ -61,7 +61,7 @@ impl Scheduler {
     /// The whole report of the last pass, in order: the jobs it visited, then those a settled
     /// pass left ([`crate::scheduler::shortcuts::settled`]).
     pub(in crate::scheduler) fn pending_entries(&self) -> Vec<PendingEntry> {
-        let mut entries = self.report.clone();
+        let mut entries = self.last.report.clone();
         entries.extend(self.deferred_entries());
         entries
     }
@@ -79,7 +79,7 @@ impl Scheduler {
     /// assert_eq!(s.reservations().collect::<Vec<_>>(), [("b", 100)]);
     /// ```
     pub fn reservations(&self) -> impl Iterator<Item = (&str, u64)> {
-        self.report.iter().filter_map(|entry| match entry {
+        self.last.report.iter().filter_map(|entry| match entry {
             PendingEntry {
                 reason: PendingReason::Reserved,
                 estimated_start_ms: Some(start),

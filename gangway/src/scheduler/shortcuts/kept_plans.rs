@@ -88,7 +88,7 @@ impl Confirmed {
 impl Scheduler {
     /// `id`'s rank among the last pass's reservations, when no capacity was freed since.
     pub(in crate::scheduler) fn kept_rank(&self, id: JobId) -> Option<usize> {
-        let kept = self.kept.as_ref()?;
+        let kept = self.last.kept.as_ref()?;
         if kept.epoch != self.state.release_epoch {
             return None;
         }

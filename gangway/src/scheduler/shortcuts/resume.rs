@@ -116,13 +116,13 @@ impl Scheduler {
         keyed: Vec<(OrderKey, JobId)>,
         denied: BTreeMap<JobId, String>,
     ) -> Result<Continued, Refused> {
-        let Some(last) = self.last_pass.state.take() else {
+        let Some(last) = self.last.resume.state.take() else {
             return Err((keyed, denied));
         };
         if !(quiet && self.nothing_came_due(now, last.epoch)) {
             return Err((keyed, denied));
         }
-        let (old, taken) = match (last.keyed, self.deferred.take()) {
+        let (old, taken) = match (last.keyed, self.last.deferred.take()) {
             (Some(old), _) => {
                 let taken = old.len();
                 (old, taken)
@@ -137,7 +137,7 @@ impl Scheduler {
             return Err((keyed, denied));
         }
         // The jobs the last pass started leave its order, and the positions close up.
-        let mut report = std::mem::take(&mut self.report);
+        let mut report = std::mem::take(&mut self.last.report);
         let (old, taken) = self.without_started(old, taken);
         for (i, entry) in report.iter_mut().enumerate() {
             entry.position = i + 1;
@@ -148,9 +148,9 @@ impl Scheduler {
         pass.fits_now = FitMemo::default();
         pass.blocking.fits_free = FitMemo::default();
         pass.denied = denied;
-        pass.details = std::mem::take(&mut self.details);
+        pass.details = std::mem::take(&mut self.last.details);
         pass.resumed = true;
-        self.last_pass.continued += 1;
+        self.last.resume.continued += 1;
         let order = LazyOrder::resume(old, taken, fresh);
         Ok((pass, order, report))
     }
@@ -183,9 +183,9 @@ impl Scheduler {
     fn nothing_came_due(&self, now: u64, epoch: u64) -> bool {
         self.shortcuts
             && epoch == self.state.release_epoch
-            && self.next_wakeup_ms.is_none_or(|t| t > now)
+            && self.last.next_wakeup_ms.is_none_or(|t| t > now)
             && !self.profile.any_silenced()
-            && self.plans.values().all(|plan| plan.start_ms > now)
+            && self.last.plans.values().all(|plan| plan.start_ms > now)
             && self.state.running.iter().all(|&id| {
                 self.state
                     .job(id)
@@ -198,8 +198,9 @@ impl Scheduler {
     /// (`denied` covers every pending job; `fresh` are the new ones).
     fn same_votes(&self, denied: &BTreeMap<JobId, String>, fresh: &[(OrderKey, JobId)]) -> bool {
         let fresh_denied = fresh.iter().filter(|(_, id)| denied.contains_key(id));
-        denied.len() == self.denied.len() + fresh_denied.count()
+        denied.len() == self.last.denied.len() + fresh_denied.count()
             && self
+                .last
                 .denied
                 .iter()
                 .all(|(id, message)| denied.get(id) == Some(message))

@@ -85,7 +85,7 @@ impl Scheduler {
 
     /// The report entries of the jobs the last pass did not visit, in order.
     pub(in crate::scheduler) fn deferred_entries(&self) -> Vec<PendingEntry> {
-        let Some(deferred) = &self.deferred else {
+        let Some(deferred) = &self.last.deferred else {
             return Vec::new();
         };
         let mut rest = deferred.keyed[deferred.from..].to_vec();
@@ -121,7 +121,8 @@ impl Scheduler {
         let job = self.state.job(id)?;
         let reason = waiting_reason(job, now)
             .or_else(|| {
-                self.denied
+                self.last
+                    .denied
                     .contains_key(&id)
                     .then_some(PendingReason::Admission)
             })
@@ -224,7 +225,7 @@ mod tests {
                 let out = checked_tick(s, 1_000, waiting.clone()).unwrap();
                 assert!(out.rejected.is_empty(), "{:?}", out.rejected);
             }
-            let deferred = settling.deferred.as_ref().expect("the pass settled");
+            let deferred = settling.last.deferred.as_ref().expect("the pass settled");
             // EASY visits the head to plan it; without backfill nothing needs visiting at all.
             assert_eq!(deferred.from, usize::from(mode == "easy"), "{mode}");
             let reasons: Vec<(String, PendingReason)> = settling
@@ -264,7 +265,7 @@ mod tests {
             checked_tick(s, 0, fill.clone()).unwrap();
             checked_tick(s, 1_000, waiting.clone()).unwrap();
         }
-        assert_eq!(settling.deferred.as_ref().map(|d| d.from), Some(0));
+        assert_eq!(settling.last.deferred.as_ref().map(|d| d.from), Some(0));
         let pending = settling.explain().pending;
         let quota_blocked = pending.iter().filter(|p| p.reason == PendingReason::Quota);
         assert_eq!(quota_blocked.count(), 5);
@@ -275,7 +276,7 @@ mod tests {
         let mut s = Scheduler::new(config).unwrap();
         checked_tick(&mut s, 0, fill).unwrap();
         checked_tick(&mut s, 1_000, waiting).unwrap();
-        assert_ne!(s.deferred.as_ref().map(|d| d.from), Some(0));
+        assert_ne!(s.last.deferred.as_ref().map(|d| d.from), Some(0));
     }
 
     #[test]
@@ -284,13 +285,13 @@ mod tests {
         let mut s = Scheduler::new(config.clone()).unwrap();
         checked_tick(&mut s, 0, fill).unwrap();
         checked_tick(&mut s, 1_000, waiting).unwrap();
-        assert!(s.deferred.is_some());
+        assert!(s.last.deferred.is_some());
         let before = s.explain();
         // Without the strict-FIFO rule, "behind" would no longer wait for quota.
         let mut relaxed = config;
         relaxed.queues[1].strict_fifo = false;
         s.reconfigure(relaxed).unwrap();
-        assert!(s.deferred.is_none());
+        assert!(s.last.deferred.is_none());
         assert_eq!(s.explain(), before);
     }
 
@@ -300,7 +301,7 @@ mod tests {
         let mut s = Scheduler::new(config).unwrap();
         checked_tick(&mut s, 0, fill).unwrap();
         checked_tick(&mut s, 1_000, waiting).unwrap();
-        assert!(s.deferred.is_some());
+        assert!(s.last.deferred.is_some());
         let restored = Scheduler::restore(s.snapshot()).unwrap();
         assert_eq!(restored.explain(), s.explain());
     }

@@ -34,7 +34,7 @@ impl Scheduler {
         PendingSummary,
         BTreeMap<JobId, String>,
     ) {
-        let context = self.figures.context(&self.state);
+        let context = self.last.figures.context(&self.state);
         let mut summary = PendingSummary {
             need: FreeTotals::floor(),
             all_queued: true,

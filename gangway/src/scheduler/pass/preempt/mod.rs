@@ -206,7 +206,7 @@ impl Scheduler {
                 .map_or(0, |p| p.priority_tier)
         };
         let own_tier = tier(job.partition);
-        let context = self.figures.context(&self.state);
+        let context = self.last.figures.context(&self.state);
         let no_hooks = PartitionHooks::default();
         let hooks_of = |partition: crate::model::ids::PartitionId| {
             self.profile

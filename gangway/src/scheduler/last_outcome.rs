@@ -1,0 +1,66 @@
+//! What the last pass left behind: for `explain`, for the host's next call, and for the next
+//! pass's shortcuts. One struct, in place of a field of the scheduler each; a snapshot keeps
+//! its first part ([`crate::scheduler::Snapshot`] writes those fields as they are), and the
+//! second is memory that a full pass rebuilds (a restored or cloned scheduler starts without it).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::model::ids::JobId;
+use crate::policy::PassFigures;
+use crate::scheduler::Plan;
+use crate::scheduler::pass::report::PendingEntry;
+use crate::scheduler::shortcuts::kept_plans::KeptPlans;
+use crate::scheduler::shortcuts::resume::LastPass;
+use crate::scheduler::shortcuts::settled::DeferredReport;
+use crate::state::ClusterState;
+
+/// The last pass's outcome.
+#[derive(Clone)]
+pub(in crate::scheduler) struct LastOutcome {
+    // Kept by a snapshot.
+    /// The report on the jobs the pass visited.
+    pub(in crate::scheduler) report: Vec<PendingEntry>,
+    /// The admission denials (the first deny's message), by job.
+    pub(in crate::scheduler) denied: BTreeMap<JobId, String>,
+    /// The node-filter rejections of jobs no node passed for, by job.
+    pub(in crate::scheduler) details: BTreeMap<JobId, String>,
+    /// The reservations, by job.
+    pub(in crate::scheduler) plans: BTreeMap<JobId, Plan>,
+    /// When the host must tick again.
+    pub(in crate::scheduler) next_wakeup_ms: Option<u64>,
+
+    // Not kept: derived at the next pass, or a shortcut's memory.
+    /// The pass's figures (time, totals, fair-share factors), for the report.
+    pub(in crate::scheduler) figures: Arc<PassFigures>,
+    /// The jobs a settled pass did not visit, reported when read.
+    pub(in crate::scheduler) deferred: Option<DeferredReport>,
+    /// The reservations, for keeping them without a search in the next pass.
+    pub(in crate::scheduler) kept: Option<KeptPlans>,
+    /// The pass's state, for the next tick to continue when it only brings new jobs.
+    pub(in crate::scheduler) resume: LastPass,
+}
+
+impl LastOutcome {
+    /// Before any pass: nothing reported, planned or remembered; the figures of `state` now.
+    pub(in crate::scheduler) fn none(state: &ClusterState) -> Self {
+        LastOutcome {
+            report: Vec::new(),
+            denied: BTreeMap::new(),
+            details: BTreeMap::new(),
+            plans: BTreeMap::new(),
+            next_wakeup_ms: None,
+            figures: Arc::new(PassFigures::new(state, state.now_ms)),
+            deferred: None,
+            kept: None,
+            resume: LastPass::default(),
+        }
+    }
+
+    /// Drops the shortcuts' memory, so that the next pass runs in full.
+    pub(in crate::scheduler) fn forget_shortcuts(&mut self) {
+        self.deferred = None;
+        self.kept = None;
+        self.resume = LastPass::default();
+    }
+}
