@@ -7,3 +7,5 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+
+pub mod soak;
