@@ -64,8 +64,9 @@ enum Command {
     },
     /// Print the pending jobs of the shim's `explain` response, read on standard input (the
     /// last line with "pending": a whole shim session may be piped), as `explain --snapshot`
-    /// does. The response names no users: USER and ACCOUNT come from the submits of the
-    /// shim's requests (--requests, or request lines on standard input), else show `-`.
+    /// does. USER and ACCOUNT are the response's own; for a response without them (an older
+    /// gangway's), the submits of the shim's requests (--requests, or request lines on
+    /// standard input) name them, else they show `-`.
     ///
     /// Exit status: 0, or 1 with a message when no explain response can be read.
     Queue {

@@ -241,7 +241,8 @@ impl PendingReason {
 pub struct PendingInfo {
     /// Job id.
     pub job: String,
-    /// 1-based position in the order the scheduler considers pending jobs.
+    /// 1-based position in the order the scheduler considers pending jobs, among the jobs
+    /// still pending (a job the pass started leaves the order): 1, 2, 3 … without gaps.
     pub position: usize,
     /// Why it is not running.
     pub reason: PendingReason,
@@ -254,6 +255,12 @@ pub struct PendingInfo {
     /// With reason `backoff`: when its back-off ends and it may start again. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff_until_ms: Option<u64>,
+    /// The submitting user, as the job names it. Absent when it names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The job's account, as it names it. Absent when it names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
 }
 
 /// One running job in `explain`.

@@ -435,3 +435,45 @@ fn tick_earlier_than_previous_is_refused_whole() {
     assert!(err.to_string().contains("earlier"));
     assert!(s.state().jobs().next().is_none());
 }
+
+/// `explain` numbers the pending jobs 1, 2, 3 … without gaps, whether the pass visited them
+/// or a settled pass left them (the jobs it started leave the order), and names each job's
+/// user and account as submitted (protocol.md, `explain`).
+#[test]
+fn explain_counts_the_pending_jobs_only_and_names_their_owners() {
+    let mut s = cluster("");
+    let owned = |mut job: JobSpec| {
+        job.user = Some(format!("user-{}", job.id));
+        job.account = Some("lab".into());
+        submit(job)
+    };
+    // "a" and "c" start; "b" (two nodes' GPUs) waits with a reservation, "c" backfills before
+    // it, and the rest wait behind it.
+    let both_nodes = JobSpec::new("b", 60_000, 2).with_gpus(Milli::from_units(4));
+    let mut events = vec![
+        owned(gpu_job("a", 4, 60_000)),
+        owned(both_nodes),
+        owned(gpu_job("c", 4, 60_000)),
+    ];
+    events.extend((0..30).map(|i| submit(gpu_job(&format!("w{i:02}"), 4, 60_000))));
+    checked_tick(&mut s, 0, events).unwrap();
+    let pending = s.explain().pending;
+    let positions: Vec<usize> = pending.iter().map(|p| p.position).collect();
+    assert_eq!(positions, (1..=pending.len()).collect::<Vec<_>>());
+    assert_eq!((pending[0].job.as_str(), pending[0].position), ("b", 1));
+    assert_eq!(pending[0].user.as_deref(), Some("user-b"));
+    assert_eq!(pending[0].account.as_deref(), Some("lab"));
+    assert_eq!(pending[1].user, None, "a job naming no user has none");
+    assert_eq!(pending.len(), 31);
+    let json = serde_json::to_value(&pending[0]).unwrap();
+    assert_eq!(
+        (json["user"].as_str(), json["account"].as_str()),
+        (Some("user-b"), Some("lab"))
+    );
+    assert!(
+        serde_json::to_value(&pending[1])
+            .unwrap()
+            .get("user")
+            .is_none()
+    );
+}

@@ -218,9 +218,10 @@ impl Scheduler {
                     estimated_start_ms,
                 }) => {
                     pass.waited = true;
+                    // Positions count the pending jobs only: those started in this pass leave.
                     report.push(PendingEntry {
                         job: id,
-                        position: order.taken(),
+                        position: report.len() + 1,
                         reason,
                         estimated_start_ms,
                     });

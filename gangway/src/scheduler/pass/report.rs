@@ -13,7 +13,8 @@ use crate::scheduler::Scheduler;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(in crate::scheduler) struct PendingEntry {
     pub(in crate::scheduler) job: JobId,
-    /// 1-based position in the pass's order.
+    /// 1-based position in the pass's order among the jobs still pending after it (a job it
+    /// started leaves the order; protocol.md, `explain`).
     pub(in crate::scheduler) position: usize,
     pub(in crate::scheduler) reason: PendingReason,
     pub(in crate::scheduler) estimated_start_ms: Option<u64>,
@@ -53,6 +54,8 @@ impl Scheduler {
                     estimated_start_ms: entry.estimated_start_ms,
                     detail: detail.cloned(),
                     backoff_until_ms,
+                    user: job.spec.user.clone(),
+                    account: job.spec.account.clone(),
                 })
             })
             .collect()

@@ -96,15 +96,18 @@ impl Scheduler {
             fits_free: FitMemo::default(),
             ready_wait: deferred.ready_wait,
         };
+        // After the jobs the pass visited and left waiting (the started ones left the order).
+        let visited = self.last.report.len();
         rest.iter()
+            .filter_map(|&(_, id)| {
+                Some((id, self.settled_reason(id, deferred.now, &mut blocking)?))
+            })
             .enumerate()
-            .filter_map(|(i, &(_, id))| {
-                Some(PendingEntry {
-                    job: id,
-                    position: deferred.from + i + 1,
-                    reason: self.settled_reason(id, deferred.now, &mut blocking)?,
-                    estimated_start_ms: None,
-                })
+            .map(|(i, (id, reason))| PendingEntry {
+                job: id,
+                position: visited + i + 1,
+                reason,
+                estimated_start_ms: None,
             })
             .collect()
     }

@@ -48,11 +48,6 @@ impl<K: Ord + Copy> LazyOrder<K> {
         }
     }
 
-    /// How many jobs were handed out: the 1-based position of the last one.
-    pub(in crate::scheduler) fn taken(&self) -> usize {
-        self.taken
-    }
-
     /// Every entry and how many were handed out: `keyed[taken..]` are the rest, in no order.
     pub(in crate::scheduler) fn into_parts(self) -> (Vec<(K, JobId)>, usize) {
         (self.keyed, self.taken)
@@ -127,8 +122,8 @@ mod tests {
         let keyed = keys(5_000, 3);
         let mut order = LazyOrder::new(keyed.clone());
         let first: Vec<JobId> = order.by_ref().take(300).collect();
-        assert_eq!(order.taken(), 300);
         let (all, taken) = order.into_parts();
+        assert_eq!(taken, 300);
         let mut rest: Vec<(u64, JobId)> = all[taken..].to_vec();
         rest.sort_unstable();
         let mut expected = keyed;

@@ -57,11 +57,6 @@ impl PassOrder {
         }
     }
 
-    /// How many jobs were handed out.
-    pub(in crate::scheduler) fn taken(&self) -> usize {
-        self.lazy.taken()
-    }
-
     /// Whether a slot rule applies.
     fn reordered(&self) -> bool {
         self.tenants.is_some() || self.cohorts.is_some()
