@@ -7,9 +7,9 @@
 //!    plug-ins' keys, submit time, arrival) with its slot rules (admission fair sharing, fair
 //!    sharing's tournament);
 //! 6. this module: walk the order once; for each job that may run (not held, past its begin
-//!    time, its dependencies met), [`quota`] (may its queue admit it), place it now (the
-//!    profile's node filters and scorers: [`node_gate`]), else [`preempt`] for it, else reserve
-//!    for it within the backfill depth;
+//!    time, its dependencies met), [`quota`] (may its queue admit it), [`place`] it now (the
+//!    profile's node filters and scorers: [`node_gate`]), else [`preempt`] for it, else
+//!    [`reserve`] for it within the backfill depth;
 //! 7. [`report`]: each pending job's position, reason and estimated start;
 //! 8. the next wake-up ([`Scheduler::tick`](crate::Scheduler::tick)).
 //!
@@ -19,34 +19,32 @@
 pub(in crate::scheduler) mod enforce;
 pub(in crate::scheduler) mod node_gate;
 pub(in crate::scheduler) mod order;
+mod place;
 pub(in crate::scheduler) mod preempt;
 pub(in crate::scheduler) mod quota;
 pub(in crate::scheduler) mod report;
+mod reserve;
+
+pub(in crate::scheduler) use place::placement_entries;
+use reserve::Bookings;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::backfill::{FutureView, IndexCandidates, NowView, Profile, earliest_fit_bound};
+use crate::backfill::Profile;
 use crate::config::BackfillMode;
-use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
-use crate::model::ids::{JobId, NodeId};
-use crate::model::job::PlacementMode;
-use crate::model::resources::NodeAmounts;
-use crate::model::shape::{GpuNeed, TaskShape};
-use crate::placement::{Assignment, GangRequest, NodeGate, assignments_fit, place_gang};
+use crate::decision::{Decision, PendingReason};
+use crate::model::ids::JobId;
 use crate::policy::PassFigures;
 use crate::quota::QueueId;
-use crate::scheduler::pass::node_gate::JobGate;
+use crate::scheduler::Scheduler;
 use crate::scheduler::pass::order::slots::PassOrder;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::fit_memo::FitMemo;
 use crate::scheduler::shortcuts::kept_plans::{Confirmed, KeptPlans};
 use crate::scheduler::shortcuts::resume::Resumable;
 use crate::scheduler::shortcuts::settled::DeferredReport;
-use crate::scheduler::{Plan, Scheduler};
-use crate::state::licenses::LicenseNeed;
-use crate::state::{ClusterState, Job};
-
+use crate::state::Job;
 /// What one pending job's turn in a pass came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::scheduler) enum Verdict {
@@ -126,24 +124,6 @@ pub(in crate::scheduler) struct Pass {
     waited: bool,
     /// Whether this pass continues the last one (which keeps its plans).
     pub(in crate::scheduler) resumed: bool,
-}
-
-/// The reservations a pass has made.
-#[derive(Debug, Default)]
-struct Bookings {
-    /// Nodes with a reservation, in id order: placement now tries them first.
-    reserved_nodes: Vec<NodeId>,
-    /// The reservations not yet handed to the scheduler, in the order they were made.
-    plans: Vec<(JobId, Plan)>,
-    /// Every reservation's job, in the order they were made (the next pass's ranks).
-    order: Vec<JobId>,
-}
-
-/// What a reservation is sought for: the gang at its minimal counts, for its time limit.
-struct Reservation<'a> {
-    gang: GangRequest<'a>,
-    limit: u64,
-    licenses: &'a LicenseNeed,
 }
 
 impl Pass {
@@ -386,326 +366,6 @@ impl Scheduler {
         }
         self.blocked_reason(id, job, now, &mut blocking.fits_free)
     }
-
-    /// Places the whole gang now: on what is free and not needed by reservations nor `held`
-    /// for preemptors, counting `released` (tentative victims) as free.
-    pub(in crate::scheduler) fn place_now(
-        &self,
-        id: JobId,
-        pass: &mut Pass,
-        end: u64,
-        held: &BTreeMap<NodeId, NodeAmounts>,
-        released: &BTreeMap<NodeId, NodeAmounts>,
-    ) -> Option<Vec<Assignment>> {
-        let view = NowView {
-            profile: pass
-                .profile
-                .as_ref()
-                .map(|profile| (profile, &self.state.running_ends)),
-            now: pass.now,
-            end,
-            held,
-            released,
-            maintenance: &self.state.maintenance,
-        };
-        let candidates = IndexCandidates {
-            index: &self.state.index,
-            preferred: &pass.bookings.reserved_nodes,
-            all_levels: !released.is_empty(),
-        };
-        let job = self.state.job(id)?;
-        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
-        let licensed = match pass.profile.as_ref() {
-            Some(profile) => profile.licenses.covers(&job.licenses, pass.now, end),
-            None => self.state.licenses.covers(&job.licenses),
-        };
-        if !licensed {
-            return None;
-        }
-        let gang = GangRequest {
-            gate: gate.as_ref().map(|g| g as &dyn NodeGate),
-            ..self.state.gang_request(job)
-        };
-        if released.is_empty() && !self.state.index.could_hold(gang.shapes) {
-            return None;
-        }
-        pass.verdicts_stand &= gang.shapes.len() == 1 && gang.topology.is_none();
-        if let Some(plan) = self.last.plans.get(&id)
-            && plan.start_ms <= pass.now
-            && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments)
-        {
-            return Some(plan.assignments.clone());
-        }
-        // The memo holds only for the one view every job without earmarks sees, and for
-        // filters and scorers that answer by shape.
-        let remembered = self.shortcuts
-            && released.is_empty()
-            && held.is_empty()
-            && gate.as_ref().is_none_or(JobGate::shape_only);
-        // Filters must run for `explain` to tell this job why no node passed them: a failure
-        // remembered from another job of its shape does not spare it the placement.
-        let filtered = gate.as_ref().is_some_and(JobGate::filters);
-        if remembered && !filtered && pass.fits_now.known(&gang, end) == Some(false) {
-            return None;
-        }
-        let placed = place_gang(&self.state.nodes, &candidates, &view, gang);
-        // Only failures: a gang that fits needs its own assignments.
-        if remembered && placed.is_none() {
-            pass.fits_now.record(&gang, end, false);
-        }
-        if placed.is_none()
-            && released.is_empty()
-            && let Some(detail) = gate.as_ref().and_then(JobGate::nothing_passed)
-        {
-            pass.details.insert(id, detail);
-        }
-        placed
-    }
-
-    /// `priority` when the job would fit on what is free now (outside maintenance windows, with
-    /// its licenses free) but reservations or a blocked head hold it back; `resources`
-    /// otherwise.
-    pub(in crate::scheduler) fn blocked_reason(
-        &self,
-        id: JobId,
-        job: &Job,
-        now: u64,
-        fits_free: &mut FitMemo,
-    ) -> PendingReason {
-        if !self.state.licenses.covers(&job.licenses) {
-            return PendingReason::Resources;
-        }
-        let none = BTreeMap::new();
-        let view = NowView {
-            profile: None,
-            now,
-            end: now.saturating_add(job.spec.time_limit_ms),
-            held: &none,
-            released: &none,
-            maintenance: &self.state.maintenance,
-        };
-        let candidates = IndexCandidates {
-            index: &self.state.index,
-            preferred: &[],
-            all_levels: false,
-        };
-        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
-        let gang = GangRequest {
-            gate: gate.as_ref().map(|g| g as &dyn NodeGate),
-            ..self.state.gang_request(job)
-        };
-        if !self.state.index.could_hold(gang.shapes) {
-            return PendingReason::Resources;
-        }
-        let remembered = self.shortcuts && gate.as_ref().is_none_or(JobGate::shape_only);
-        let known = fits_free.known(&gang, view.end).filter(|_| remembered);
-        let fits = known.unwrap_or_else(|| {
-            let fits = place_gang(&self.state.nodes, &candidates, &view, gang).is_some();
-            if remembered {
-                fits_free.record(&gang, view.end, fits);
-            }
-            fits
-        });
-        if fits {
-            PendingReason::Priority
-        } else {
-            PendingReason::Resources
-        }
-    }
-
-    /// Plans a blocked job at the earliest time its whole gang (at `min_count`) fits and pins
-    /// that reservation in the profile: the last pass's plan when it provably still is the
-    /// earliest, otherwise the result of a search. `None`: it never fits.
-    fn reserve(&mut self, id: JobId, pass: &mut Pass) -> Option<u64> {
-        // Taken: the pass replaces every plan anyway.
-        let previous = self
-            .last
-            .plans
-            .remove(&id)
-            .filter(|plan| plan.start_ms > pass.now);
-        let job = self.state.job(id)?;
-        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
-        let minimal: Vec<TaskShape> = job
-            .shapes
-            .iter()
-            .map(|s| s.with_count(s.min_count))
-            .collect();
-        let wanted = Reservation {
-            gang: GangRequest {
-                shapes: &minimal,
-                gate: gate.as_ref().map(|g| g as &dyn NodeGate),
-                ..self.state.gang_request(job)
-            },
-            limit: job.spec.time_limit_ms,
-            licenses: &job.licenses,
-        };
-        pass.verdicts_stand &= minimal.len() == 1 && wanted.gang.topology.is_none();
-        let profile = pass
-            .profile
-            .get_or_insert_with(|| Profile::build(&self.state, pass.now));
-        // Filters and scorers may change their answers between passes: plans they shaped are
-        // searched again.
-        let rank = self
-            .kept_rank(id)
-            .filter(|_| !gate.as_ref().is_some_and(JobGate::shapes_plans));
-        let stands = previous.as_ref().zip(rank).is_some_and(|kept| {
-            let need = (wanted.limit, wanted.licenses);
-            self.plan_stands(kept, &wanted.gang, need, profile, &mut pass.confirmed)
-        });
-        pass.confirmed.kept += usize::from(stands);
-        // A plan searched afresh need not be what the next search returns (the last plan
-        // breaks ties): only kept plans are sure to be kept again.
-        pass.verdicts_stand &= stands;
-        let plan = match previous.as_ref().filter(|_| stands) {
-            Some(kept) => kept.clone(),
-            None => self.earliest_start(&wanted, profile, pass.now, previous.as_ref())?,
-        };
-        if let Some(rank) = rank
-            && (stands || previous.as_ref() == Some(&plan))
-        {
-            pass.confirmed.made_again(rank);
-        }
-        let start = plan.start_ms;
-        let charges = self.state.charges_of(&plan.assignments, job.spec.exclusive);
-        let limit = wanted.limit;
-        pass.bookings
-            .book(profile, (id, plan), charges, limit, wanted.licenses);
-        Some(start)
-    }
-
-    /// Searches the earliest start of `wanted`, with its resources: the candidate times are
-    /// the profile's release times and the `previous` plan's start, after `now`; the fit bounds
-    /// move past hopeless stretches at once. The resources are chosen afresh, busy now first
-    /// ([`FutureView`]), also at the previous plan's start: a pin follows the state of now.
-    /// Within the busy and the idle class, the previous plan's resources come first, so that a
-    /// plan stays put when the rule allows.
-    fn earliest_start(
-        &self,
-        wanted: &Reservation<'_>,
-        profile: &mut Profile,
-        now: u64,
-        previous: Option<&Plan>,
-    ) -> Option<Plan> {
-        let shapes = wanted.gang.shapes;
-        let cpu_milli: u64 = shapes
-            .iter()
-            .map(|s| s.cpu_milli * u64::from(s.count))
-            .sum();
-        let cpus_bound_them = shapes.iter().all(|s| {
-            s.gpu == GpuNeed::None && s.memory_mib == 0 && s.mode == PlacementMode::Spread
-        });
-        let mut cursor = now.saturating_add(1);
-        loop {
-            let running = &self.state.running_ends;
-            let release = profile.next_release(running, cursor);
-            let start = match previous.map(|p| p.start_ms).filter(|&t| t >= cursor) {
-                Some(t) => release.map_or(t, |r| r.min(t)),
-                None => release?,
-            };
-            cursor = start.saturating_add(1);
-            let end = start.saturating_add(wanted.limit);
-            if !profile.licenses.covers(wanted.licenses, start, end) {
-                continue;
-            }
-            // Both bounds only skip hopeless starts. For cpu-only spread gangs the per-node one
-            // (room for one task anywhere) is rarely the later: its sweep is not worth it.
-            let nodes = &self.state.nodes;
-            let bound =
-                match profile.earliest_cpu_fit(running, nodes, cpu_milli, start, wanted.limit) {
-                    b if b > start || cpus_bound_them => b,
-                    _ => earliest_fit_bound((profile, running), nodes, shapes, start, wanted.limit),
-                };
-            if bound > start {
-                if bound == u64::MAX {
-                    return None;
-                }
-                cursor = bound;
-                continue;
-            }
-            let view = FutureView {
-                profile,
-                running,
-                start,
-                end,
-                maintenance: &self.state.maintenance,
-                previous: previous.map_or(&[], |plan| &plan.assignments),
-            };
-            if let Some(assignments) = self.pin(&view, wanted.gang) {
-                return Some(Plan {
-                    start_ms: start,
-                    assignments,
-                });
-            }
-        }
-    }
-
-    /// A reservation's resources over `view`, as a fresh search places them, in a canonical
-    /// order: by group and node, and on each node the tasks' devices by device. The tasks of a
-    /// group are alike, so a plan reads the same whichever order the busy-first rule met its
-    /// nodes and devices in (what is busy changes between passes).
-    pub(in crate::scheduler) fn pin(
-        &self,
-        view: &FutureView<'_>,
-        gang: GangRequest<'_>,
-    ) -> Option<Vec<Assignment>> {
-        let candidates = self.planning_candidates();
-        let mut assignments = place_gang(&self.state.nodes, &candidates, view, gang)?;
-        assignments.sort_by_key(|a| (a.group, a.node));
-        for assignment in &mut assignments {
-            sort_task_devices(assignment);
-        }
-        Some(assignments)
-    }
-
-    /// The candidates a reservation is placed on: every node of an allowed model, in the free
-    /// index's order (a future window may use what is busy now).
-    pub(in crate::scheduler) fn planning_candidates(&self) -> IndexCandidates<'_> {
-        IndexCandidates {
-            index: &self.state.index,
-            preferred: &[],
-            all_levels: true,
-        }
-    }
-
-    /// Starts job `id` on `assignments` now, and counts it in the pass's profile until `end`.
-    fn start(
-        &mut self,
-        id: JobId,
-        assignments: Vec<Assignment>,
-        end: u64,
-        pass: &mut Pass,
-        decisions: &mut Vec<Decision>,
-    ) -> Result<(), NoSuchJob> {
-        let job = self.state.job_name(id).ok_or(NoSuchJob(id))?.to_string();
-        let placement = placement_entries(&self.state, &assignments);
-        decisions.push(Decision::Start { job, placement });
-        self.state.start_job(id, assignments, pass.now);
-        pass.blocking.ready_wait = self.admission_blocked();
-        pass.verdicts_stand &= !pass.waited;
-        pass.blocking.fits_free.forget_fits();
-        pass.quota_closed = None;
-        if let Some(profile) = pass.profile.as_mut() {
-            for (node, amounts) in self.state.node_charges(id) {
-                profile.add_running(node, amounts, end);
-            }
-            if let Some(job) = self.state.job(id) {
-                profile.licenses.add_running(&job.licenses, end);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Orders the tasks of `assignment` by their devices (each task lists the same number).
-fn sort_task_devices(assignment: &mut Assignment) {
-    let tasks = assignment.tasks as usize;
-    if tasks < 2 || assignment.gpus.is_empty() || assignment.gpus.len() % tasks != 0 {
-        return;
-    }
-    let per_task = assignment.gpus.len() / tasks;
-    let mut chunks: Vec<&[u32]> = assignment.gpus.chunks(per_task).collect();
-    chunks.sort_unstable();
-    assignment.gpus = chunks.concat();
 }
 
 /// Why a job waits without being considered for resources: held, before its begin time, for
@@ -721,57 +381,5 @@ pub(in crate::scheduler) fn waiting_reason(job: &Job, now: u64) -> Option<Pendin
         Some(PendingReason::Backoff)
     } else {
         None
-    }
-}
-
-/// The wire form of assignments.
-pub(in crate::scheduler) fn placement_entries(
-    state: &ClusterState,
-    assignments: &[Assignment],
-) -> Vec<PlacementEntry> {
-    assignments
-        .iter()
-        .map(|a| PlacementEntry {
-            group: a.group,
-            node: state.node_name(a.node).to_string(),
-            tasks: a.tasks,
-            gpus: a.gpus.clone(),
-            mig: state
-                .node(a.node)
-                .map(|node| {
-                    node.mig
-                        .in_mask(a.amounts.mig)
-                        .map(|s| MigPlacement {
-                            gpu: s.gpu,
-                            slice: s.slice,
-                            profile: state.mig_profile_name(s.profile).to_string(),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-        })
-        .collect()
-}
-
-impl Bookings {
-    /// Books `plan` for job `id`: its per-node `charges` and its licenses are reserved in
-    /// `profile` over its window, and it becomes one of the next pass's plans.
-    fn book(
-        &mut self,
-        profile: &mut Profile,
-        (id, plan): (JobId, Plan),
-        charges: Vec<(NodeId, NodeAmounts)>,
-        limit: u64,
-        licenses: &LicenseNeed,
-    ) {
-        let (start, end) = (plan.start_ms, plan.start_ms.saturating_add(limit));
-        for (node, amounts) in charges {
-            profile.reserve(node, amounts, start, end);
-            self.reserved_nodes.push(node);
-        }
-        profile.licenses.reserve(licenses, start, end);
-        self.reserved_nodes.sort_unstable();
-        self.reserved_nodes.dedup();
-        self.plans.push((id, plan));
     }
 }

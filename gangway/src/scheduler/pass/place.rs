@@ -1,0 +1,200 @@
+//! Step 6, placing now: a job's whole gang on what is free and not needed by an earlier
+//! reservation or held for a preemptor, starting it, and the reason a job that cannot be placed
+//! waits (`priority` when only reservations or a blocked head hold it back).
+
+use std::collections::BTreeMap;
+
+use crate::backfill::{IndexCandidates, NowView};
+use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
+use crate::model::ids::{JobId, NodeId};
+use crate::model::resources::NodeAmounts;
+use crate::placement::{Assignment, GangRequest, NodeGate, assignments_fit, place_gang};
+use crate::scheduler::Scheduler;
+use crate::scheduler::pass::node_gate::JobGate;
+use crate::scheduler::pass::{NoSuchJob, Pass};
+use crate::scheduler::shortcuts::fit_memo::FitMemo;
+use crate::state::{ClusterState, Job};
+
+impl Scheduler {
+    /// Places the whole gang now: on what is free and not needed by reservations nor `held`
+    /// for preemptors, counting `released` (tentative victims) as free.
+    pub(in crate::scheduler) fn place_now(
+        &self,
+        id: JobId,
+        pass: &mut Pass,
+        end: u64,
+        held: &BTreeMap<NodeId, NodeAmounts>,
+        released: &BTreeMap<NodeId, NodeAmounts>,
+    ) -> Option<Vec<Assignment>> {
+        let view = NowView {
+            profile: pass
+                .profile
+                .as_ref()
+                .map(|profile| (profile, &self.state.running_ends)),
+            now: pass.now,
+            end,
+            held,
+            released,
+            maintenance: &self.state.maintenance,
+        };
+        let candidates = IndexCandidates {
+            index: &self.state.index,
+            preferred: &pass.bookings.reserved_nodes,
+            all_levels: !released.is_empty(),
+        };
+        let job = self.state.job(id)?;
+        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
+        let licensed = match pass.profile.as_ref() {
+            Some(profile) => profile.licenses.covers(&job.licenses, pass.now, end),
+            None => self.state.licenses.covers(&job.licenses),
+        };
+        if !licensed {
+            return None;
+        }
+        let gang = GangRequest {
+            gate: gate.as_ref().map(|g| g as &dyn NodeGate),
+            ..self.state.gang_request(job)
+        };
+        if released.is_empty() && !self.state.index.could_hold(gang.shapes) {
+            return None;
+        }
+        pass.verdicts_stand &= gang.shapes.len() == 1 && gang.topology.is_none();
+        if let Some(plan) = self.last.plans.get(&id)
+            && plan.start_ms <= pass.now
+            && assignments_fit(&self.state.nodes, &view, gang, &plan.assignments)
+        {
+            return Some(plan.assignments.clone());
+        }
+        // The memo holds only for the one view every job without earmarks sees, and for
+        // filters and scorers that answer by shape.
+        let remembered = self.shortcuts
+            && released.is_empty()
+            && held.is_empty()
+            && gate.as_ref().is_none_or(JobGate::shape_only);
+        // Filters must run for `explain` to tell this job why no node passed them: a failure
+        // remembered from another job of its shape does not spare it the placement.
+        let filtered = gate.as_ref().is_some_and(JobGate::filters);
+        if remembered && !filtered && pass.fits_now.known(&gang, end) == Some(false) {
+            return None;
+        }
+        let placed = place_gang(&self.state.nodes, &candidates, &view, gang);
+        // Only failures: a gang that fits needs its own assignments.
+        if remembered && placed.is_none() {
+            pass.fits_now.record(&gang, end, false);
+        }
+        if placed.is_none()
+            && released.is_empty()
+            && let Some(detail) = gate.as_ref().and_then(JobGate::nothing_passed)
+        {
+            pass.details.insert(id, detail);
+        }
+        placed
+    }
+
+    /// `priority` when the job would fit on what is free now (outside maintenance windows, with
+    /// its licenses free) but reservations or a blocked head hold it back; `resources`
+    /// otherwise.
+    pub(in crate::scheduler) fn blocked_reason(
+        &self,
+        id: JobId,
+        job: &Job,
+        now: u64,
+        fits_free: &mut FitMemo,
+    ) -> PendingReason {
+        if !self.state.licenses.covers(&job.licenses) {
+            return PendingReason::Resources;
+        }
+        let none = BTreeMap::new();
+        let view = NowView {
+            profile: None,
+            now,
+            end: now.saturating_add(job.spec.time_limit_ms),
+            held: &none,
+            released: &none,
+            maintenance: &self.state.maintenance,
+        };
+        let candidates = IndexCandidates {
+            index: &self.state.index,
+            preferred: &[],
+            all_levels: false,
+        };
+        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
+        let gang = GangRequest {
+            gate: gate.as_ref().map(|g| g as &dyn NodeGate),
+            ..self.state.gang_request(job)
+        };
+        if !self.state.index.could_hold(gang.shapes) {
+            return PendingReason::Resources;
+        }
+        let remembered = self.shortcuts && gate.as_ref().is_none_or(JobGate::shape_only);
+        let known = fits_free.known(&gang, view.end).filter(|_| remembered);
+        let fits = known.unwrap_or_else(|| {
+            let fits = place_gang(&self.state.nodes, &candidates, &view, gang).is_some();
+            if remembered {
+                fits_free.record(&gang, view.end, fits);
+            }
+            fits
+        });
+        if fits {
+            PendingReason::Priority
+        } else {
+            PendingReason::Resources
+        }
+    }
+    /// Starts job `id` on `assignments` now, and counts it in the pass's profile until `end`.
+    pub(super) fn start(
+        &mut self,
+        id: JobId,
+        assignments: Vec<Assignment>,
+        end: u64,
+        pass: &mut Pass,
+        decisions: &mut Vec<Decision>,
+    ) -> Result<(), NoSuchJob> {
+        let job = self.state.job_name(id).ok_or(NoSuchJob(id))?.to_string();
+        let placement = placement_entries(&self.state, &assignments);
+        decisions.push(Decision::Start { job, placement });
+        self.state.start_job(id, assignments, pass.now);
+        pass.blocking.ready_wait = self.admission_blocked();
+        pass.verdicts_stand &= !pass.waited;
+        pass.blocking.fits_free.forget_fits();
+        pass.quota_closed = None;
+        if let Some(profile) = pass.profile.as_mut() {
+            for (node, amounts) in self.state.node_charges(id) {
+                profile.add_running(node, amounts, end);
+            }
+            if let Some(job) = self.state.job(id) {
+                profile.licenses.add_running(&job.licenses, end);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The wire form of assignments.
+pub(in crate::scheduler) fn placement_entries(
+    state: &ClusterState,
+    assignments: &[Assignment],
+) -> Vec<PlacementEntry> {
+    assignments
+        .iter()
+        .map(|a| PlacementEntry {
+            group: a.group,
+            node: state.node_name(a.node).to_string(),
+            tasks: a.tasks,
+            gpus: a.gpus.clone(),
+            mig: state
+                .node(a.node)
+                .map(|node| {
+                    node.mig
+                        .in_mask(a.amounts.mig)
+                        .map(|s| MigPlacement {
+                            gpu: s.gpu,
+                            slice: s.slice,
+                            profile: state.mig_profile_name(s.profile).to_string(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect()
+}

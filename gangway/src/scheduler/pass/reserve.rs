@@ -1,0 +1,223 @@
+//! Step 6, reserving: a resource-blocked job within the backfill depth is planned at the
+//! earliest time its whole gang fits, pinned busy first, and booked into the pass's profile
+//! (an overlay on the running jobs' ends) so that later jobs backfill around it.
+
+use crate::backfill::{FutureView, IndexCandidates, Profile, earliest_fit_bound};
+use crate::model::ids::{JobId, NodeId};
+use crate::model::job::PlacementMode;
+use crate::model::resources::NodeAmounts;
+use crate::model::shape::{GpuNeed, TaskShape};
+use crate::placement::{Assignment, GangRequest, NodeGate, place_gang};
+use crate::scheduler::pass::Pass;
+use crate::scheduler::pass::node_gate::JobGate;
+use crate::scheduler::{Plan, Scheduler};
+use crate::state::licenses::LicenseNeed;
+
+/// The reservations a pass has made.
+#[derive(Debug, Default)]
+pub(super) struct Bookings {
+    /// Nodes with a reservation, in id order: placement now tries them first.
+    pub(super) reserved_nodes: Vec<NodeId>,
+    /// The reservations not yet handed to the scheduler, in the order they were made.
+    pub(super) plans: Vec<(JobId, Plan)>,
+    /// Every reservation's job, in the order they were made (the next pass's ranks).
+    pub(super) order: Vec<JobId>,
+}
+
+/// What a reservation is sought for: the gang at its minimal counts, for its time limit.
+struct Reservation<'a> {
+    gang: GangRequest<'a>,
+    limit: u64,
+    licenses: &'a LicenseNeed,
+}
+
+impl Scheduler {
+    /// Plans a blocked job at the earliest time its whole gang (at `min_count`) fits and pins
+    /// that reservation in the profile: the last pass's plan when it provably still is the
+    /// earliest, otherwise the result of a search. `None`: it never fits.
+    pub(super) fn reserve(&mut self, id: JobId, pass: &mut Pass) -> Option<u64> {
+        // Taken: the pass replaces every plan anyway.
+        let previous = self
+            .last
+            .plans
+            .remove(&id)
+            .filter(|plan| plan.start_ms > pass.now);
+        let job = self.state.job(id)?;
+        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
+        let minimal: Vec<TaskShape> = job
+            .shapes
+            .iter()
+            .map(|s| s.with_count(s.min_count))
+            .collect();
+        let wanted = Reservation {
+            gang: GangRequest {
+                shapes: &minimal,
+                gate: gate.as_ref().map(|g| g as &dyn NodeGate),
+                ..self.state.gang_request(job)
+            },
+            limit: job.spec.time_limit_ms,
+            licenses: &job.licenses,
+        };
+        pass.verdicts_stand &= minimal.len() == 1 && wanted.gang.topology.is_none();
+        let profile = pass
+            .profile
+            .get_or_insert_with(|| Profile::build(&self.state, pass.now));
+        // Filters and scorers may change their answers between passes: plans they shaped are
+        // searched again.
+        let rank = self
+            .kept_rank(id)
+            .filter(|_| !gate.as_ref().is_some_and(JobGate::shapes_plans));
+        let stands = previous.as_ref().zip(rank).is_some_and(|kept| {
+            let need = (wanted.limit, wanted.licenses);
+            self.plan_stands(kept, &wanted.gang, need, profile, &mut pass.confirmed)
+        });
+        pass.confirmed.kept += usize::from(stands);
+        // A plan searched afresh need not be what the next search returns (the last plan
+        // breaks ties): only kept plans are sure to be kept again.
+        pass.verdicts_stand &= stands;
+        let plan = match previous.as_ref().filter(|_| stands) {
+            Some(kept) => kept.clone(),
+            None => self.earliest_start(&wanted, profile, pass.now, previous.as_ref())?,
+        };
+        if let Some(rank) = rank
+            && (stands || previous.as_ref() == Some(&plan))
+        {
+            pass.confirmed.made_again(rank);
+        }
+        let start = plan.start_ms;
+        let charges = self.state.charges_of(&plan.assignments, job.spec.exclusive);
+        let limit = wanted.limit;
+        pass.bookings
+            .book(profile, (id, plan), charges, limit, wanted.licenses);
+        Some(start)
+    }
+
+    /// Searches the earliest start of `wanted`, with its resources: the candidate times are
+    /// the profile's release times and the `previous` plan's start, after `now`; the fit bounds
+    /// move past hopeless stretches at once. The resources are chosen afresh, busy now first
+    /// ([`FutureView`]), also at the previous plan's start: a pin follows the state of now.
+    /// Within the busy and the idle class, the previous plan's resources come first, so that a
+    /// plan stays put when the rule allows.
+    fn earliest_start(
+        &self,
+        wanted: &Reservation<'_>,
+        profile: &mut Profile,
+        now: u64,
+        previous: Option<&Plan>,
+    ) -> Option<Plan> {
+        let shapes = wanted.gang.shapes;
+        let cpu_milli: u64 = shapes
+            .iter()
+            .map(|s| s.cpu_milli * u64::from(s.count))
+            .sum();
+        let cpus_bound_them = shapes.iter().all(|s| {
+            s.gpu == GpuNeed::None && s.memory_mib == 0 && s.mode == PlacementMode::Spread
+        });
+        let mut cursor = now.saturating_add(1);
+        loop {
+            let running = &self.state.running_ends;
+            let release = profile.next_release(running, cursor);
+            let start = match previous.map(|p| p.start_ms).filter(|&t| t >= cursor) {
+                Some(t) => release.map_or(t, |r| r.min(t)),
+                None => release?,
+            };
+            cursor = start.saturating_add(1);
+            let end = start.saturating_add(wanted.limit);
+            if !profile.licenses.covers(wanted.licenses, start, end) {
+                continue;
+            }
+            // Both bounds only skip hopeless starts. For cpu-only spread gangs the per-node one
+            // (room for one task anywhere) is rarely the later: its sweep is not worth it.
+            let nodes = &self.state.nodes;
+            let bound =
+                match profile.earliest_cpu_fit(running, nodes, cpu_milli, start, wanted.limit) {
+                    b if b > start || cpus_bound_them => b,
+                    _ => earliest_fit_bound((profile, running), nodes, shapes, start, wanted.limit),
+                };
+            if bound > start {
+                if bound == u64::MAX {
+                    return None;
+                }
+                cursor = bound;
+                continue;
+            }
+            let view = FutureView {
+                profile,
+                running,
+                start,
+                end,
+                maintenance: &self.state.maintenance,
+                previous: previous.map_or(&[], |plan| &plan.assignments),
+            };
+            if let Some(assignments) = self.pin(&view, wanted.gang) {
+                return Some(Plan {
+                    start_ms: start,
+                    assignments,
+                });
+            }
+        }
+    }
+
+    /// A reservation's resources over `view`, as a fresh search places them, in a canonical
+    /// order: by group and node, and on each node the tasks' devices by device. The tasks of a
+    /// group are alike, so a plan reads the same whichever order the busy-first rule met its
+    /// nodes and devices in (what is busy changes between passes).
+    pub(in crate::scheduler) fn pin(
+        &self,
+        view: &FutureView<'_>,
+        gang: GangRequest<'_>,
+    ) -> Option<Vec<Assignment>> {
+        let candidates = self.planning_candidates();
+        let mut assignments = place_gang(&self.state.nodes, &candidates, view, gang)?;
+        assignments.sort_by_key(|a| (a.group, a.node));
+        for assignment in &mut assignments {
+            sort_task_devices(assignment);
+        }
+        Some(assignments)
+    }
+
+    /// The candidates a reservation is placed on: every node of an allowed model, in the free
+    /// index's order (a future window may use what is busy now).
+    pub(in crate::scheduler) fn planning_candidates(&self) -> IndexCandidates<'_> {
+        IndexCandidates {
+            index: &self.state.index,
+            preferred: &[],
+            all_levels: true,
+        }
+    }
+}
+
+/// Orders the tasks of `assignment` by their devices (each task lists the same number).
+fn sort_task_devices(assignment: &mut Assignment) {
+    let tasks = assignment.tasks as usize;
+    if tasks < 2 || assignment.gpus.is_empty() || assignment.gpus.len() % tasks != 0 {
+        return;
+    }
+    let per_task = assignment.gpus.len() / tasks;
+    let mut chunks: Vec<&[u32]> = assignment.gpus.chunks(per_task).collect();
+    chunks.sort_unstable();
+    assignment.gpus = chunks.concat();
+}
+
+impl Bookings {
+    /// Books `plan` for job `id`: its per-node `charges` and its licenses are reserved in
+    /// `profile` over its window, and it becomes one of the next pass's plans.
+    fn book(
+        &mut self,
+        profile: &mut Profile,
+        (id, plan): (JobId, Plan),
+        charges: Vec<(NodeId, NodeAmounts)>,
+        limit: u64,
+        licenses: &LicenseNeed,
+    ) {
+        let (start, end) = (plan.start_ms, plan.start_ms.saturating_add(limit));
+        for (node, amounts) in charges {
+            profile.reserve(node, amounts, start, end);
+            self.reserved_nodes.push(node);
+        }
+        profile.licenses.reserve(licenses, start, end);
+        self.reserved_nodes.sort_unstable();
+        self.reserved_nodes.dedup();
+        self.plans.push((id, plan));
+    }
+}
