@@ -3,6 +3,9 @@
 //! jobs arrive as started in the tick before, so M stays put ([`gangway_sim::churn`]). The
 //! pass fills the freed GPUs, places gangs and moves the reservations. Seeded.
 //!
+//! The cases with "priorities every 5 min" set `policy.priority.calc_period_ms` to 300,000
+//! (Slurm's default `PriorityCalcPeriod`); the others calculate them at every pass (exact).
+//!
 //! The measured routine is one tick: the churn is built once per benchmark (loading 100,000
 //! pending takes seconds) and keeps churning from sample to sample, its state statistically
 //! steady; making a tick's events and reading its outcome are not timed. After each benchmark
@@ -17,17 +20,45 @@ use gangway::config::BackfillMode;
 use gangway_sim::churn::Churn;
 
 fn bench_churn(c: &mut Criterion) {
+    // The last two: priorities calculated once every 5 minutes (Slurm's default
+    // PriorityCalcPeriod) instead of at every pass.
+    let every_5_min = Some(300_000);
     let cases = [
-        (10_000, 100_000, BackfillMode::Easy, "EASY"),
-        (1_000, 10_000, BackfillMode::Easy, "EASY"),
-        (1_000, 10_000, BackfillMode::Conservative, "conservative"),
+        (10_000, 100_000, BackfillMode::Easy, None, "EASY"),
+        (1_000, 10_000, BackfillMode::Easy, None, "EASY"),
+        (
+            1_000,
+            10_000,
+            BackfillMode::Conservative,
+            None,
+            "conservative",
+        ),
+        (
+            10_000,
+            100_000,
+            BackfillMode::Easy,
+            every_5_min,
+            "EASY, priorities every 5 min",
+        ),
+        (
+            1_000,
+            10_000,
+            BackfillMode::Easy,
+            every_5_min,
+            "EASY, priorities every 5 min",
+        ),
     ];
-    for (nodes, pending, mode, label) in cases {
+    for (nodes, pending, mode, period, label) in cases {
         let mut churn = None;
         let (mut ticks, mut tasks, mut timed) = (0u64, 0u64, Duration::ZERO);
         let name = format!("churn tick {nodes} nodes x 8 GPUs, {pending} pending, {label}");
         c.bench_function(&name, |b| {
-            let churn = churn.get_or_insert_with(|| Churn::new(nodes, pending, mode, 42));
+            let churn = churn.get_or_insert_with(|| {
+                Churn::configured(nodes, pending, 42, |cluster| {
+                    cluster.policy.backfill.mode = mode;
+                    cluster.policy.priority.calc_period_ms = period;
+                })
+            });
             b.iter_custom(|iterations| {
                 let mut elapsed = Duration::ZERO;
                 for _ in 0..iterations {

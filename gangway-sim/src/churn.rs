@@ -25,7 +25,7 @@ use crate::standard::StandardWorkload;
 use gangway::config::BackfillMode;
 use gangway::decision::Decision;
 use gangway::model::job::FinishOutcome;
-use gangway::{Event, Scheduler, TickOutcome};
+use gangway::{ClusterConfig, Event, Scheduler, TickOutcome};
 
 /// Virtual time between two churn ticks: short enough that no job reaches its time limit
 /// (ten minutes at least) within the first 6,000 ticks.
@@ -48,9 +48,22 @@ impl Churn {
     /// The standard workload on `nodes` nodes, full of running jobs, with `pending` jobs
     /// pending, under backfill `mode`; `seed` seeds the workload and the choice of ending jobs.
     pub fn new(nodes: usize, pending: usize, mode: BackfillMode, seed: u64) -> Self {
+        Self::configured(nodes, pending, seed, |cluster| {
+            cluster.policy.backfill.mode = mode;
+        })
+    }
+
+    /// As [`Churn::new`], with the standard cluster changed by `configure` first (a backfill
+    /// mode, a priority calculation period, …).
+    pub fn configured(
+        nodes: usize,
+        pending: usize,
+        seed: u64,
+        configure: impl FnOnce(&mut ClusterConfig),
+    ) -> Self {
         let mut workload = StandardWorkload::new(nodes, seed);
         let mut cluster = workload.cluster();
-        cluster.policy.backfill.mode = mode;
+        configure(&mut cluster);
         let scheduler = Scheduler::new(cluster)
             .unwrap_or_else(|e| unreachable!("the standard cluster is valid: {e}"));
         let scheduler = workload.load(scheduler, pending);

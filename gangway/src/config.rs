@@ -99,7 +99,8 @@ pub struct MaintenanceConfig {
 impl ClusterConfig {
     /// Whether every time and duration of the configuration lies in the range of
     /// [`crate::model::time`]: the partitions' `max_time_ms`, the maintenance windows,
-    /// `policy.min_job_age_ms`, `policy.priority.max_age_ms`, `policy.fairshare.half_life_ms`,
+    /// `policy.min_job_age_ms`, `policy.priority.max_age_ms` and `calc_period_ms`,
+    /// `policy.fairshare.half_life_ms`,
     /// admission fair sharing's half-life and sampling interval, `policy.wait_for_ready`'s
     /// timeouts and back-offs, and the times the built-in plug-ins of `policy.plugins` take.
     /// The error names the first field beyond it.
@@ -130,6 +131,8 @@ impl ClusterConfig {
             "policy.priority.max_age_ms".into(),
             Some(policy.priority.max_age_ms),
         )?;
+        let period = policy.priority.calc_period_ms;
+        check("policy.priority.calc_period_ms".into(), period)?;
         let fairshare = policy.fairshare.half_life_ms;
         check("policy.fairshare.half_life_ms".into(), Some(fairshare))?;
         let admission = &policy.admission_fair_sharing;
@@ -640,6 +643,18 @@ pub struct PriorityConfig {
     /// Age at which the age factor reaches 1. Default 604800000 (7 days).
     #[serde(default = "default_max_age_ms")]
     pub max_age_ms: u64,
+    /// Slurm's `PriorityCalcPeriod`: calculate the order keys (and the fair-share factors) at
+    /// most once per this many milliseconds; between calculations each pending job keeps the
+    /// key it got against the last calculation's figures. Must be positive. Default: none, the
+    /// keys are calculated afresh at every pass (exact).
+    ///
+    /// ```
+    /// let p: gangway::config::PriorityConfig =
+    ///     serde_json::from_str(r#"{"calc_period_ms": 300000}"#).unwrap();
+    /// assert_eq!(p.calc_period_ms, Some(300_000));
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calc_period_ms: Option<u64>,
 }
 
 impl Default for PriorityConfig {
@@ -647,6 +662,7 @@ impl Default for PriorityConfig {
         PriorityConfig {
             weights: PriorityWeights::default(),
             max_age_ms: default_max_age_ms(),
+            calc_period_ms: None,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The result of one fair-share evaluation: every node's numbers for the report, and the
 //! factor table the scheduler reads once per job.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::AssocId;
 
@@ -41,7 +41,7 @@ pub(crate) struct Evaluation {
 /// let bob = fs.association(Some("a"), "bob").unwrap();
 /// assert_eq!(table.get(bob), None);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FactorTable {
     factors: Vec<f64>,
 }

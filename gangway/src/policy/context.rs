@@ -2,13 +2,17 @@
 //! totals, the normalisers of Slurm's multifactor priority and the fair-share factors, computed
 //! once per pass.
 
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
 use crate::fairshare::FactorTable;
 use crate::policy::PriorityFactors;
 use crate::state::{ClusterState, Job, JobTotals, JobView};
 
 /// What a pass computes once for all hooks: the time, the cluster totals, the multifactor
 /// normalisers and the fair-share factors.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PassFigures {
     now_ms: u64,
     gpu_milli: u64,
@@ -16,12 +20,32 @@ pub struct PassFigures {
     job_factor: f64,
     qos_priority: f64,
     max_age: f64,
-    shares: Option<FactorTable>,
+    shares: Option<Arc<FactorTable>>,
 }
 
 impl PassFigures {
     /// The figures of a pass at `now_ms` over `state`.
     pub fn new(state: &ClusterState, now_ms: u64) -> Self {
+        let shares = state
+            .fairshare
+            .as_ref()
+            .map(|fs| Arc::new(fs.compute_factors(now_ms)));
+        Self::with_shares(state, now_ms, shares)
+    }
+
+    /// The figures of a pass at `now_ms` over `state` with the fair-share factors of an
+    /// earlier calculation (`policy.priority.calc_period_ms`): what a pass between two
+    /// calculations sees.
+    pub(crate) fn with_shares_of(state: &ClusterState, now_ms: u64, earlier: &PassFigures) -> Self {
+        Self::with_shares(state, now_ms, earlier.shares.clone())
+    }
+
+    /// The time of these figures.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
+    fn with_shares(state: &ClusterState, now_ms: u64, shares: Option<Arc<FactorTable>>) -> Self {
         let (mut gpu_milli, mut cpu_milli) = (0, 0);
         for node in state.nodes.iter().flatten() {
             gpu_milli += node.gpu_count as u64 * 1000;
@@ -36,10 +60,7 @@ impl PassFigures {
             job_factor: f64::from(job_factor.max().unwrap_or(0)),
             qos_priority: f64::from(qos_priority.max().unwrap_or(0)),
             max_age: state.config.policy.priority.max_age_ms.max(1) as f64,
-            shares: state
-                .fairshare
-                .as_ref()
-                .map(|fs| fs.compute_factors(now_ms)),
+            shares,
         }
     }
 

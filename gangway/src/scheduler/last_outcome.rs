@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::model::ids::JobId;
 use crate::policy::PassFigures;
 use crate::scheduler::Plan;
+use crate::scheduler::pass::order::calc_period::PriorityCalc;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::kept_plans::KeptPlans;
 use crate::scheduler::shortcuts::resume::LastPass;
@@ -29,6 +30,9 @@ pub(in crate::scheduler) struct LastOutcome {
     pub(in crate::scheduler) plans: BTreeMap<JobId, Plan>,
     /// When the host must tick again.
     pub(in crate::scheduler) next_wakeup_ms: Option<u64>,
+    /// The last priority calculation under `policy.priority.calc_period_ms`: its figures and
+    /// the keys computed against them.
+    pub(in crate::scheduler) priority_calc: Option<PriorityCalc>,
 
     // Not kept: derived at the next pass, or a shortcut's memory.
     /// The pass's figures (time, totals, fair-share factors), for the report.
@@ -50,6 +54,7 @@ impl LastOutcome {
             details: BTreeMap::new(),
             plans: BTreeMap::new(),
             next_wakeup_ms: None,
+            priority_calc: None,
             figures: Arc::new(PassFigures::new(state, state.now_ms)),
             deferred: None,
             kept: None,

@@ -20,6 +20,7 @@ use crate::policy::Profile;
 use crate::policy::spec::profile_from_specs;
 use crate::state::ClusterState;
 use last_outcome::LastOutcome;
+use pass::order::calc_period::{PriorityCalc, SavedCalc};
 use pass::report::PendingEntry;
 
 pub use reports::JobPriority;
@@ -106,6 +107,9 @@ pub struct Snapshot {
     /// Each stateful plug-in's state, by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     plugins: Vec<(String, serde_json::Value)>,
+    /// The last priority calculation under `policy.priority.calc_period_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    priority_calc: Option<SavedCalc>,
 }
 
 fn first_snapshot_version() -> u32 {
@@ -387,6 +391,8 @@ impl Scheduler {
         }
         self.state = state;
         self.last.plans.clear();
+        // The new configuration's weights and figures take effect in a new calculation.
+        self.last.priority_calc = None;
         self.last.forget_shortcuts();
         Ok(())
     }
@@ -462,6 +468,7 @@ impl Scheduler {
             denied: self.last.denied.clone(),
             details: self.last.details.clone(),
             plugins: self.profile.save_states(),
+            priority_calc: self.last.priority_calc.as_ref().map(PriorityCalc::saved),
         }
     }
 
@@ -519,6 +526,9 @@ impl Scheduler {
             details: snapshot.details,
             plans: snapshot.plans,
             next_wakeup_ms: snapshot.next_wakeup_ms,
+            priority_calc: snapshot
+                .priority_calc
+                .map(|saved| PriorityCalc::restored(saved, &state)),
             ..LastOutcome::none(&state)
         };
         Ok(Scheduler {

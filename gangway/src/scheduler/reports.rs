@@ -139,7 +139,11 @@ impl Scheduler {
     /// ```
     pub fn priorities(&self) -> Vec<JobPriority> {
         let w = &self.state.config.policy.priority.weights;
-        let figures = PassFigures::new(&self.state, self.state.now_ms);
+        // Under a calculation period, the priorities of the last calculation.
+        let figures = match &self.last.priority_calc {
+            Some(calc) => PassFigures::clone(calc.figures()),
+            None => PassFigures::new(&self.state, self.state.now_ms),
+        };
         let context = figures.context(&self.state);
         self.ordered_pending(&context)
             .into_iter()

@@ -111,6 +111,12 @@ impl ClusterState {
                 "must be positive",
             ));
         }
+        if config.policy.priority.calc_period_ms == Some(0) {
+            return Err(ConfigError::new(
+                "policy.priority.calc_period_ms",
+                "must be positive (leave it out to calculate at every pass)",
+            ));
+        }
         if let Some(ready) = &config.policy.wait_for_ready {
             ready.check()?;
         }

@@ -28,6 +28,7 @@ mod maintenance;
 mod mig;
 mod preemption;
 mod preemption_properties;
+mod priority_calc_period;
 mod priority_factors;
 mod profile_properties;
 mod profiles;

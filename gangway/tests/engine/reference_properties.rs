@@ -8,7 +8,7 @@
 //! queues, admission fair sharing, wait-for-ready (with `ready` events, block admission),
 //! preemption (classic, fair sharing's, order-based), topology, MIG and fractional GPUs (the
 //! generated nodes and jobs), dependencies, maintenance windows, licenses, `set_priority`,
-//! `reconfigure` half-way, profiles (the default, LAS, shortest-first, adversarial plug-ins) and
+//! `reconfigure` half-way, the order keys calculated once a period (`calc_period_ms`), profiles (the default, LAS, shortest-first, adversarial plug-ins) and
 //! the fast scheduler snapshotted and restored half-way, which must then go on deciding as the
 //! uninterrupted reference. A second family runs busy clusters of few job shapes, where passes keep
 //! many reservations from the pass before and many jobs wait behind a blocked head. `the_cases_reach_every_shortcut` shows that the
@@ -46,6 +46,8 @@ struct Features {
     restore_at: Option<usize>,
     /// Reconfigure both (backfill mode and priority weights changed) after this share.
     reconfigure_at: Option<usize>,
+    /// `policy.priority.calc_period_ms`: the order keys calculated once a period.
+    calc_period: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -110,6 +112,10 @@ fn features() -> impl Strategy<Value = Features> {
         (
             option::weighted(0.3, 1usize..8),
             option::weighted(0.3, 1usize..8),
+            option::weighted(
+                0.25,
+                prop_oneof![Just(1_000u64), Just(60_000), Just(600_000)],
+            ),
         ),
     )
         .prop_map(
@@ -119,7 +125,7 @@ fn features() -> impl Strategy<Value = Features> {
                 licenses,
                 maintenance,
                 profile,
-                (restore_at, reconfigure_at),
+                (restore_at, reconfigure_at, calc_period),
             )| Features {
                 fair_sharing,
                 admission_fair_sharing,
@@ -131,6 +137,7 @@ fn features() -> impl Strategy<Value = Features> {
                 profile,
                 restore_at,
                 reconfigure_at,
+                calc_period,
             },
         )
 }
@@ -151,6 +158,7 @@ prop_compose! {
 /// Switches the features on in `config` and in the stream's submits.
 fn apply(config: &mut ClusterConfig, stream: &mut Stream, f: &Features, ready: &[Vec<u32>]) {
     let policy = &mut config.policy;
+    policy.priority.calc_period_ms = f.calc_period;
     if f.no_preemption {
         policy.preemption.enabled = false;
     }
@@ -349,6 +357,7 @@ fn busy() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
             profile: Plugins::Config,
             restore_at: None,
             reconfigure_at: None,
+            calc_period: None,
         };
         (busy_cluster(mode, depth), stream, plain)
     })

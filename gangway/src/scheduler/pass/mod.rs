@@ -38,6 +38,7 @@ use crate::model::ids::JobId;
 use crate::policy::PassFigures;
 use crate::quota::QueueId;
 use crate::scheduler::Scheduler;
+use crate::scheduler::pass::order::calc_period::PriorityCalc;
 use crate::scheduler::pass::order::slots::PassOrder;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::fit_memo::FitMemo;
@@ -164,6 +165,23 @@ impl Scheduler {
             && self.state.any_waiting_for_ready()
     }
 
+    /// The figures of a pass at `now`: its own, or under `policy.priority.calc_period_ms`
+    /// its own time and totals with the fair-share factors of the last calculation, which it
+    /// makes when one is due ([`order::calc_period`]).
+    fn pass_figures(&mut self, now: u64) -> PassFigures {
+        let Some(period) = self.state.config.policy.priority.calc_period_ms else {
+            self.last.priority_calc = None;
+            return PassFigures::new(&self.state, now);
+        };
+        let calc = match self.last.priority_calc.take() {
+            Some(calc) if !calc.due(now, period) => calc,
+            _ => PriorityCalc::new(&self.state, now),
+        };
+        let figures = PassFigures::with_shares_of(&self.state, now, calc.figures());
+        self.last.priority_calc = Some(calc);
+        figures
+    }
+
     /// One pass at `now`. `always_plan` gets a reservation when resource-blocked even beyond
     /// the backfill depth (without using up the depth). Returns the earliest begin time of a
     /// pending job after `now` (such a job stays pending).
@@ -173,7 +191,7 @@ impl Scheduler {
         always_plan: Option<JobId>,
         decisions: &mut Vec<Decision>,
     ) -> Option<u64> {
-        self.last.figures = Arc::new(PassFigures::new(&self.state, now));
+        self.last.figures = Arc::new(self.pass_figures(now));
         let figures = Arc::clone(&self.last.figures);
         self.profile.prepare(&figures.context(&self.state));
         let (keyed, pending, denied) = self.keyed_pending(now);

@@ -218,7 +218,7 @@ impl Scheduler {
         let fair = self.fair_preemptor(id);
         let own_key = settings
             .order_based
-            .then(|| self.order_key(preemptor, &context));
+            .then(|| self.pass_key(preemptor, &context));
         let mut candidates: Vec<(VictimRank, Basis)> = Vec::new();
         for &v in &self.state.running {
             let Some(victim) = self.state.job_view(v) else {
@@ -244,7 +244,7 @@ impl Scheduler {
             }
             let outranked = || {
                 own_key.is_some_and(|(tier, keys, ..)| {
-                    let (victim_tier, victim_keys, ..) = self.order_key(victim, &context);
+                    let (victim_tier, victim_keys, ..) = self.pass_key(victim, &context);
                     (tier, keys) < (victim_tier, victim_keys)
                 })
             };
