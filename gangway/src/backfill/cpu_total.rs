@@ -64,13 +64,16 @@ impl FreeCpus {
         }
     }
 
-    /// Takes `cpu_milli` held on `node` over `[start, end)` off the sum (bookings always fit
-    /// their node, so the per-node free amounts never go below zero).
-    pub(super) fn book(&mut self, node: NodeId, start: u64, end: u64, cpu_milli: u64) {
-        if end <= start
-            || cpu_milli == 0
-            || !self.counted.get(node.index()).copied().unwrap_or(false)
-        {
+    /// Takes the cpus `held` (thousandths, by node) over `[start, end)` off the sum, for the
+    /// nodes it counts (bookings always fit their node, so the per-node free amounts never go
+    /// below zero).
+    pub(super) fn book(&mut self, held: impl Iterator<Item = (NodeId, u64)>, start: u64, end: u64) {
+        let counted = |node: NodeId| self.counted.get(node.index()).copied().unwrap_or(false);
+        let cpu_milli: u64 = held
+            .filter(|(node, _)| counted(*node))
+            .map(|(_, cpu_milli)| cpu_milli)
+            .sum();
+        if end <= start || cpu_milli == 0 {
             return;
         }
         let first = self.split(start);

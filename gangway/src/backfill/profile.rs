@@ -324,24 +324,36 @@ impl Profile {
     }
 
     /// Records, for the sums kept from the running jobs' part, that a job started now holds
-    /// `amounts` on `node` until `end` (the running jobs' part itself already has it).
-    pub fn add_running(&mut self, node: NodeId, amounts: NodeAmounts, end: u64) {
+    /// `charges` (amounts by node) until `end` (the running jobs' part itself already has it).
+    pub fn add_running(&mut self, charges: impl Iterator<Item = (NodeId, NodeAmounts)>, end: u64) {
         let end = end.max(self.now.saturating_add(1));
         if let Some(free_cpus) = self.free_cpus.as_mut() {
-            free_cpus.book(node, self.now, end, amounts.cpu_milli);
+            free_cpus.book(charges.map(|(node, a)| (node, a.cpu_milli)), self.now, end);
         }
     }
 
     /// Records a reservation of `amounts` on `node` over `[start, end)`.
     pub fn reserve(&mut self, node: NodeId, amounts: NodeAmounts, start: u64, end: u64) {
+        self.reserve_all(&[(node, amounts)], start, end);
+    }
+
+    /// Records a reservation of `charges` (amounts by node) over `[start, end)`: one booking
+    /// of their summed cpus in the cluster's free cpus, one release time.
+    pub fn reserve_all(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
         let now = self.now;
         if let Some(free_cpus) = self.free_cpus.as_mut() {
-            free_cpus.book(node, start, end, amounts.cpu_milli);
+            free_cpus.book(
+                charges.iter().map(|(node, a)| (*node, a.cpu_milli)),
+                start,
+                end,
+            );
         }
-        self.booked
-            .get_or_insert_with(node, || Timeline::new(now))
-            .add(start, end, &amounts);
-        self.reserved.insert(node);
+        for (node, amounts) in charges {
+            self.booked
+                .get_or_insert_with(*node, || Timeline::new(now))
+                .add(start, end, amounts);
+            self.reserved.insert(*node);
+        }
         self.releases.insert(end);
     }
 

@@ -158,6 +158,9 @@ impl Node {
     /// assert_eq!(node.free_whole_gpus(), 3);
     /// ```
     pub fn available(&self) -> NodeAmounts {
+        if self.down_gpus == 0 {
+            return self.capacity;
+        }
         let mut amounts = self.capacity;
         for (index, device) in amounts.devices.iter_mut().enumerate() {
             if self.gpu_is_down(index) {

@@ -237,26 +237,31 @@ pub struct BusyFirst<'a> {
     pub view: &'a dyn CapacityView,
 }
 
-/// Where node `id` (`node`, `None` when unknown) ranks for a reservation over `view`, lower
-/// first: busy now before idle now; within each, the previous plan's first ([`BusyFirst`]).
-fn reservation_rank(node: Option<&Node>, view: &dyn CapacityView, id: NodeId) -> (bool, bool) {
+/// Where node `id` (`node`, `None` when unknown) ranks for a reservation, lower first: busy
+/// now before idle now; within each, the previous plan's first (`planned`: the plan's nodes,
+/// sorted) ([`BusyFirst`]).
+fn reservation_rank(node: Option<&Node>, planned: &[NodeId], id: NodeId) -> (bool, bool) {
     let idle = node.is_none_or(|node| node.used == NodeAmounts::default());
-    (idle, !in_plan(view.previous(), id))
+    (idle, planned.binary_search(&id).is_err())
 }
 
-/// Whether `plan` has tasks on `id`.
-fn in_plan(plan: &[Assignment], id: NodeId) -> bool {
-    plan.iter().any(|a| a.node == id)
+/// The nodes `plan` has tasks on, sorted, without repeats.
+fn plan_nodes(plan: &[Assignment]) -> Vec<NodeId> {
+    let mut nodes: Vec<NodeId> = plan.iter().map(|a| a.node).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
 }
 
 impl Candidates for BusyFirst<'_> {
     /// The inner order's nodes, sorted (stably): busy before idle, and within each the previous
     /// plan's nodes first.
     fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
-        let mut ranked = Vec::new();
+        let planned = plan_nodes(self.view.previous());
+        let mut ranked = Vec::with_capacity(self.nodes.len());
         self.inner.visit(shape, &mut |id| {
             let node = self.nodes.get(id.index()).and_then(Option::as_ref);
-            ranked.push((reservation_rank(node, self.view, id), id));
+            ranked.push((reservation_rank(node, &planned, id), id));
             ControlFlow::Continue(())
         });
         ranked.sort_by_key(|(rank, _)| *rank);
@@ -317,8 +322,11 @@ pub(super) struct GangBuilder<'a> {
     nodes: &'a [Option<Node>],
     view: &'a dyn CapacityView,
     request: GangRequest<'a>,
-    /// What earlier groups of this gang took, per node.
+    /// What earlier groups of this gang took, per node, sorted by node.
     taken: Vec<(NodeId, NodeAmounts)>,
+    /// What the job's previous plan ([`CapacityView::previous`]) gave each group on each
+    /// node, summed and sorted by `(group, node)`.
+    planned: Vec<((usize, NodeId), NodeAmounts)>,
     pub(super) out: Vec<Assignment>,
 }
 
@@ -328,13 +336,33 @@ impl<'a> GangBuilder<'a> {
         view: &'a dyn CapacityView,
         request: GangRequest<'a>,
     ) -> Self {
+        let mut planned: Vec<((usize, NodeId), NodeAmounts)> = view
+            .previous()
+            .iter()
+            .map(|a| ((a.group, a.node), a.amounts))
+            .collect();
+        planned.sort_by_key(|(at, _)| *at);
+        planned.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            if same {
+                first.1.add(&later.1);
+            }
+            same
+        });
         GangBuilder {
             nodes,
             view,
             request,
             taken: Vec::new(),
+            planned,
             out: Vec::new(),
         }
+    }
+
+    /// What earlier groups of this gang took on `id`.
+    fn taken_on(&self, id: NodeId) -> Option<NodeAmounts> {
+        let at = self.taken.binary_search_by_key(&id, |(n, _)| *n).ok()?;
+        Some(self.taken[at].1)
     }
 
     fn node(&self, id: NodeId) -> Option<&Node> {
@@ -348,8 +376,7 @@ impl<'a> GangBuilder<'a> {
             return None;
         }
         let free = self.view.free(id, node)?;
-        let taken = self.taken.iter().find(|(n, _)| *n == id).map(|(_, t)| *t);
-        match taken {
+        match self.taken_on(id) {
             Some(taken) => Some(free.minus(&taken)),
             None if self.request.exclusive && free != node.capacity => None,
             None => Some(free),
@@ -376,6 +403,8 @@ impl<'a> GangBuilder<'a> {
             PlacementMode::StrictSpread => self.choose_spread(candidates, shape, true)?,
             PlacementMode::Spread => self.choose_spread(candidates, shape, false)?,
         };
+        self.out.reserve(chosen.len());
+        self.taken.reserve(chosen.len());
         for (id, tasks) in chosen {
             self.commit(group, shape, id, tasks);
         }
@@ -411,7 +440,7 @@ impl<'a> GangBuilder<'a> {
         if let Some(whole) = self.least_fragmenting(candidates, group, shape) {
             return Some(vec![whole]);
         }
-        let mut fits: Vec<(NodeId, u32)> = Vec::new();
+        let mut fits: Vec<(NodeId, u32)> = Vec::with_capacity(shape.count as usize);
         candidates.visit(shape, &mut |id| {
             let fit = self.fit(id, shape);
             if fit > 0 {
@@ -448,6 +477,11 @@ impl<'a> GangBuilder<'a> {
         let mix = self.request.mix;
         let ranked = self.request.gate.is_some_and(|gate| gate.ranks());
         let busy_first = self.view.busy_first();
+        let planned_nodes = if busy_first {
+            plan_nodes(self.view.previous())
+        } else {
+            Vec::new()
+        };
         let mut best: Option<((bool, bool, i64, u64), NodeId)> = None;
         // Few states are scored per group: a list is quicker than a map.
         let mut scored: Vec<(ScoreKey, (i64, u64))> = Vec::new();
@@ -490,7 +524,7 @@ impl<'a> GangBuilder<'a> {
                 (delta, left)
             });
             let (idle, elsewhere) = if busy_first {
-                reservation_rank(Some(node), self.view, id)
+                reservation_rank(Some(node), &planned_nodes, id)
             } else {
                 (false, false)
             };
@@ -527,7 +561,7 @@ impl<'a> GangBuilder<'a> {
         shape: &TaskShape,
         strict: bool,
     ) -> Option<Vec<(NodeId, u32)>> {
-        let mut fits: Vec<(NodeId, u32)> = Vec::new();
+        let mut fits: Vec<(NodeId, u32)> = Vec::with_capacity(shape.count as usize);
         candidates.visit(shape, &mut |id| {
             let fit = self.fit(id, shape);
             if fit > 0 {
@@ -558,13 +592,9 @@ impl<'a> GangBuilder<'a> {
 
     /// What the job's previous plan ([`CapacityView::previous`]) gave group `group` on `id`.
     fn planned_on(&self, group: usize, id: NodeId) -> NodeAmounts {
-        let mut planned = NodeAmounts::default();
-        for a in self.view.previous() {
-            if a.group == group && a.node == id {
-                planned.add(&a.amounts);
-            }
-        }
-        planned
+        self.planned
+            .binary_search_by_key(&(group, id), |(at, _)| *at)
+            .map_or_else(|_| NodeAmounts::default(), |at| self.planned[at].1)
     }
 
     /// The devices one task of `group` (of `shape`) takes on `id` out of `room`: the profile's
@@ -599,9 +629,9 @@ impl<'a> GangBuilder<'a> {
         let planned = self.planned_on(group, id);
         let choose = |room: &NodeAmounts| self.choose_devices(group, id, shape, room, &planned);
         let amounts = take_tasks(node, &mut room, shape, tasks, &mut gpus, Some(&choose));
-        match self.taken.iter_mut().find(|(n, _)| *n == id) {
-            Some((_, taken)) => taken.add(&amounts),
-            None => self.taken.push((id, amounts)),
+        match self.taken.binary_search_by_key(&id, |(n, _)| *n) {
+            Ok(at) => self.taken[at].1.add(&amounts),
+            Err(at) => self.taken.insert(at, (id, amounts)),
         }
         self.out.push(Assignment {
             group,

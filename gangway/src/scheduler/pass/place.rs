@@ -159,9 +159,7 @@ impl Scheduler {
         pass.blocking.fits_free.forget_fits();
         pass.quota_closed = None;
         if let Some(profile) = pass.profile.as_mut() {
-            for (node, amounts) in self.state.node_charges(id) {
-                profile.add_running(node, amounts, end);
-            }
+            profile.add_running(self.state.node_charges(id), end);
             if let Some(job) = self.state.job(id) {
                 profile.licenses.add_running(&job.licenses, end);
             }

@@ -211,10 +211,9 @@ impl Bookings {
         licenses: &LicenseNeed,
     ) {
         let (start, end) = (plan.start_ms, plan.start_ms.saturating_add(limit));
-        for (node, amounts) in charges {
-            profile.reserve(node, amounts, start, end);
-            self.reserved_nodes.push(node);
-        }
+        profile.reserve_all(&charges, start, end);
+        self.reserved_nodes
+            .extend(charges.iter().map(|(node, _)| *node));
         profile.licenses.reserve(licenses, start, end);
         self.reserved_nodes.sort_unstable();
         self.reserved_nodes.dedup();
