@@ -1,6 +1,7 @@
 //! The cluster's free cpus over time, summed over the nodes taking work: a cheap necessary
 //! condition for a reservation's start (a gang needing more cpus in all than are free cannot
-//! fit, whatever the nodes). Built once per pass from the per-node usage (the running jobs' and the reservations) and kept current by
+//! fit, whatever the nodes). Built once per pass, from the running jobs' sums kept across
+//! ticks ([`crate::backfill::RunningEnds`]) and the pass's reservations, and kept current by
 //! every booking, so planning many jobs in one pass does not rebuild it.
 
 use std::collections::BTreeMap;
@@ -47,6 +48,17 @@ impl FreeCpus {
                 before = free;
             }
         }
+        Self::from_changes(now, base, changes, counted)
+    }
+
+    /// The sum from `base` free at `now` and the `(time, change)` of the free cpus after it
+    /// (in any order), over the nodes `counted` (by node id).
+    pub(super) fn from_changes(
+        now: u64,
+        base: u64,
+        mut changes: Vec<(u64, i64)>,
+        counted: Vec<bool>,
+    ) -> Self {
         changes.sort_unstable_by_key(|(at, _)| *at);
         let mut steps = vec![(now, base)];
         let mut free = base as i64;

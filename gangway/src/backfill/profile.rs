@@ -504,13 +504,56 @@ impl Profile {
         if cpu_milli == 0 {
             return start;
         }
-        let mut free_cpus = self.free_cpus.take().unwrap_or_else(|| {
-            let now = self.now;
-            FreeCpus::build(nodes, now, |id| self.usage_steps(running, (id, false), now))
-        });
+        let mut free_cpus = self
+            .free_cpus
+            .take()
+            .unwrap_or_else(|| self.sum_free_cpus(running, nodes));
         let answer = free_cpus.earliest_memo(cpu_milli, start, len);
         self.free_cpus = Some(free_cpus);
         answer
+    }
+
+    /// The cluster's free cpus over time: the nodes taking work, less what the running jobs
+    /// hold (their sums kept across ticks, [`RunningEnds::cpu_releases`]) and what this pass
+    /// has reserved. A walk of the nodes and of the reserved nodes' timelines, not of every
+    /// node's steps; where a node taking no work still runs jobs (draining), the running sums
+    /// count it, and the sum is built node by node ([`FreeCpus::build`]).
+    fn sum_free_cpus(&self, running: &RunningEnds, nodes: &[Option<Node>]) -> FreeCpus {
+        let now = self.now;
+        let mut available = 0;
+        let mut counted = vec![false; nodes.len()];
+        for (i, node) in nodes.iter().enumerate() {
+            match node.as_ref().filter(|n| n.accepts_work()) {
+                Some(node) => {
+                    counted[i] = true;
+                    available += node.available().cpu_milli;
+                }
+                None if running.holds_on(NodeId(i as u32)) => {
+                    return FreeCpus::build(nodes, now, |id| {
+                        self.usage_steps(running, (id, false), now)
+                    });
+                }
+                None => {}
+            }
+        }
+        let (held, releases) = running.cpu_releases(now);
+        let mut changes: Vec<(u64, i64)> = releases
+            .map(|(at, cpu_milli)| (at, cpu_milli as i64))
+            .collect();
+        for &id in &self.reserved {
+            let (Some(booked), Some(true)) =
+                (self.booked.get(id), counted.get(id.index()).copied())
+            else {
+                continue;
+            };
+            let mut before = 0i64;
+            for (at, usage) in &booked.steps {
+                let used = usage.cpu_milli as i64;
+                changes.push((*at, before - used));
+                before = used;
+            }
+        }
+        FreeCpus::from_changes(now, available.saturating_sub(held), changes, counted)
     }
 
     /// The memo slot of a need, for [`Profile::earliest_usable_memo`].
@@ -780,6 +823,73 @@ mod tests {
                 assert_eq!(remembered, fresh, "{context}");
             } else {
                 assert!(past < remembered && remembered <= fresh, "{context}");
+            }
+        }
+    }
+
+    /// The free cpus summed from the running jobs' kept sums and the reservations answer as a
+    /// build node by node: random holdings (some released, some past their release time),
+    /// bookings that fit, and now and then a draining node that still runs jobs.
+    #[test]
+    fn free_cpus_from_the_kept_sums_equal_a_build_node_by_node() {
+        use crate::model::ids::JobId;
+        use crate::model::node::NodeState;
+        let mut next = numbers(29);
+        for case in 0..200 {
+            let mut nodes: Vec<Option<Node>> = (0..4).map(|_| Some(test_node(0))).collect();
+            if next(4) == 0
+                && let Some(node) = nodes[next(4) as usize].as_mut()
+            {
+                node.state = NodeState::Draining;
+            }
+            nodes[3] = None;
+            let mut running = RunningEnds::default();
+            let mut held = [0u64; 3];
+            let mut started = Vec::new();
+            for job in 0..next(8) as u32 {
+                let node = next(3) as usize;
+                let amount = next(3) * 1_000 + 500;
+                if held[node] + amount > 8_000 {
+                    continue;
+                }
+                held[node] += amount;
+                let charge = [(NodeId(node as u32), cpus(amount))];
+                let release = next(40) * 10;
+                running.add(JobId(job), charge, release);
+                started.push((job, charge, release));
+            }
+            if let Some(&(job, charge, release)) = started.first().filter(|_| next(2) == 0) {
+                running.remove(JobId(job), charge, release);
+            }
+            let mut profile = Profile::default();
+            for _ in 0..next(6) {
+                let id = NodeId(next(3) as u32);
+                let (amount, start) = (next(3) * 1_000, 1 + next(40) * 10);
+                let end = start + 1 + next(30) * 10;
+                let Some(n) = nodes[id.index()].as_ref() else {
+                    continue;
+                };
+                if profile
+                    .free_over(&running, (id, n), (start, end), false)
+                    .cpu_milli
+                    >= amount
+                {
+                    profile.reserve(id, cpus(amount), start, end);
+                }
+            }
+            let summed = profile.sum_free_cpus(&running, &nodes);
+            let steps = |id| profile.usage_steps(&running, (id, false), 0);
+            let built = FreeCpus::build(&nodes, 0, steps);
+            for need in (0..=24).map(|c| c * 1_000) {
+                for from in (0..50).map(|t| t * 10) {
+                    for len in [1, 10, 45, 200] {
+                        assert_eq!(
+                            summed.earliest(need, from, len),
+                            built.earliest(need, from, len),
+                            "case {case}: {need} cpus from {from} for {len}"
+                        );
+                    }
+                }
             }
         }
     }

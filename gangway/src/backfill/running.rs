@@ -24,8 +24,18 @@ use crate::state::ClusterState;
 pub struct RunningEnds {
     /// Per node, its holdings by release time.
     nodes: ByNode<NodeEnds>,
-    /// How many running jobs release at each time.
-    releases: BTreeMap<u64, u32>,
+    /// How many running jobs release at each time, and the cpus they release then.
+    releases: BTreeMap<u64, Release>,
+    /// The cpus (thousandths) every holding holds, summed over the nodes.
+    cpu_milli: u64,
+}
+
+/// The running jobs releasing at one time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Release {
+    jobs: u32,
+    /// The cpus (thousandths) they hold, summed over the nodes.
+    cpu_milli: u64,
 }
 
 /// One node's holdings, ordered by release time then job, with what stays held after each
@@ -66,6 +76,8 @@ impl RunningEnds {
         charges: impl IntoIterator<Item = (NodeId, NodeAmounts)>,
         release_ms: u64,
     ) {
+        let release = self.releases.entry(release_ms).or_default();
+        release.jobs += 1;
         for (node, amounts) in charges {
             let ends = self.nodes.get_or_insert_with(node, NodeEnds::default);
             let holding = Holding {
@@ -76,8 +88,9 @@ impl RunningEnds {
             let at = ends.holdings.partition_point(|h| h.key() < holding.key());
             ends.holdings.insert(at, holding);
             ends.sum();
+            release.cpu_milli += amounts.cpu_milli;
+            self.cpu_milli += amounts.cpu_milli;
         }
-        *self.releases.entry(release_ms).or_default() += 1;
     }
 
     /// Job `job`, holding `charges` until `release_ms`, holds nothing any more.
@@ -87,25 +100,40 @@ impl RunningEnds {
         charges: impl IntoIterator<Item = (NodeId, NodeAmounts)>,
         release_ms: u64,
     ) {
+        let mut released = 0;
         for (node, _) in charges {
             let Some(ends) = self.nodes.get_mut(node) else {
                 continue;
             };
             let key = (release_ms, job);
             if let Ok(at) = ends.holdings.binary_search_by(|h| h.key().cmp(&key)) {
-                ends.holdings.remove(at);
+                released += ends.holdings.remove(at).amounts.cpu_milli;
                 ends.sum();
             }
             if ends.holdings.is_empty() {
                 self.nodes.remove(node);
             }
         }
-        if let Some(count) = self.releases.get_mut(&release_ms) {
-            *count -= 1;
-            if *count == 0 {
+        self.cpu_milli -= released;
+        if let Some(release) = self.releases.get_mut(&release_ms) {
+            release.jobs -= 1;
+            release.cpu_milli -= released;
+            if release.jobs == 0 {
                 self.releases.remove(&release_ms);
             }
         }
+    }
+
+    /// The cpus (thousandths) the running jobs hold at `now`, summed over the nodes, and the
+    /// `(time, cpus)` they release later, in time order: a holding past its release time
+    /// releases at `now + 1`, as in [`RunningEnds::steps`].
+    pub(super) fn cpu_releases(&self, now: u64) -> (u64, impl Iterator<Item = (u64, u64)> + '_) {
+        let first_free = now.saturating_add(1);
+        let releases = self
+            .releases
+            .iter()
+            .map(move |(&at, release)| (at.max(first_free), release.cpu_milli));
+        (self.cpu_milli, releases)
     }
 
     /// The first release time at or after `from`, where `from` is after `now`: a holding
