@@ -393,7 +393,8 @@ impl Profile {
 
     /// Whether any reservation touches `node`.
     pub fn is_reserved(&self, node: NodeId) -> bool {
-        self.reserved.contains(&node)
+        // Every reservation books its nodes' timelines: a lookup by index, not a tree search.
+        self.booked.get(node).is_some()
     }
 
     /// The first candidate start time at or after `from` (and after now).
