@@ -26,6 +26,7 @@ impl Scheduler {
         held: &BTreeMap<NodeId, NodeAmounts>,
         released: &BTreeMap<NodeId, NodeAmounts>,
     ) -> Option<Vec<Assignment>> {
+        let short_of_cpus = released.is_empty() && self.short_of_cpus(id, pass, end);
         let view = NowView {
             profile: pass
                 .profile
@@ -77,6 +78,10 @@ impl Scheduler {
         if remembered && !filtered && pass.fits_now.known(&gang, end) == Some(false) {
             return None;
         }
+        // Counts first: without filters to report on, a gang short of cpus in all is not placed.
+        if short_of_cpus && !filtered {
+            return None;
+        }
         let placed = place_gang(&self.state.nodes, &candidates, &view, gang);
         // Only failures: a gang that fits needs its own assignments.
         if remembered && placed.is_none() {
@@ -89,6 +94,28 @@ impl Scheduler {
             pass.details.insert(id, detail);
         }
         placed
+    }
+
+    /// Whether job `id`'s gang, at its groups' minimal counts, needs more cpus than the nodes
+    /// taking work have free in all at some instant of `[now, end)` around the pass's
+    /// reservations: then no placement now can hold it (a placement's cpus on each node are
+    /// free over the whole window, so their sum is too). A shortcut (the reference pass
+    /// places every candidate), and only where the pass has a profile of its own time.
+    fn short_of_cpus(&self, id: JobId, pass: &mut Pass, end: u64) -> bool {
+        let (Some(job), Some(profile)) = (self.state.job(id), pass.profile.as_mut()) else {
+            return false;
+        };
+        if !self.shortcuts || pass.resumed {
+            return false;
+        }
+        let need: u64 = job
+            .shapes
+            .iter()
+            .map(|s| s.cpu_milli.saturating_mul(u64::from(s.min_count)))
+            .sum();
+        let (running, nodes) = (&self.state.running_ends, &self.state.nodes);
+        let len = end.saturating_sub(pass.now);
+        profile.earliest_cpu_fit(running, nodes, need, pass.now, len) > pass.now
     }
 
     /// `priority` when the job would fit on what is free now (outside maintenance windows, with
