@@ -828,6 +828,27 @@ mod tests {
         }
     }
 
+    /// Reserves `amount` cpus on `id` over `window` when they are free there (bookings fit
+    /// their node, as the pass's do).
+    fn book_if_free(
+        profile: &mut Profile,
+        (running, nodes): (&RunningEnds, &[Option<Node>]),
+        id: NodeId,
+        amount: u64,
+        (start, end): (u64, u64),
+    ) {
+        let Some(node) = nodes.get(id.index()).and_then(Option::as_ref) else {
+            return;
+        };
+        if profile
+            .free_over(running, (id, node), (start, end), false)
+            .cpu_milli
+            >= amount
+        {
+            profile.reserve(id, cpus(amount), start, end);
+        }
+    }
+
     /// The free cpus summed from the running jobs' kept sums and the reservations answer as a
     /// build node by node: random holdings (some released, some past their release time),
     /// bookings that fit, and now and then a draining node that still runs jobs.
@@ -867,16 +888,7 @@ mod tests {
                 let id = NodeId(next(3) as u32);
                 let (amount, start) = (next(3) * 1_000, 1 + next(40) * 10);
                 let end = start + 1 + next(30) * 10;
-                let Some(n) = nodes[id.index()].as_ref() else {
-                    continue;
-                };
-                if profile
-                    .free_over(&running, (id, n), (start, end), false)
-                    .cpu_milli
-                    >= amount
-                {
-                    profile.reserve(id, cpus(amount), start, end);
-                }
+                book_if_free(&mut profile, (&running, &nodes), id, amount, (start, end));
             }
             let summed = profile.sum_free_cpus(&running, &nodes);
             let steps = |id| profile.usage_steps(&running, (id, false), 0);
@@ -906,19 +918,9 @@ mod tests {
         assert_eq!(profile.earliest_cpu_fit(&running, &nodes, 1_000, 0, 10), 0);
         let mut next = numbers(11);
         for round in 0..300 {
-            // Bookings fit their node, as the pass's do.
             let (id, amount, start) = (NodeId(next(3) as u32), next(3) * 500, next(100) * 10);
             let end = start + 1 + next(50) * 10;
-            let Some(n) = nodes[id.index()].as_ref() else {
-                continue;
-            };
-            if profile
-                .free_over(&running, (id, n), (start, end), false)
-                .cpu_milli
-                >= amount
-            {
-                profile.reserve(id, cpus(amount), start, end);
-            }
+            book_if_free(&mut profile, (&running, &nodes), id, amount, (start, end));
             let steps = |id| profile.usage_steps(&running, (id, false), 0);
             let fresh = FreeCpus::build(&nodes, 0, steps);
             let (need, from, len) = (next(24) * 1_000, next(100) * 10, 1 + next(30) * 10);
