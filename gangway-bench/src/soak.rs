@@ -16,8 +16,12 @@
 //!   lost node 10 minutes to 2 hours later;
 //! - `submit`s of standard jobs, as many as bring the pending count back to `pending`;
 //!
-//! and twenty times in the run it reconfigures the cluster, switching between two sets of
-//! priority weights. It follows the decisions: a `start` makes the job run, a `requeue` makes
+//! and every [`SoakOptions::reconfigure_ms`] of simulated time (12 hours by default) it
+//! reconfigures the cluster, switching between two sets of priority weights. (A reconfiguration
+//! releases the earmarks of preemptors waiting for their victims, as docs/design.md says: their
+//! victims stop anyway and the preemptors choose again. An earlier version reconfigured twenty
+//! times per run whatever its length, every five ticks in a 10,000-event run, and that turned
+//! every preemption into two or more: the soak's preemption thrash.) It follows the decisions: a `start` makes the job run, a `requeue` makes
 //! it pending again, a `kill` ends it, a `preempt` makes it stop at the next tick and then go
 //! back to pending (standard jobs are requeueable).
 //!
@@ -33,7 +37,7 @@
 //! ```
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -65,6 +69,9 @@ pub struct SoakOptions {
     pub fair_sharing: bool,
     /// Preemption on: every queue reclaims what it lent (`reclaim_within_cohort: any`).
     pub preemption: bool,
+    /// Simulated time between two reconfigurations, in milliseconds (the first comes after
+    /// this much time too; 0: never).
+    pub reconfigure_ms: u64,
 }
 
 impl Default for SoakOptions {
@@ -80,6 +87,7 @@ impl Default for SoakOptions {
             marks: 10,
             fair_sharing: true,
             preemption: true,
+            reconfigure_ms: 12 * 3_600_000,
         }
     }
 }
@@ -177,6 +185,13 @@ pub struct SoakReport {
     pub requeues: u64,
     /// `kill` decisions.
     pub kills: u64,
+    /// Preemption thrash, measured: preemptors that issued `preempt` decisions in more than
+    /// one tick (their first victims stopped, yet they had to choose again).
+    pub preemptors_again: u64,
+    /// Victims started again before the job they were preempted for had started.
+    pub victims_back_first: u64,
+    /// The most `preempt` decisions one job received in the run.
+    pub most_preempted: u64,
     /// The figures at every mark.
     pub marks: Vec<Mark>,
 }
@@ -348,6 +363,13 @@ pub struct Host {
     generation: u64,
     target_pending: usize,
     sent: [u64; EventKind::ALL.len()],
+    /// Preemptors not started yet: the tick they last preempted in, and whether they had
+    /// preempted in an earlier tick.
+    preemptors: BTreeMap<String, (u64, bool)>,
+    /// Victims not started again: their preemptor.
+    victims: BTreeMap<String, String>,
+    /// `preempt` decisions per job.
+    preempted: HashMap<String, u64>,
 }
 
 /// The shortest and longest run of a job, in milliseconds.
@@ -386,6 +408,9 @@ impl Host {
             generation: 0,
             target_pending: options.pending,
             sent: [0; EventKind::ALL.len()],
+            preemptors: BTreeMap::new(),
+            victims: BTreeMap::new(),
+            preempted: HashMap::new(),
         }
     }
 
@@ -432,6 +457,17 @@ impl Host {
         }
     }
 
+    /// Forgets an ended job (the preemption measures' entries too, so that the host's memory
+    /// stays bounded).
+    fn forget(&mut self, job: &str) {
+        self.jobs.remove(job);
+        self.preempted.remove(job);
+        self.victims.remove(job);
+        if self.preemptors.remove(job).is_some() {
+            self.victims.retain(|_, p| p != job);
+        }
+    }
+
     fn take_running(&mut self, job: &str) {
         if let Some(at) = self.running.iter().position(|r| r == job) {
             self.running.swap_remove(at);
@@ -466,7 +502,7 @@ impl Host {
                 FinishOutcome::Completed
             };
             self.take_running(&job);
-            self.jobs.remove(&job);
+            self.forget(&job);
             events.push(Event::Finished { job, outcome });
             self.count(EventKind::Finished, 1);
         }
@@ -486,14 +522,14 @@ impl Host {
             }
             let job = self.pending[self.rng.random_range(0..self.pending.len())].clone();
             self.take_pending(&job);
-            self.jobs.remove(&job);
+            self.forget(&job);
             events.push(Event::Cancel { job });
             self.count(EventKind::Cancel, 1);
         }
         if self.rng.random_range(0..5) == 0 && !self.running.is_empty() {
             let job = self.running[self.rng.random_range(0..self.running.len())].clone();
             self.take_running(&job);
-            self.jobs.remove(&job);
+            self.forget(&job);
             events.push(Event::Cancel { job });
             self.count(EventKind::Cancel, 1);
         }
@@ -547,6 +583,15 @@ impl Host {
             match decision {
                 Decision::Start { job, .. } => {
                     report.starts += 1;
+                    if let Some(preemptor) = self.victims.remove(job)
+                        && self.preemptors.contains_key(&preemptor)
+                    {
+                        report.victims_back_first += 1;
+                    }
+                    if let Some((_, again)) = self.preemptors.remove(job) {
+                        report.preemptors_again += u64::from(again);
+                        self.victims.retain(|_, p| p != job);
+                    }
                     let Some(&(_, limit)) = self.jobs.get(job) else {
                         continue;
                     };
@@ -575,10 +620,22 @@ impl Host {
                     }
                     self.take_pending(job);
                     self.take_running(job);
-                    self.jobs.remove(job);
+                    self.forget(job);
                 }
-                Decision::Preempt { job, .. } => {
+                Decision::Preempt { job, for_job, .. } => {
                     report.preemptions += 1;
+                    let count = self.preempted.entry(job.clone()).or_insert(0);
+                    *count += 1;
+                    report.most_preempted = report.most_preempted.max(*count);
+                    let now = self.now;
+                    let entry = self
+                        .preemptors
+                        .entry(for_job.clone())
+                        .or_insert((now, false));
+                    if entry.0 != now {
+                        *entry = (now, true);
+                    }
+                    self.victims.insert(job.clone(), for_job.clone());
                     if let Some(entry) = self.jobs.get_mut(job)
                         && matches!(entry.0, Known::Running { .. })
                     {
@@ -601,8 +658,10 @@ impl Host {
     ) -> SoakReport {
         let mut report = SoakReport::default();
         let marks = u64::from(options.marks.max(1));
-        let reconfigure_every = (options.events / 20).max(1);
-        let mut next_reconfigure = reconfigure_every;
+        let mut next_reconfigure = match options.reconfigure_ms {
+            0 => u64::MAX,
+            every => self.now.saturating_add(every),
+        };
         let mut latencies: Vec<Duration> = Vec::new();
         let mut next_mark = 1;
         let start_ms = self.now;
@@ -623,7 +682,7 @@ impl Host {
                 }
             }
             self.record(&decisions, &mut report);
-            if report.events >= next_reconfigure {
+            if self.now >= next_reconfigure {
                 alternate = !alternate;
                 driver.reconfigure(if alternate {
                     &self.other
@@ -632,7 +691,7 @@ impl Host {
                 });
                 report.events += 1;
                 self.count(EventKind::Reconfigure, 1);
-                next_reconfigure += reconfigure_every;
+                next_reconfigure = next_reconfigure.saturating_add(options.reconfigure_ms);
             }
             while next_mark <= marks && report.events * marks >= options.events * next_mark {
                 latencies.sort_unstable();
@@ -681,6 +740,7 @@ mod tests {
             nodes: 16,
             pending: 100,
             tick_ms: 20_000,
+            reconfigure_ms: 400_000,
             ..SoakOptions::default()
         };
         let mut host = Host::new(&options);
@@ -698,5 +758,32 @@ mod tests {
             state.running_count(),
             host.running.len() + host.stopping.len()
         );
+    }
+
+    /// Issue 28, item 4: the soak's preemption thrash came from reconfiguring every few ticks
+    /// (each reconfiguration releases the waiting preemptors' earmarks, docs/design.md). Without
+    /// reconfigurations no preemptor has to choose victims twice; with one every other tick,
+    /// preemptors do, and victims come back before them.
+    #[test]
+    fn preemptors_choose_once_unless_a_reconfiguration_releases_them() {
+        let run = |reconfigure_ms: u64| {
+            let options = SoakOptions {
+                events: 6_000,
+                nodes: 16,
+                pending: 100,
+                tick_ms: 20_000,
+                reconfigure_ms,
+                ..SoakOptions::default()
+            };
+            let mut host = Host::new(&options);
+            let mut driver = InProcess::new(host.cluster());
+            host.load(&mut driver);
+            host.run(&mut driver, &options, |_| {})
+        };
+        let calm = run(0);
+        assert!(calm.preemptions > 50, "{calm:?}");
+        assert_eq!(calm.preemptors_again, 0, "{calm:?}");
+        let churned = run(40_000);
+        assert!(churned.preemptors_again > 0, "{churned:?}");
     }
 }

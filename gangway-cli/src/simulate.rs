@@ -91,11 +91,12 @@ pub struct SimulateArgs {
     /// and must be retried at the next look.
     #[arg(long, value_name = "RATE", default_value_t = 0.0, value_parser = parse_rate)]
     collision_rate: f64,
-    /// Sweep cluster size (4–128 GPUs) × users (2–16) comparing ssh with full on the team
-    /// workload's user profile: prints a table and writes a heat map to `--plot` (default
-    /// sweep.svg), and the table to `--report` (JSON, or CSV for a `.csv` name). With
-    /// --cluster, the users on that machine alone; --policy may name only ssh and full,
-    /// --workload only team.
+    /// Sweep cluster size (4–128 GPUs) × users (2–16) on the team workload's user profile,
+    /// comparing a baseline with each other policy (default ssh against full; with --policy,
+    /// its first policy is the baseline, and one policy alone is compared with ssh): prints a
+    /// table and writes a heat map to `--plot` (default sweep.svg), and the table to
+    /// `--report` (JSON, or CSV for a `.csv` name). With --cluster, the users on that machine
+    /// alone; --workload may name only team.
     #[arg(long, conflicts_with_all = ["window", "faults", "schedule_out"])]
     sweep: bool,
     /// The sweep's cluster sizes in GPUs (nodes of up to 8). Default 4,8,16,32,64,128.
@@ -350,7 +351,7 @@ fn parse_window(text: &str) -> Result<(usize, usize), String> {
 }
 
 /// What `--sweep` refuses of the plain run's options, and why: the sweep draws the team
-/// workload's users and compares `ssh` with `full` by its declared rule.
+/// workload's users on the machines of its grid.
 fn sweep_combinations(args: &SimulateArgs) -> Result<(), String> {
     if args.trace.is_some() {
         return Err(
@@ -365,27 +366,6 @@ fn sweep_combinations(args: &SimulateArgs) -> Result<(), String> {
              jobs with no users to vary: run it without --sweep",
             builtin.name()
         ));
-    }
-    if let Some(Policies(list)) = &args.policy {
-        let schedulers: Vec<&str> = list
-            .iter()
-            .filter(|&&p| p != PolicyPreset::Ssh)
-            .map(|p| p.name())
-            .collect();
-        if schedulers != ["full"] {
-            return Err(format!(
-                "--sweep compares ssh (no scheduler) with full, by the rule its table, heat map \
-                 and report are about; --policy {} asks for {}: compare those on your own team \
-                 with a plain run (gangway simulate --users N --policy ssh,{})",
-                list.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
-                if schedulers.is_empty() {
-                    "no scheduler to compare ssh with".to_string()
-                } else {
-                    schedulers.join(", ")
-                },
-                schedulers.first().copied().unwrap_or("easy"),
-            ));
-        }
     }
     if args.cluster.is_some() && !args.sweep_gpus.is_empty() {
         return Err(
@@ -404,6 +384,11 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
             return Err("--sweep draws its own teams: the team options are for a plain run".into());
         }
         sweep_combinations(args)?;
+        let policies = match &args.policy {
+            Some(Policies(list)) => gangway_sim::sweep::sweep_policies(list)
+                .map_err(|e| format!("--policy with --sweep: {}", e.0))?,
+            None => gangway_sim::sweep::SweepParams::default().policies,
+        };
         let machine = args
             .cluster
             .as_deref()
@@ -416,6 +401,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
             gpus: args.sweep_gpus.clone(),
             users: args.sweep_users.clone(),
             machine,
+            policies,
             plot: args.plot.as_deref(),
             report: args.report.as_deref(),
         });

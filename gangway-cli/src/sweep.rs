@@ -1,13 +1,14 @@
-//! `gangway simulate --sweep`: cluster size × users, `ssh` against `full`, as a table, a heat
-//! map and optionally the table as JSON or CSV.
+//! `gangway simulate --sweep`: cluster size × users, a baseline (`ssh` by default) against
+//! each other policy (`full` by default), as a table, a heat map and optionally the table as
+//! JSON or CSV.
 
 use std::path::Path;
 use std::time::Instant;
 
 use gangway::ClusterConfig;
-use gangway_sim::LookSchedule;
 use gangway_sim::heatmap::write_heatmap;
 use gangway_sim::sweep::{SweepParams, SweepRow, run_sweep, sweep_table};
+use gangway_sim::{LookSchedule, PolicyPreset};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Where the heat map goes without `--plot`.
@@ -27,6 +28,9 @@ pub struct SweepOptions<'a> {
     pub users: Vec<u32>,
     /// A machine of your own (`--cluster`, with its path): every cell runs on it.
     pub machine: Option<(&'a Path, ClusterConfig)>,
+    /// The baseline, then the policies compared with it
+    /// ([`gangway_sim::sweep::sweep_policies`]).
+    pub policies: Vec<PolicyPreset>,
     /// The heat map (default sweep.svg).
     pub plot: Option<&'a Path>,
     /// The table as JSON, or CSV for a `.csv` name.
@@ -50,6 +54,7 @@ pub fn sweep(options: SweepOptions<'_>) -> Result<(), String> {
             options.users
         },
         machine: options.machine.as_ref().map(|(_, config)| config.clone()),
+        policies: options.policies,
         ..defaults
     };
     let path = options.plot.unwrap_or(Path::new(DEFAULT_PLOT));
@@ -58,7 +63,7 @@ pub fn sweep(options: SweepOptions<'_>) -> Result<(), String> {
         std::fs::File::create(path)
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     }
-    let cells = params.grid_gpus().len() * params.users.len();
+    let cells = params.grid_gpus().len() * params.users.len() * (params.policies.len() - 1);
     let on = match &options.machine {
         Some((path, _)) => format!(
             ", on {} ({} GPUs)",
@@ -67,10 +72,21 @@ pub fn sweep(options: SweepOptions<'_>) -> Result<(), String> {
         ),
         None => String::new(),
     };
+    let (baseline, compared) = params
+        .policies
+        .split_first()
+        .ok_or("the sweep has no policy")?;
+    let compared: Vec<&str> = compared.iter().map(|p| p.name()).collect();
+    let baseline = match baseline {
+        PolicyPreset::Ssh => "ssh (no scheduler)",
+        other => other.name(),
+    };
     super::print_stdout(&format!(
         "sweep (seed {}): {} weeks of the team workload's user profile, each user its own \
-         account{on}; ssh (no scheduler) against full\n",
-        params.seed, params.weeks
+         account{on}; {baseline} against {}\n",
+        params.seed,
+        params.weeks,
+        compared.join(", ")
     ))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let progress = if options.quiet {

@@ -1,7 +1,8 @@
-//! The SVG heat map of `gangway simulate --sweep`: users × cluster size, one panel for the
-//! mean wait a scheduler cuts and one for the GPU-hours left idle while a job waited that it
-//! cuts, coloured by the cut on one scale (the colour bar under them); the cells where the
-//! scheduler pays off are framed in black, as the key under the panels says.
+//! The SVG heat map of `gangway simulate --sweep`: users × cluster size, for each policy
+//! compared with the baseline a row of two panels, one for the mean wait it cuts and one for
+//! the GPU-hours left idle while a job waited that it cuts, coloured by the cut on one scale
+//! (the colour bar under them); the cells where the policy pays off are framed in black, as
+//! the key under the panels says.
 
 use std::path::Path;
 
@@ -9,11 +10,13 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::PolicyPreset;
 use crate::figure::{svg_px, text_width};
 use crate::sweep::SweepCell;
 
 const WIDTH: u32 = 1300;
-const HEIGHT: u32 = 640;
+/// The height of one row of panels (one compared policy).
+const ROW_HEIGHT: u32 = 480;
 /// The title's strip at the top and the key's at the bottom.
 const TITLE_HEIGHT: u32 = 50;
 const KEY_HEIGHT: u32 = 110;
@@ -31,7 +34,8 @@ const FRAME_WIDTH: u32 = 3;
 const TEXT_PAD: f64 = 4.0;
 
 /// Writes the heat map of `cells` (a full grid, as [`crate::sweep::run_sweep`] returns it)
-/// to `path` as SVG; the message of an error says what failed.
+/// to `path` as SVG, a row of panels per compared policy in the order of the cells; the
+/// message of an error says what failed.
 ///
 /// ```no_run
 /// use gangway_sim::heatmap::write_heatmap;
@@ -44,8 +48,8 @@ pub fn write_heatmap(path: &Path, cells: &[SweepCell]) -> Result<(), String> {
 }
 
 /// The sorted distinct values of one axis.
-fn axis(cells: &[SweepCell], of: impl Fn(&SweepCell) -> u32) -> Vec<u32> {
-    let mut values: Vec<u32> = cells.iter().map(of).collect();
+fn axis(cells: &[&SweepCell], of: impl Fn(&SweepCell) -> u32) -> Vec<u32> {
+    let mut values: Vec<u32> = cells.iter().map(|&c| of(c)).collect();
     values.sort_unstable();
     values.dedup();
     values
@@ -72,8 +76,8 @@ fn percent(fraction: f64) -> String {
     format!("{:.0}%", fraction * 100.0)
 }
 
-/// One panel: its caption and, per cell, the fraction that colours it and its text lines
-/// (the second smaller, shown when there is room).
+/// One panel: its caption (after the policy's name) and, per cell, the fraction that colours
+/// it and its text lines (the second smaller, shown when there is room).
 struct Panel {
     caption: &'static str,
     value: fn(&SweepCell) -> (f64, String, Option<String>),
@@ -81,7 +85,7 @@ struct Panel {
 
 const PANELS: [Panel; 2] = [
     Panel {
-        caption: "mean wait cut by a scheduler",
+        caption: "mean wait cut",
         value: |c| (c.wait_saved(), percent(c.wait_saved()), None),
     },
     Panel {
@@ -90,41 +94,82 @@ const PANELS: [Panel; 2] = [
             (
                 c.idle_saved(),
                 percent(c.idle_saved()),
-                Some(format!("of {:.0} h", c.ssh.idle_hours_while_waiting)),
+                Some(format!(
+                    "of {:.0} h",
+                    c.baseline_metrics.idle_hours_while_waiting
+                )),
             )
         },
     },
 ];
 
+/// The compared policies, in the order of the cells.
+fn policies(cells: &[SweepCell]) -> Vec<PolicyPreset> {
+    let mut policies = Vec::new();
+    for cell in cells {
+        if !policies.contains(&cell.policy) {
+            policies.push(cell.policy);
+        }
+    }
+    policies
+}
+
+/// A baseline's name, and what it is when it is no scheduler.
+fn described(baseline: PolicyPreset) -> String {
+    match baseline {
+        PolicyPreset::Ssh => "ssh (no scheduler)".to_string(),
+        other => other.name().to_string(),
+    }
+}
+
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 type Drawn = Result<(), Box<dyn std::error::Error>>;
 
 fn draw(path: &Path, cells: &[SweepCell]) -> Drawn {
-    let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+    let policies = policies(cells);
+    let rows = policies.len().max(1);
+    let height = TITLE_HEIGHT + ROW_HEIGHT * rows as u32 + KEY_HEIGHT;
+    let root = SVGBackend::new(path, (WIDTH, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let (title, rest) = root.split_vertically(TITLE_HEIGHT);
-    let (body, key) = rest.split_vertically(HEIGHT - TITLE_HEIGHT - KEY_HEIGHT);
+    let (body, key) = rest.split_vertically(height - TITLE_HEIGHT - KEY_HEIGHT);
+    let baseline = cells.first().map_or(PolicyPreset::Ssh, |c| c.baseline);
+    let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
+    let question = if baseline == PolicyPreset::Ssh {
+        "Does a scheduler pay off?"
+    } else {
+        "Does it pay off?"
+    };
     title.draw(&Text::new(
-        "Does a scheduler pay off? full against ssh (no scheduler)",
+        format!(
+            "{question} {} against {}",
+            names.join(", "),
+            described(baseline)
+        ),
         (WIDTH as i32 / 2, TITLE_HEIGHT as i32 / 2),
         ("sans-serif", TITLE)
             .into_font()
             .color(&BLACK)
             .pos(Pos::new(HPos::Center, VPos::Center)),
     ))?;
-    for (area, panel) in body.split_evenly((1, 2)).iter().zip(&PANELS) {
-        draw_panel(area, cells, panel)?;
+    let areas = body.split_evenly((rows, 2));
+    for (row, policy) in areas.chunks(2).zip(&policies) {
+        let of_policy: Vec<&SweepCell> = cells.iter().filter(|c| c.policy == *policy).collect();
+        for (area, panel) in row.iter().zip(&PANELS) {
+            draw_panel(area, &of_policy, *policy, panel)?;
+        }
     }
-    draw_key(&key)
+    draw_key(&key, baseline)
 }
 
-fn draw_panel(area: &Area<'_>, cells: &[SweepCell], panel: &Panel) -> Drawn {
+fn draw_panel(area: &Area<'_>, cells: &[&SweepCell], policy: PolicyPreset, panel: &Panel) -> Drawn {
     let gpus = axis(cells, |c| c.gpus);
     let users = axis(cells, |c| c.users);
     let x_max = gpus.len() as f64 - 0.5;
     let y_max = users.len() as f64 - 0.5;
+    let caption = format!("{}: {}", policy.name(), panel.caption);
     let mut chart = ChartBuilder::on(area)
-        .caption(panel.caption, ("sans-serif", CAPTION))
+        .caption(caption, ("sans-serif", CAPTION))
         .margin(14)
         .x_label_area_size(50)
         .y_label_area_size(60)
@@ -152,7 +197,7 @@ fn draw_panel(area: &Area<'_>, cells: &[SweepCell], panel: &Panel) -> Drawn {
         .y_desc("users")
         .draw()?;
     let (area_left, area_top) = area.get_base_pixel();
-    for cell in cells {
+    for &cell in cells {
         let (Some(x), Some(y)) = (
             gpus.iter().position(|&g| g == cell.gpus),
             users.iter().position(|&u| u == cell.users),
@@ -221,8 +266,8 @@ fn line_height(size: f64) -> f64 {
     1.3 * svg_px(size)
 }
 
-/// The colour bar, 0% to 100% cut, and what a frame means.
-fn draw_key(area: &Area<'_>) -> Drawn {
+/// The colour bar, 0% to 100% cut against `baseline`, and what a frame means.
+fn draw_key(area: &Area<'_>, baseline: PolicyPreset) -> Drawn {
     const BAR_LEFT: i32 = 330;
     const BAR_WIDTH: i32 = 400;
     const BAR_TOP: i32 = 12;
@@ -235,7 +280,7 @@ fn draw_key(area: &Area<'_>) -> Drawn {
             .pos(Pos::new(h, VPos::Center))
     };
     area.draw(&Text::new(
-        "colour: the cut, against ssh",
+        format!("colour: the cut, against {}", baseline.name()),
         (BAR_LEFT - 16, BAR_TOP + BAR_HEIGHT / 2),
         font(LABEL, HPos::Right),
     ))?;
@@ -272,12 +317,16 @@ fn draw_key(area: &Area<'_>) -> Drawn {
         BLACK.stroke_width(FRAME_WIDTH),
     ))?;
     let lines = [
-        "framed: a scheduler pays off, by the sweep's rule: it cuts the mean wait by 25% and",
-        "30 minutes or more, or the idle GPU-hours by 10% and 1% of the cluster's or more",
+        format!(
+            "framed: the policy pays off against {}, by the sweep's rule: it cuts the mean wait \
+             by 25% and",
+            baseline.name()
+        ),
+        "30 minutes or more, or the idle GPU-hours by 10% and 1% of the cluster's or more".into(),
     ];
     for (line, dy) in lines.iter().zip([-9, 9]) {
         area.draw(&Text::new(
-            *line,
+            line.as_str(),
             (40 + square + 12, row + dy),
             font(LABEL, HPos::Left),
         ))?;

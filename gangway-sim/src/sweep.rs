@@ -1,10 +1,11 @@
 //! `gangway simulate --sweep`: does a scheduler pay off for a team of this size on a cluster of
-//! this size? Each cell is a [`TeamParams::cell`] (every user the same demand, each user its
-//! own account) run twice, with no scheduler (`ssh`, [`crate::looks`]) and with the full
-//! stack (`full`); cells are independent and run on every core, and the table is the same
-//! whatever the number of threads.
+//! this size? Each cell of the grid is a [`TeamParams::cell`] (every user the same demand, each
+//! user its own account) run under the sweep's **baseline**, the first of
+//! [`SweepParams::policies`] (`ssh`, no scheduler, [`crate::looks`], by default), and under
+//! every other policy it names (`full` by default); cells are independent and run on every
+//! core, and the table is the same whatever the number of threads.
 //!
-//! A scheduler **pays off** in a cell ([`SweepCell::pays_off`]) when `full`, against `ssh`,
+//! A policy **pays off** in a cell ([`SweepCell::pays_off`]) when it, against the baseline,
 //! cuts the mean wait by at least 25% and by at least 30 minutes, or cuts the GPU-hours left
 //! idle while a job waited by at least 10% and by at least 1% of the cluster's GPU-hours over
 //! the run. (Declared before measuring; the absolute floors keep an almost idle cell, where
@@ -12,10 +13,12 @@
 //!
 //! ```
 //! use gangway_sim::sweep::{run_sweep, SweepParams};
+//! use gangway_sim::PolicyPreset;
 //! let params = SweepParams { gpus: vec![8], users: vec![2], weeks: 1, ..SweepParams::default() };
 //! let cells = run_sweep(&params, 1, |_| {}).unwrap();
 //! assert_eq!(cells.len(), 1);
-//! assert!(cells[0].ssh.wait.mean_s >= cells[0].full.wait.mean_s);
+//! assert_eq!((cells[0].baseline, cells[0].policy), (PolicyPreset::Ssh, PolicyPreset::Full));
+//! assert!(cells[0].baseline_metrics.wait.mean_s >= cells[0].policy_metrics.wait.mean_s);
 //! ```
 
 use std::sync::Mutex;
@@ -29,15 +32,18 @@ use crate::metrics::Metrics;
 use crate::preset::{Overrun, PolicyPreset, prepare};
 use crate::report::duration;
 use crate::team::TeamParams;
+use crate::workload::ParamError;
 
 /// The grid of a sweep.
 ///
 /// ```
 /// use gangway_sim::sweep::SweepParams;
+/// use gangway_sim::PolicyPreset;
 /// let params = SweepParams::default();
 /// assert_eq!(params.gpus, [4, 8, 16, 32, 64, 128]);
 /// assert_eq!(params.users, [2, 4, 8, 16]);
 /// assert!(params.machine.is_none());
+/// assert_eq!(params.policies, [PolicyPreset::Ssh, PolicyPreset::Full]);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepParams {
@@ -55,6 +61,9 @@ pub struct SweepParams {
     /// nodes, so the grid's only cluster size is its GPUs (`gpus` is not read), and each
     /// cell's jobs are drawn to fit it ([`TeamParams::fit_to`]). Default none.
     pub machine: Option<ClusterConfig>,
+    /// The baseline, then the policies compared with it, at least one, each named once
+    /// ([`sweep_policies`] makes such a list from what a user gives). Default `ssh`, `full`.
+    pub policies: Vec<PolicyPreset>,
 }
 
 impl Default for SweepParams {
@@ -66,6 +75,7 @@ impl Default for SweepParams {
             weeks: 2,
             looks: LookSchedule::default(),
             machine: None,
+            policies: vec![PolicyPreset::Ssh, PolicyPreset::Full],
         }
     }
 }
@@ -88,7 +98,8 @@ impl SweepParams {
     }
 }
 
-/// One cell: its size and both runs' metrics.
+/// One cell of the grid and one policy compared in it: its size, and the baseline's and the
+/// policy's metrics on the cell's workload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepCell {
     /// GPUs of the cluster.
@@ -97,46 +108,107 @@ pub struct SweepCell {
     pub users: u32,
     /// Jobs of the cell's workload.
     pub jobs: usize,
-    /// Without a scheduler.
-    pub ssh: Metrics,
-    /// With the full stack.
-    pub full: Metrics,
+    /// The sweep's baseline, its first policy (`ssh` by default).
+    pub baseline: PolicyPreset,
+    /// The baseline's run.
+    pub baseline_metrics: Metrics,
+    /// The policy compared with the baseline.
+    pub policy: PolicyPreset,
+    /// The policy's run.
+    pub policy_metrics: Metrics,
 }
 
 impl SweepCell {
-    /// The mean wait `full` saves, as a fraction of `ssh`'s (0 when `ssh` waited not at all).
+    /// The mean wait the policy saves, as a fraction of the baseline's (0 when the baseline
+    /// waited not at all).
     pub fn wait_saved(&self) -> f64 {
-        saved(self.ssh.wait.mean_s, self.full.wait.mean_s)
-    }
-
-    /// The GPU-hours idle while a job waited that `full` saves, as a fraction of `ssh`'s.
-    pub fn idle_saved(&self) -> f64 {
         saved(
-            self.ssh.idle_hours_while_waiting,
-            self.full.idle_hours_while_waiting,
+            self.baseline_metrics.wait.mean_s,
+            self.policy_metrics.wait.mean_s,
         )
     }
 
-    /// Whether the scheduler pays off here (the module documentation's definition).
+    /// The GPU-hours idle while a job waited that the policy saves, as a fraction of the
+    /// baseline's.
+    pub fn idle_saved(&self) -> f64 {
+        saved(
+            self.baseline_metrics.idle_hours_while_waiting,
+            self.policy_metrics.idle_hours_while_waiting,
+        )
+    }
+
+    /// Whether the policy pays off against the baseline here (the module documentation's
+    /// definition).
     ///
     /// ```
     /// use gangway_sim::sweep::SweepCell;
-    /// use gangway_sim::{metrics::Metrics, SimResult};
+    /// use gangway_sim::{metrics::Metrics, PolicyPreset, SimResult};
     /// let mut ssh = Metrics::of(&SimResult::default());
-    /// let mut full = ssh.clone();
+    /// let mut easy = ssh.clone();
     /// ssh.wait.mean_s = 3_600.0;
-    /// full.wait.mean_s = 1_800.0; // half the wait, 30 minutes less
-    /// let cell = SweepCell { gpus: 8, users: 4, jobs: 0, ssh, full };
+    /// easy.wait.mean_s = 1_800.0; // half the wait, 30 minutes less
+    /// let cell = SweepCell {
+    ///     gpus: 8, users: 4, jobs: 0,
+    ///     baseline: PolicyPreset::Ssh, baseline_metrics: ssh,
+    ///     policy: PolicyPreset::Easy, policy_metrics: easy,
+    /// };
     /// assert!(cell.pays_off());
     /// ```
     pub fn pays_off(&self) -> bool {
-        pays_off(&self.ssh, &self.full, f64::from(self.gpus))
+        pays_off(
+            &self.baseline_metrics,
+            &self.policy_metrics,
+            f64::from(self.gpus),
+        )
     }
 }
 
-/// The sweep's rule for any two runs of one workload: whether the run `with` a scheduler pays
-/// off against `ssh` (the module documentation's definition), on a machine of `capacity`
-/// GPUs (cpus when the metrics' resource is cpu).
+/// The sweep's policies from the ones a user names (`--policy`, or Python's `policies`): the
+/// first is the baseline and every other one is compared with it; one policy alone is
+/// compared with `ssh`, the default baseline. Nothing to compare (`ssh` alone, or no policy)
+/// is an error.
+///
+/// ```
+/// use gangway_sim::sweep::sweep_policies;
+/// use gangway_sim::PolicyPreset::{Conservative, Easy, Fcfs, Ssh};
+/// assert_eq!(sweep_policies(&[Easy]).unwrap(), [Ssh, Easy]);
+/// assert_eq!(sweep_policies(&[Fcfs, Easy, Conservative]).unwrap(), [Fcfs, Easy, Conservative]);
+/// assert!(sweep_policies(&[Ssh]).unwrap_err().to_string().contains("nothing to compare"));
+/// assert!(sweep_policies(&[Easy, Easy]).unwrap_err().to_string().contains("twice"));
+/// ```
+pub fn sweep_policies(given: &[PolicyPreset]) -> Result<Vec<PolicyPreset>, ParamError> {
+    let policies = match given {
+        [one] if *one != PolicyPreset::Ssh => vec![PolicyPreset::Ssh, *one],
+        _ => given.to_vec(),
+    };
+    check_policies(&policies)?;
+    Ok(policies)
+}
+
+/// That `policies` holds a baseline and at least one other policy, each once.
+fn check_policies(policies: &[PolicyPreset]) -> Result<(), ParamError> {
+    for (index, policy) in policies.iter().enumerate() {
+        if policies[..index].contains(policy) {
+            return Err(ParamError(format!(
+                "the sweep's policies name {:?} twice",
+                policy.name()
+            )));
+        }
+    }
+    if policies.len() < 2 {
+        let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
+        return Err(ParamError(format!(
+            "the sweep compares a baseline (its first policy) with at least one other; \
+             [{}] leaves nothing to compare",
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The sweep's rule for any two runs of one workload: whether the run `with` a policy pays
+/// off against the `baseline` run (`ssh`, usually; the module documentation's definition), on
+/// a machine of `capacity` GPUs (cpus when the metrics' resource is cpu).
 ///
 /// ```
 /// use gangway_sim::sweep::pays_off;
@@ -149,12 +221,15 @@ impl SweepCell {
 /// ssh.wait.mean_s = 3_600.0;
 /// assert!(pays_off(&ssh, &with, 8.0));
 /// ```
-pub fn pays_off(ssh: &Metrics, with: &Metrics, capacity: f64) -> bool {
-    let wait_cut = ssh.wait.mean_s - with.wait.mean_s;
-    let idle_cut = ssh.idle_hours_while_waiting - with.idle_hours_while_waiting;
-    let resource_hours = capacity * ssh.makespan_s.max(with.makespan_s) / 3_600.0;
-    (saved(ssh.wait.mean_s, with.wait.mean_s) >= 0.25 && wait_cut >= 1_800.0)
-        || (saved(ssh.idle_hours_while_waiting, with.idle_hours_while_waiting) >= 0.10
+pub fn pays_off(baseline: &Metrics, with: &Metrics, capacity: f64) -> bool {
+    let wait_cut = baseline.wait.mean_s - with.wait.mean_s;
+    let idle_cut = baseline.idle_hours_while_waiting - with.idle_hours_while_waiting;
+    let resource_hours = capacity * baseline.makespan_s.max(with.makespan_s) / 3_600.0;
+    (saved(baseline.wait.mean_s, with.wait.mean_s) >= 0.25 && wait_cut >= 1_800.0)
+        || (saved(
+            baseline.idle_hours_while_waiting,
+            with.idle_hours_while_waiting,
+        ) >= 0.10
             && idle_cut >= 0.01 * resource_hours)
 }
 
@@ -221,12 +296,27 @@ fn saved(without: f64, with: f64) -> f64 {
 }
 
 /// Runs every cell of `params` on `threads` threads (at least 1), calling `progress` with the
-/// number of cells done after each; the cells come back in grid order (users, then GPUs).
+/// number of [`SweepCell`]s done after each cell of the grid; they come back in grid order
+/// (users, then GPUs, then the compared policies in the order given). Policies that name no
+/// baseline and another policy, or one twice, are an error ([`SweepParams::policies`]), and
+/// nothing runs.
+///
+/// ```
+/// use gangway_sim::sweep::{run_sweep, SweepParams};
+/// use gangway_sim::PolicyPreset::{Easy, Fcfs};
+/// let params = SweepParams { policies: vec![Easy], ..SweepParams::default() };
+/// assert!(run_sweep(&params, 1, |_| {}).is_err());
+/// let params = SweepParams { gpus: vec![4], users: vec![2], weeks: 1, policies: vec![Fcfs, Easy], ..SweepParams::default() };
+/// let cells = run_sweep(&params, 1, |_| {}).unwrap();
+/// assert_eq!((cells[0].baseline, cells[0].policy), (Fcfs, Easy));
+/// ```
 pub fn run_sweep(
     params: &SweepParams,
     threads: usize,
     progress: impl Fn(usize) + Sync,
 ) -> Result<Vec<SweepCell>, SimError> {
+    check_policies(&params.policies)?;
+    let compared = params.policies.len() - 1;
     let sizes = params.grid_gpus();
     let grid: Vec<(u32, u32)> = params
         .users
@@ -235,8 +325,7 @@ pub fn run_sweep(
         .collect();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<Result<SweepCell, SimError>>>> =
-        grid.iter().map(|_| Mutex::new(None)).collect();
+    let slots: Vec<Mutex<Option<CellResult>>> = grid.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
         for _ in 0..threads.clamp(1, grid.len().max(1)) {
             scope.spawn(|| {
@@ -249,26 +338,30 @@ pub fn run_sweep(
                     if let Ok(mut slot) = slots[index].lock() {
                         *slot = Some(cell);
                     }
-                    progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                    progress(done.fetch_add(compared, Ordering::Relaxed) + compared);
                 }
             });
         }
     });
     // Every index was claimed by one thread and the scope joined them all (a panic in a cell
     // propagates out of the scope), so every slot holds its cell.
-    slots
-        .into_iter()
-        .map(|slot| {
+    let mut cells = Vec::with_capacity(grid.len() * compared);
+    for slot in slots {
+        cells.extend(
             slot.into_inner()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .expect("every cell of the sweep ran")
-        })
-        .collect()
+                .expect("every cell of the sweep ran")?,
+        );
+    }
+    Ok(cells)
 }
 
-/// One cell: the workload of `users` users on `gpus` GPUs (or on the machine) under `ssh` and
-/// `full`.
-fn run_cell(params: &SweepParams, gpus: u32, users: u32) -> Result<SweepCell, SimError> {
+/// What one cell of the grid gives: a [`SweepCell`] per compared policy.
+type CellResult = Result<Vec<SweepCell>, SimError>;
+
+/// One cell: the workload of `users` users on `gpus` GPUs (or on the machine) under the
+/// baseline and under each other policy.
+fn run_cell(params: &SweepParams, gpus: u32, users: u32) -> CellResult {
     let mut team = TeamParams {
         weeks: params.weeks,
         ..TeamParams::cell(gpus, users, params.seed)
@@ -286,16 +379,29 @@ fn run_cell(params: &SweepParams, gpus: u32, users: u32) -> Result<SweepCell, Si
         let result = Simulator::new(cluster, jobs, options)?.run(|_| Ok(()))?;
         Ok(Metrics::of(&result))
     };
-    Ok(SweepCell {
-        gpus,
-        users,
-        jobs: workload.jobs.len(),
-        ssh: run(PolicyPreset::Ssh)?,
-        full: run(PolicyPreset::Full)?,
-    })
+    let (&baseline, others) = params
+        .policies
+        .split_first()
+        .ok_or_else(|| ParamError("the sweep has no policy".into()))?;
+    let baseline_metrics = run(baseline)?;
+    others
+        .iter()
+        .map(|&policy| {
+            Ok(SweepCell {
+                gpus,
+                users,
+                jobs: workload.jobs.len(),
+                baseline,
+                baseline_metrics: baseline_metrics.clone(),
+                policy,
+                policy_metrics: run(policy)?,
+            })
+        })
+        .collect()
 }
 
-/// One cell of the sweep as a flat record, for its JSON and CSV tables.
+/// One cell of the sweep as a flat record, for its JSON and CSV tables: the fields name the
+/// baseline and the policy, so that a record reads alone whatever the sweep compared.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SweepRow {
     /// GPUs of the cluster.
@@ -304,26 +410,30 @@ pub struct SweepRow {
     pub users: u32,
     /// Jobs of the cell's workload.
     pub jobs: usize,
-    /// Mean wait without a scheduler, in seconds.
-    pub wait_ssh_s: f64,
-    /// Mean wait under `full`, in seconds.
-    pub wait_full_s: f64,
-    /// The part of the mean wait `full` saves.
+    /// The baseline policy (`ssh`: no scheduler).
+    pub baseline: PolicyPreset,
+    /// The policy compared with it.
+    pub policy: PolicyPreset,
+    /// Mean wait under the baseline, in seconds.
+    pub wait_baseline_s: f64,
+    /// Mean wait under the policy, in seconds.
+    pub wait_policy_s: f64,
+    /// The part of the baseline's mean wait the policy saves.
     pub wait_saved: f64,
-    /// GPU-hours idle while a job waited, without a scheduler.
-    pub idle_ssh_hours: f64,
-    /// GPU-hours idle while a job waited, under `full`.
-    pub idle_full_hours: f64,
-    /// The part of those `full` saves.
+    /// GPU-hours idle while a job waited, under the baseline.
+    pub idle_baseline_hours: f64,
+    /// GPU-hours idle while a job waited, under the policy.
+    pub idle_policy_hours: f64,
+    /// The part of the baseline's the policy saves.
     pub idle_saved: f64,
-    /// Whether the scheduler pays off ([`SweepCell::pays_off`]).
+    /// Whether the policy pays off against the baseline ([`SweepCell::pays_off`]).
     pub pays_off: bool,
 }
 
 impl SweepRow {
     /// The header of [`SweepRow::csv`].
-    pub const CSV_HEADER: &'static str = "gpus,users,jobs,wait_ssh_s,wait_full_s,wait_saved,\
-        idle_ssh_hours,idle_full_hours,idle_saved,pays_off";
+    pub const CSV_HEADER: &'static str = "gpus,users,jobs,baseline,policy,wait_baseline_s,\
+        wait_policy_s,wait_saved,idle_baseline_hours,idle_policy_hours,idle_saved,pays_off";
 
     /// The row of `cell`.
     ///
@@ -333,6 +443,7 @@ impl SweepRow {
     /// let cells = run_sweep(&params, 1, |_| {}).unwrap();
     /// let row = SweepRow::of(&cells[0]);
     /// assert_eq!((row.gpus, row.users, row.pays_off), (4, 2, cells[0].pays_off()));
+    /// assert!(row.csv().starts_with("4,2,") && row.csv().contains(",ssh,full,"));
     /// assert_eq!(row.csv().split(',').count(), SweepRow::CSV_HEADER.split(',').count());
     /// ```
     pub fn of(cell: &SweepCell) -> SweepRow {
@@ -340,11 +451,13 @@ impl SweepRow {
             gpus: cell.gpus,
             users: cell.users,
             jobs: cell.jobs,
-            wait_ssh_s: cell.ssh.wait.mean_s,
-            wait_full_s: cell.full.wait.mean_s,
+            baseline: cell.baseline,
+            policy: cell.policy,
+            wait_baseline_s: cell.baseline_metrics.wait.mean_s,
+            wait_policy_s: cell.policy_metrics.wait.mean_s,
             wait_saved: cell.wait_saved(),
-            idle_ssh_hours: cell.ssh.idle_hours_while_waiting,
-            idle_full_hours: cell.full.idle_hours_while_waiting,
+            idle_baseline_hours: cell.baseline_metrics.idle_hours_while_waiting,
+            idle_policy_hours: cell.policy_metrics.idle_hours_while_waiting,
             idle_saved: cell.idle_saved(),
             pays_off: cell.pays_off(),
         }
@@ -353,53 +466,72 @@ impl SweepRow {
     /// The row as CSV (no line end), in the order of [`SweepRow::CSV_HEADER`].
     pub fn csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
             self.gpus,
             self.users,
             self.jobs,
-            self.wait_ssh_s,
-            self.wait_full_s,
+            self.baseline.name(),
+            self.policy.name(),
+            self.wait_baseline_s,
+            self.wait_policy_s,
             self.wait_saved,
-            self.idle_ssh_hours,
-            self.idle_full_hours,
+            self.idle_baseline_hours,
+            self.idle_policy_hours,
             self.idle_saved,
             self.pays_off
         )
     }
 }
 
-/// The sweep's table: one row per cell with both mean waits, both GPU-hours idle while a job
-/// waited, the savings, and whether the scheduler pays off.
+/// The sweep's table: one row per cell and compared policy, with the baseline's and the
+/// policy's mean waits and GPU-hours idle while a job waited, the savings, and whether the
+/// policy pays off. The header names the baseline (`wait ssh`); each row names its policy.
 ///
 /// ```
 /// use gangway_sim::sweep::sweep_table;
-/// assert!(sweep_table(&[]).starts_with("GPUs"));
+/// let header = sweep_table(&[]);
+/// assert!(header.starts_with("GPUs"));
+/// assert!(header.contains("wait baseline"));
 /// ```
 pub fn sweep_table(cells: &[SweepCell]) -> String {
+    let baseline = cells.first().map_or("baseline", |c| c.baseline.name());
+    let (wait_baseline, idle_baseline) = (format!("wait {baseline}"), format!("idle {baseline}"));
+    let wait_width = wait_baseline.len().max(10);
+    let idle_width = idle_baseline.len().max(9);
+    let policy_width = cells
+        .iter()
+        .map(|c| c.policy.name().len())
+        .chain(["policy".len()])
+        .max()
+        .unwrap_or(0);
     let mut table = format!(
-        "{:>4} {:>5} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7}  {}\n",
+        "{:>4} {:>5} {:>5} {:<policy_width$} {:>wait_width$} {:>10} {:>7} {:>idle_width$} {:>9} \
+         {:>7}  {}\n",
         "GPUs",
         "users",
         "jobs",
-        "wait ssh",
-        "wait full",
+        "policy",
+        wait_baseline,
+        "wait",
         "saved",
-        "idle ssh",
-        "idle full",
+        idle_baseline,
+        "idle",
         "saved",
         "pays off"
     );
     for cell in cells {
         table.push_str(&format!(
-            "{:>4} {:>5} {:>5} {:>10} {:>10} {:>6.0}% {:>9.0} {:>9.0} {:>6.0}%  {}\n",
+            "{:>4} {:>5} {:>5} {:<policy_width$} {:>wait_width$} {:>10} {:>6.0}% \
+             {:>idle_width$.0} {:>9.0} {:>6.0}%  {}\n",
             cell.gpus,
             cell.users,
             cell.jobs,
-            duration(cell.ssh.wait.mean_s),
-            duration(cell.full.wait.mean_s),
+            cell.policy.name(),
+            duration(cell.baseline_metrics.wait.mean_s),
+            duration(cell.policy_metrics.wait.mean_s),
             cell.wait_saved() * 100.0,
-            cell.ssh.idle_hours_while_waiting,
-            cell.full.idle_hours_while_waiting,
+            cell.baseline_metrics.idle_hours_while_waiting,
+            cell.policy_metrics.idle_hours_while_waiting,
             cell.idle_saved() * 100.0,
             if cell.pays_off() { "yes" } else { "no" }
         ));

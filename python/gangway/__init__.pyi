@@ -94,8 +94,9 @@ def simulate(
 
 
 class SweepTable(List[Dict[str, Any]]):
-    """The cells of sweep(): one dict per cell (gpus, users, jobs, wait_ssh_s, wait_full_s,
-    wait_saved, idle_ssh_hours, idle_full_hours, idle_saved, pays_off)."""
+    """The cells of sweep(): one dict per cell and compared policy (gpus, users, jobs,
+    baseline, policy, wait_baseline_s, wait_policy_s, wait_saved, idle_baseline_hours,
+    idle_policy_hours, idle_saved, pays_off)."""
 
     def to_pandas(self) -> Any:
         """A pandas.DataFrame of the cells; ImportError without pandas."""
@@ -106,6 +107,8 @@ def sweep(
     users: Optional[Sequence[int]] = ...,
     seed: int = ...,
     weeks: int = ...,
+    policies: Optional[Sequence[str]] = ...,
 ) -> SweepTable:
-    """gangway simulate --sweep: GPUs x users, ssh against full."""
+    """gangway simulate --sweep: GPUs x users, a baseline (first of `policies`, default
+    ssh) against each other policy (default full)."""
     ...

@@ -246,22 +246,34 @@ pub fn simulate<'py>(
 }
 
 /// `gangway.sweep`'s native part: the sweep's cells as records (`SweepRow` fields), in grid
-/// order; `gangway.sweep` wraps them in a `SweepTable`.
+/// order; `gangway.sweep` wraps them in a `SweepTable`. `policies`: the baseline, then the
+/// policies compared with it (one alone is compared with ssh); default ssh, full.
 #[pyfunction]
-#[pyo3(signature = (gpus = None, users = None, seed = 1, weeks = 2))]
+#[pyo3(signature = (gpus = None, users = None, seed = 1, weeks = 2, policies = None))]
 pub fn sweep_records<'py>(
     py: Python<'py>,
     gpus: Option<Vec<u32>>,
     users: Option<Vec<u32>>,
     seed: u64,
     weeks: u32,
+    policies: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let defaults = gangway_sim::sweep::SweepParams::default();
+    let policies = match policies {
+        None => defaults.policies.clone(),
+        Some(names) => {
+            let given =
+                PolicyPreset::parse_list(&names.join(",")).map_err(PyValueError::new_err)?;
+            gangway_sim::sweep::sweep_policies(&given)
+                .map_err(|e| PyValueError::new_err(format!("sweep: policies: {}", e.0)))?
+        }
+    };
     let params = gangway_sim::sweep::SweepParams {
         gpus: gpus.unwrap_or_else(|| defaults.gpus.clone()),
         users: users.unwrap_or_else(|| defaults.users.clone()),
         seed,
         weeks,
+        policies,
         ..defaults
     };
     if params.gpus.is_empty() || params.users.is_empty() || params.gpus.contains(&0) {

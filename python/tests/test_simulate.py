@@ -103,7 +103,9 @@ def test_sweep_returns_records_whatever_is_installed():
     table = gangway.sweep(gpus=[4, 8], users=[2], weeks=1)
     assert type(table) is gangway.SweepTable
     assert [(c["gpus"], c["users"]) for c in table] == [(4, 2), (8, 2)]
-    assert {"wait_ssh_s", "wait_full_s", "idle_saved", "pays_off"} <= set(table[0])
+    assert {"baseline", "policy", "wait_baseline_s", "wait_policy_s", "idle_baseline_hours",
+            "idle_policy_hours", "idle_saved", "pays_off"} <= set(table[0])
+    assert (table[0]["baseline"], table[0]["policy"]) == ("ssh", "full")
     assert table == gangway.sweep(gpus=[4, 8], users=[2], weeks=1)
     if importlib.util.find_spec("pandas") is None:
         with pytest.raises(ImportError, match="pandas"):
@@ -112,3 +114,15 @@ def test_sweep_returns_records_whatever_is_installed():
         assert list(table.to_pandas()["gpus"]) == [4, 8]
     with pytest.raises(ValueError):
         gangway.sweep(gpus=[])
+
+
+def test_sweep_compares_any_policies_with_the_first():
+    table = gangway.sweep(gpus=[4], users=[8], weeks=1, policies=["fcfs", "easy", "conservative"])
+    assert [(c["baseline"], c["policy"]) for c in table] == [("fcfs", "easy"),
+                                                            ("fcfs", "conservative")]
+    assert table[0]["wait_baseline_s"] == table[1]["wait_baseline_s"]
+    alone = gangway.sweep(gpus=[4], users=[2], weeks=1, policies=["easy"])
+    assert [(c["baseline"], c["policy"]) for c in alone] == [("ssh", "easy")]
+    for bad in (["ssh"], ["easy", "easy"], ["nope"], []):
+        with pytest.raises(ValueError):
+            gangway.sweep(gpus=[4], users=[2], weeks=1, policies=bad)

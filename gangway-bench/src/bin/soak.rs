@@ -8,8 +8,9 @@
 //!
 //! Options: `--events N` (10,000,000), `--nodes N` (1,000), `--pending N` (10,000),
 //! `--tick-ms MS` (26,000: a simulated month at about 100 events a tick), `--seed N` (42),
-//! `--marks N` (10), `--shim GANGWAY` (the `gangway` binary; without it, in process),
-//! `--no-fair-sharing`, `--no-preemption` (to tell their costs apart).
+//! `--marks N` (10), `--reconfigure-ms MS` (43,200,000: twice a simulated day; 0: never),
+//! `--shim GANGWAY` (the `gangway` binary; without it, in process), `--no-fair-sharing`,
+//! `--no-preemption` (to tell their costs apart).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,6 +46,7 @@ fn parse(args: &[String]) -> Result<(SoakOptions, Option<PathBuf>), String> {
             "--pending" => options.pending = number()? as usize,
             "--tick-ms" => options.tick_ms = number()?,
             "--seed" => options.seed = number()?,
+            "--reconfigure-ms" => options.reconfigure_ms = number()?,
             "--marks" => {
                 options.marks = u32::try_from(number()?).map_err(|e| format!("--marks: {e}"))?
             }
@@ -80,7 +82,7 @@ fn main() -> ExitCode {
         Ok(parsed) => parsed,
         Err(e) => {
             eprintln!(
-                "error: {e}\nusage: soak [--events N] [--nodes N] [--pending N] [--tick-ms MS] [--seed N] [--marks N] [--shim GANGWAY]"
+                "error: {e}\nusage: soak [--events N] [--nodes N] [--pending N] [--tick-ms MS] [--seed N] [--marks N] [--reconfigure-ms MS] [--shim GANGWAY] [--no-fair-sharing] [--no-preemption]"
             );
             return ExitCode::from(2);
         }
@@ -130,6 +132,10 @@ fn main() -> ExitCode {
     println!(
         "decisions: {} starts, {} preemptions, {} requeues, {} kills; {} events rejected",
         report.starts, report.preemptions, report.requeues, report.kills, report.rejected
+    );
+    println!(
+        "preemption: {} preemptors had to choose victims again in a later tick, {} victims started again before their preemptor, at most {} preemptions of one job",
+        report.preemptors_again, report.victims_back_first, report.most_preempted
     );
     for message in &report.first_rejections {
         println!("  rejected {message}");

@@ -1001,13 +1001,111 @@ fn the_sweep_takes_its_grid_and_writes_csv_and_json() {
     let table = std::fs::read_to_string(&csv).unwrap();
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 5, "{table}");
-    assert!(lines[0].starts_with("gpus,users,jobs,"));
+    assert!(lines[0].starts_with("gpus,users,jobs,baseline,policy,wait_baseline_s,"));
     assert!(lines[3].starts_with("8,6,"), "{table}");
+    assert!(
+        lines[1..].iter().all(|l| l.contains(",ssh,full,")),
+        "{table}"
+    );
     let rows: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 4);
     assert_eq!(rows[3]["users"], 6);
     assert_eq!(rows[3]["gpus"], 16);
+    assert_eq!(
+        (&rows[3]["baseline"], &rows[3]["policy"]),
+        (&"ssh".into(), &"full".into())
+    );
+    assert!(rows[3]["wait_baseline_s"].as_f64().unwrap() >= 0.0);
+    assert!(rows[3]["idle_policy_hours"].as_f64().unwrap() >= 0.0);
+}
+
+/// Issue 27: the sweep takes any policies the plain run does; the first is the baseline, one
+/// alone is compared with ssh, and the table, CSV and JSON name them.
+#[test]
+fn the_sweep_compares_any_policies_with_the_first() {
+    let (csv, json, plot) = (
+        scratch("policies.csv"),
+        scratch("policies.json"),
+        scratch("policies.svg"),
+    );
+    let run = |policy: &str, report: &Path| {
+        stdout(&gangway(&[
+            "simulate",
+            "--sweep",
+            "--sweep-gpus",
+            "8",
+            "--sweep-users",
+            "2,6",
+            "--policy",
+            policy,
+            "--plot",
+            plot.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+            "-q",
+        ]))
+    };
+    let text = run("fcfs,easy,conservative", &csv);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .ends_with("; fcfs against easy, conservative"),
+        "{text}"
+    );
+    let header = text.lines().nth(1).unwrap();
+    assert!(
+        header.contains("policy") && header.contains("wait fcfs") && header.contains("idle fcfs"),
+        "{text}"
+    );
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with("heat map"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let cells: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[0], r[1], r[3])).collect();
+    assert_eq!(
+        cells,
+        [
+            ("8", "2", "easy"),
+            ("8", "2", "conservative"),
+            ("8", "6", "easy"),
+            ("8", "6", "conservative")
+        ],
+        "{text}"
+    );
+    let table = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(table.lines().count(), 5, "{table}");
+    assert!(
+        table
+            .lines()
+            .skip(1)
+            .all(|l| l.contains(",fcfs,easy,") || l.contains(",fcfs,conservative,")),
+        "{table}"
+    );
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(
+        svg.contains("easy, conservative against fcfs"),
+        "the heat map's title names them"
+    );
+    // One policy alone is compared with ssh, the default baseline.
+    let text = run("easy", &json);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .ends_with("; ssh (no scheduler) against easy"),
+        "{text}"
+    );
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    assert_eq!(
+        (&rows[0]["baseline"], &rows[0]["policy"]),
+        (&"ssh".into(), &"easy".into())
+    );
 }
 
 /// Issue 27, item 5: `--quiet` leaves standard error empty (no progress, no timings).
@@ -1122,9 +1220,7 @@ fn the_sweep_runs_on_your_machine_and_says_why_it_refuses_the_rest() {
         assert!(stderr.contains(why), "{extra:?}: {stderr}");
     };
     refused(&["--workload", "gpu-ml"], "no users to vary");
-    refused(&["--policy", "easy"], "asks for easy");
-    refused(&["--policy", "ssh"], "no scheduler to compare ssh with");
-    refused(&["--policy", "ssh,easy,full"], "asks for easy, full");
+    refused(&["--policy", "ssh"], "[ssh] leaves nothing to compare");
     refused(&["--trace", KTH_200], "brings its own jobs and machine");
     refused(
         &["--cluster", machine.to_str().unwrap(), "--sweep-gpus", "8"],

@@ -308,7 +308,7 @@ fn the_heat_map_has_a_colour_bar_a_key_and_labels_inside_their_frames() {
     let mut cells = cells();
     assert!(cells.iter().any(SweepCell::pays_off));
     for cell in &mut cells {
-        cell.ssh.idle_hours_while_waiting *= 100.0;
+        cell.baseline_metrics.idle_hours_while_waiting *= 100.0;
     }
     let layout = heatmap(&cells, "sweep");
     check_text(&layout, 20);
@@ -323,9 +323,47 @@ fn the_heat_map_has_a_colour_bar_a_key_and_labels_inside_their_frames() {
         layout
             .texts
             .iter()
-            .any(|(t, _)| t.starts_with("framed: a scheduler pays off")),
+            .any(|(t, _)| t.starts_with("framed: the policy pays off against ssh")),
         "the frame's key"
     );
+}
+
+/// Issue 27: a sweep of several policies against a baseline of the user's choice draws a row
+/// of panels per policy, each named, under a title that names the baseline.
+#[test]
+fn the_heat_map_of_several_policies_names_each_and_the_baseline() {
+    let params = SweepParams {
+        gpus: vec![4, 16],
+        users: vec![2, 8],
+        weeks: 1,
+        policies: vec![
+            PolicyPreset::Fcfs,
+            PolicyPreset::Easy,
+            PolicyPreset::Conservative,
+        ],
+        ..SweepParams::default()
+    };
+    let cells = run_sweep(&params, 2, |_| {}).unwrap();
+    let layout = heatmap(&cells, "sweep-policies");
+    check_text(&layout, 30);
+    for caption in [
+        "easy: mean wait cut",
+        "easy: GPU-hours idle while a job waited, cut",
+        "conservative: mean wait cut",
+        "conservative: GPU-hours idle while a job waited, cut",
+        "Does it pay off? easy, conservative against fcfs",
+        "colour: the cut, against fcfs",
+    ] {
+        assert_eq!(count(&layout, caption), 1, "{caption}: {:?}", layout.texts);
+    }
+    assert!(!layout.texts.iter().any(|(t, _)| t.contains("ssh")));
+    // Each panel's cells keep their numbers: 4 cells, 2 panels, 2 policies.
+    let percents = layout
+        .texts
+        .iter()
+        .filter(|(t, _)| t.ends_with('%') && !t.contains(' '))
+        .count();
+    assert!(percents >= 16, "{percents} percentages: {:?}", layout.texts);
 }
 
 #[test]
@@ -340,7 +378,7 @@ fn a_large_grid_shrinks_its_numbers_to_fit_their_cells() {
             let mut cell = base[(u + g) % base.len()].clone();
             cell.users = users;
             cell.gpus = gpus;
-            cell.ssh.idle_hours_while_waiting = 123_456.0;
+            cell.baseline_metrics.idle_hours_while_waiting = 123_456.0;
             cells.push(cell);
         }
     }

@@ -252,7 +252,103 @@ fn the_sweep_gives_the_same_table_on_one_thread_or_several() {
     let grid: Vec<(u32, u32)> = one.iter().map(|c| (c.gpus, c.users)).collect();
     assert_eq!(grid, [(4, 2), (16, 2), (4, 8), (16, 8)]);
     // 8 users on 4 GPUs are contended: the scheduler cuts the wait.
-    assert!(one[2].ssh.wait.mean_s > one[2].full.wait.mean_s);
+    assert!(one[2].baseline_metrics.wait.mean_s > one[2].policy_metrics.wait.mean_s);
+}
+
+/// Issue 27: the sweep takes any policies; the first is the baseline of every comparison.
+#[test]
+fn a_sweep_compares_each_policy_with_the_first() {
+    use gangway_sim::PolicyPreset::{Conservative, Easy, Fcfs, Full, Ssh};
+    let params = SweepParams {
+        gpus: vec![4, 16],
+        users: vec![8],
+        weeks: 1,
+        policies: vec![Fcfs, Easy, Conservative],
+        ..SweepParams::default()
+    };
+    let told = std::sync::Mutex::new(Vec::new());
+    let cells = run_sweep(&params, 1, |done| told.lock().unwrap().push(done)).unwrap();
+    assert_eq!(
+        told.into_inner().unwrap(),
+        [2, 4],
+        "told per cell of the grid, in records"
+    );
+    let grid: Vec<(u32, u32, PolicyPreset)> =
+        cells.iter().map(|c| (c.gpus, c.users, c.policy)).collect();
+    assert_eq!(
+        grid,
+        [
+            (4, 8, Easy),
+            (4, 8, Conservative),
+            (16, 8, Easy),
+            (16, 8, Conservative)
+        ]
+    );
+    assert!(cells.iter().all(|c| c.baseline == Fcfs));
+    // One baseline run per cell of the grid, shared by its comparisons.
+    assert_eq!(cells[0].baseline_metrics, cells[1].baseline_metrics);
+    assert_ne!(cells[0].baseline_metrics, cells[2].baseline_metrics);
+    // The comparison is against fcfs, not ssh: the savings are easy's against fcfs's waits.
+    let cell = &cells[0];
+    let expected = (cell.baseline_metrics.wait.mean_s - cell.policy_metrics.wait.mean_s)
+        / cell.baseline_metrics.wait.mean_s;
+    assert!((cell.wait_saved() - expected).abs() < 1e-12);
+    assert_eq!(
+        cell.pays_off(),
+        gangway_sim::sweep::pays_off(&cell.baseline_metrics, &cell.policy_metrics, 4.0)
+    );
+    let table = sweep_table(&cells);
+    let header = table.lines().next().unwrap();
+    assert!(
+        header.contains("wait fcfs") && header.contains("idle fcfs"),
+        "{table}"
+    );
+    assert!(!table.contains("ssh") && !table.contains("full"), "{table}");
+    assert_eq!(
+        table
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().nth(3).unwrap())
+            .collect::<Vec<_>>(),
+        ["easy", "conservative", "easy", "conservative"],
+        "{table}"
+    );
+    // The same grid with the default policies compares ssh with full.
+    let default = run_sweep(
+        &SweepParams {
+            policies: SweepParams::default().policies,
+            ..params.clone()
+        },
+        2,
+        |_| {},
+    )
+    .unwrap();
+    assert!(
+        default
+            .iter()
+            .all(|c| (c.baseline, c.policy) == (Ssh, Full))
+    );
+    // Lists with nothing to compare, or a policy twice, are refused before anything runs.
+    for policies in [vec![], vec![Easy], vec![Easy, Easy], vec![Ssh, Full, Ssh]] {
+        let ran = std::sync::atomic::AtomicBool::new(false);
+        let error = run_sweep(
+            &SweepParams {
+                policies: policies.clone(),
+                ..params.clone()
+            },
+            1,
+            |_| {
+                ran.store(true, std::sync::atomic::Ordering::Relaxed);
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!ran.into_inner(), "{policies:?}");
+        assert!(
+            error.contains("nothing to compare") || error.contains("twice"),
+            "{policies:?}: {error}"
+        );
+    }
 }
 
 #[test]
@@ -288,7 +384,7 @@ fn a_sweep_on_a_machine_of_your_own_varies_the_users_on_it() {
     );
     for cell in &cells {
         assert!(cell.jobs > 0);
-        for metrics in [&cell.ssh, &cell.full] {
+        for metrics in [&cell.baseline_metrics, &cell.policy_metrics] {
             assert_eq!(metrics.jobs.rejected, 0);
             assert_eq!(metrics.jobs.completed, cell.jobs as u64);
         }

@@ -5,7 +5,9 @@
 //! only preemption frees anything. Every tick runs the invariant oracle. Properties:
 //! - once arrivals stop, preemptions stop within a bounded number of ticks;
 //! - no job is preempted twice by jobs of the same queue;
-//! - no two jobs preempt each other in turn.
+//! - no two jobs preempt each other in turn;
+//! - the fast pass decides exactly as the reference pass without shortcuts, among them the
+//!   fair-sharing search skipped when the shares alone show that no target can pass.
 //!
 //! `GANGWAY_PROPTEST_SCALE` multiplies the case count for long local runs.
 
@@ -13,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gangway::testkit::checked_tick;
 use gangway::testkit::harness::scale;
+use gangway::testkit::reference::Twins;
 use gangway::{ClusterConfig, Decision, Event, Scheduler};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -207,6 +210,44 @@ proptest! {
             .collect();
         for (v, p) in &pairs {
             prop_assert!(!pairs.contains(&(*p, *v)), "{v} and {p} preempted each other");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 96 * scale(),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// The victim search skipped from the shares alone (`fair_search_hopeless`, a shortcut)
+    /// changes no decision and no report: the fast pass and the reference pass agree at every
+    /// tick.
+    #[test]
+    fn skipping_hopeless_searches_changes_no_decision(case in case()) {
+        let mut twins = Twins::new(Scheduler::new(cluster(&case)).expect("a valid cluster"));
+        let last_arrival = case.jobs.iter().map(|j| j.submit).max().unwrap_or(0);
+        let mut told: Vec<String> = Vec::new();
+        for t in 0..=last_arrival + 2 * case.jobs.len() as u64 + 2 {
+            let mut events: Vec<Event> = told
+                .drain(..)
+                .map(|job| serde_json::from_value(json!({"type": "stopped", "job": job})).unwrap())
+                .collect();
+            events.extend(
+                case.jobs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, j)| j.submit == t)
+                    .map(|(i, j)| submit(i, j)),
+            );
+            let out = twins.tick(t * UNIT, events);
+            prop_assert!(out.is_ok(), "{}", out.err().unwrap_or_default());
+            for d in out.unwrap().expect("a valid tick").decisions {
+                if let Decision::Preempt { job, .. } = d {
+                    told.push(job);
+                }
+            }
         }
     }
 }

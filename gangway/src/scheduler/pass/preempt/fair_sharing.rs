@@ -40,7 +40,7 @@
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
 
-use crate::config::PreemptionStrategy;
+use crate::config::{PreemptionStrategy, WithinQueue};
 use crate::model::ids::JobId;
 use crate::placement::Assignment;
 use crate::quota::{QueueId, QuotaTree, QuotaVec, Share};
@@ -96,6 +96,43 @@ impl Scheduler {
             .earmarks
             .iter()
             .any(|(p, e)| *p != id && !e.victims.is_empty() && self.state.job_queue(*p) == q)
+    }
+
+    /// Whether the search of [`Scheduler::fair_victims`] cannot find victims for `id`,
+    /// whatever the candidates, so that they need not be built: `id`'s queue takes no victims
+    /// of its own (`within_queue: never`), would borrow with `id`, and against every other
+    /// borrowing queue of its tree its side's share with `id` admitted is already above the
+    /// target's side (step 3 of the module docs). No target then passes either strategy: the
+    /// usage stays as it is while none is taken, and a candidate's release only lowers its
+    /// side's share. Cheap next to the candidates (one share per queue, no plug-in call), and
+    /// the common case of a busy tree whose shares are even.
+    pub(in crate::scheduler) fn fair_search_hopeless(&self, id: JobId) -> bool {
+        let (Some(q), Some(tree)) = (self.state.job_queue(id), self.state.quota.tree.as_ref())
+        else {
+            return false;
+        };
+        if self.state.config.queues[q.index()].preemption.within_queue != WithinQueue::Never {
+            return false;
+        }
+        let Some(usage) = self.state.promised_usage() else {
+            return false;
+        };
+        let mut usage = usage.into_owned();
+        let (demand, _) = self.fair_demand(tree, &usage, id, q);
+        tree.charge_in(&mut usage, q, &demand);
+        if !tree.share_in(&usage, q.index()).borrows_on(&demand) {
+            return false;
+        }
+        let own = tree.path_nodes(q);
+        (0..tree.queue_count())
+            .map(|i| QueueId(i as u32))
+            .filter(|&v| v != q && tree.same_tree(q, v) && tree.is_borrowing(v))
+            .all(|target| {
+                let (preemptor_side, target_side) = sides(tree, own, target);
+                let after_admission = tree.share_in(&usage, preemptor_side as usize);
+                let before = tree.share_in(&usage, target_side as usize);
+                after_admission.compare(&before).is_gt()
+            })
     }
 
     /// Victims for `id` by fair sharing (module docs), from `candidates` in the victim order.
@@ -174,7 +211,7 @@ impl Scheduler {
                 }
                 continue;
             }
-            let (preemptor_side, target_side) = sides(tree, search, target);
+            let (preemptor_side, target_side) = sides(tree, &search.preemptor_path, target);
             let before = tree.share_in(&search.usage, target_side as usize);
             let after_admission = tree.share_in(&search.usage, preemptor_side as usize);
             if after_admission.value().is_infinite() && !before.value().is_infinite() {
@@ -229,7 +266,7 @@ impl Scheduler {
             let Some(target) = next_target(tree, search, root) else {
                 continue;
             };
-            let (preemptor_side, target_side) = sides(tree, search, target);
+            let (preemptor_side, target_side) = sides(tree, &search.preemptor_path, target);
             let before = tree.share_in(&search.usage, target_side as usize);
             let after_admission = tree.share_in(&search.usage, preemptor_side as usize);
             let first = search.left.get_mut(&target).and_then(VecDeque::pop_front);
@@ -280,9 +317,8 @@ impl Scheduler {
 
 /// The nodes where the preemptor's and `target`'s paths meet: the child of their lowest common
 /// cohort on the preemptor's side, and on the target's side (Kueue's almost-LCAs).
-fn sides(tree: &QuotaTree, search: &Search, target: QueueId) -> (u32, u32) {
+fn sides(tree: &QuotaTree, own: &[u32], target: QueueId) -> (u32, u32) {
     let target_path = tree.path_nodes(target);
-    let own = &search.preemptor_path;
     let lca = target_path
         .iter()
         .find(|n| own.contains(n))

@@ -118,11 +118,17 @@ impl Scheduler {
         if !self.state.config.policy.preemption.enabled {
             return false;
         }
+        // A fair-sharing queue preempts for one job at a time: checked before the candidates,
+        // whose scan of every running job is the search's main cost when many jobs wait. So is
+        // a search that no target can pass, known from the shares alone (a shortcut: the
+        // reference pass, without shortcuts, checks that it changes no decision).
+        let fair = self.fair_preemptor(id);
+        if fair && (self.queue_preempting(id) || (self.shortcuts && self.fair_search_hopeless(id)))
+        {
+            return false;
+        }
         let candidates = self.victim_candidates(id);
-        if self.fair_preemptor(id) {
-            if self.queue_preempting(id) {
-                return false;
-            }
+        if fair {
             let Some(choice) = self.fair_victims(id, &candidates, pass, end) else {
                 return false;
             };
