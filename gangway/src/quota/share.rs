@@ -535,6 +535,23 @@ mod tests {
         assert!(share.borrows_on(&one_gpu));
     }
 
+    /// Usage above a key that nothing above could ever lend (issue 28, item 5: `lendable > 0`
+    /// → `>=` in `share_of` survived cargo-mutants): the queue borrows, but that key gives no
+    /// ratio (as Kueue skips a resource with nothing lendable): share 0, no dominant key.
+    #[test]
+    fn borrowing_what_nothing_could_lend_gives_no_ratio() {
+        let cohorts = [cohort("all", None, 0)];
+        let queues = [queue("a", "all", 0, 1.0)];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        // As after a reconfiguration that took a's quota away while its job runs.
+        tree.add_usage(a, &cpus(&tree, 1));
+        let share = tree.queue_share(a);
+        assert!(share.is_borrowing());
+        assert_eq!(share.value(), 0.0);
+        assert_eq!(share.dominant(), None);
+    }
+
     /// Equal ratios on two keys (issue 28, item 5: `>` → `>=` in `share_of` survived
     /// cargo-mutants): the dominant key is the first of them in key order, `cpu` before `gpu`.
     #[test]
