@@ -207,8 +207,8 @@ pub enum PendingReason {
     /// Requeued after missing its ready deadline, it backs off until `backoff_until_ms`
     /// (`policy.wait_for_ready`).
     Backoff,
-    /// With `policy.wait_for_ready.block_admission`, a started job is not ready yet: no other
-    /// job starts.
+    /// With `policy.wait_for_ready.block_admission`, a started job is not ready yet: the
+    /// first job that fits waits for it, and so does every job after that one.
     WaitingForReady,
 }
 

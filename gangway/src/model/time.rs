@@ -8,6 +8,10 @@
 //! field rejects that event (`invalid`); a CLUSTER's field refuses the configuration
 //! (`invalid_config`); a snapshot's refuses the restore (docs/protocol.md, "Times").
 //!
+//! A time the engine computes beyond it (a sum of a time and a duration, a plug-in's
+//! wake-up) is one no tick can reach: it is reported as none ([`reported`]), and a start
+//! beyond it is not planned.
+//!
 //! ```
 //! use gangway::model::time::{MAX_MS, in_range};
 //! assert_eq!(MAX_MS, 9_007_199_254_740_991);
@@ -38,4 +42,18 @@ pub fn beyond(value: impl std::fmt::Display) -> String {
 /// [`in_range`] for an optional field (`None` is in range).
 pub fn in_range_opt(field: &str, value: Option<u64>) -> Result<(), String> {
     value.map_or(Ok(()), |v| in_range(field, v).map(|_| ()))
+}
+
+/// A time the engine computed itself (a sum of a time and a duration, or a plug-in's wake-up),
+/// as it is reported: `None` beyond the range, where no tick can reach it (a later `at_ms` is
+/// refused), so that it cannot come due.
+///
+/// ```
+/// use gangway::model::time::{MAX_MS, reported};
+/// assert_eq!(reported(Some(MAX_MS)), Some(MAX_MS));
+/// assert_eq!(reported(Some(MAX_MS + 1)), None);
+/// assert_eq!(reported(Some(u64::MAX)), None);
+/// ```
+pub fn reported(time: Option<u64>) -> Option<u64> {
+    time.filter(|&t| t <= MAX_MS)
 }

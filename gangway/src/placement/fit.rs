@@ -292,3 +292,90 @@ pub fn least_fragmenting_device(
     }
     best.map(|(_, _, index)| index)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::job::PlacementMode;
+    use crate::model::shape::ModelMask;
+
+    /// `count` tasks of `cpu_milli` cpus, `memory_mib` MiB and `gpu` each.
+    fn shape(cpu_milli: u64, memory_mib: u64, gpu: GpuNeed, count: u32) -> TaskShape {
+        TaskShape {
+            cpu_milli,
+            memory_mib,
+            gpu,
+            models: ModelMask::ANY,
+            count,
+            min_count: count,
+            mode: PlacementMode::Pack,
+        }
+    }
+
+    /// What `take_tasks` takes is each task's cpus and memory times the tasks, out of `free`
+    /// and in what it returns (issue 28, item 5: dropping the memory, or dividing it by the
+    /// tasks, survived cargo-mutants); whole GPUs go lowest first.
+    #[test]
+    fn taking_tasks_takes_their_cpus_memory_and_devices() {
+        let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 4), 4, None);
+        let mut free = NodeAmounts::full(8_000, 64_000, 4);
+        let mut gpus = Vec::new();
+        let plain = shape(1_000, 3_000, GpuNeed::None, 3);
+        let used = take_tasks(&node, &mut free, &plain, 3, &mut gpus, None);
+        assert_eq!((used.cpu_milli, used.memory_mib), (3_000, 9_000));
+        assert_eq!((free.cpu_milli, free.memory_mib), (5_000, 55_000));
+        let by_memory = shape(1, 20_000, GpuNeed::None, 10);
+        assert_eq!(tasks_fitting(&node, &free, &by_memory), 2);
+        let whole = shape(500, 1_000, GpuNeed::Whole(1), 2);
+        let used = take_tasks(&node, &mut free, &whole, 2, &mut gpus, None);
+        assert_eq!((used.cpu_milli, used.memory_mib), (1_000, 2_000));
+        assert_eq!((free.cpu_milli, free.memory_mib), (4_000, 53_000));
+        assert_eq!(gpus, [0, 1]);
+        assert_eq!(&used.devices[..4], &[DEVICE_MILLI, DEVICE_MILLI, 0, 0]);
+        assert_eq!(&free.devices[..4], &[0, 0, DEVICE_MILLI, DEVICE_MILLI]);
+    }
+
+    /// Fractions of a GPU fill the fullest device that still has room, counting what the
+    /// earlier tasks of the same call took (issue 28, item 5: `-=` → `+=` on the room survived
+    /// cargo-mutants).
+    #[test]
+    fn fractions_fill_one_device_before_the_next() {
+        let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 2), 2, None);
+        let mut free = NodeAmounts::full(8_000, 64_000, 2);
+        let mut gpus = Vec::new();
+        let fraction = shape(100, 100, GpuNeed::Fraction(400), 3);
+        let used = take_tasks(&node, &mut free, &fraction, 3, &mut gpus, None);
+        assert_eq!(gpus, [0, 0, 1]);
+        assert_eq!(&used.devices[..2], &[800, 400]);
+        assert_eq!(&free.devices[..2], &[200, 600]);
+    }
+
+    /// MIG tasks take the lowest free slices of their profile, one each, counting the slices
+    /// the earlier tasks of the same call took (issue 28, item 5: `&=` → `|=` on the room
+    /// survived cargo-mutants).
+    #[test]
+    fn mig_tasks_take_distinct_slices_lowest_first() {
+        use crate::model::ids::MigProfileId;
+        use crate::model::mig::{MigLayout, MigSlice};
+        let (small, big) = (MigProfileId(0), MigProfileId(1));
+        let slice = |slice, profile, compute| MigSlice {
+            gpu: 0,
+            slice,
+            profile,
+            compute,
+        };
+        let mut node = Node::new("n", NodeAmounts::full(8_000, 64_000, 0), 0, None);
+        node.mig = MigLayout {
+            slices: vec![slice(0, small, 1), slice(1, big, 3), slice(2, small, 1)],
+        };
+        let mut free = NodeAmounts {
+            mig: 0b111,
+            ..NodeAmounts::full(8_000, 64_000, 0)
+        };
+        let mut gpus = Vec::new();
+        let tasks = shape(100, 100, GpuNeed::Mig(small), 2);
+        let used = take_tasks(&node, &mut free, &tasks, 2, &mut gpus, None);
+        assert_eq!(used.mig, 0b101);
+        assert_eq!(free.mig, 0b010);
+    }
+}

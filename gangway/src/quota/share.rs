@@ -127,7 +127,8 @@ impl Share {
 }
 
 impl QuotaTree {
-    /// The share value of node `node` were its usage `used`.
+    /// The share value of node `node` were its usage `used`; on a tie between keys, the
+    /// first in key order is the dominant one.
     pub(crate) fn share_of(&self, node: usize, used: &QuotaVec) -> Share {
         let n = &self.nodes[node];
         let mut share = Share {
@@ -532,6 +533,58 @@ mod tests {
         let share = tree.queue_share(a);
         assert_eq!(share.dominant(), tree.key("gpu"));
         assert!(share.borrows_on(&one_gpu));
+    }
+
+    /// Usage above a key that nothing above could ever lend (issue 28, item 5: `lendable > 0`
+    /// → `>=` in `share_of` survived cargo-mutants): the queue borrows, but that key gives no
+    /// ratio (as Kueue skips a resource with nothing lendable): share 0, no dominant key.
+    #[test]
+    fn borrowing_what_nothing_could_lend_gives_no_ratio() {
+        let cohorts = [cohort("all", None, 0)];
+        let queues = [queue("a", "all", 0, 1.0)];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        // As after a reconfiguration that took a's quota away while its job runs.
+        tree.add_usage(a, &cpus(&tree, 1));
+        let share = tree.queue_share(a);
+        assert!(share.is_borrowing());
+        assert_eq!(share.value(), 0.0);
+        assert_eq!(share.dominant(), None);
+    }
+
+    /// Equal ratios on two keys (issue 28, item 5: `>` → `>=` in `share_of` survived
+    /// cargo-mutants): the dominant key is the first of them in key order, `cpu` before `gpu`.
+    #[test]
+    fn a_tie_between_keys_names_the_first_in_key_order() {
+        let mut both = cpu(2);
+        both.insert(
+            "gpu".to_string(),
+            QuotaConfig {
+                nominal: Milli::from_units(2),
+                ..Default::default()
+            },
+        );
+        let cohorts = [cohort("all", None, 0)];
+        let queues = [
+            QueueConfig {
+                quota: both.clone(),
+                ..queue("a", "all", 2, 1.0)
+            },
+            QueueConfig {
+                quota: both,
+                ..queue("b", "all", 2, 1.0)
+            },
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &["a100".to_string()]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        // One cpu and one GPU above a's 2 of each, out of b's 2 of each: equal ratios.
+        tree.add_usage(a, &tree.demand(3000, 0, &[("a100", 3000)]));
+        let share = tree.queue_share(a);
+        // Each ratio: 1 over the cohort's 4, in thousandths.
+        assert_eq!(share.value(), 250.0);
+        let index = |name: &str| tree.key(name).map(|k| k.index());
+        assert!(index("cpu") < index("gpu"));
+        assert_eq!(share.dominant(), tree.key("cpu"));
     }
 
     /// Two borrowers of weight 0 (both infinite) compare by how much they borrow; a weight-0

@@ -582,3 +582,34 @@ proptest! {
         prop_assert!(usages(&tree).iter().all(QuotaVec::is_zero));
     }
 }
+
+/// An adjusted view (issue 28, item 5: `&&` → `||` in `QuotaTree::adjusted`, and
+/// `AdjustedQuota::within_nominal` → `true` / `false`, survived cargo-mutants): with only
+/// charges added, or only charges removed, the view differs from the tree; `within_nominal`
+/// reads the adjusted usage; the tree itself is unchanged.
+#[test]
+fn an_adjusted_view_adds_and_removes_charges_on_paper() {
+    let queues = [
+        queue("a", Some("co"), &[("cpu", q(4, None, None))]),
+        queue("b", Some("co"), &[("cpu", q(4, None, None))]),
+    ];
+    let mut tree = QuotaTree::new(&[cohort("co", None, &[])], &queues, &[]).unwrap();
+    let (a, b) = (id(&tree, "a"), id(&tree, "b"));
+    tree.add_usage(a, &cpus(&tree, 3));
+    let before = usages(&tree);
+    // Nothing changed: the tree's own answers.
+    let same = tree.adjusted(&[], &[]);
+    assert!(same.fits(a, &cpus(&tree, 5)) && !same.fits(a, &cpus(&tree, 6)));
+    assert!(same.within_nominal(a, &cpus(&tree, 1)) && !same.within_nominal(a, &cpus(&tree, 2)));
+    // Only removed: a's 3 cpus released.
+    let removed = tree.adjusted(&[], &[(a, cpus(&tree, 3))]);
+    assert!(removed.fits(a, &cpus(&tree, 8)));
+    assert!(removed.within_nominal(a, &cpus(&tree, 4)));
+    assert!(!removed.within_nominal(a, &cpus(&tree, 5)));
+    // Only added: b's 4 cpus charged, so a may borrow nothing, and b is at its nominal.
+    let added = tree.adjusted(&[(b, cpus(&tree, 4))], &[]);
+    assert!(added.fits(a, &cpus(&tree, 1)) && !added.fits(a, &cpus(&tree, 2)));
+    assert!(!added.within_nominal(b, &cpus(&tree, 1)));
+    assert!(tree.within_nominal(b, &cpus(&tree, 1)));
+    assert_eq!(usages(&tree), before);
+}

@@ -299,10 +299,13 @@ impl Scheduler {
         decisions.sort_by_key(|d| d.order_rank());
         let context = self.last.figures.context(&self.state);
         let wanted = self.profile.wake_up(&context);
-        self.last.next_wakeup_ms = match (self.compute_next_wakeup(now_ms, next_begin), wanted) {
-            (Some(engine), Some(plugin)) => Some(engine.min(plugin)),
-            (engine, plugin) => engine.or(plugin),
-        };
+        // A wake-up beyond the time range can never come due: there is none.
+        self.last.next_wakeup_ms = crate::model::time::reported(
+            match (self.compute_next_wakeup(now_ms, next_begin), wanted) {
+                (Some(engine), Some(plugin)) => Some(engine.min(plugin)),
+                (engine, plugin) => engine.or(plugin),
+            },
+        );
         let mut outcome = TickOutcome {
             decisions,
             rejected,
@@ -431,7 +434,7 @@ impl Scheduler {
                     started_ms: run.start_ms,
                     nodes,
                     preempting: run.preemption.is_some(),
-                    ready_deadline_ms: job.ready_deadline_ms(),
+                    ready_deadline_ms: crate::model::time::reported(job.ready_deadline_ms()),
                 })
             })
             .collect();

@@ -271,6 +271,93 @@ fn block_admission_ends_when_the_waiting_job_is_evicted() {
     assert_eq!(reason(&s, "a"), PendingReason::Backoff);
 }
 
+/// Kueue's order under block admission (`Scheduler.processEntry`: a preempting workload's
+/// preemptions are issued before `waitForPodsReadyIfNeeded`): on one 12-cpu node, queues
+/// `prod` and `dev` (5 cpus each) and `batch` (2 cpus), each lending nothing and preempting
+/// lower priorities within itself. While `d` is not ready, the preemptor `p` ahead of the first job
+/// that fits (`s`) preempts; `s` waits for readiness, and the preemptor `p2` after it does not
+/// preempt. The host's `stopped l` is accepted at once.
+#[test]
+fn block_admission_lets_preemptors_ahead_of_the_first_fitting_job_preempt() {
+    let queue = |name: &str, cpus: u32| {
+        json!({"name": name, "cohort": "all",
+               "quota": {"cpu": {"nominal": cpus, "lending_limit": 0}},
+               "preemption": {"within_queue": "lower_priority"}})
+    };
+    let mut wfr = timings();
+    wfr["timeout_ms"] = json!(600_000);
+    wfr["block_admission"] = json!(true);
+    let mut s = Scheduler::new(config(json!({
+        "nodes": [{"name": "n1", "cpus": 12}],
+        "cohorts": [{"name": "all"}],
+        "queues": [queue("prod", 5), queue("dev", 5), queue("batch", 2)],
+        "policy": {"preemption": {"enabled": true}, "wait_for_ready": wfr}})))
+    .unwrap();
+    let spec = |id: &str, queue: &str, priority: i32, cpus: u32| {
+        let mut spec = JobSpec::new(id, 86_400_000, 1).with_priority(priority);
+        spec.groups[0].cpus = gangway::Milli::from_units(cpus.into());
+        spec.queue = Some(queue.into());
+        spec.grace_ms = 30_000;
+        spec
+    };
+    let preempted = |decisions: &[Decision]| -> Vec<String> {
+        decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Preempt { job, .. } => Some(job.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let out = checked_tick(&mut s, 0, vec![submit(spec("l", "prod", 0, 5))]).unwrap();
+    assert_eq!(started(&out.decisions), ["l"]);
+    let out = checked_tick(
+        &mut s,
+        1_000,
+        vec![ready("l"), submit(spec("d", "dev", 0, 5))],
+    );
+    assert_eq!(started(&out.unwrap().decisions), ["d"]);
+    // d is not ready. p (first in order) preempts l; s would fit, so it waits for d and
+    // nothing after it proceeds: p2 would preempt d, but waits.
+    let jobs = vec![
+        submit(spec("p", "prod", 10, 5)),
+        submit(spec("s", "batch", 5, 1)),
+        submit(spec("p2", "dev", 3, 5)),
+    ];
+    let out = checked_tick(&mut s, 2_000, jobs).unwrap();
+    assert_eq!(preempted(&out.decisions), ["l"]);
+    assert!(started(&out.decisions).is_empty());
+    assert_eq!(reason(&s, "p"), PendingReason::Preempting);
+    assert_eq!(reason(&s, "s"), PendingReason::WaitingForReady);
+    assert_eq!(reason(&s, "p2"), PendingReason::WaitingForReady);
+    // The victim's stop is accepted; p now fits, and is the first fitting job: it waits for d.
+    let stopped = Event::Stopped { job: "l".into() };
+    let out = checked_tick(&mut s, 3_000, vec![stopped]).unwrap();
+    assert!(out.rejected.is_empty(), "{:?}", out.rejected);
+    assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+    assert_eq!(reason(&s, "p"), PendingReason::WaitingForReady);
+    assert_eq!(reason(&s, "s"), PendingReason::WaitingForReady);
+    // d ready: p starts, and s, which fits, waits for p.
+    let out = checked_tick(&mut s, 4_000, vec![ready("d")]).unwrap();
+    assert_eq!(started(&out.decisions), ["p"]);
+    assert!(preempted(&out.decisions).is_empty());
+    assert_eq!(reason(&s, "s"), PendingReason::WaitingForReady);
+    assert_eq!(reason(&s, "p2"), PendingReason::WaitingForReady);
+    // p ready: s starts; s is not ready, yet p2, which does not fit, preempts d.
+    let out = checked_tick(&mut s, 5_000, vec![ready("p")]).unwrap();
+    assert_eq!(started(&out.decisions), ["s"]);
+    assert_eq!(preempted(&out.decisions), ["d"]);
+    // d stops: p2 fits, and waits for s.
+    let out = checked_tick(&mut s, 6_000, vec![Event::Stopped { job: "d".into() }]).unwrap();
+    assert!(
+        out.decisions.is_empty() && out.rejected.is_empty(),
+        "{out:?}"
+    );
+    assert_eq!(reason(&s, "p2"), PendingReason::WaitingForReady);
+    let out = checked_tick(&mut s, 7_000, vec![ready("s")]).unwrap();
+    assert_eq!(started(&out.decisions), ["p2"]);
+}
+
 #[test]
 fn without_block_admission_jobs_start_together() {
     let mut s = scheduler(timings());

@@ -85,7 +85,12 @@ pub(in crate::scheduler) struct Blocking {
     pub(in crate::scheduler) blocked_queues: Vec<QueueId>,
     /// Placements on what is free now (reservations ignored) already tried.
     pub(in crate::scheduler) fits_free: FitMemo,
-    /// `block_admission`: a started job is not ready yet, so no job starts.
+    /// `block_admission`: a started job is not ready yet, so the first job that fits waits
+    /// for readiness instead of starting.
+    pub(in crate::scheduler) unready: bool,
+    /// `block_admission`: the first job that fits waits for readiness, so no later job
+    /// starts, preempts or is reserved for (Kueue's `waitForPodsReadyIfNeeded` holds its
+    /// scheduling cycle there).
     pub(in crate::scheduler) ready_wait: bool,
 }
 
@@ -157,7 +162,7 @@ impl Pass {
 }
 
 impl Scheduler {
-    /// Whether `block_admission` holds every start now: some running job is not ready.
+    /// Whether `block_admission` holds a start now: some running job is not ready.
     fn admission_blocked(&self) -> bool {
         self.state
             .wait_for_ready()
@@ -200,7 +205,7 @@ impl Scheduler {
             Ok((pass, order, report)) => (pass, PassOrder::plain(order), report),
             Err((keyed, denied)) => {
                 let mut pass = Pass::new(now, self.state.backfill_depth(), always_plan, denied);
-                pass.blocking.ready_wait = self.admission_blocked();
+                pass.blocking.unready = self.admission_blocked();
                 (pass, PassOrder::fresh(keyed, &self.state), Vec::new())
             }
         };
@@ -304,6 +309,15 @@ impl Scheduler {
             None => self.quota_fits_unplaced(id),
         };
         if let Some(assignments) = placed.filter(|_| quota_ok) {
+            if pass.blocking.unready {
+                // Kueue's order: the first job that fits waits for readiness, and holds every
+                // later one; preemptors before it have preempted.
+                pass.blocking.ready_wait = true;
+                // A fit read at this time may not stand at a later one (its window reaches
+                // further into the reservations), so the next tick runs a full pass.
+                pass.verdicts_stand = false;
+                return Ok(Verdict::waits(PendingReason::WaitingForReady));
+            }
             self.start(id, assignments, end, pass, decisions)?;
             return Ok(Verdict::Started);
         }
@@ -337,8 +351,9 @@ impl Scheduler {
         Ok(Verdict::waits(reason))
     }
 
-    /// Why a job ready to run waits before anything is tried for it: a started job not ready
-    /// yet under `block_admission` (preemptors keep their earmarks), a blocked head ahead of
+    /// Why a job ready to run waits before anything is tried for it: an earlier job that fits
+    /// waiting for a started job's readiness under `block_admission` (preemptors keep their
+    /// earmarks), a blocked head ahead of
     /// it (mode `none`; a preemptor's earmark is its own, which a blocked head could not use),
     /// or its strict-FIFO queue blocked by an earlier job. `None`: it gets its turn.
     pub(in crate::scheduler) fn held_back(

@@ -181,7 +181,7 @@ impl Scheduler {
         let placement = placement_entries(&self.state, &assignments);
         decisions.push(Decision::Start { job, placement });
         self.state.start_job(id, assignments, pass.now);
-        pass.blocking.ready_wait = self.admission_blocked();
+        pass.blocking.unready = self.admission_blocked();
         pass.verdicts_stand &= !pass.waited;
         pass.blocking.fits_free.forget_fits();
         pass.quota_closed = None;

@@ -44,7 +44,9 @@ impl Scheduler {
                 };
                 let job = self.state.job(entry.job)?;
                 let backoff_until_ms = match entry.reason {
-                    PendingReason::Backoff => job.ready.backoff_until_ms,
+                    PendingReason::Backoff => {
+                        crate::model::time::reported(job.ready.backoff_until_ms)
+                    }
                     _ => None,
                 };
                 Some(PendingInfo {

@@ -34,7 +34,8 @@ struct Reservation<'a> {
 impl Scheduler {
     /// Plans a blocked job at the earliest time its whole gang (at `min_count`) fits and pins
     /// that reservation in the profile: the last pass's plan when it provably still is the
-    /// earliest, otherwise the result of a search. `None`: it never fits.
+    /// earliest, otherwise the result of a search. `None`: it never fits, or only from a time
+    /// beyond the range of [`crate::model::time`].
     pub(super) fn reserve(&mut self, id: JobId, pass: &mut Pass) -> Option<u64> {
         // Taken: the pass replaces every plan anyway.
         let previous = self
@@ -79,6 +80,10 @@ impl Scheduler {
             Some(kept) => kept.clone(),
             None => self.earliest_start(&wanted, profile, pass.now, previous.as_ref())?,
         };
+        if plan.start_ms > crate::model::time::MAX_MS {
+            // No tick reaches a start beyond the time range: it cannot be planned.
+            return None;
+        }
         if let Some(rank) = rank
             && (stands || previous.as_ref() == Some(&plan))
         {

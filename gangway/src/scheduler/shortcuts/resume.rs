@@ -52,6 +52,8 @@
 //!   placement at its start picks exactly its resources): a full pass would keep it again.
 //!   A plan searched afresh is not continued, since the next search, with that plan breaking
 //!   ties, may pin differently; the pass after it keeps it, and the tick after that continues.
+//!   And no job that fits waited for readiness (`block_admission`): a fit on what is free now
+//!   around the reservations may fail at a later time, whose window reaches further into them.
 //!
 //! The last pass's state is not part of a snapshot, and a cloned scheduler starts with a
 //! full pass: continuing is a shortcut, never a difference.

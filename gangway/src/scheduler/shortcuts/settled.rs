@@ -47,7 +47,8 @@ pub(in crate::scheduler) struct DeferredReport {
     pub(in crate::scheduler) blocked: bool,
     /// Strict-FIFO queues blocked by an earlier job.
     pub(in crate::scheduler) blocked_queues: Vec<QueueId>,
-    /// `block_admission` held every start.
+    /// `block_admission`: an earlier job that fits waits for readiness, holding every later
+    /// one.
     pub(in crate::scheduler) ready_wait: bool,
 }
 
@@ -94,6 +95,8 @@ impl Scheduler {
             blocked: deferred.blocked,
             blocked_queues: deferred.blocked_queues.clone(),
             fits_free: FitMemo::default(),
+            // No job the pass left unvisited fits now, so none meets a job not ready.
+            unready: false,
             ready_wait: deferred.ready_wait,
         };
         // After the jobs the pass visited and left waiting (the started ones left the order).
