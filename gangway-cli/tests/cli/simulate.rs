@@ -1059,12 +1059,7 @@ fn the_sweep_compares_any_policies_with_the_first() {
         header.contains("policy") && header.contains("wait fcfs") && header.contains("idle fcfs"),
         "{text}"
     );
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .skip(2)
-        .take_while(|l| !l.starts_with("heat map"))
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let rows = sweep_rows(&text);
     let cells: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[0], r[1], r[3])).collect();
     assert_eq!(
         cells,
@@ -1198,12 +1193,7 @@ fn the_sweep_runs_on_your_machine_and_says_why_it_refuses_the_rest() {
             .contains(&format!("account, on {} (8 GPUs);", machine.display())),
         "{text}"
     );
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .skip(2)
-        .take_while(|l| !l.starts_with("heat map"))
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let rows = sweep_rows(&text);
     assert_eq!(rows.len(), 2, "{text}");
     assert_eq!((rows[0][0], rows[0][1]), ("8", "2"));
     assert_eq!((rows[1][0], rows[1][1]), ("8", "4"));
@@ -1231,4 +1221,14 @@ fn the_sweep_runs_on_your_machine_and_says_why_it_refuses_the_rest() {
         &["--cluster", cpus.to_str().unwrap(), "--sweep-users", "2"],
         "no GPU",
     );
+}
+
+/// The sweep table's rows, split into their columns (after the title and the header, before
+/// the heat map's line).
+fn sweep_rows(text: &str) -> Vec<Vec<&str>> {
+    text.lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with("heat map"))
+        .map(|l| l.split_whitespace().collect())
+        .collect()
 }

@@ -173,6 +173,12 @@ fn run(case: &Case, settle: u64) -> Vec<(u64, String, String)> {
     preemptions
 }
 
+/// The tick after which no preemption may come: two ticks a job after the last arrival.
+fn quiet_from(case: &Case) -> u64 {
+    let last_arrival = case.jobs.iter().map(|j| j.submit).max().unwrap_or(0);
+    last_arrival + 2 * case.jobs.len() as u64 + 2
+}
+
 fn queue_of(case: &Case, job: &str) -> usize {
     let i: usize = job[1..].parse().expect("job ids are j<N>");
     case.jobs[i].queue
@@ -191,8 +197,7 @@ proptest! {
     fn fair_sharing_preemption_settles(case in case()) {
         let settle = 4 * case.jobs.len() as u64 + 4;
         let preemptions = run(&case, settle);
-        let last_arrival = case.jobs.iter().map(|j| j.submit).max().unwrap_or(0);
-        let bound = last_arrival + 2 * case.jobs.len() as u64 + 2;
+        let bound = quiet_from(&case);
         let late: Vec<_> = preemptions.iter().filter(|(t, ..)| *t > bound).collect();
         prop_assert!(late.is_empty(), "preemptions after tick {bound}: {late:?}");
         let mut by_queue: BTreeMap<(String, usize), u32> = BTreeMap::new();
@@ -212,14 +217,6 @@ proptest! {
             prop_assert!(!pairs.contains(&(*p, *v)), "{v} and {p} preempted each other");
         }
     }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 96 * scale(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
 
     /// The victim search skipped from the shares alone (`fair_search_hopeless`, a shortcut)
     /// changes no decision and no report: the fast pass and the reference pass agree at every
@@ -227,9 +224,8 @@ proptest! {
     #[test]
     fn skipping_hopeless_searches_changes_no_decision(case in case()) {
         let mut twins = Twins::new(Scheduler::new(cluster(&case)).expect("a valid cluster"));
-        let last_arrival = case.jobs.iter().map(|j| j.submit).max().unwrap_or(0);
         let mut told: Vec<String> = Vec::new();
-        for t in 0..=last_arrival + 2 * case.jobs.len() as u64 + 2 {
+        for t in 0..=quiet_from(&case) {
             let mut events: Vec<Event> = told
                 .drain(..)
                 .map(|job| serde_json::from_value(json!({"type": "stopped", "job": job})).unwrap())

@@ -46,6 +46,7 @@ use crate::scheduler::shortcuts::kept_plans::{Confirmed, KeptPlans};
 use crate::scheduler::shortcuts::resume::Resumable;
 use crate::scheduler::shortcuts::settled::DeferredReport;
 use crate::state::Job;
+
 /// What one pending job's turn in a pass came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::scheduler) enum Verdict {
