@@ -244,45 +244,58 @@ impl FreeIndex {
             self.slots.resize(nodes.len(), None);
             self.counted.resize(nodes.len(), FreeTotals::default());
         }
-        if let Some(Slot {
-            class,
-            level,
-            alike,
-        }) = self.slots[id.index()].take()
-        {
-            self.classes[class][level].remove(&id);
-            let group = self.alike[class][level].get_mut(&alike);
-            if group.is_some_and(|group| group.remove(&id) && group.is_empty()) {
-                self.alike[class][level].remove(&alike);
+        let node = nodes
+            .get(id.index())
+            .and_then(Option::as_ref)
+            .filter(|node| node.accepts_work());
+        let slot = node.and_then(|node| self.slot_of(id, node));
+        let old = std::mem::replace(&mut self.slots[id.index()], slot.clone());
+        if old != slot {
+            // A start or an end usually keeps a node in its bucket and moves it between state
+            // classes only: a bucket is touched only where the node leaves or joins it.
+            let bucket = |slot: &Option<Slot>| slot.as_ref().map(|s| (s.class, s.level));
+            let moved = bucket(&old) != bucket(&slot);
+            if let Some(old) = old {
+                if moved {
+                    self.classes[old.class][old.level].remove(&id);
+                }
+                let alike = &mut self.alike[old.class][old.level];
+                let group = alike.get_mut(&old.alike);
+                if group.is_some_and(|group| group.remove(&id) && group.is_empty()) {
+                    alike.remove(&old.alike);
+                }
+            }
+            if let Some(new) = slot {
+                if moved {
+                    self.classes[new.class][new.level].insert(id);
+                }
+                let alike = &mut self.alike[new.class][new.level];
+                alike.entry(new.alike).or_default().insert(id);
             }
         }
-        let old = std::mem::take(&mut self.counted[id.index()]);
-        self.totals.sub(&old);
-        let Some(node) = nodes.get(id.index()).and_then(Option::as_ref) else {
-            return;
+        let counted = match (node, self.slots[id.index()].is_some()) {
+            (Some(node), true) => FreeTotals::of(node),
+            _ => FreeTotals::default(),
         };
-        if !node.accepts_work() {
-            return;
-        }
+        let old = std::mem::replace(&mut self.counted[id.index()], counted);
+        self.totals.sub(&old);
+        self.totals.add(&counted);
+    }
+
+    /// Where `node` (taking work) belongs: `None` when its bucket does not exist (a node with
+    /// more devices than the index has levels for).
+    fn slot_of(&self, id: NodeId, node: &Node) -> Option<Slot> {
         let class = match node.gpu_model {
             Some(model) if node.gpu_count > 0 => model.index(),
             _ => self.classes.len() - 1,
         };
         let level = node.free_whole_gpus() as usize;
-        if let Some(bucket) = self.classes.get_mut(class).and_then(|c| c.get_mut(level)) {
-            bucket.insert(id);
-            let alike = NodeClass::of(id, node);
-            let group = self.alike[class][level].entry(alike.clone()).or_default();
-            group.insert(id);
-            self.slots[id.index()] = Some(Slot {
-                class,
-                level,
-                alike,
-            });
-            let counted = FreeTotals::of(node);
-            self.totals.add(&counted);
-            self.counted[id.index()] = counted;
-        }
+        self.classes.get(class)?.get(level)?;
+        Some(Slot {
+            class,
+            level,
+            alike: NodeClass::of(id, node),
+        })
     }
 
     /// False when the gang's minimum cannot fit what is free now even summed over every node

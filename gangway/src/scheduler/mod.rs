@@ -232,12 +232,14 @@ impl Scheduler {
     }
 
     /// Which shortcuts the last pass took: whether it stopped settled, how many plans it kept
-    /// without a search; and how many passes so far continued the one before.
+    /// without a search (and of those, how many without a placement either); and how many
+    /// passes so far continued the one before.
     #[cfg(any(test, feature = "testkit"))]
-    pub(crate) fn shortcuts_taken(&self) -> (bool, usize, u64) {
+    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64) {
+        let kept = self.last.kept.as_ref();
         (
             self.last.deferred.is_some(),
-            self.last.kept.as_ref().map_or(0, |k| k.kept),
+            kept.map_or((0, 0), |k| (k.kept, k.unplaced)),
             self.last.resume.continued,
         )
     }

@@ -149,6 +149,7 @@ impl ClusterState {
             licenses: super::licenses::Licenses::new(config.licenses.clone()),
             shape_mix: crate::placement::ShapeMix::default(),
             release_epoch: 0,
+            start_epoch: 0,
             index: FreeIndex::default(),
             running_ends: Default::default(),
             topology: None,

@@ -53,6 +53,7 @@ impl ClusterState {
 
     /// Starts a pending job on `assignments` (already validated by the caller).
     pub(crate) fn start_job(&mut self, id: JobId, assignments: Vec<Assignment>, now_ms: u64) {
+        self.start_epoch += 1;
         let exclusive = self.job(id).is_some_and(|job| job.spec.exclusive);
         let charges = self.charges_of(&assignments, exclusive);
         let readiness = self.readiness_at_start(now_ms);

@@ -88,6 +88,10 @@ pub struct ClusterState {
     /// earliest one if it still fits (see `scheduler::kept_plans`).
     #[serde(skip)]
     pub(crate) release_epoch: u64,
+    /// Counts the jobs started since the state was built or restored: with `release_epoch`, it
+    /// says that no node's usage changed (see `scheduler::kept_plans`).
+    #[serde(skip)]
+    pub(crate) start_epoch: u64,
     /// Resources held for preemptors until they start, by preemptor.
     #[serde(default)]
     pub(crate) earmarks: BTreeMap<JobId, Earmark>,

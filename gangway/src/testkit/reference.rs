@@ -38,6 +38,8 @@ pub struct ShortcutsTaken {
     pub settled: usize,
     /// Reservations kept from the pass before without a search.
     pub kept: usize,
+    /// Of those, reservations kept without a placement either (nothing it reads changed).
+    pub kept_unplaced: usize,
     /// Passes that continued the one before instead of starting over.
     pub continued: u64,
 }
@@ -132,9 +134,10 @@ impl Twins {
             ));
         }
         self.same().map_err(|e| format!("at {now_ms} ms: {e}"))?;
-        let (settled, kept, _) = self.fast.shortcuts_taken();
+        let (settled, (kept, unplaced), _) = self.fast.shortcuts_taken();
         self.taken.settled += usize::from(settled);
         self.taken.kept += kept;
+        self.taken.kept_unplaced += unplaced;
         Ok(Ok(fast))
     }
 

@@ -400,6 +400,7 @@ fn the_cases_reach_every_shortcut() {
             accepted += 1;
             total.settled += taken.settled;
             total.kept += taken.kept;
+            total.kept_unplaced += taken.kept_unplaced;
             total.continued += taken.continued;
         }
     }
@@ -410,5 +411,6 @@ fn the_cases_reach_every_shortcut() {
     );
     assert!(total.settled >= 30, "{total:?}");
     assert!(total.kept >= 1_000, "{total:?}");
+    assert!(total.kept_unplaced >= 400, "{total:?}");
     assert!(total.continued >= 200, "{total:?}");
 }

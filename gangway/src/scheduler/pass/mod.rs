@@ -262,9 +262,9 @@ impl Scheduler {
         self.last.denied = pass.denied.clone();
         let plans = std::mem::take(&mut pass.bookings.plans);
         pass.bookings.order.extend(plans.iter().map(|(id, _)| *id));
-        let kept = pass.confirmed.kept;
         let epoch = self.state.release_epoch;
-        self.last.kept = Some(KeptPlans::new(epoch, &pass.bookings.order, kept));
+        let kept = KeptPlans::new(epoch, &pass.bookings.order, &pass.confirmed);
+        self.last.kept = Some(kept);
         if !pass.resumed {
             self.last.plans.clear();
         }

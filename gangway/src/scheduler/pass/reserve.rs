@@ -68,9 +68,17 @@ impl Scheduler {
         let rank = self
             .kept_rank(id)
             .filter(|_| !gate.as_ref().is_some_and(JobGate::shapes_plans));
-        let stands = previous.as_ref().zip(rank).is_some_and(|kept| {
+        let booked = pass.bookings.made();
+        let stands = previous.as_ref().zip(rank).is_some_and(|(plan, rank)| {
             let need = (wanted.limit, wanted.licenses);
-            self.plan_stands(kept, &wanted.gang, need, profile, &mut pass.confirmed)
+            let kept = (id, plan, rank);
+            self.plan_stands(
+                kept,
+                &wanted.gang,
+                need,
+                (profile, booked),
+                &mut pass.confirmed,
+            )
         });
         pass.confirmed.kept += usize::from(stands);
         // A plan searched afresh need not be what the next search returns (the last plan
@@ -84,10 +92,13 @@ impl Scheduler {
             // No tick reaches a start beyond the time range: it cannot be planned.
             return None;
         }
-        if let Some(rank) = rank
-            && (stands || previous.as_ref() == Some(&plan))
-        {
-            pass.confirmed.made_again(rank);
+        if stands || previous.as_ref() == Some(&plan) {
+            // A fresh placement at the plan's start, with the plan as the previous one, picked
+            // it again (a search returns the first start at which the placement succeeds).
+            pass.confirmed.placed_again(id, self.epochs());
+            if let Some(rank) = rank {
+                pass.confirmed.made_again(rank);
+            }
         }
         let start = plan.start_ms;
         let charges = self.state.charges_of(&plan.assignments, job.spec.exclusive);
@@ -205,6 +216,11 @@ fn sort_task_devices(assignment: &mut Assignment) {
 }
 
 impl Bookings {
+    /// How many reservations this pass has made so far.
+    pub(super) fn made(&self) -> usize {
+        self.order.len() + self.plans.len()
+    }
+
     /// Books `plan` for job `id`: its per-node `charges` and its licenses are reserved in
     /// `profile` over its window, and it becomes one of the next pass's plans.
     fn book(

@@ -27,6 +27,14 @@
 //! now and free by the start, so a fresh search may now prefer it to a pinned idle node. Pins
 //! are chosen afresh at every pass; a kept plan saves the search of the earlier start times.
 //!
+//! That placement is itself skipped where it provably returns the plan: the last pass found
+//! that a fresh placement picks exactly the plan's resources, with the plan as the previous
+//! plan, and nothing it reads has changed since. No job started and none released anything
+//! (the state's start and release epochs are unchanged: the nodes' usage, the free index's
+//! order and the running jobs' part of the profile are as they were), and the reservations
+//! booked before this job's turn are exactly the last pass's earlier ones, made again. The
+//! placement is a function of those inputs alone.
+//!
 //! Conservative backfill re-plans every pending job at every pass; this skips the search for
 //! each one whose plan provably stands. Property tests tick random streams with and without it
 //! and compare every decision, plan and report.
@@ -46,14 +54,28 @@ pub(in crate::scheduler) struct KeptPlans {
     rank: BTreeMap<JobId, usize>,
     /// How many of these plans were kept from the pass before without a search.
     pub(in crate::scheduler) kept: usize,
+    /// How many of the kept plans were kept without a placement either.
+    pub(in crate::scheduler) unplaced: usize,
+    /// The plans a fresh placement at their start picked again, by job, with the state's
+    /// epochs when it did.
+    fixed: BTreeMap<JobId, Epochs>,
 }
 
+/// A state's release and start epochs: equal epochs mean that no node's usage changed.
+pub(in crate::scheduler) type Epochs = (u64, u64);
+
 impl KeptPlans {
-    /// The plans made in `order` by a pass that ended at release epoch `epoch`, `kept` of them
-    /// without a search.
-    pub(in crate::scheduler) fn new(epoch: u64, order: &[JobId], kept: usize) -> Self {
+    /// The plans made in `order` by a pass that ended at release epoch `epoch`, `confirmed`
+    /// saying which it kept without a search and which a fresh placement picked again.
+    pub(in crate::scheduler) fn new(epoch: u64, order: &[JobId], confirmed: &Confirmed) -> Self {
         let rank = order.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-        KeptPlans { epoch, rank, kept }
+        KeptPlans {
+            epoch,
+            rank,
+            kept: confirmed.kept,
+            unplaced: confirmed.unplaced,
+            fixed: confirmed.fixed.iter().copied().collect(),
+        }
     }
 }
 
@@ -62,9 +84,13 @@ impl KeptPlans {
 pub(in crate::scheduler) struct Confirmed {
     /// Plans kept without a search.
     pub(in crate::scheduler) kept: usize,
+    /// Plans kept without a placement either.
+    unplaced: usize,
     made_again: Vec<bool>,
     /// How many of the last pass's reservations, from the first, are all made again.
     prefix: usize,
+    /// The plans a fresh placement at their start picked again, with the state's epochs then.
+    fixed: Vec<(JobId, Epochs)>,
 }
 
 impl Confirmed {
@@ -74,6 +100,12 @@ impl Confirmed {
             self.made_again.resize(rank + 1, false);
         }
         self.made_again[rank] = true;
+    }
+
+    /// Records that a fresh placement at the start of job `id`'s plan, with the plan as the
+    /// previous plan, picked exactly the plan's resources, at the state's `epochs`.
+    pub(in crate::scheduler) fn placed_again(&mut self, id: JobId, epochs: Epochs) {
+        self.fixed.push((id, epochs));
     }
 
     /// Whether every reservation the last pass made before rank `rank` was made again.
@@ -95,14 +127,20 @@ impl Scheduler {
         kept.rank.get(&id).copied()
     }
 
-    /// Whether `plan`, the plan of rank `rank` ([`Scheduler::kept_rank`]) from the last pass
-    /// (starting after now), is provably still its job's earliest: see the module docs.
+    /// The state's release and start epochs now.
+    pub(in crate::scheduler) fn epochs(&self) -> Epochs {
+        (self.state.release_epoch, self.state.start_epoch)
+    }
+
+    /// Whether `plan`, job `id`'s plan of rank `rank` ([`Scheduler::kept_rank`]) from the last
+    /// pass (starting after now), is provably still its job's earliest, `booked` reservations
+    /// having been made before its turn in this pass: see the module docs.
     pub(in crate::scheduler) fn plan_stands(
         &self,
-        (plan, rank): (&Plan, usize),
+        (id, plan, rank): (JobId, &Plan, usize),
         gang: &GangRequest<'_>,
         (limit, licenses): (u64, &LicenseNeed),
-        profile: &Profile,
+        (profile, booked): (&Profile, usize),
         confirmed: &mut Confirmed,
     ) -> bool {
         let end = plan.start_ms.saturating_add(limit);
@@ -113,7 +151,24 @@ impl Scheduler {
             && gang.topology.is_none()
             && confirmed.covers(rank)
             && profile.licenses.covers(licenses, plan.start_ms, end)
-            && self.placed_afresh(plan, gang, end, profile)
+            && (self.placed_unchanged((id, rank), booked, confirmed)
+                || self.placed_afresh(plan, gang, end, profile))
+    }
+
+    /// Whether the last pass found that a fresh placement picks job `id`'s plan (of rank `rank`)
+    /// again, and nothing that placement reads has changed since: no job started or released
+    /// anything, and the `booked` reservations made before this job's turn are exactly the
+    /// last pass's earlier ones (which [`Confirmed::covers`] found made again).
+    fn placed_unchanged(
+        &self,
+        (id, rank): (JobId, usize),
+        booked: usize,
+        confirmed: &mut Confirmed,
+    ) -> bool {
+        let fixed = self.last.kept.as_ref().and_then(|kept| kept.fixed.get(&id));
+        let unchanged = booked == rank && fixed == Some(&self.epochs());
+        confirmed.unplaced += usize::from(unchanged);
+        unchanged
     }
 
     /// Whether a fresh placement of `gang` over `[plan.start_ms, end)`, as the search makes it
