@@ -43,9 +43,12 @@ impl<T> ByNode<T> {
 
     /// Drops the node's value.
     pub(super) fn remove(&mut self, id: NodeId) {
-        if let Some(slot) = self.0.get_mut(id.index()) {
-            *slot = None;
-        }
+        self.take(id);
+    }
+
+    /// Takes the node's value out, if it has one.
+    pub(super) fn take(&mut self, id: NodeId) -> Option<T> {
+        self.0.get_mut(id.index())?.take()
     }
 
     /// The node's place, made when the vector is shorter.

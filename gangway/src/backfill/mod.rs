@@ -78,7 +78,7 @@ impl CapacityView for NowView<'_> {
             .copied()
             .collect();
         let profile = self.profile.map(|(profile, _)| profile);
-        departures.extend(profile.into_iter().flat_map(Profile::reserved_nodes));
+        departures.extend(profile.into_iter().flat_map(|p| p.reserved_nodes()));
         departures.extend(self.maintenance.blocked(self.now, self.end));
         departures.sort_unstable();
         departures.dedup();

@@ -36,6 +36,13 @@ impl Timeline {
         Timeline { steps }
     }
 
+    /// Nothing in use from `now` on, in this timeline's memory.
+    fn reset(mut self, now: u64) -> Self {
+        self.steps.clear();
+        self.steps.push((now, NodeAmounts::default()));
+        self
+    }
+
     /// The index of the step in force at `at` (`at` ≥ the first step's time).
     fn step_at(&self, at: u64) -> usize {
         self.steps
@@ -238,8 +245,10 @@ pub struct Profile {
     /// preemptor's time limit), over the running jobs' usage and the reservations. Future
     /// windows read it.
     earmarked: ByNode<Timeline>,
-    /// Nodes with reservations.
-    reserved: BTreeSet<NodeId>,
+    /// Nodes with reservations, sorted.
+    reserved: Vec<NodeId>,
+    /// Timelines of an earlier pass's profile, for reuse ([`Profile::rebuild`]).
+    spare: Vec<Timeline>,
     /// Times at which something other than a running job is released (reservations' and
     /// earmarks' ends, maintenance ends): with the running jobs' ends, the only start times
     /// worth trying.
@@ -274,9 +283,28 @@ impl Profile {
     /// now (it holds its resources at `now` only); a job being preempted ends by its grace
     /// deadline.
     pub fn build(state: &ClusterState, now: u64) -> Self {
+        Profile::default().rebuild(state, now)
+    }
+
+    /// [`Profile::build`] in this profile's memory: a pass reuses the last one's, so that
+    /// booking a wide reservation allocates nothing.
+    pub fn rebuild(self, state: &ClusterState, now: u64) -> Self {
+        let Profile {
+            mut booked,
+            mut reserved,
+            mut spare,
+            ..
+        } = self;
+        for &id in &reserved {
+            spare.extend(booked.take(id));
+        }
+        reserved.clear();
         let mut profile = Profile {
             now,
             licenses: LicenseProfile::of(state, now),
+            booked,
+            reserved,
+            spare,
             ..Profile::default()
         };
         if !state.licenses.is_empty() {
@@ -348,11 +376,22 @@ impl Profile {
                 end,
             );
         }
-        for (node, amounts) in charges {
-            self.booked
-                .get_or_insert_with(*node, || Timeline::new(now))
-                .add(start, end, amounts);
-            self.reserved.insert(*node);
+        for &(node, ref amounts) in charges {
+            let spare = &mut self.spare;
+            let timeline = self.booked.get_or_insert_with(node, || match spare.pop() {
+                Some(timeline) => timeline.reset(now),
+                None => Timeline::new(now),
+            });
+            timeline.add(start, end, amounts);
+            // Charges come by node, mostly after every node reserved so far.
+            match self.reserved.last() {
+                Some(&last) if last >= node => {
+                    if let Err(at) = self.reserved.binary_search(&node) {
+                        self.reserved.insert(at, node);
+                    }
+                }
+                _ => self.reserved.push(node),
+            }
         }
         self.releases.insert(end);
     }
@@ -387,8 +426,8 @@ impl Profile {
     }
 
     /// The nodes any reservation touches, in id order.
-    pub fn reserved_nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.reserved.iter().copied()
+    pub fn reserved_nodes(&self) -> &[NodeId] {
+        &self.reserved
     }
 
     /// Whether any reservation touches `node`.

@@ -43,6 +43,9 @@ pub(in crate::scheduler) struct LastOutcome {
     pub(in crate::scheduler) kept: Option<KeptPlans>,
     /// The pass's state, for the next tick to continue when it only brings new jobs.
     pub(in crate::scheduler) resume: LastPass,
+    /// The profile of a pass that cannot be continued: its memory, for the next pass to
+    /// rebuild its profile in ([`crate::backfill::Profile::rebuild`]), not its contents.
+    pub(in crate::scheduler) spare_profile: Option<crate::backfill::Profile>,
 }
 
 impl LastOutcome {
@@ -59,6 +62,7 @@ impl LastOutcome {
             deferred: None,
             kept: None,
             resume: LastPass::default(),
+            spare_profile: None,
         }
     }
 

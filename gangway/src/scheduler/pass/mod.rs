@@ -269,6 +269,9 @@ impl Scheduler {
             self.last.plans.clear();
         }
         self.last.plans.extend(plans);
+        if !self.continuable(&pass) {
+            self.last.spare_profile = pass.profile.take();
+        }
         self.last.resume.state = self.continuable(&pass).then(|| {
             Box::new(Resumable {
                 pass,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::backfill::{IndexCandidates, NowView};
+use crate::backfill::{IndexCandidates, NowView, Profile};
 use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
@@ -40,7 +40,7 @@ impl Scheduler {
         };
         let candidates = IndexCandidates {
             index: &self.state.index,
-            preferred: &pass.bookings.reserved_nodes,
+            preferred: pass.profile.as_ref().map_or(&[], Profile::reserved_nodes),
             all_levels: !released.is_empty(),
         };
         let job = self.state.job(id)?;

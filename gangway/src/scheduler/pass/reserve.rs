@@ -16,8 +16,6 @@ use crate::state::licenses::LicenseNeed;
 /// The reservations a pass has made.
 #[derive(Debug, Default)]
 pub(super) struct Bookings {
-    /// Nodes with a reservation, in id order: placement now tries them first.
-    pub(super) reserved_nodes: Vec<NodeId>,
     /// The reservations not yet handed to the scheduler, in the order they were made.
     pub(super) plans: Vec<(JobId, Plan)>,
     /// Every reservation's job, in the order they were made (the next pass's ranks).
@@ -43,6 +41,10 @@ impl Scheduler {
             .plans
             .remove(&id)
             .filter(|plan| plan.start_ms > pass.now);
+        let spare = match pass.profile {
+            None => self.last.spare_profile.take(),
+            Some(_) => None,
+        };
         let job = self.state.job(id)?;
         let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let minimal: Vec<TaskShape> = job
@@ -62,7 +64,7 @@ impl Scheduler {
         pass.verdicts_stand &= minimal.len() == 1 && wanted.gang.topology.is_none();
         let profile = pass
             .profile
-            .get_or_insert_with(|| Profile::build(&self.state, pass.now));
+            .get_or_insert_with(|| spare.unwrap_or_default().rebuild(&self.state, pass.now));
         // Filters and scorers may change their answers between passes: plans they shaped are
         // searched again.
         let rank = self
@@ -233,11 +235,7 @@ impl Bookings {
     ) {
         let (start, end) = (plan.start_ms, plan.start_ms.saturating_add(limit));
         profile.reserve_all(&charges, start, end);
-        self.reserved_nodes
-            .extend(charges.iter().map(|(node, _)| *node));
         profile.licenses.reserve(licenses, start, end);
-        self.reserved_nodes.sort_unstable();
-        self.reserved_nodes.dedup();
         self.plans.push((id, plan));
     }
 }

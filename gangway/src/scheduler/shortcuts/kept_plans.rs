@@ -54,7 +54,8 @@ pub(in crate::scheduler) struct KeptPlans {
     rank: BTreeMap<JobId, usize>,
     /// How many of these plans were kept from the pass before without a search.
     pub(in crate::scheduler) kept: usize,
-    /// How many of the kept plans were kept without a placement either.
+    /// How many of the kept plans were kept without a placement either (for the test kit).
+    #[cfg(any(test, feature = "testkit"))]
     pub(in crate::scheduler) unplaced: usize,
     /// The plans a fresh placement at their start picked again, by job, with the state's
     /// epochs when it did.
@@ -73,6 +74,7 @@ impl KeptPlans {
             epoch,
             rank,
             kept: confirmed.kept,
+            #[cfg(any(test, feature = "testkit"))]
             unplaced: confirmed.unplaced,
             fixed: confirmed.fixed.iter().copied().collect(),
         }
