@@ -70,10 +70,12 @@ impl Contention {
         } else {
             result.capacity_cpus_milli
         };
+        // Teams numbered in order of first appearance, found by name.
         let mut names: Vec<&str> = Vec::new();
+        let mut numbers: BTreeMap<&str, usize> = BTreeMap::new();
         let mut team_of = |job: usize| {
             let name = root_account(result, job);
-            names.iter().position(|n| *n == name).unwrap_or_else(|| {
+            *numbers.entry(name).or_insert_with(|| {
                 names.push(name);
                 names.len() - 1
             })
@@ -148,31 +150,45 @@ impl Contention {
         let mut held_by = vec![0i128; teams];
         let mut waiting = vec![0i64; teams];
         let mut used = vec![0u128; teams];
+        // Kept as the changes apply, so that each costs its own teams, not every team: the
+        // total held, how many teams wait, and per team the contended time already counted
+        // into its use (a team's holding is constant between its changes).
+        let (mut busy, mut teams_waiting) = (0i128, 0usize);
+        let mut counted_until = vec![0u64; teams];
         let (mut idle, mut contended) = (0u128, 0u64);
         let mut previous: Option<u64> = None;
         for (&time, change) in &changes {
             if let Some(start) = previous {
                 let length = time - start;
-                let teams_waiting = waiting.iter().filter(|&&w| w > 0).count();
                 if teams_waiting >= 1 {
-                    let busy: i128 = held_by.iter().sum();
                     let free = (i128::from(capacity) - busy).max(0) as u128;
                     idle += free * u128::from(length);
                 }
                 if teams_waiting >= 2 {
                     contended += length;
-                    for (team, &amount) in held_by.iter().enumerate() {
-                        used[team] += amount.max(0) as u128 * u128::from(length);
-                    }
                 }
             }
             for (&team, &delta) in &change.held {
+                let uncounted = contended - counted_until[team];
+                used[team] += held_by[team].max(0) as u128 * u128::from(uncounted);
+                counted_until[team] = contended;
                 held_by[team] += delta;
+                busy += delta;
             }
             for (&team, &delta) in &change.waiting {
+                let was_waiting = waiting[team] > 0;
                 waiting[team] += delta;
+                match (was_waiting, waiting[team] > 0) {
+                    (false, true) => teams_waiting += 1,
+                    (true, false) => teams_waiting -= 1,
+                    _ => {}
+                }
             }
             previous = Some(time);
+        }
+        for (team, used) in used.iter_mut().enumerate() {
+            let uncounted = contended - counted_until[team];
+            *used += held_by[team].max(0) as u128 * u128::from(uncounted);
         }
         let usage: BTreeMap<&str, u128> = names.iter().copied().zip(used).collect();
         Contention {

@@ -348,7 +348,7 @@ impl Header {
 fn parse_record(text: &str, line: u64) -> Result<Record, SwfError> {
     let mut fields = [""; 18];
     let mut found = 0;
-    for field in text.split_whitespace() {
+    for field in text.split_ascii_whitespace() {
         if let Some(slot) = fields.get_mut(found) {
             *slot = field;
         }

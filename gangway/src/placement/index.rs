@@ -386,6 +386,26 @@ impl FreeIndex {
         ControlFlow::Continue(())
     }
 
+    /// The state classes of the nodes [`FreeIndex::visit`] offers for `shape`: per bucket it
+    /// walks, one node of each class and how many nodes the class holds. Nodes of a class
+    /// have the same make, partitions and free amounts, so a fit that reads only those is
+    /// the same on each of them.
+    pub fn visit_classes(
+        &self,
+        shape: &TaskShape,
+        all_levels: bool,
+        f: &mut dyn FnMut(NodeId, usize) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        for (class, level) in self.buckets(shape, all_levels) {
+            for group in self.alike[class][level].values() {
+                if let Some(&first) = group.first() {
+                    f(first, group.len())?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     /// The buckets a visit for `shape` walks, in order: nodes without GPUs first for a shape
     /// needing none, then by free whole GPUs from the fewest that can hold a task (every level
     /// with `all_levels`), across the allowed models level by level.

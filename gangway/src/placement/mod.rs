@@ -2,6 +2,7 @@
 //! all-or-nothing gang placer.
 
 mod charges;
+pub(crate) mod count;
 #[doc(hidden)]
 pub mod fit;
 pub mod frag;

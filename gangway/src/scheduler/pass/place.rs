@@ -8,6 +8,7 @@ use crate::backfill::{IndexCandidates, NowView, Profile};
 use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
+use crate::placement::count::fits_now_by_count;
 use crate::placement::{Assignment, GangRequest, NodeGate, assignments_fit, place_gang};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::node_gate::JobGate;
@@ -153,8 +154,22 @@ impl Scheduler {
         if !self.state.index.could_hold(gang.shapes) {
             return PendingReason::Resources;
         }
+        // Counts first: where the free index's state classes decide the fit, no node is visited.
+        let maintenance_free = || {
+            self.state
+                .maintenance
+                .blocked(now, view.end)
+                .next()
+                .is_none()
+        };
+        let counted = self.shortcuts.then(|| {
+            let nodes = &self.state.nodes;
+            fits_now_by_count(nodes, &self.state.index, gang, maintenance_free())
+        });
         let remembered = self.shortcuts && gate.as_ref().is_none_or(JobGate::shape_only);
-        let known = fits_free.known(&gang, view.end).filter(|_| remembered);
+        let known = counted
+            .flatten()
+            .or_else(|| fits_free.known(&gang, view.end).filter(|_| remembered));
         let fits = known.unwrap_or_else(|| {
             let fits = place_gang(&self.state.nodes, &candidates, &view, gang).is_some();
             if remembered {

@@ -1,0 +1,170 @@
+//! Counts first: whether a gang fits what is free now, answered from the free index's state
+//! classes in a step per class instead of a placement that visits every node.
+//!
+//! The answer is exact only where the placement's success depends on the per-node task fits
+//! alone: one task group placed `spread` or `strict_spread`, without a topology constraint,
+//! node filters or scorers, on what every node has free now (no reservation, earmark or
+//! maintenance window making a node depart from its class). Then
+//! [`crate::placement::place_gang`] succeeds exactly when the fits add up to the group's
+//! minimum: a spread group takes one task on each of the first `count` nodes with room and
+//! fills them up to their fits, a strict-spread group one task per node. Elsewhere
+//! [`fits_now_by_count`] answers `None` and the placement decides.
+
+use std::ops::ControlFlow;
+
+use crate::model::job::PlacementMode;
+use crate::model::node::Node;
+use crate::placement::fit::tasks_fitting;
+use crate::placement::{FreeIndex, GangRequest};
+
+/// Whether `gang` fits what the nodes have free now, counted by state class; `None` when a
+/// count cannot decide it (see the module docs), or when `maintenance_free` is false (some
+/// node's maintenance window overlaps the job's run).
+pub(crate) fn fits_now_by_count(
+    nodes: &[Option<Node>],
+    index: &FreeIndex,
+    gang: GangRequest<'_>,
+    maintenance_free: bool,
+) -> Option<bool> {
+    let [shape] = gang.shapes else {
+        return None;
+    };
+    let strict = match shape.mode {
+        PlacementMode::Spread => false,
+        PlacementMode::StrictSpread => true,
+        PlacementMode::Pack | PlacementMode::StrictPack => return None,
+    };
+    if gang.topology.is_some() || gang.gate.is_some() || !maintenance_free {
+        return None;
+    }
+    // The most tasks the group can take: `count`, one per node when strict.
+    let wanted = u64::from(shape.count);
+    let mut placed = 0u64;
+    let _ = index.visit_classes(shape, false, &mut |id, alike| {
+        let Some(node) = nodes.get(id.index()).and_then(Option::as_ref) else {
+            return ControlFlow::Continue(());
+        };
+        let free = node.free();
+        let room =
+            node.partitions.contains(gang.partition) && (!gang.exclusive || free == node.capacity);
+        let fit = if room {
+            tasks_fitting(node, &free, shape)
+        } else {
+            0
+        };
+        let per_node = if strict { fit.min(1) } else { fit };
+        placed = placed.saturating_add(u64::from(per_node).saturating_mul(alike as u64));
+        if placed >= wanted {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    let placed = placed.min(wanted);
+    Some(placed >= u64::from(shape.min_count) && placed > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::shape::{GpuNeed, TaskShape};
+    use crate::placement::{CapacityView, ShapeMix, place_gang};
+    use crate::{ClusterConfig, Event, JobSpec, Scheduler};
+
+    /// `count` tasks of `cpus` cpus each, needing `min_count`.
+    fn shape(cpus: u64, count: u32, min_count: u32, mode: PlacementMode) -> TaskShape {
+        TaskShape {
+            cpu_milli: cpus * 1_000,
+            memory_mib: 0,
+            gpu: GpuNeed::None,
+            models: Default::default(),
+            count,
+            min_count,
+            mode,
+        }
+    }
+
+    struct FreeNow;
+
+    impl CapacityView for FreeNow {
+        fn free(
+            &self,
+            _: crate::model::ids::NodeId,
+            node: &Node,
+        ) -> Option<crate::model::resources::NodeAmounts> {
+            node.accepts_work().then(|| node.free())
+        }
+    }
+
+    #[test]
+    fn the_count_answers_as_the_placement_does() {
+        // Nodes of 4, 4, 8 and 2 cpus; a job holds 3 cpus of the first.
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "a", "cpus": 4}, {"name": "b", "cpus": 4},
+                          {"name": "c", "cpus": 8}, {"name": "d", "cpus": 2}]}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let mut held = JobSpec::new("held", 1_000, 3);
+        held.groups[0].placement = PlacementMode::StrictPack;
+        s.tick(0, vec![Event::Submit { job: held }]).unwrap();
+        let state = s.state();
+        let mix = ShapeMix::default();
+        let mut decided = 0;
+        for mode in [PlacementMode::Spread, PlacementMode::StrictSpread] {
+            for cpus in 1..=9 {
+                for count in 1..=12 {
+                    for min_count in [0, 1, count / 2, count] {
+                        let shapes = [shape(cpus, count, min_count, mode)];
+                        let gang = GangRequest {
+                            shapes: &shapes,
+                            exclusive: cpus == 2,
+                            partition: crate::model::ids::PartitionId(0),
+                            mix: &mix,
+                            topology: None,
+                            gate: None,
+                        };
+                        let counted = fits_now_by_count(&state.nodes, &state.index, gang, true);
+                        let candidates = crate::backfill::IndexCandidates {
+                            index: &state.index,
+                            preferred: &[],
+                            all_levels: false,
+                        };
+                        let placed = place_gang(&state.nodes, &candidates, &FreeNow, gang);
+                        assert_eq!(counted, Some(placed.is_some()), "{shapes:?}");
+                        decided += usize::from(placed.is_some());
+                    }
+                }
+            }
+        }
+        assert!(
+            decided > 50 && decided < 800,
+            "{decided} fit: both answers occur"
+        );
+    }
+
+    #[test]
+    fn the_count_declines_what_it_cannot_decide() {
+        let nodes: Vec<Option<Node>> = Vec::new();
+        let index = FreeIndex::build(&nodes, 0);
+        let mix = ShapeMix::default();
+        let gang = |shapes| GangRequest {
+            shapes,
+            exclusive: false,
+            partition: crate::model::ids::PartitionId(0),
+            mix: &mix,
+            topology: None,
+            gate: None,
+        };
+        let spread = shape(1, 1, 1, PlacementMode::Spread);
+        let pack = shape(1, 1, 1, PlacementMode::Pack);
+        let (one, packed, two) = ([spread.clone()], [pack], [spread.clone(), spread]);
+        let count = |shapes, maintenance_free| {
+            fits_now_by_count(&nodes, &index, gang(shapes), maintenance_free)
+        };
+        assert_eq!(count(&one, true), Some(false), "no node: nothing fits");
+        assert_eq!(count(&packed, true), None);
+        assert_eq!(count(&two, true), None);
+        assert_eq!(count(&one, false), None);
+    }
+}
