@@ -158,7 +158,7 @@ mod tests {
         };
         let spread = shape(1, 1, 1, PlacementMode::Spread);
         let pack = shape(1, 1, 1, PlacementMode::Pack);
-        let (one, packed, two) = ([spread.clone()], [pack], [spread.clone(), spread]);
+        let (one, packed, two) = ([spread], [pack], [spread, spread]);
         let count = |shapes, maintenance_free| {
             fits_now_by_count(&nodes, &index, gang(shapes), maintenance_free)
         };

@@ -264,10 +264,13 @@ impl Candidates for BusyFirst<'_> {
             ranked.push((reservation_rank(node, &planned, id), id));
             ControlFlow::Continue(())
         });
-        ranked.sort_by_key(|(rank, _)| *rank);
-        for (_, id) in ranked {
-            if f(id).is_break() {
-                return;
+        // A stable sort by four ranks: one walk per rank, in order, which a placement that
+        // has found its nodes stops early.
+        for rank in [(false, false), (false, true), (true, false), (true, true)] {
+            for &(_, id) in ranked.iter().filter(|(r, _)| *r == rank) {
+                if f(id).is_break() {
+                    return;
+                }
             }
         }
     }
