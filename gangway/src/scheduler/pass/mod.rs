@@ -40,6 +40,7 @@ use crate::quota::QueueId;
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::order::calc_period::PriorityCalc;
 use crate::scheduler::pass::order::slots::PassOrder;
+use crate::scheduler::pass::preempt::RunningByQueue;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::fit_memo::FitMemo;
 use crate::scheduler::shortcuts::kept_plans::{Confirmed, KeptPlans};
@@ -131,6 +132,8 @@ pub(in crate::scheduler) struct Pass {
     waited: bool,
     /// Whether this pass continues the last one (which keeps its plans).
     pub(in crate::scheduler) resumed: bool,
+    /// The running jobs by queue, gathered at the pass's first preemption search.
+    pub(in crate::scheduler) running_by_queue: Option<RunningByQueue>,
 }
 
 impl Pass {
@@ -158,6 +161,7 @@ impl Pass {
             verdicts_stand: true,
             waited: false,
             resumed: false,
+            running_by_queue: None,
         }
     }
 }

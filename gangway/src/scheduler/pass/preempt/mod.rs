@@ -69,6 +69,9 @@
 //! ```
 
 pub(in crate::scheduler) mod fair_sharing;
+mod pool;
+
+pub(in crate::scheduler) use pool::RunningByQueue;
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -127,7 +130,10 @@ impl Scheduler {
         {
             return false;
         }
-        let candidates = self.victim_candidates(id);
+        let running = pass
+            .running_by_queue
+            .get_or_insert_with(|| RunningByQueue::of(&self.state));
+        let candidates = self.victim_candidates(id, self.victim_pool(id, running));
         if fair {
             let Some(choice) = self.fair_victims(id, &candidates, pass, end) else {
                 return false;
@@ -198,8 +204,14 @@ impl Scheduler {
     /// victim order (the later job id breaks ties). The engine's rules come first: never a
     /// non-preemptible job, one already told to stop, one started in this tick, nor (with
     /// `anti_thrash`) one that preempted `id`; then a basis (a lower partition tier, the queue
-    /// policies, or order-based preemption); then the profile's vetoes.
-    pub(in crate::scheduler) fn victim_candidates(&self, id: JobId) -> Vec<(JobId, Basis)> {
+    /// policies, or order-based preemption); then the profile's vetoes. `pool`: the running
+    /// jobs that can have a basis, in job order ([`Scheduler::victim_pool`]); `None`: every
+    /// running job.
+    pub(in crate::scheduler) fn victim_candidates(
+        &self,
+        id: JobId,
+        pool: Option<Vec<JobId>>,
+    ) -> Vec<(JobId, Basis)> {
         let Some(preemptor) = self.state.job_view(id) else {
             return Vec::new();
         };
@@ -226,7 +238,16 @@ impl Scheduler {
             .order_based
             .then(|| self.pass_key(preemptor, &context));
         let mut candidates: Vec<(VictimRank, Basis)> = Vec::new();
-        for &v in &self.state.running {
+        let all: &mut dyn Iterator<Item = JobId> = &mut self.state.running.iter().copied();
+        let pooled;
+        let running: &mut dyn Iterator<Item = JobId> = match pool {
+            Some(pool) => {
+                pooled = pool;
+                &mut pooled.iter().copied()
+            }
+            None => all,
+        };
+        for v in running {
             let Some(victim) = self.state.job_view(v) else {
                 continue;
             };
