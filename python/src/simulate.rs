@@ -101,6 +101,7 @@ fn load(
                 &path,
                 None,
                 &gangway_sim::workload::history::HistoryOptions::default(),
+                &gangway_sim::workload::ReaderRules::default(),
             )
             .map_err(PyValueError::new_err)?;
             Ok((name, workload))
