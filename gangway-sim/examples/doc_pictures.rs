@@ -26,6 +26,8 @@ const FONT: &str = concat!(
 );
 
 type Failed = Box<dyn std::error::Error>;
+/// Draws one picture as SVG at the path.
+type Draw = fn(&Path) -> Result<(), Failed>;
 
 /// The default run, as `gangway simulate --plot` draws it: the team workload (seed 1), every
 /// policy, `ssh` with its default looks, accounts folded as in the table.
@@ -93,8 +95,7 @@ fn main() -> Result<(), Failed> {
             .unwrap_or_else(|| "docs/img".to_string()),
     );
     std::fs::create_dir_all(&dir)?;
-    let pictures: [(&str, fn(&Path) -> Result<(), Failed>); 2] =
-        [("simulate", default_run), ("sweep", default_sweep)];
+    let pictures: [(&str, Draw); 2] = [("simulate", default_run), ("sweep", default_sweep)];
     for (name, draw) in pictures {
         let svg = dir.join(format!("{name}.svg"));
         let png = dir.join(format!("{name}.png"));
