@@ -65,6 +65,11 @@ pub struct SimulateArgs {
     /// tick's events come in a random order.
     #[arg(long, value_name = "SEED")]
     faults: Option<u64>,
+    /// Deliver the events of one simulated instant one tick at a time (ends, readiness, node
+    /// failures, node repairs, then submits; each by job id or node name), as simulators that
+    /// handle one event per step do (RLScheduler), instead of all in one tick.
+    #[arg(long)]
+    one_event_per_tick: bool,
     /// Write the schedule as CSV (one file per policy, `NAME.POLICY.csv`, when comparing).
     #[arg(long, value_name = "FILE.csv")]
     schedule_out: Option<PathBuf>,
@@ -97,7 +102,7 @@ pub struct SimulateArgs {
     /// table and writes a heat map to `--plot` (default sweep.svg), and the table to
     /// `--report` (JSON, or CSV for a `.csv` name). With --cluster, the users on that machine
     /// alone; --workload may name only team.
-    #[arg(long, conflicts_with_all = ["window", "faults", "schedule_out"])]
+    #[arg(long, conflicts_with_all = ["window", "faults", "schedule_out", "one_event_per_tick"])]
     sweep: bool,
     /// The sweep's cluster sizes in GPUs (nodes of up to 8). Default 4,8,16,32,64,128.
     #[arg(long, value_name = "GPUS[,GPUS...]", requires = "sweep", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
@@ -484,6 +489,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
     let options = SimOptions {
         checkpoint_delay_ms: args.checkpoint_delay.saturating_mul(1000),
         faults: args.faults.map(FaultOptions::standard),
+        one_event_per_tick: args.one_event_per_tick,
         ..SimOptions::default()
     };
     let mut runs = Vec::new();

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use gangway::ClusterConfig;
 use gangway_sim::workload::history::{HistoryOptions, UtcOffset};
-use gangway_sim::workload::{TraceFormat, Workload, read_trace};
+use gangway_sim::workload::{
+    NonPositiveRequest, QosPriority, ReaderRules, TraceFormat, Workload, read_trace,
+};
 
 /// The options of `--trace` besides the path.
 #[derive(clap::Args)]
@@ -24,6 +26,25 @@ pub struct TraceOptions {
     /// the first with its line number.
     #[arg(long, requires = "trace")]
     skip_malformed: bool,
+    /// Alibaba: the base priority of each pod's `qos` class: `none` (every pod 0), `default`
+    /// (Guaranteed 3, LS 2, Burstable 1, BE 0) or `CLASS=N,...` (a class not named gets 0).
+    #[arg(long, value_name = "none|default|CLASS=N,...", requires = "trace", default_value = "none", value_parser = parse_qos_priority)]
+    qos_priority: QosPriority,
+    /// SWF: the time limit of a job whose requested time is ≤ 0 (unknown): `run-time` (its
+    /// run time), a number of SECONDS, or `skip` (left out, counted as
+    /// `non_positive_request`).
+    #[arg(long, value_name = "run-time|SECONDS|skip", requires = "trace", default_value = "run-time", value_parser = parse_non_positive_request)]
+    non_positive_request: NonPositiveRequest,
+}
+
+fn parse_qos_priority(text: &str) -> Result<QosPriority, String> {
+    text.parse()
+        .map_err(|e: gangway_sim::workload::ParamError| e.0)
+}
+
+fn parse_non_positive_request(text: &str) -> Result<NonPositiveRequest, String> {
+    text.parse()
+        .map_err(|e: gangway_sim::workload::ParamError| e.0)
 }
 
 fn parse_format(text: &str) -> Result<TraceFormat, String> {
@@ -46,6 +67,10 @@ pub fn load(
         path,
         options.trace_format,
         &history_options(options, cluster),
+        &ReaderRules {
+            qos_priority: options.qos_priority.clone(),
+            non_positive_request: options.non_positive_request,
+        },
     )
 }
 

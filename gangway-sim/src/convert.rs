@@ -48,6 +48,7 @@ impl SimJob {
         let mut spec = JobSpec::new(job.id.clone(), job.time_limit_ms.max(1), 1);
         spec.groups = vec![group];
         spec.submit_ms = Some(job.submit_ms);
+        spec.priority = job.priority;
         spec.user = non_empty(&job.user);
         spec.account = non_empty(&job.account);
         spec.queue = if with_queue {
@@ -88,6 +89,7 @@ mod tests {
             account: String::new(),
             queue: "q".into(),
             placement: TracePlacement::Spread,
+            priority: 0,
         };
         let job = SimJob::from_trace(&trace, true);
         assert_eq!(job.run_ms, 1);

@@ -53,6 +53,24 @@ pub struct SimOptions {
     /// Keep every tick's time and events in [`SimResult::ticks_given`]: the exact stream the
     /// scheduler was given, to replay through a host, the shim or a test. Default off.
     pub record_ticks: bool,
+    /// Deliver the events of one simulated instant one tick at a time, as simulators that
+    /// handle one event per step do (RLScheduler), instead of all in one tick. Each tick at
+    /// an instant takes the first event due then, in this order:
+    ///
+    /// 1. the `ssh` host's withdrawals (with [`SimOptions::looks`]), all in one tick;
+    /// 2. ends: completions and preemption acknowledgements, by job id;
+    /// 3. readiness (`policy.wait_for_ready`), by job id;
+    /// 4. node failures, then 5. node repairs, by node name (with [`SimOptions::faults`]);
+    /// 6. submits, by job id.
+    ///
+    /// Ties (one job's completion and acknowledgement) go in the order they were scheduled.
+    /// What a tick causes at its own instant (a start with nothing left to run, a zero
+    /// checkpoint delay) joins the events still waiting and is ordered with them. Every
+    /// event still comes at its own time; only the scheduler's passes between them are new,
+    /// so decisions differ where a pass sees part of an instant (a job submitted alone starts
+    /// before one submitted after it at the same time with a higher priority). Default off:
+    /// everything due at an instant in one tick.
+    pub one_event_per_tick: bool,
 }
 
 impl Default for SimOptions {
@@ -62,6 +80,7 @@ impl Default for SimOptions {
             faults: None,
             looks: None,
             record_ticks: false,
+            one_event_per_tick: false,
         }
     }
 }
@@ -429,84 +448,27 @@ impl Simulator {
                 duplicate: false,
             });
         }
-        while let Some(Reverse((time, _, due))) = self.due.peek().copied()
-            && time == now_ms
-        {
-            // The `ssh` host: one look per tick, so that each user sees the GPUs as they are.
-            let looking = self.options.looks.is_some();
-            if looking
-                && matches!(due, Due::Submit(_))
-                && batch.iter().any(|(_, d)| matches!(d, Due::Submit(_)))
+        if self.options.one_event_per_tick {
+            if events.is_empty() {
+                batch.extend(self.take_first_due(now_ms, &mut claimed));
+            }
+        } else {
+            while let Some(Reverse((time, _, due))) = self.due.peek().copied()
+                && time == now_ms
             {
-                break;
+                // The `ssh` host: one look per tick, so that each user sees the GPUs as they
+                // are.
+                if self.options.looks.is_some()
+                    && matches!(due, Due::Submit(_))
+                    && batch.iter().any(|(_, d)| matches!(d, Due::Submit(_)))
+                {
+                    break;
+                }
+                self.due.pop();
+                if let Some(event) = self.event_of(due, now_ms, &mut claimed) {
+                    batch.push((event, due));
+                }
             }
-            self.due.pop();
-            if due.is_workload() {
-                self.workload_due -= 1;
-            }
-            let event = match due {
-                Due::Submit(index) => {
-                    if std::mem::take(&mut self.live[index].between_looks) {
-                        self.between_looks -= 1;
-                    }
-                    if looking && self.live[index].failed_look == Some(self.releases) {
-                        // Nothing was released since its last look failed: it fails again.
-                        self.look_again(index, now_ms);
-                        continue;
-                    }
-                    Event::Submit {
-                        job: self.jobs[index].spec.clone(),
-                    }
-                }
-                Due::Withdraw(index) => Event::Cancel {
-                    job: self.jobs[index].spec.id.clone(),
-                },
-                Due::Finish(index, generation) | Due::Stop(index, generation) => {
-                    // One end per execution: a completion and a stop can fall on one instant.
-                    if self.live[index].generation != generation || !claimed.insert(index) {
-                        continue;
-                    }
-                    let job = self.jobs[index].spec.id.clone();
-                    if matches!(due, Due::Finish(..)) {
-                        Event::Finished {
-                            job,
-                            outcome: FinishOutcome::Completed,
-                        }
-                    } else if self.faults.as_mut().is_some_and(Faults::lose_stopped) {
-                        self.result.faults.lost_stops += 1;
-                        continue;
-                    } else {
-                        Event::Stopped { job }
-                    }
-                }
-                Due::NodeDown(node) => {
-                    if self.workload_due == 0 && self.scheduler.state().running_count() == 0 {
-                        continue;
-                    }
-                    self.result.faults.node_failures += 1;
-                    let repair = self.faults.as_ref().map_or(1, Faults::repair_ms);
-                    self.schedule(now_ms + repair, Due::NodeUp(node));
-                    Event::NodeDown {
-                        node: self.node_names[node].clone(),
-                    }
-                }
-                Due::Ready(index, generation) => {
-                    if self.live[index].generation != generation {
-                        continue;
-                    }
-                    Event::Ready {
-                        job: self.jobs[index].spec.id.clone(),
-                    }
-                }
-                Due::NodeUp(node) => {
-                    self.releases += 1;
-                    self.schedule_failure(now_ms, node);
-                    Event::NodeUp {
-                        node: self.node_names[node].clone(),
-                    }
-                }
-            };
-            batch.push((event, due));
         }
         let Some(faults) = self.faults.as_mut() else {
             for (event, due) in batch {
@@ -535,6 +497,116 @@ impl Simulator {
             }
         }
         (events, sent)
+    }
+
+    /// The event of `due`, taken off the queue at `now_ms`; `None` when it is dropped (a stale
+    /// completion, a second end of one execution in `claimed`, a lost acknowledgement, a
+    /// failure after the workload's end, a look that would fail again).
+    fn event_of(&mut self, due: Due, now_ms: u64, claimed: &mut BTreeSet<usize>) -> Option<Event> {
+        if due.is_workload() {
+            self.workload_due -= 1;
+        }
+        let event = match due {
+            Due::Submit(index) => {
+                if std::mem::take(&mut self.live[index].between_looks) {
+                    self.between_looks -= 1;
+                }
+                if self.options.looks.is_some()
+                    && self.live[index].failed_look == Some(self.releases)
+                {
+                    // Nothing was released since its last look failed: it fails again.
+                    self.look_again(index, now_ms);
+                    return None;
+                }
+                Event::Submit {
+                    job: self.jobs[index].spec.clone(),
+                }
+            }
+            Due::Withdraw(index) => Event::Cancel {
+                job: self.jobs[index].spec.id.clone(),
+            },
+            Due::Finish(index, generation) | Due::Stop(index, generation) => {
+                // One end per execution: a completion and a stop can fall on one instant.
+                if self.live[index].generation != generation || !claimed.insert(index) {
+                    return None;
+                }
+                let job = self.jobs[index].spec.id.clone();
+                if matches!(due, Due::Finish(..)) {
+                    Event::Finished {
+                        job,
+                        outcome: FinishOutcome::Completed,
+                    }
+                } else if self.faults.as_mut().is_some_and(Faults::lose_stopped) {
+                    self.result.faults.lost_stops += 1;
+                    return None;
+                } else {
+                    Event::Stopped { job }
+                }
+            }
+            Due::NodeDown(node) => {
+                if self.workload_due == 0 && self.scheduler.state().running_count() == 0 {
+                    return None;
+                }
+                self.result.faults.node_failures += 1;
+                let repair = self.faults.as_ref().map_or(1, Faults::repair_ms);
+                self.schedule(now_ms + repair, Due::NodeUp(node));
+                Event::NodeDown {
+                    node: self.node_names[node].clone(),
+                }
+            }
+            Due::Ready(index, generation) => {
+                if self.live[index].generation != generation {
+                    return None;
+                }
+                Event::Ready {
+                    job: self.jobs[index].spec.id.clone(),
+                }
+            }
+            Due::NodeUp(node) => {
+                self.releases += 1;
+                self.schedule_failure(now_ms, node);
+                Event::NodeUp {
+                    node: self.node_names[node].clone(),
+                }
+            }
+        };
+        Some(event)
+    }
+
+    /// [`SimOptions::one_event_per_tick`]: takes the first event due at `now_ms` in the
+    /// documented order, dropping what comes before it and has no event, and leaves the rest
+    /// due at `now_ms`.
+    fn take_first_due(
+        &mut self,
+        now_ms: u64,
+        claimed: &mut BTreeSet<usize>,
+    ) -> Option<(Event, Due)> {
+        let mut now: Vec<(u8, &str, u64, Due)> = Vec::new();
+        while let Some(Reverse((time, sequence, due))) = self.due.peek().copied()
+            && time == now_ms
+        {
+            self.due.pop();
+            let (rank, name) = match due {
+                Due::Withdraw(index) => (0, &self.jobs[index].spec.id),
+                Due::Finish(index, _) | Due::Stop(index, _) => (1, &self.jobs[index].spec.id),
+                Due::Ready(index, _) => (2, &self.jobs[index].spec.id),
+                Due::NodeDown(node) => (3, &self.node_names[node]),
+                Due::NodeUp(node) => (4, &self.node_names[node]),
+                Due::Submit(index) => (5, &self.jobs[index].spec.id),
+            };
+            now.push((rank, name.as_str(), sequence, due));
+        }
+        now.sort_unstable();
+        let order: Vec<(u64, Due)> = now.into_iter().map(|(_, _, seq, due)| (seq, due)).collect();
+        let mut first = None;
+        for (sequence, due) in order {
+            if first.is_some() {
+                self.due.push(Reverse((now_ms, sequence, due)));
+            } else if let Some(event) = self.event_of(due, now_ms, claimed) {
+                first = Some((event, due));
+            }
+        }
+        first
     }
 
     /// Books an event the scheduler accepted: the end of an execution.

@@ -302,6 +302,8 @@ fn draw_shares(area: &Area<'_>, runs: &[PlotRun<'_>], unit: &str) -> Drawn {
     chart
         .configure_mesh()
         .disable_x_mesh()
+        // Only the labelled lines: a light line every half percent hides the target lines.
+        .light_line_style(TRANSPARENT)
         .x_labels(0)
         .label_style(("sans-serif", LABEL))
         .y_label_formatter(&|y| format!("{y:.0}"))

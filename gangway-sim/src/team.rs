@@ -472,6 +472,7 @@ impl TeamParams {
                 String::new()
             },
             placement,
+            priority: 0,
         }
     }
 }

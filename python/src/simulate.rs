@@ -101,6 +101,7 @@ fn load(
                 &path,
                 None,
                 &gangway_sim::workload::history::HistoryOptions::default(),
+                &gangway_sim::workload::ReaderRules::default(),
             )
             .map_err(PyValueError::new_err)?;
             Ok((name, workload))
@@ -159,7 +160,7 @@ fn run_one(
 #[pyfunction]
 #[pyo3(signature = (workload = None, trace = None, policies = None, cluster = None, seed = 1,
                     jobs = None, overrun = "allow", checkpoint_delay_s = 30, faults = None,
-                    dataframe = false, team = None))]
+                    dataframe = false, team = None, one_event_per_tick = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
@@ -174,6 +175,7 @@ pub fn simulate<'py>(
     faults: Option<u64>,
     dataframe: bool,
     team: Option<&Bound<'py, PyAny>>,
+    one_event_per_tick: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let presets = match policies {
         None => PolicyPreset::ALL.to_vec(),
@@ -200,6 +202,7 @@ pub fn simulate<'py>(
     let options = SimOptions {
         checkpoint_delay_ms: checkpoint_delay_s.saturating_mul(1000),
         faults: faults.map(FaultOptions::standard),
+        one_event_per_tick,
         ..SimOptions::default()
     };
     let pandas = if dataframe {

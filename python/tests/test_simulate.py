@@ -28,6 +28,14 @@ def test_deterministic():
     assert a == b
 
 
+def test_one_event_per_tick_is_off_by_default_and_runs_every_job():
+    default = gangway.simulate(policies=["easy"], seed=5, jobs=30)
+    batched = gangway.simulate(policies=["easy"], seed=5, jobs=30, one_event_per_tick=False)
+    assert default == batched
+    one_by_one = gangway.simulate(policies=["easy"], seed=5, jobs=30, one_event_per_tick=True)
+    assert one_by_one["metrics"]["easy"]["jobs"]["completed"] == 30
+
+
 def test_trace_and_cluster_override():
     traces = sorted((REPO / "gangway-sim" / "tests" / "fixtures").rglob("*.swf"))
     if not traces:

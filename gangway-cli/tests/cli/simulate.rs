@@ -1232,3 +1232,132 @@ fn sweep_rows(text: &str) -> Vec<Vec<&str>> {
         .map(|l| l.split_whitespace().collect())
         .collect()
 }
+
+/// The start of each job in a `--schedule-out` CSV, by job id.
+fn starts(schedule: &Path) -> std::collections::BTreeMap<String, u64> {
+    std::fs::read_to_string(schedule)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            (fields[0].to_string(), fields[3].parse().unwrap())
+        })
+        .collect()
+}
+
+/// Issue 29, item 6: `--qos-priority` turns an Alibaba pod's `qos` class into its base
+/// priority. One GPU, held by `r` until 100 s; `be` (BE) arrives at 10 s, `ls` (LS) at 20 s.
+/// Without a mapping (the default) first come goes first; with `default` (LS 2, BE 0) the
+/// latency-sensitive pod goes first; a mapping of one's own can turn that round again.
+#[test]
+fn qos_priority_orders_alibaba_pods_by_their_class() {
+    let dir = scratch("qos");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("openb_node_list_gpu_node.csv"),
+        "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,4096,1,T4\n",
+    )
+    .unwrap();
+    let pods = dir.join("pods.csv");
+    std::fs::write(
+        &pods,
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,\
+         deletion_time,scheduled_time\n\
+         r,1000,10,1,1000,,BE,Running,0,100,0\n\
+         be,1000,10,1,1000,,BE,Running,10,110,10\n\
+         ls,1000,10,1,1000,,LS,Running,20,120,20\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let schedule = dir.join("schedule.csv");
+        let mut args = vec![
+            "simulate",
+            "--trace",
+            pods.to_str().unwrap(),
+            "--trace-format",
+            "alibaba",
+            "--policy",
+            "fcfs",
+            "--schedule-out",
+            schedule.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        gangway(&args);
+        let starts = starts(&schedule);
+        (starts["be"], starts["ls"])
+    };
+    assert_eq!(run(&[]), (100_000, 200_000));
+    assert_eq!(run(&["--qos-priority", "none"]), (100_000, 200_000));
+    assert_eq!(run(&["--qos-priority", "default"]), (200_000, 100_000));
+    assert_eq!(run(&["--qos-priority", "BE=5,LS=1"]), (100_000, 200_000));
+    let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+        .args(["simulate", "--trace", pods.to_str().unwrap()])
+        .args(["--qos-priority", "LS=high"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("LS=high") && stderr.contains("not an integer"),
+        "{stderr}"
+    );
+}
+
+/// Issue 29, item 6: `--non-positive-request` sets the time limit of an SWF job that
+/// requested none: its run time (the default), a fixed number of seconds, or skipped and
+/// counted. On 4 cpus `a` (2 cpus, 100 s) runs, `b` (4 cpus) waits for it with a reservation
+/// at 100 s, and `c` (2 cpus, runs 60 s, requested -1) backfills at once when its limit is its
+/// run time, but not with a limit of an hour, which would pass `b`'s reservation.
+#[test]
+fn non_positive_request_gives_a_limit_or_skips_and_counts() {
+    let trace = scratch("no-request.swf");
+    std::fs::write(
+        &trace,
+        "; MaxNodes: 1\n; MaxProcs: 4\n\
+         1 0 -1 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n\
+         2 1 -1 60 4 -1 -1 4 600 -1 1 1 1 -1 -1 -1 -1 -1\n\
+         3 2 -1 60 2 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n",
+    )
+    .unwrap();
+    let schedule = scratch("no-request.csv");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["simulate", "--trace", trace.to_str().unwrap()];
+        args.extend_from_slice(&["--policy", "easy", "--schedule-out"]);
+        args.push(schedule.to_str().unwrap());
+        args.extend_from_slice(extra);
+        let first = stdout(&gangway(&args)).lines().next().unwrap().to_string();
+        (first, starts(&schedule).get("3").copied())
+    };
+    let whole = "workload no-request.swf: 3 jobs on 1 nodes".to_string();
+    assert_eq!(run(&[]), (whole.clone(), Some(2_000)));
+    assert_eq!(
+        run(&["--non-positive-request", "run-time"]),
+        (whole.clone(), Some(2_000))
+    );
+    assert_eq!(
+        run(&["--non-positive-request", "3600"]),
+        (whole, Some(160_000))
+    );
+    assert_eq!(
+        run(&["--non-positive-request", "skip"]),
+        (
+            "workload no-request.swf: 2 jobs on 1 nodes; skipped 1: 1 non_positive_request"
+                .to_string(),
+            None
+        )
+    );
+    for bad in ["0", "-5", "soon"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_gangway"))
+            .args(["simulate", "--trace", trace.to_str().unwrap()])
+            .arg(format!("--non-positive-request={bad}"))
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{bad}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("positive number of seconds"),
+            "{bad}: {stderr}"
+        );
+    }
+}

@@ -15,7 +15,10 @@
 //!   `gpu_spec` lists the allowed GPU models separated by `|` (empty: any; duplicates dropped,
 //!   sorted). Times are in seconds: the job is submitted at `creation_time` and runs
 //!   `deletion_time − scheduled_time`, which is also its time limit (the trace has no requested
-//!   time). The trace names no users or accounts, so those stay empty.
+//!   time). The trace names no users or accounts, so those stay empty. The `qos` column
+//!   (`Guaranteed`, `LS`, `Burstable`, `BE`) becomes the job's base priority under
+//!   [`ReaderRules::qos_priority`]: none by default (every pod 0, the replay the golden digests
+//!   pin), or a mapping (`gangway simulate --qos-priority default|CLASS=N,...`).
 //!
 //! Pods are skipped, and counted per [`SkipReason`], when the file has no time columns or the
 //! pod lacks a creation or deletion time ([`SkipReason::MissingTimes`]: all of
@@ -52,7 +55,7 @@ use csv::StringRecord;
 
 use gangway::model::resources::{MAX_DEVICES, MAX_NODE_CPUS, MAX_NODE_MEMORY_MIB};
 
-use super::{SkipCounts, SkipReason, TraceJob, TraceNode, TracePlacement, Workload};
+use super::{ReaderRules, SkipCounts, SkipReason, TraceJob, TraceNode, TracePlacement, Workload};
 
 const NODE_LIST: &str = "node list";
 const POD_LIST: &str = "pod list";
@@ -149,7 +152,22 @@ pub fn from_paths(
     node_list: impl AsRef<Path>,
     pod_list: impl AsRef<Path>,
 ) -> Result<Workload, AlibabaError> {
-    read(open(node_list.as_ref())?, open(pod_list.as_ref())?)
+    from_paths_with(node_list, pod_list, &ReaderRules::default())
+}
+
+/// [`from_paths`] under `rules` (the base priority of each QoS class).
+///
+/// ```
+/// use gangway_sim::workload::{alibaba, ReaderRules};
+/// let err = alibaba::from_paths_with("no/nodes.csv", "no/pods.csv", &ReaderRules::default());
+/// assert!(err.unwrap_err().to_string().starts_with("no/nodes.csv: "));
+/// ```
+pub fn from_paths_with(
+    node_list: impl AsRef<Path>,
+    pod_list: impl AsRef<Path>,
+    rules: &ReaderRules,
+) -> Result<Workload, AlibabaError> {
+    read_with(open(node_list.as_ref())?, open(pod_list.as_ref())?, rules)
 }
 
 fn open(path: &Path) -> Result<File, AlibabaError> {
@@ -170,8 +188,31 @@ fn open(path: &Path) -> Result<File, AlibabaError> {
 /// assert_eq!(workload.skipped.get(SkipReason::MissingTimes), 1);
 /// ```
 pub fn read(node_list: impl Read, pod_list: impl Read) -> Result<Workload, AlibabaError> {
+    read_with(node_list, pod_list, &ReaderRules::default())
+}
+
+/// [`read`] under `rules`: each pod's base priority is its `qos` class's under
+/// [`ReaderRules::qos_priority`] (0 for a pod without the column or a class the mapping does
+/// not name).
+///
+/// ```
+/// use gangway_sim::workload::{alibaba, QosPriority, ReaderRules};
+/// let nodes = "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,1024,1,T4\n";
+/// let pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,qos,creation_time,deletion_time,\
+///             scheduled_time\np1,1000,10,1,1000,LS,0,60,0\np2,1000,10,1,1000,BE,1,60,1\n";
+/// let rules = ReaderRules { qos_priority: QosPriority::standard(), ..ReaderRules::default() };
+/// let workload = alibaba::read_with(nodes.as_bytes(), pods.as_bytes(), &rules).unwrap();
+/// assert_eq!((workload.jobs[0].priority, workload.jobs[1].priority), (2, 0));
+/// let plain = alibaba::read(nodes.as_bytes(), pods.as_bytes()).unwrap();
+/// assert_eq!(plain.jobs[0].priority, 0);
+/// ```
+pub fn read_with(
+    node_list: impl Read,
+    pod_list: impl Read,
+    rules: &ReaderRules,
+) -> Result<Workload, AlibabaError> {
     let nodes = read_nodes(node_list)?;
-    let (jobs, skipped) = read_pods(pod_list, &nodes)?;
+    let (jobs, skipped) = read_pods(pod_list, &nodes, rules)?;
     Ok(Workload {
         nodes,
         jobs,
@@ -219,6 +260,7 @@ pub fn read_nodes(node_list: impl Read) -> Result<Vec<TraceNode>, AlibabaError> 
 fn read_pods(
     pod_list: impl Read,
     nodes: &[TraceNode],
+    rules: &ReaderRules,
 ) -> Result<(Vec<TraceJob>, SkipCounts), AlibabaError> {
     let shapes: Vec<Shape> = nodes
         .iter()
@@ -236,7 +278,7 @@ fn read_pods(
     let mut jobs = Vec::new();
     let mut skipped = SkipCounts::default();
     while let Some(row) = table.next_row()? {
-        match pod_job(&row, &shapes)? {
+        match pod_job(&row, &shapes, rules)? {
             Ok(job) => jobs.push(job),
             Err(reason) => skipped.add(reason),
         }
@@ -249,6 +291,7 @@ fn read_pods(
 fn pod_job(
     row: &Row<'_>,
     shapes: &[Shape<'_>],
+    rules: &ReaderRules,
 ) -> Result<Result<TraceJob, SkipReason>, AlibabaError> {
     let cpus_milli: u64 = row.number("cpu_milli")?;
     let memory_mib: u64 = row.number("memory_mib")?;
@@ -293,6 +336,7 @@ fn pod_job(
         account: String::new(),
         queue: String::new(),
         placement: TracePlacement::Pack,
+        priority: rules.qos_priority.of(row.text("qos").unwrap_or("").trim()),
     };
     if !shapes.iter().any(|shape| shape.holds(&job)) {
         return Ok(Err(SkipReason::FitsNoNode));
@@ -472,6 +516,7 @@ impl Row<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::QosPriority;
 
     const NODES: &str = "sn,cpu_milli,memory_mib,gpu,model\n\
                          a,32000,65536,2,T4\n\
@@ -602,5 +647,79 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    /// Issue 29, item 6: each pod's `qos` class becomes its base priority under the chosen
+    /// mapping; without one (the default) every pod has priority 0, as before.
+    #[test]
+    fn qos_classes_map_to_the_chosen_priorities() {
+        let rows = "g,1000,10,1,1000,,Guaranteed,Running,0,60,0\n\
+                    l,1000,10,1,1000,,LS,Running,1,60,1\n\
+                    u,1000,10,1,1000,,Burstable,Running,2,60,2\n\
+                    b,1000,10,1,1000,,BE,Running,3,60,3\n\
+                    x,1000,10,1,1000,,Other,Running,4,60,4\n";
+        let priorities = |qos_priority: QosPriority| -> Vec<(String, i32)> {
+            let rules = ReaderRules {
+                qos_priority,
+                ..ReaderRules::default()
+            };
+            read_with(
+                NODES.as_bytes(),
+                format!("{HEADER}{rows}").as_bytes(),
+                &rules,
+            )
+            .unwrap()
+            .jobs
+            .into_iter()
+            .map(|j| (j.id, j.priority))
+            .collect()
+        };
+        let of = |pairs: [(&str, i32); 5]| -> Vec<(String, i32)> {
+            pairs.iter().map(|(id, p)| (id.to_string(), *p)).collect()
+        };
+        assert_eq!(
+            priorities(QosPriority::None),
+            of([("g", 0), ("l", 0), ("u", 0), ("b", 0), ("x", 0)])
+        );
+        assert_eq!(pods(rows).unwrap().jobs, {
+            let rules = ReaderRules::default();
+            read_with(
+                NODES.as_bytes(),
+                format!("{HEADER}{rows}").as_bytes(),
+                &rules,
+            )
+            .unwrap()
+            .jobs
+        });
+        assert_eq!(
+            priorities(QosPriority::standard()),
+            of([("g", 3), ("l", 2), ("u", 1), ("b", 0), ("x", 0)])
+        );
+        assert_eq!(
+            priorities("BE=5,Other=-2".parse().unwrap()),
+            of([("g", 0), ("l", 0), ("u", 0), ("b", 5), ("x", -2)])
+        );
+        // A pod list without the column: every pod 0, whatever the mapping.
+        let plain = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,\
+                     scheduled_time\np,1000,10,1,1000,0,60,0\n";
+        let rules = ReaderRules {
+            qos_priority: QosPriority::standard(),
+            ..ReaderRules::default()
+        };
+        let workload = read_with(NODES.as_bytes(), plain.as_bytes(), &rules).unwrap();
+        assert_eq!(workload.jobs[0].priority, 0);
+    }
+
+    #[test]
+    fn a_bad_qos_mapping_is_a_typed_error_naming_it() {
+        for (text, why) in [
+            ("LS", "no `=`"),
+            ("=3", "no class"),
+            ("LS=high", "not an integer"),
+            ("LS=1,LS=2", "named twice"),
+        ] {
+            let err = text.parse::<QosPriority>().unwrap_err();
+            assert!(err.0.contains(why), "{text}: {err}");
+        }
     }
 }

@@ -384,6 +384,7 @@ impl GpuMlParams {
                     String::new()
                 },
                 placement,
+                priority: 0,
             });
         }
         Ok(Workload {

@@ -132,6 +132,7 @@ impl LublinParams {
                 account: String::new(),
                 queue: String::new(),
                 placement: TracePlacement::Spread,
+                priority: 0,
             });
         }
         Ok(Workload {

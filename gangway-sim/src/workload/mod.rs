@@ -27,6 +27,7 @@ pub mod gpu_ml;
 pub mod history;
 pub mod lublin;
 mod record;
+mod rules;
 mod skip;
 pub mod swf;
 
@@ -35,6 +36,7 @@ pub(crate) use record::scale_largest_remainder;
 pub use record::{
     MAX_NODES, PARTITION, QUOTA_COHORT, TraceAccount, TraceJob, TraceNode, TracePlacement, Workload,
 };
+pub use rules::{NonPositiveRequest, QosPriority, ReaderRules};
 pub use skip::{SkipCounts, SkipReason};
 
 /// A generator's parameters are invalid; the message names the parameter and what is wrong.
@@ -52,18 +54,22 @@ pub struct ParamError(pub String);
 /// first 8 KiB show ([`TraceFormat::detect`]): SWF (`.swf`, `.swf.gz`), an Alibaba 2023 pod
 /// list with its node list in the same directory (`openb_node_list_all_node.csv`, else
 /// `openb_node_list_gpu_node.csv`), Slurm accounting or a job-history CSV (read with
-/// `history`'s options). The error is a message naming the file (what `gangway simulate
+/// `history`'s options), each with `rules` where it applies (SWF's non-positive request, an
+/// Alibaba pod's QoS priority). The error is a message naming the file (what `gangway simulate
 /// --trace` and the Python bindings' `simulate(trace=…)` print).
 ///
 /// ```
 /// use gangway_sim::workload::{history::HistoryOptions, read_trace};
-/// let err = read_trace("jobs.txt".as_ref(), None, &HistoryOptions::default()).unwrap_err();
+/// use gangway_sim::workload::ReaderRules;
+/// let (history, rules) = (HistoryOptions::default(), ReaderRules::default());
+/// let err = read_trace("jobs.txt".as_ref(), None, &history, &rules).unwrap_err();
 /// assert!(err.contains("jobs.txt"), "{err}");
 /// ```
 pub fn read_trace(
     path: &std::path::Path,
     format: Option<TraceFormat>,
     history: &history::HistoryOptions,
+    rules: &ReaderRules,
 ) -> Result<Workload, String> {
     let format = match format {
         Some(format) => format,
@@ -71,10 +77,10 @@ pub fn read_trace(
     };
     let located = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     match format {
-        TraceFormat::Swf => swf::from_path(path, None).map_err(|e| located(&e)),
+        TraceFormat::Swf => swf::from_path_with(path, None, rules).map_err(|e| located(&e)),
         TraceFormat::Alibaba => {
             let nodes = alibaba_node_list(path)?;
-            alibaba::from_paths(&nodes, path).map_err(|e| e.to_string())
+            alibaba::from_paths_with(&nodes, path, rules).map_err(|e| e.to_string())
         }
         TraceFormat::Sacct => history::sacct::from_path(path, history).map_err(|e| located(&e)),
         TraceFormat::Csv => history::job_csv::from_path(path, history).map_err(|e| located(&e)),

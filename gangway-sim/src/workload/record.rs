@@ -22,7 +22,7 @@ use gangway::config::{
 ///     tasks: 4, cpus_per_task_milli: 1_000, memory_mib_per_task: 0,
 ///     gpus_per_task_milli: 500, gpu_models: vec!["T4".into()],
 ///     user: "u1".into(), account: "g1".into(), queue: String::new(),
-///     placement: TracePlacement::Spread,
+///     placement: TracePlacement::Spread, priority: 0,
 /// };
 /// assert_eq!(job.gpus_milli(), 2_000);
 /// ```
@@ -56,6 +56,14 @@ pub struct TraceJob {
     pub queue: String,
     /// How the tasks are placed on nodes.
     pub placement: TracePlacement,
+    /// Base priority, higher first ([`gangway::JobSpec::priority`]): an Alibaba pod's QoS
+    /// class under [`super::QosPriority`]; 0 elsewhere.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub priority: i32,
+}
+
+fn is_zero(priority: &i32) -> bool {
+    *priority == 0
 }
 
 impl TraceJob {

@@ -36,6 +36,8 @@ pub enum SkipReason {
     NonPositiveProcessors,
     /// SWF: the job asks for more processors than the machine has.
     WiderThanMachine,
+    /// SWF, with [`super::NonPositiveRequest::Skip`]: the requested time (field 9) is ≤ 0.
+    NonPositiveRequest,
     /// Alibaba: a GPU request that is neither a fraction of one GPU nor whole GPUs
     /// (`num_gpu` 0 with `gpu_milli` > 0, `gpu_milli` outside 1..=1000, or several GPUs with
     /// `gpu_milli` other than 1000).
@@ -68,6 +70,7 @@ impl SkipReason {
             SkipReason::NonPositiveRunTime => "non_positive_run_time",
             SkipReason::NonPositiveProcessors => "non_positive_processors",
             SkipReason::WiderThanMachine => "wider_than_machine",
+            SkipReason::NonPositiveRequest => "non_positive_request",
             SkipReason::InvalidGpuRequest => "invalid_gpu_request",
             SkipReason::NoGpus => "no_gpus",
             SkipReason::FitsNoNode => "fits_no_node",

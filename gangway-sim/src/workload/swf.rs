@@ -13,7 +13,9 @@
 //!   [`SwfMachine`] overrides the header;
 //! - processors = requested (field 8) if > 0, else allocated (field 5); a job of p processors is a
 //!   gang of p one-cpu tasks placed [`TracePlacement::Spread`], without memory or GPUs;
-//! - the time limit is the requested time (field 9), or the run time when that is ≤ 0 (unknown);
+//! - the time limit is the requested time (field 9); when that is ≤ 0 (unknown), the run time
+//!   by default, or a fixed limit, or the job is skipped ([`ReaderRules::non_positive_request`],
+//!   `gangway simulate --non-positive-request`);
 //! - user id `12` becomes user `u12`, group id `3` account `g3` (empty when −1);
 //! - jobs with a negative submit time, a run time ≤ 0, processors ≤ 0, or more processors than
 //!   the machine are skipped and counted per [`SkipReason`];
@@ -50,7 +52,10 @@ use flate2::bufread::MultiGzDecoder;
 use super::record::cpu_nodes;
 use gangway::model::resources::MAX_NODE_CPUS;
 
-use super::{MAX_NODES, SkipCounts, SkipReason, TraceJob, TracePlacement, Workload};
+use super::{
+    MAX_NODES, NonPositiveRequest, ReaderRules, SkipCounts, SkipReason, TraceJob, TracePlacement,
+    Workload,
+};
 
 const FIELD_NAMES: [&str; 18] = [
     "job id",
@@ -197,12 +202,27 @@ pub fn from_path(
     path: impl AsRef<Path>,
     machine: Option<SwfMachine>,
 ) -> Result<Workload, SwfError> {
+    from_path_with(path, machine, &ReaderRules::default())
+}
+
+/// [`from_path`] under `rules` (the time limit of a job that requested none).
+///
+/// ```
+/// use gangway_sim::workload::{swf, ReaderRules};
+/// let err = swf::from_path_with("no/such/file.swf", None, &ReaderRules::default()).unwrap_err();
+/// assert!(err.to_string().starts_with("no/such/file.swf: "));
+/// ```
+pub fn from_path_with(
+    path: impl AsRef<Path>,
+    machine: Option<SwfMachine>,
+    rules: &ReaderRules,
+) -> Result<Workload, SwfError> {
     let path = path.as_ref();
     let file = File::open(path).map_err(|source| SwfError::Open {
         path: path.display().to_string(),
         source,
     })?;
-    read(BufReader::new(file), machine)
+    read_with(BufReader::new(file), machine, rules)
 }
 
 /// Reads SWF text, or gzip-compressed SWF text (recognised by its magic bytes), from any
@@ -214,14 +234,38 @@ pub fn from_path(
 /// assert_eq!(workload.nodes.len(), 3);
 /// assert!(workload.jobs.is_empty());
 /// ```
-pub fn read(mut reader: impl BufRead, machine: Option<SwfMachine>) -> Result<Workload, SwfError> {
+pub fn read(reader: impl BufRead, machine: Option<SwfMachine>) -> Result<Workload, SwfError> {
+    read_with(reader, machine, &ReaderRules::default())
+}
+
+/// [`read`] under `rules`: a job whose requested time (field 9) is ≤ 0 asks for its run time
+/// ([`NonPositiveRequest::RunTime`], the default), a fixed limit, or is skipped.
+///
+/// ```
+/// use gangway_sim::workload::{swf, NonPositiveRequest, ReaderRules, SkipReason};
+/// let text = "; MaxProcs: 4\n1 0 -1 60 2 -1 -1 -1 -1 -1 1 3 1 -1 -1 -1 -1 -1\n";
+/// let limit = |rule| {
+///     let rules = ReaderRules { non_positive_request: rule, ..ReaderRules::default() };
+///     swf::read_with(text.as_bytes(), None, &rules).unwrap()
+/// };
+/// assert_eq!(limit(NonPositiveRequest::RunTime).jobs[0].time_limit_ms, 60_000);
+/// assert_eq!(limit(NonPositiveRequest::Seconds(3600)).jobs[0].time_limit_ms, 3_600_000);
+/// let skipped = limit(NonPositiveRequest::Skip);
+/// assert!(skipped.jobs.is_empty());
+/// assert_eq!(skipped.skipped.get(SkipReason::NonPositiveRequest), 1);
+/// ```
+pub fn read_with(
+    mut reader: impl BufRead,
+    machine: Option<SwfMachine>,
+    rules: &ReaderRules,
+) -> Result<Workload, SwfError> {
     let start = reader
         .fill_buf()
         .map_err(|source| SwfError::Io { line: 1, source })?;
     if start.starts_with(&[0x1f, 0x8b]) {
-        read_text(BufReader::new(MultiGzDecoder::new(reader)), machine)
+        read_text(BufReader::new(MultiGzDecoder::new(reader)), machine, rules)
     } else {
-        read_text(reader, machine)
+        read_text(reader, machine, rules)
     }
 }
 
@@ -243,7 +287,11 @@ struct Header {
     max_procs: Option<u64>,
 }
 
-fn read_text(mut reader: impl BufRead, machine: Option<SwfMachine>) -> Result<Workload, SwfError> {
+fn read_text(
+    mut reader: impl BufRead,
+    machine: Option<SwfMachine>,
+    rules: &ReaderRules,
+) -> Result<Workload, SwfError> {
     let mut header = Header::default();
     let mut records = Vec::new();
     let mut first_line_of_id = BTreeMap::new();
@@ -295,7 +343,7 @@ fn read_text(mut reader: impl BufRead, machine: Option<SwfMachine>) -> Result<Wo
     let mut skipped = SkipCounts::default();
     let mut jobs = Vec::with_capacity(records.len());
     for record in &records {
-        match to_job(record, width)? {
+        match to_job(record, width, rules)? {
             Ok(job) => jobs.push(job),
             Err(reason) => skipped.add(reason),
         }
@@ -397,7 +445,11 @@ fn parse_record(text: &str, line: u64) -> Result<Record, SwfError> {
 }
 
 /// The job of a record, `Ok(Err(reason))` when it is skipped.
-fn to_job(record: &Record, width: u64) -> Result<Result<TraceJob, SkipReason>, SwfError> {
+fn to_job(
+    record: &Record,
+    width: u64,
+    rules: &ReaderRules,
+) -> Result<Result<TraceJob, SkipReason>, SwfError> {
     if record.submit_s < 0 {
         return Ok(Err(SkipReason::UnknownSubmitTime));
     }
@@ -417,7 +469,11 @@ fn to_job(record: &Record, width: u64) -> Result<Result<TraceJob, SkipReason>, S
     let time_limit_ms = if record.requested_s > 0 {
         seconds_to_ms(record.requested_s, record.line, 9)?
     } else {
-        run_ms
+        match rules.non_positive_request {
+            NonPositiveRequest::RunTime => run_ms,
+            NonPositiveRequest::Seconds(seconds) => seconds.saturating_mul(1000),
+            NonPositiveRequest::Skip => return Ok(Err(SkipReason::NonPositiveRequest)),
+        }
     };
     Ok(Ok(TraceJob {
         id: record.id.to_string(),
@@ -433,6 +489,7 @@ fn to_job(record: &Record, width: u64) -> Result<Result<TraceJob, SkipReason>, S
         account: label('g', record.group),
         queue: String::new(),
         placement: TracePlacement::Spread,
+        priority: 0,
     }))
 }
 
@@ -650,5 +707,65 @@ mod tests {
         assert_eq!((workload.nodes.len(), workload.jobs.len()), (16, 1));
         let err = read(&compressed[..compressed.len() / 2], None).unwrap_err();
         assert!(matches!(err, SwfError::Io { .. }), "{err}");
+    }
+
+    /// Issue 29, item 6: a job that requested no time (SDSC SP2 has `-1`) asks for its run
+    /// time by default, a fixed limit, or is left out and counted; a job that requested time
+    /// keeps it under every rule.
+    #[test]
+    fn a_non_positive_request_follows_the_rule() {
+        let text = format!(
+            "; MaxProcs: 8\n{}{}{}",
+            job_line(1, 0, 60, 2, 2, -1),
+            job_line(2, 5, 60, 2, 2, 0),
+            job_line(3, 9, 60, 2, 2, 600)
+        );
+        let read = |rule: NonPositiveRequest| {
+            let rules = ReaderRules {
+                non_positive_request: rule,
+                ..ReaderRules::default()
+            };
+            read_with(text.as_bytes(), None, &rules).unwrap()
+        };
+        let limits = |workload: &Workload| -> Vec<(String, u64)> {
+            workload
+                .jobs
+                .iter()
+                .map(|j| (j.id.clone(), j.time_limit_ms))
+                .collect()
+        };
+        let run_time = read(NonPositiveRequest::RunTime);
+        assert_eq!(
+            limits(&run_time),
+            [
+                ("1".into(), 60_000),
+                ("2".into(), 60_000),
+                ("3".into(), 600_000)
+            ]
+        );
+        assert_eq!(run_time, read(NonPositiveRequest::default()));
+        assert_eq!(run_time, super::read(text.as_bytes(), None).unwrap());
+        let fixed = read(NonPositiveRequest::Seconds(3600));
+        assert_eq!(
+            limits(&fixed),
+            [
+                ("1".into(), 3_600_000),
+                ("2".into(), 3_600_000),
+                ("3".into(), 600_000)
+            ]
+        );
+        let skip = read(NonPositiveRequest::Skip);
+        assert_eq!(limits(&skip), [("3".into(), 600_000)]);
+        assert_eq!(skip.skipped.get(SkipReason::NonPositiveRequest), 2);
+        assert_eq!(skip.skipped.total(), 2);
+        // A job skipped for an earlier reason is counted under that one only.
+        let gone = format!("; MaxProcs: 8\n{}", job_line(4, 0, 0, 2, 2, -1));
+        let rules = ReaderRules {
+            non_positive_request: NonPositiveRequest::Skip,
+            ..ReaderRules::default()
+        };
+        let workload = read_with(gone.as_bytes(), None, &rules).unwrap();
+        assert_eq!(workload.skipped.get(SkipReason::NonPositiveRunTime), 1);
+        assert_eq!(workload.skipped.get(SkipReason::NonPositiveRequest), 0);
     }
 }

@@ -1,5 +1,6 @@
 //! The simulator on tiny workloads with exact times; the invariant oracle runs after every tick.
 
+use gangway::event::Event;
 use gangway::testkit::check_tick;
 use gangway::{ClusterConfig, JobSpec};
 use gangway_sim::metrics::Metrics;
@@ -414,5 +415,83 @@ fn too_many_gpus_for_a_task_names_the_largest_node() {
         result.rejections[0].contains("a node has at most 16 (this cluster's largest has 4)"),
         "{}",
         result.rejections[0]
+    );
+}
+
+/// Issue 29, item 4: the events of one instant one tick at a time. On 2 cpus, `a` (2 cpus) ends
+/// at 100, when `b` and `c` (2 cpus each, `c` of a higher priority) are submitted. In one tick
+/// (the default) the pass sees both and starts `c`, the higher priority. One event per tick:
+/// `a`'s end first (ends before submits), then `b` alone (by job id), which starts on the free
+/// node before `c` is even submitted; `c` waits for `b`'s end.
+#[test]
+fn one_event_per_tick_delivers_ends_then_submits_by_id_and_changes_the_decision() {
+    let mut c = job("c", 100, 2, 200, 50);
+    c.spec.priority = 10;
+    // `c` listed before `b`: the default sends it first, the one-at-a-time order by id.
+    let jobs = vec![job("a", 0, 2, 200, 100), c, job("b", 100, 2, 200, 50)];
+    let simulate = |one_event_per_tick: bool| {
+        let options = SimOptions {
+            record_ticks: true,
+            one_event_per_tick,
+            ..SimOptions::default()
+        };
+        Simulator::new(one_node(2), jobs.clone(), options)
+            .unwrap()
+            .run(|view| check_tick(view.scheduler, view.outcome))
+            .unwrap()
+    };
+    let at_100 = |result: &SimResult| -> Vec<Vec<String>> {
+        result
+            .ticks_given
+            .iter()
+            .filter(|t| t.at_ms == 100)
+            .map(|t| {
+                t.events
+                    .iter()
+                    .map(|e| match e {
+                        Event::Submit { job } => format!("submit {}", job.id),
+                        Event::Finished { job, .. } => format!("finished {job}"),
+                        other => format!("{other:?}"),
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+
+    let batched = simulate(false);
+    // a, c, b: c starts at a's end, b after c.
+    assert_eq!(
+        times(&batched),
+        vec![
+            (Some(0), Some(100)),
+            (Some(100), Some(150)),
+            (Some(150), Some(200))
+        ]
+    );
+    assert_eq!(
+        at_100(&batched).len(),
+        1,
+        "one tick at 100: {:?}",
+        at_100(&batched)
+    );
+    assert_eq!(at_100(&batched)[0].len(), 3);
+
+    let one_by_one = simulate(true);
+    assert_eq!(
+        at_100(&one_by_one),
+        vec![
+            vec!["finished a".to_string()],
+            vec!["submit b".to_string()],
+            vec!["submit c".to_string()]
+        ]
+    );
+    // b starts alone at 100; c, the higher priority, waits for it.
+    assert_eq!(
+        times(&one_by_one),
+        vec![
+            (Some(0), Some(100)),
+            (Some(150), Some(200)),
+            (Some(100), Some(150))
+        ]
     );
 }

@@ -113,6 +113,7 @@ pub(super) fn workload(
                 TracePlacement::StrictSpread
             },
             id: row.id,
+            priority: 0,
         })
         .collect();
     jobs.sort_by_key(|job| job.submit_ms);
