@@ -212,6 +212,7 @@ impl Scheduler {
     /// docs that the pass itself decides.
     pub(in crate::scheduler) fn continuable(&self, pass: &Pass) -> bool {
         self.shortcuts
+            && !self.tracks_head()
             && pass.verdicts_stand
             && pass.always_plan.is_none()
             && !self.state.config.policy.preemption.enabled

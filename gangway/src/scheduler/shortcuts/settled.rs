@@ -56,6 +56,7 @@ impl Scheduler {
     /// Whether nothing the pass has not visited yet can start, be planned or preempt.
     pub(in crate::scheduler) fn settled(&self, pass: &mut Pass, pending: &PendingSummary) -> bool {
         let settled = self.shortcuts
+            && !self.tracks_head()
             && pass.always_plan.is_none()
             && !self.state.config.policy.preemption.enabled
             && self.state.earmarks.is_empty()
