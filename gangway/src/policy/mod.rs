@@ -33,9 +33,7 @@ pub mod spec;
 pub use context::{PassContext, PassFigures};
 pub use factors::PriorityFactors;
 pub use guard::PluginFault;
-pub use hooks::{
-    Dependence, DeviceTask, DomainView, HeadView, Hook, Plugin, PluginClone, Vote,
-};
+pub use hooks::{Dependence, DeviceTask, DomainView, HeadView, Hook, Plugin, PluginClone, Vote};
 pub use profile::{
     KeyTerms, MAX_ORDER_KEYS, MAX_SCORE_TIERS, MAX_VICTIM_KEYS, NodeScores, OrderKeys, Placement,
     Profile, ProfileBuilder, ProfileError, VictimKeys,

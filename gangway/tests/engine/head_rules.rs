@@ -170,7 +170,11 @@ impl Plugin for Never {
 #[test]
 fn a_user_rule_refuses_on_top_of_easy() {
     let mut s = Scheduler::with_profile(four_cpus(json!({})), with_rule(Never)).unwrap();
-    let jobs = [job("R", 3, 100_000), job("H", 4, 50_000), job("A", 1, 1_000)];
+    let jobs = [
+        job("R", 3, 100_000),
+        job("H", 4, 50_000),
+        job("A", 1, 1_000),
+    ];
     let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
     assert_eq!(started(&out.decisions), ["R"]);
     assert_eq!(reason(&s, "A"), PendingReason::Priority);
@@ -199,7 +203,11 @@ impl Plugin for Always {
 fn a_rule_that_admits_a_job_that_does_not_fit_is_refused() {
     let cluster = four_cpus(json!({"backfill": {"mode": "rule"}}));
     let mut s = Scheduler::with_profile(cluster, with_rule(Always)).unwrap();
-    let jobs = [job("R", 3, 100_000), job("H", 4, 50_000), job("X", 2, 1_000)];
+    let jobs = [
+        job("R", 3, 100_000),
+        job("H", 4, 50_000),
+        job("X", 2, 1_000),
+    ];
     let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
     assert_eq!(started(&out.decisions), ["R"]);
     assert_eq!(reason(&s, "X"), PendingReason::Resources);
