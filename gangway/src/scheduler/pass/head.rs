@@ -100,11 +100,15 @@ impl Scheduler {
     }
 
     /// Whether `id`, which fits now within its quota, may start now past the pass's head:
-    /// always without a head; in mode `before_head_estimate` only if its requested end is
-    /// strictly before the head's frozen estimate; and only if every backfill rule of the
-    /// profile admits it.
+    /// always without a head, and a preemptor on what its victims freed for it; in mode
+    /// `before_head_estimate` only if its requested end is strictly before the head's frozen
+    /// estimate; and only if every backfill rule of the profile admits it.
     pub(in crate::scheduler) fn may_pass_head(&self, id: JobId, pass: &Pass) -> bool {
-        let Some(head) = &pass.head else {
+        let Some(head) = pass
+            .head
+            .as_ref()
+            .filter(|_| !self.state.earmarks.contains_key(&id))
+        else {
             return true;
         };
         let Some(candidate) = self.state.job_view(id) else {
