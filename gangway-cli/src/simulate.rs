@@ -43,8 +43,8 @@ pub struct SimulateArgs {
     #[arg(long)]
     strict: bool,
     /// The policy, or a comma-separated list of policies to compare (e.g. `fcfs,easy,sjf,las`),
-    /// among ssh, fcfs, easy, conservative, full, sjf and las. Default: compare ssh (no
-    /// scheduler), fcfs, easy, conservative and full.
+    /// among ssh, fcfs, easy, conservative, full, sjf, las and rlscheduler. Default: compare
+    /// ssh (no scheduler), fcfs, easy, conservative and full.
     #[arg(long, value_name = "POLICY[,POLICY...]", value_parser = parse_policies)]
     policy: Option<Policies>,
     /// Only jobs START .. START+COUNT-1 of the workload (in submit order), on an empty cluster.

@@ -11,7 +11,7 @@ use gangway::policy::spec::PluginSpec;
 /// A scheduling policy preset.
 ///
 /// [`PolicyPreset::ALL`] holds the five `gangway simulate` compares by default;
-/// [`PolicyPreset::EVERY`] every preset, also `sjf` and `las`.
+/// [`PolicyPreset::EVERY`] every preset, also `sjf`, `las` and `rlscheduler`.
 ///
 /// ```
 /// use gangway_sim::PolicyPreset;
@@ -19,7 +19,7 @@ use gangway::policy::spec::PluginSpec;
 /// assert_eq!(PolicyPreset::ALL.len(), 5);
 /// assert_eq!(
 ///     PolicyPreset::names(),
-///     ["ssh", "fcfs", "easy", "conservative", "full", "sjf", "las"]
+///     ["ssh", "fcfs", "easy", "conservative", "full", "sjf", "las", "rlscheduler"]
 /// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,6 +48,11 @@ pub enum PolicyPreset {
     /// GPU service), no backfill, order-based preemption without the anti-thrash rule (LAS's
     /// quantum bounds preemptions), no quotas. It uses no time limit.
     Las,
+    /// RLScheduler's simulator (SC'20, DIR-LAB/deep-batch-scheduler) with its FCFS heuristic:
+    /// submit order with a pinned head (`policy.priority.pinned_head`), backfill mode
+    /// `before_head_estimate` (a job passes the head only if it ends strictly before the head's
+    /// start as estimated, once, from requested times), no quotas, no preemption.
+    Rlscheduler,
 }
 
 impl PolicyPreset {
@@ -61,8 +66,8 @@ impl PolicyPreset {
         PolicyPreset::Full,
     ];
 
-    /// Every preset: [`PolicyPreset::ALL`], then `sjf` and `las`.
-    pub const EVERY: [PolicyPreset; 7] = [
+    /// Every preset: [`PolicyPreset::ALL`], then `sjf`, `las` and `rlscheduler`.
+    pub const EVERY: [PolicyPreset; 8] = [
         PolicyPreset::Ssh,
         PolicyPreset::Fcfs,
         PolicyPreset::Easy,
@@ -70,10 +75,11 @@ impl PolicyPreset {
         PolicyPreset::Full,
         PolicyPreset::Sjf,
         PolicyPreset::Las,
+        PolicyPreset::Rlscheduler,
     ];
 
     /// The names of [`PolicyPreset::EVERY`], in order.
-    pub fn names() -> [&'static str; 7] {
+    pub fn names() -> [&'static str; 8] {
         PolicyPreset::EVERY.map(PolicyPreset::name)
     }
 
@@ -110,10 +116,12 @@ impl PolicyPreset {
             PolicyPreset::Full => "full",
             PolicyPreset::Sjf => "sjf",
             PolicyPreset::Las => "las",
+            PolicyPreset::Rlscheduler => "rlscheduler",
         }
     }
 
-    /// Sets `cluster`'s policy for this preset. Every preset but `full` drops the queues and
+    /// Sets `cluster`'s policy for this preset: its backfill mode and queue discipline (a
+    /// pinned head for `rlscheduler` only). Every preset but `full` drops the queues and
     /// cohorts (no quotas) and zeroes the priority weights (submit order); `full` keeps the
     /// queues and lets each reclaim quota it lent to its cohort; `ssh` also sets
     /// `policy.min_job_age_ms` to 0, so that its host can submit a job again under its id.
@@ -131,7 +139,11 @@ impl PolicyPreset {
     /// let mut cluster = gangway::ClusterConfig::default();
     /// PolicyPreset::Fcfs.configure(&mut cluster);
     /// assert_eq!(cluster.policy.backfill.mode, BackfillMode::None);
+    /// PolicyPreset::Rlscheduler.configure(&mut cluster);
+    /// assert_eq!(cluster.policy.backfill.mode, BackfillMode::BeforeHeadEstimate);
+    /// assert!(cluster.policy.priority.pinned_head);
     /// PolicyPreset::Las.configure(&mut cluster);
+    /// assert!(!cluster.policy.priority.pinned_head);
     /// assert_eq!(cluster.policy.plugins.as_ref().unwrap()[0].name, "las");
     /// assert!(cluster.policy.preemption.order_based && !cluster.policy.preemption.anti_thrash);
     ///
@@ -150,8 +162,10 @@ impl PolicyPreset {
             PolicyPreset::Ssh | PolicyPreset::Fcfs | PolicyPreset::Las => BackfillMode::None,
             PolicyPreset::Easy | PolicyPreset::Full | PolicyPreset::Sjf => BackfillMode::Easy,
             PolicyPreset::Conservative => BackfillMode::Conservative,
+            PolicyPreset::Rlscheduler => BackfillMode::BeforeHeadEstimate,
         };
         policy.backfill.depth = None;
+        policy.priority.pinned_head = self == PolicyPreset::Rlscheduler;
         if self == PolicyPreset::Full {
             policy.priority.weights = PriorityWeights {
                 fairshare: 10_000,
@@ -179,7 +193,8 @@ impl PolicyPreset {
             PolicyPreset::Fcfs
             | PolicyPreset::Easy
             | PolicyPreset::Conservative
-            | PolicyPreset::Full => return,
+            | PolicyPreset::Full
+            | PolicyPreset::Rlscheduler => return,
         };
         let policy = &mut cluster.policy;
         let own = policy

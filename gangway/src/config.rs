@@ -611,7 +611,7 @@ fn default_min_job_age_ms() -> u64 {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackfillConfig {
-    /// `none`, `easy` (default) or `conservative`.
+    /// `none`, `easy` (default), `conservative`, `before_head_estimate` or `rule`.
     #[serde(default)]
     pub mode: BackfillMode,
     /// How many resource-blocked jobs get a reservation (≥ 1). Default: 1 for `easy`, all for
@@ -631,6 +631,36 @@ pub enum BackfillMode {
     Easy,
     /// Conservative backfill: every blocked job gets a reservation.
     Conservative,
+    /// RLScheduler's rule (SC'20): the first resource-blocked job is the head and gets no
+    /// reservation; its start is estimated once, when it becomes the head, from the running
+    /// jobs' requested ends, and never updated. A later job starts now only if it fits now and
+    /// its requested end (now plus its time limit) is strictly before that estimate, and every
+    /// backfill rule of the profile admits it. No extra-nodes rule: it may delay the head.
+    ///
+    /// ```
+    /// let b: gangway::config::BackfillConfig =
+    ///     serde_json::from_str(r#"{"mode": "before_head_estimate"}"#).unwrap();
+    /// assert_eq!(b.mode, gangway::config::BackfillMode::BeforeHeadEstimate);
+    /// ```
+    BeforeHeadEstimate,
+    /// The profile's backfill rules alone ([`crate::policy::Plugin::may_backfill`]): the head
+    /// gets no reservation, its estimate is frozen as in `before_head_estimate`, and a later
+    /// job that fits now starts when every backfill rule admits it (none listed: every job
+    /// that fits).
+    Rule,
+}
+
+impl BackfillMode {
+    /// Whether the mode has a head with a frozen estimate and no reservation, and asks the
+    /// backfill rules instead (`before_head_estimate`, `rule`).
+    ///
+    /// ```
+    /// use gangway::config::BackfillMode;
+    /// assert!(BackfillMode::Rule.head_rule() && !BackfillMode::Easy.head_rule());
+    /// ```
+    pub fn head_rule(self) -> bool {
+        matches!(self, BackfillMode::BeforeHeadEstimate | BackfillMode::Rule)
+    }
 }
 
 /// Multifactor priority.
@@ -655,6 +685,20 @@ pub struct PriorityConfig {
     /// ```
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calc_period_ms: Option<u64>,
+    /// Queue discipline: a head that cannot start stays the head until it starts (as in
+    /// RLScheduler's simulator), considered first at every pass whatever the order says, instead
+    /// of the pending jobs being ordered afresh at every pass. The head is the first job a pass
+    /// finds blocked by resources (within its quota); it loses its pin when it starts or leaves
+    /// the queue, or when a pass finds it not ready to run (held, before its begin time, waiting
+    /// for a dependency or its quota). Default false.
+    ///
+    /// ```
+    /// let p: gangway::config::PriorityConfig =
+    ///     serde_json::from_str(r#"{"pinned_head": true}"#).unwrap();
+    /// assert!(p.pinned_head);
+    /// ```
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pinned_head: bool,
 }
 
 impl Default for PriorityConfig {
@@ -663,6 +707,7 @@ impl Default for PriorityConfig {
             weights: PriorityWeights::default(),
             max_age_ms: default_max_age_ms(),
             calc_period_ms: None,
+            pinned_head: false,
         }
     }
 }

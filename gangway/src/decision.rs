@@ -246,7 +246,8 @@ pub struct PendingInfo {
     pub position: usize,
     /// Why it is not running.
     pub reason: PendingReason,
-    /// When it is expected to start (jobs with a reservation), else null.
+    /// When it is expected to start (jobs with a reservation, and the head of backfill mode
+    /// `before_head_estimate` or `rule`: its frozen estimate), else null.
     pub estimated_start_ms: Option<u64>,
     /// More about the reason, from the profile's plug-ins: an admission's deny, or why no
     /// node passed the node filters.

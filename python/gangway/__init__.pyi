@@ -10,7 +10,8 @@ __version__: str
 PROTOCOL_VERSION: int
 """The protocol version the shim's configure answers with."""
 POLICIES: List[str]
-"""The policy presets `simulate` accepts (fcfs, easy, conservative, full, sjf, las)."""
+"""The policy presets `simulate` accepts (ssh, fcfs, easy, conservative, full, sjf, las,
+rlscheduler)."""
 
 class GangwayError(Exception):
     """A request the shim would refuse: `.kind` is the shim's error kind (parse, not_configured,

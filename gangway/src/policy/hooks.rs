@@ -36,6 +36,8 @@ pub enum Hook {
     VictimVeto,
     /// [`Plugin::victim_key`]: the order in which candidate victims are taken; lexicographic.
     VictimOrder,
+    /// [`Plugin::may_backfill`]: whether a job behind the blocked head may start now; ANDed.
+    Backfill,
     /// [`Plugin::wake_up`]: a time the plug-in wants the next tick by.
     WakeUp,
     /// [`Plugin::observe`]: each tick's events and decisions.
@@ -59,13 +61,15 @@ impl Hook {
             Hook::DomainScore => "domain_score",
             Hook::VictimVeto => "victim_veto",
             Hook::VictimOrder => "victim_order",
+            Hook::Backfill => "backfill",
             Hook::WakeUp => "wake_up",
             Hook::Observe => "observe",
         }
     }
 
-    /// Whether a plug-in with this hook cannot be listed for one partition: order and
-    /// admission, since all partitions are walked in one order. Placement and victim hooks
+    /// Whether a plug-in with this hook cannot be listed for one partition: order, admission
+    /// and backfill, since all partitions are walked in one order behind one head. Placement
+    /// and victim hooks
     /// may differ per partition; the prepare, wake-up and observe hooks of a plug-in listed
     /// for a partition serve the whole pass.
     ///
@@ -74,8 +78,23 @@ impl Hook {
     /// assert!(Hook::Order.global_only() && !Hook::NodeScore.global_only());
     /// ```
     pub fn global_only(self) -> bool {
-        matches!(self, Hook::Order | Hook::Admission)
+        matches!(self, Hook::Order | Hook::Admission | Hook::Backfill)
     }
+}
+
+/// The blocked head a backfill rule ([`Plugin::may_backfill`]) protects: the first job of
+/// the pass's order that is blocked by resources (within its quota).
+#[derive(Clone, Copy, Debug)]
+pub struct HeadView<'a> {
+    /// The head.
+    pub job: JobView<'a>,
+    /// Its estimated start. Modes `before_head_estimate` and `rule`: estimated once, when it
+    /// became the head, from the running jobs' requested ends, and never updated. Modes `easy`
+    /// and `conservative`: its reservation's start in this pass. `None`: it cannot be placed
+    /// at any time the running jobs' ends give (nodes it needs are down, say).
+    pub estimated_start_ms: Option<u64>,
+    /// When it became the head (modes `before_head_estimate` and `rule`; otherwise now).
+    pub head_since_ms: u64,
 }
 
 /// One task whose devices a device-choice plug-in picks.
@@ -265,6 +284,41 @@ pub trait Plugin: PluginClone + Send + Sync + 'static {
         _context: &PassContext<'_>,
     ) -> i64 {
         0
+    }
+
+    /// Whether `candidate`, a job behind the blocked `head` that fits now (within its quota),
+    /// may start now. The rules' answers are ANDed; the engine asks only about jobs it has
+    /// placed, so a rule that admits a job that does not fit changes nothing. Asked in every
+    /// backfill mode that lets a job pass a blocked head: in `easy` and `conservative` the
+    /// reservations still hold (a rule only refuses more), in `rule` the rules alone decide,
+    /// in `before_head_estimate` they add to its comparison. A rule that panics abstains
+    /// (admits) for the rest of the pass, and is reported in the tick's `plugin_faults`.
+    ///
+    /// ```
+    /// use gangway::policy::{HeadView, Hook, PassContext, Plugin};
+    /// use gangway::state::JobView;
+    ///
+    /// /// RLScheduler's rule, as a plug-in: end strictly before the head's estimate.
+    /// #[derive(Clone)]
+    /// struct BeforeHead;
+    /// impl Plugin for BeforeHead {
+    ///     fn name(&self) -> &str { "before_head" }
+    ///     fn hooks(&self) -> &[Hook] { &[Hook::Backfill] }
+    ///     fn may_backfill(&self, head: HeadView<'_>, job: JobView<'_>, ctx: &PassContext<'_>) -> bool {
+    ///         let end = ctx.now_ms().saturating_add(job.spec().time_limit_ms);
+    ///         head.estimated_start_ms.is_none_or(|start| end < start)
+    ///     }
+    /// }
+    /// let profile = gangway::policy::Profile::builder().plugin(BeforeHead).build().unwrap();
+    /// assert_eq!(profile.plugin_names().collect::<Vec<_>>(), ["before_head"]);
+    /// ```
+    fn may_backfill(
+        &self,
+        _head: HeadView<'_>,
+        _candidate: JobView<'_>,
+        _context: &PassContext<'_>,
+    ) -> bool {
+        true
     }
 
     /// A time by which the plug-in wants the next tick (merged into `next_wakeup_ms`).

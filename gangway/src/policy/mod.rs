@@ -12,6 +12,7 @@
 //! | [`Plugin::score_domain`] | per topology domain that could hold a gang | `f64`, higher better | as node scores; ties keep the engine's best fit (least free capacity) |
 //! | [`Plugin::veto_victim`] | per preemptor and candidate victim | veto (reason) or none | AND over every plug-in |
 //! | [`Plugin::victim_key`] | per preemptor and candidate victim | `i64`, lower first | lexicographic, then the later job id |
+//! | [`Plugin::may_backfill`] | per job behind a blocked head that fits now | admit / refuse | AND (a silenced rule admits) |
 //! | [`Plugin::wake_up`] | after each pass | a time | the earliest joins `next_wakeup_ms` |
 //! | [`Plugin::observe`] | after each tick | — | — |
 //! | [`Plugin::save_state`] / [`Plugin::load_state`] | snapshot / restore | JSON | by plug-in name |
@@ -32,7 +33,7 @@ pub mod spec;
 pub use context::{PassContext, PassFigures};
 pub use factors::PriorityFactors;
 pub use guard::PluginFault;
-pub use hooks::{Dependence, DeviceTask, DomainView, Hook, Plugin, PluginClone, Vote};
+pub use hooks::{Dependence, DeviceTask, DomainView, HeadView, Hook, Plugin, PluginClone, Vote};
 pub use profile::{
     KeyTerms, MAX_ORDER_KEYS, MAX_SCORE_TIERS, MAX_VICTIM_KEYS, NodeScores, OrderKeys, Placement,
     Profile, ProfileBuilder, ProfileError, VictimKeys,

@@ -14,6 +14,7 @@
 //! - **Victim order**: keys compare lexicographically in the listed order, lower first; the
 //!   engine's tie-break is the later job id. A partition with victim orders of its own (the
 //!   preemptor's) uses only those.
+//! - **Backfill**: ANDed; a rule that panicked admits for the rest of the pass.
 //! - **Wake-up**: the earliest of all requests joins `next_wakeup_ms`.
 
 use std::cmp::Ordering;
@@ -22,7 +23,9 @@ use crate::decision::TickOutcome;
 use crate::event::Event;
 use crate::placement::fit::valid_pick;
 use crate::policy::guard::{FaultLog, PluginFault};
-use crate::policy::{Dependence, DeviceTask, DomainView, Hook, PassContext, Plugin, Vote};
+use crate::policy::{
+    Dependence, DeviceTask, DomainView, HeadView, Hook, PassContext, Plugin, Vote,
+};
 use crate::state::{ClusterState, JobView, NodeView};
 
 /// The most order plug-ins a profile may list.
@@ -233,6 +236,7 @@ impl ProfileBuilder {
             order: listed(Hook::Order),
             wake_up: listed(Hook::WakeUp),
             observe: listed(Hook::Observe),
+            backfill: listed(Hook::Backfill),
         };
         let faults = FaultLog::new(self.plugins.len());
         let (plugins, placements) = self.plugins.into_iter().unzip();
@@ -255,6 +259,7 @@ struct GlobalHooks {
     order: Vec<usize>,
     wake_up: Vec<usize>,
     observe: Vec<usize>,
+    backfill: Vec<usize>,
 }
 
 /// The placement and victim hooks that serve one partition, by plug-in index.
@@ -668,6 +673,31 @@ impl Profile {
                 .unwrap_or(0);
         }
         keys
+    }
+
+    /// Whether the profile lists a backfill rule.
+    pub(crate) fn has_backfill_rules(&self) -> bool {
+        !self.global.backfill.is_empty()
+    }
+
+    /// Whether every backfill rule lets `candidate` pass the blocked `head` now (a silenced
+    /// rule abstains, which admits).
+    pub(crate) fn may_backfill(
+        &self,
+        head: HeadView<'_>,
+        candidate: JobView<'_>,
+        context: &PassContext<'_>,
+    ) -> bool {
+        self.global.backfill.iter().all(|&i| {
+            self.faults
+                .call(
+                    i,
+                    || self.name_of(i),
+                    Hook::Backfill,
+                    || self.plugins[i].may_backfill(head, candidate, context),
+                )
+                .unwrap_or(true)
+        })
     }
 
     /// The earliest wake-up any plug-in asks for after `now`.

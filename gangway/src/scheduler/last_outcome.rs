@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::model::ids::JobId;
 use crate::policy::PassFigures;
 use crate::scheduler::Plan;
+use crate::scheduler::pass::head::Head;
 use crate::scheduler::pass::order::calc_period::PriorityCalc;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::kept_plans::KeptPlans;
@@ -33,6 +34,9 @@ pub(in crate::scheduler) struct LastOutcome {
     /// The last priority calculation under `policy.priority.calc_period_ms`: its figures and
     /// the keys computed against them.
     pub(in crate::scheduler) priority_calc: Option<PriorityCalc>,
+    /// The pass's head, where a pin or a frozen estimate keeps it for the next pass
+    /// ([`crate::scheduler::pass::head`]).
+    pub(in crate::scheduler) head: Option<Head>,
 
     // Not kept: derived at the next pass, or a shortcut's memory.
     /// The pass's figures (time, totals, fair-share factors), for the report.
@@ -58,6 +62,7 @@ impl LastOutcome {
             plans: BTreeMap::new(),
             next_wakeup_ms: None,
             priority_calc: None,
+            head: None,
             figures: Arc::new(PassFigures::new(state, state.now_ms)),
             deferred: None,
             kept: None,

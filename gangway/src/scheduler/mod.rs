@@ -20,6 +20,7 @@ use crate::policy::Profile;
 use crate::policy::spec::profile_from_specs;
 use crate::state::ClusterState;
 use last_outcome::LastOutcome;
+use pass::head::Head;
 use pass::order::calc_period::{PriorityCalc, SavedCalc};
 use pass::report::PendingEntry;
 
@@ -110,6 +111,9 @@ pub struct Snapshot {
     /// The last priority calculation under `policy.priority.calc_period_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     priority_calc: Option<SavedCalc>,
+    /// The last pass's head, where a pinned head or a head rule's frozen estimate keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    head: Option<Head>,
 }
 
 fn first_snapshot_version() -> u32 {
@@ -474,6 +478,7 @@ impl Scheduler {
             details: self.last.details.clone(),
             plugins: self.profile.save_states(),
             priority_calc: self.last.priority_calc.as_ref().map(PriorityCalc::saved),
+            head: self.last.head.clone(),
         }
     }
 
@@ -534,6 +539,7 @@ impl Scheduler {
             priority_calc: snapshot
                 .priority_calc
                 .map(|saved| PriorityCalc::restored(saved, &state)),
+            head: snapshot.head,
             ..LastOutcome::none(&state)
         };
         Ok(Scheduler {

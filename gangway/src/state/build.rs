@@ -98,6 +98,13 @@ impl ClusterState {
                 "must be at least 1",
             ));
         }
+        if config.policy.backfill.mode.head_rule() && config.policy.backfill.depth.is_some() {
+            return Err(ConfigError::new(
+                "policy.backfill.depth",
+                "applies to modes easy and conservative only: before_head_estimate and rule \
+                 make no reservation",
+            ));
+        }
         if !config.policy.fair_sharing.strategies_valid() {
             return Err(ConfigError::new(
                 "policy.fair_sharing.preemption_strategies",
@@ -180,7 +187,7 @@ impl ClusterState {
     pub(crate) fn backfill_depth(&self) -> usize {
         let backfill = &self.config.policy.backfill;
         match (backfill.mode, backfill.depth) {
-            (BackfillMode::None, _) => 0,
+            (BackfillMode::None | BackfillMode::BeforeHeadEstimate | BackfillMode::Rule, _) => 0,
             (_, Some(depth)) => depth as usize,
             (BackfillMode::Easy, None) => 1,
             (BackfillMode::Conservative, None) => usize::MAX,

@@ -23,6 +23,7 @@ mod fairshare_charging;
 mod fairshare_long_run;
 mod fragmentation;
 mod gpu_events;
+mod head_rules;
 mod licenses;
 mod lifecycle;
 mod maintenance;

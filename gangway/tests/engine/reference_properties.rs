@@ -227,6 +227,7 @@ fn reconfigured(config: &ClusterConfig) -> ClusterConfig {
         BackfillMode::None => BackfillMode::Easy,
         BackfillMode::Easy => BackfillMode::Conservative,
         BackfillMode::Conservative => BackfillMode::None,
+        BackfillMode::BeforeHeadEstimate | BackfillMode::Rule => BackfillMode::Easy,
     };
     policy.priority.weights.age = (policy.priority.weights.age + 500) % 1000;
     policy.priority.weights.fairshare = (policy.priority.weights.fairshare + 300) % 1000;

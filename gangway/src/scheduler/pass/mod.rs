@@ -8,8 +8,9 @@
 //!    sharing's tournament);
 //! 6. this module: walk the order once; for each job that may run (not held, past its begin
 //!    time, its dependencies met), [`quota`] (may its queue admit it), [`place`] it now (the
-//!    profile's node filters and scorers: [`node_gate`]), else [`preempt`] for it, else
-//!    [`reserve`] for it within the backfill depth;
+//!    profile's node filters and scorers: [`node_gate`]; past a blocked [`head`] only as its
+//!    backfill rule allows), else [`preempt`] for it, else [`reserve`] for it within the
+//!    backfill depth;
 //! 7. [`report`]: each pending job's position, reason and estimated start;
 //! 8. the next wake-up ([`Scheduler::tick`](crate::Scheduler::tick)).
 //!
@@ -17,6 +18,7 @@
 //! [`crate::scheduler::shortcuts`], each with its argument.
 
 pub(in crate::scheduler) mod enforce;
+pub(in crate::scheduler) mod head;
 pub(in crate::scheduler) mod node_gate;
 pub(in crate::scheduler) mod order;
 mod place;
@@ -134,6 +136,10 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) resumed: bool,
     /// The running jobs by queue, gathered at the pass's first preemption search.
     pub(in crate::scheduler) running_by_queue: Option<RunningByQueue>,
+    /// This pass's head, where passes track one ([`head`]).
+    pub(in crate::scheduler) head: Option<head::Head>,
+    /// The last pass's head, until this pass finds its own.
+    pub(in crate::scheduler) carried: Option<head::Head>,
 }
 
 impl Pass {
@@ -162,6 +168,8 @@ impl Pass {
             waited: false,
             resumed: false,
             running_by_queue: None,
+            head: None,
+            carried: None,
         }
     }
 }
@@ -215,32 +223,50 @@ impl Scheduler {
             }
         };
         self.last.deferred = None;
+        pass.carried = self.last.head.take();
+        // A pinned head has the first turn, whatever the order says.
+        let pinned = self.pinned_head(&pass);
+        if let Some(id) = pinned {
+            self.turn(id, (&mut pass, &mut order, &mut report), decisions);
+        }
         while !self.settled(&mut pass, &pending) {
             let Some(id) = self.next_turn(&mut order) else {
                 break;
             };
-            // A job missing from the state has nothing to report.
-            match self.consider(id, &mut pass, decisions) {
-                Ok(Verdict::Waits {
-                    reason,
-                    estimated_start_ms,
-                }) => {
-                    pass.waited = true;
-                    // Positions count the pending jobs only: those started in this pass leave.
-                    report.push(PendingEntry {
-                        job: id,
-                        position: report.len() + 1,
-                        reason,
-                        estimated_start_ms,
-                    });
-                }
-                Ok(Verdict::Started) => self.turn_started(&mut order, id),
-                Err(NoSuchJob(_)) => {}
+            if Some(id) != pinned {
+                self.turn(id, (&mut pass, &mut order, &mut report), decisions);
             }
         }
         self.last.report = report;
         self.finish(pass, order);
         pending.next_begin_ms
+    }
+
+    /// `id`'s turn in the pass: its verdict, reported when it waits.
+    fn turn(
+        &mut self,
+        id: JobId,
+        (pass, order, report): (&mut Pass, &mut PassOrder, &mut Vec<PendingEntry>),
+        decisions: &mut Vec<Decision>,
+    ) {
+        // A job missing from the state has nothing to report.
+        match self.consider(id, pass, decisions) {
+            Ok(Verdict::Waits {
+                reason,
+                estimated_start_ms,
+            }) => {
+                pass.waited = true;
+                // Positions count the pending jobs only: those started in this pass leave.
+                report.push(PendingEntry {
+                    job: id,
+                    position: report.len() + 1,
+                    reason,
+                    estimated_start_ms,
+                });
+            }
+            Ok(Verdict::Started) => self.turn_started(order, id),
+            Err(NoSuchJob(_)) => {}
+        }
     }
 
     /// Hands a finished pass's results to the scheduler: its deferred report, denials,
@@ -263,6 +289,7 @@ impl Scheduler {
             Some(keyed)
         };
         self.last.details = std::mem::take(&mut pass.details);
+        self.last.head = pass.head.take().filter(|_| self.keeps_head());
         self.last.denied = pass.denied.clone();
         let plans = std::mem::take(&mut pass.bookings.plans);
         pass.bookings.order.extend(plans.iter().map(|(id, _)| *id));
@@ -326,6 +353,9 @@ impl Scheduler {
                 pass.verdicts_stand = false;
                 return Ok(Verdict::waits(PendingReason::WaitingForReady));
             }
+            if !self.may_pass_head(id, pass) {
+                return Ok(Verdict::waits(PendingReason::Priority));
+            }
             self.start(id, assignments, end, pass, decisions)?;
             return Ok(Verdict::Started);
         }
@@ -341,12 +371,24 @@ impl Scheduler {
         if self.try_preempt(id, pass, end, decisions) {
             return Ok(Verdict::waits(PendingReason::Preempting));
         }
+        if quota_ok && pass.head.is_none() && self.state.config.policy.backfill.mode.head_rule() {
+            // The head of a head rule: no reservation, its frozen estimate reported.
+            let estimated_start_ms = self.note_head(id, pass, None);
+            return Ok(Verdict::Waits {
+                reason: PendingReason::Resources,
+                estimated_start_ms,
+            });
+        }
         let within_depth = pass.reservations < pass.depth;
         if quota_ok && (within_depth || pass.always_plan == Some(id)) {
             if within_depth {
                 pass.reservations += 1;
             }
-            return Ok(match self.reserve(id, pass) {
+            let planned = self.reserve(id, pass);
+            if within_depth {
+                self.note_head(id, pass, planned);
+            }
+            return Ok(match planned {
                 Some(start) => Verdict::Waits {
                     reason: PendingReason::Reserved,
                     estimated_start_ms: Some(start),
@@ -356,6 +398,10 @@ impl Scheduler {
         }
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
         let reason = self.unplanned_reason(id, job, pass.now, quota_ok, &mut pass.blocking);
+        if quota_ok && self.state.config.policy.backfill.mode == BackfillMode::None {
+            // The job that blocks every later one.
+            self.note_head(id, pass, None);
+        }
         Ok(Verdict::waits(reason))
     }
 

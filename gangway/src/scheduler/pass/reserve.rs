@@ -11,6 +11,7 @@ use crate::placement::{Assignment, GangRequest, NodeGate, place_gang};
 use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::node_gate::JobGate;
 use crate::scheduler::{Plan, Scheduler};
+use crate::state::Job;
 use crate::state::licenses::LicenseNeed;
 
 /// The reservations a pass has made.
@@ -41,30 +42,12 @@ impl Scheduler {
             .plans
             .remove(&id)
             .filter(|plan| plan.start_ms > pass.now);
-        let spare = match pass.profile {
-            None => self.last.spare_profile.take(),
-            Some(_) => None,
-        };
+        let profile = self.pass_profile(&mut pass.profile, pass.now);
         let job = self.state.job(id)?;
         let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
-        let minimal: Vec<TaskShape> = job
-            .shapes
-            .iter()
-            .map(|s| s.with_count(s.min_count))
-            .collect();
-        let wanted = Reservation {
-            gang: GangRequest {
-                shapes: &minimal,
-                gate: gate.as_ref().map(|g| g as &dyn NodeGate),
-                ..self.state.gang_request(job)
-            },
-            limit: job.spec.time_limit_ms,
-            licenses: &job.licenses,
-        };
+        let minimal = minimal_shapes(job);
+        let wanted = self.reservation(job, &minimal, gate.as_ref());
         pass.verdicts_stand &= minimal.len() == 1 && wanted.gang.topology.is_none();
-        let profile = pass
-            .profile
-            .get_or_insert_with(|| spare.unwrap_or_default().rebuild(&self.state, pass.now));
         // Filters and scorers may change their answers between passes: plans they shaped are
         // searched again.
         let rank = self
@@ -108,6 +91,49 @@ impl Scheduler {
         pass.bookings
             .book(profile, (id, plan), charges, limit, wanted.licenses);
         Some(start)
+    }
+
+    /// The earliest start of `id`'s whole gang (at `min_count`) on what the running jobs leave
+    /// by their requested ends and the pass's reservations, searched afresh and booked nowhere:
+    /// a head rule's estimate ([`crate::scheduler::pass::head`]). `None` as for
+    /// [`Scheduler::reserve`].
+    pub(super) fn estimate_start(&mut self, id: JobId, pass: &mut Pass) -> Option<u64> {
+        let profile = self.pass_profile(&mut pass.profile, pass.now);
+        let job = self.state.job(id)?;
+        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
+        let minimal = minimal_shapes(job);
+        let wanted = self.reservation(job, &minimal, gate.as_ref());
+        let plan = self.earliest_start(&wanted, profile, pass.now, None)?;
+        (plan.start_ms <= crate::model::time::MAX_MS).then_some(plan.start_ms)
+    }
+
+    /// The pass's availability profile in `slot`, built at `now` on first use (in the memory
+    /// of the last pass's, when it left one).
+    fn pass_profile<'p>(&mut self, slot: &'p mut Option<Profile>, now: u64) -> &'p mut Profile {
+        let spare = match slot {
+            None => self.last.spare_profile.take(),
+            Some(_) => None,
+        };
+        slot.get_or_insert_with(|| spare.unwrap_or_default().rebuild(&self.state, now))
+    }
+
+    /// What a reservation for `job` is sought for: its gang at `minimal` counts, through
+    /// `gate`, for its time limit.
+    fn reservation<'a>(
+        &'a self,
+        job: &'a Job,
+        minimal: &'a [TaskShape],
+        gate: Option<&'a JobGate<'a>>,
+    ) -> Reservation<'a> {
+        Reservation {
+            gang: GangRequest {
+                shapes: minimal,
+                gate: gate.map(|g| g as &dyn NodeGate),
+                ..self.state.gang_request(job)
+            },
+            limit: job.spec.time_limit_ms,
+            licenses: &job.licenses,
+        }
     }
 
     /// Searches the earliest start of `wanted`, with its resources: the candidate times are
@@ -203,6 +229,14 @@ impl Scheduler {
             all_levels: true,
         }
     }
+}
+
+/// `job`'s task groups at their minimal counts (an elastic gang is reserved at `min_count`).
+fn minimal_shapes(job: &Job) -> Vec<TaskShape> {
+    job.shapes
+        .iter()
+        .map(|s| s.with_count(s.min_count))
+        .collect()
 }
 
 /// Orders the tasks of `assignment` by their devices (each task lists the same number).

@@ -36,6 +36,9 @@
 //!   depend on the window a job would run in); every node filter and scorer answers from
 //!   the task shape and the node alone ([`crate::policy::Dependence::ShapeAndNode`]); no
 //!   plug-in panicked in the last pass or in this tick's ordering.
+//! - **The default head.** No pass tracks a head ([`crate::scheduler::pass::head`]): no
+//!   pinned head, no head-rule backfill mode, no backfill-rule plug-in (a continued pass would
+//!   hand new jobs a head, a pin or an estimate it never checked).
 //! - **Verdicts that stand.** No job started in the last pass after one was left waiting:
 //!   a full pass would visit every waiting job with all of the last pass's starts already
 //!   running, and a start after a job's turn can change its reason (`priority` becomes
@@ -212,6 +215,7 @@ impl Scheduler {
     /// docs that the pass itself decides.
     pub(in crate::scheduler) fn continuable(&self, pass: &Pass) -> bool {
         self.shortcuts
+            && !self.tracks_head()
             && pass.verdicts_stand
             && pass.always_plan.is_none()
             && !self.state.config.policy.preemption.enabled

@@ -5,6 +5,8 @@
 //! every pending job has a queue and no queue admits the least any of them demands (so no later
 //! job is planned); preemption is off and no preemptor holds an earmark (so no later
 //! job preempts or starts on capacity held for it), no what-if job is waiting to be planned,
+//! no pass tracks a head ([`crate::scheduler::pass::head`]: the derived reasons are the
+//! default rules'),
 //! and what is free now, summed over every node, falls short of the least any pending job
 //! needs ([`crate::placement::NeedFloor`]) — so no later job can start either. Nothing a
 //! later job would do changes the state then, and each one's reason follows from the state as
@@ -56,6 +58,7 @@ impl Scheduler {
     /// Whether nothing the pass has not visited yet can start, be planned or preempt.
     pub(in crate::scheduler) fn settled(&self, pass: &mut Pass, pending: &PendingSummary) -> bool {
         let settled = self.shortcuts
+            && !self.tracks_head()
             && pass.always_plan.is_none()
             && !self.state.config.policy.preemption.enabled
             && self.state.earmarks.is_empty()

@@ -1,0 +1,359 @@
+//! The blocked head and its backfill rule (issue 29): RLScheduler's `before_head_estimate`
+//! against hand-worked examples, a frozen estimate, user backfill rules (and the engine
+//! refereeing them), and the pinned head through a snapshot. Every tick runs the oracle.
+
+use crate::common;
+
+use common::build::{config, event, finished, submit};
+use common::decisions::{pending, reason, started};
+use gangway::decision::PendingReason;
+use gangway::policy::builtin::Multifactor;
+use gangway::policy::{HeadView, Hook, PassContext, Plugin, Profile};
+use gangway::state::JobView;
+use gangway::testkit::checked_tick;
+use gangway::{ClusterConfig, JobSpec, Scheduler};
+use serde_json::json;
+
+/// One node of 4 cpus under `policy`.
+fn four_cpus(policy: serde_json::Value) -> ClusterConfig {
+    config(json!({"nodes": [{"name": "n1", "cpus": 4}], "policy": policy}))
+}
+
+fn before_head() -> serde_json::Value {
+    json!({"backfill": {"mode": "before_head_estimate"}})
+}
+
+/// `id` on `cpus` one-cpu tasks for `limit_ms`.
+fn job(id: &str, cpus: u32, limit_ms: u64) -> JobSpec {
+    JobSpec::new(id, limit_ms, cpus)
+}
+
+/// R (3 cpus, 100 s) runs; the head H (4 cpus) is estimated at 100 s, when R's requested
+/// time ends. A ends exactly at the estimate: refused. B ends 1 ms before it: admitted.
+#[test]
+fn before_head_estimate_admits_only_an_end_strictly_before_the_estimate() {
+    let mut s = Scheduler::new(four_cpus(before_head())).unwrap();
+    let jobs = [
+        job("R", 3, 100_000),
+        job("H", 4, 50_000),
+        job("A", 1, 100_000),
+        job("B", 1, 99_999),
+    ];
+    let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
+    assert_eq!(started(&out.decisions), ["R", "B"]);
+    let head = pending(&s, "H");
+    assert_eq!(head.reason, PendingReason::Resources);
+    assert_eq!(head.estimated_start_ms, Some(100_000));
+    assert_eq!(reason(&s, "A"), PendingReason::Priority);
+}
+
+/// The same jobs under EASY: A ends exactly when H's reservation begins, which does not
+/// overlap it, so A backfills and B no longer fits: the two rules really differ.
+#[test]
+fn easy_admits_an_end_at_the_reservation_where_before_head_estimate_does_not() {
+    let mut s = Scheduler::new(four_cpus(json!({}))).unwrap();
+    let jobs = [
+        job("R", 3, 100_000),
+        job("H", 4, 50_000),
+        job("A", 1, 100_000),
+        job("B", 1, 99_999),
+    ];
+    let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
+    assert_eq!(started(&out.decisions), ["R", "A"]);
+    assert_eq!(pending(&s, "H").reason, PendingReason::Reserved);
+}
+
+/// R's time limit grows to 200 s, so H's real earliest start moves to 200 s (EASY's
+/// reservation follows it); the frozen estimate stays at 100 s, and C, which would end at
+/// 170 s, before the real start, is still refused.
+#[test]
+fn the_frozen_estimate_is_not_updated_when_the_heads_start_moves() {
+    let run = |policy: serde_json::Value| {
+        let mut s = Scheduler::new(four_cpus(policy)).unwrap();
+        let jobs = vec![submit(job("R", 3, 100_000)), submit(job("H", 4, 50_000))];
+        checked_tick(&mut s, 0, jobs).unwrap();
+        let longer = event(json!({"type": "set_time_limit", "job": "R", "time_limit_ms": 200_000}));
+        checked_tick(&mut s, 10_000, vec![longer]).unwrap();
+        let out = checked_tick(&mut s, 20_000, vec![submit(job("C", 1, 150_000))]).unwrap();
+        let estimate = pending(&s, "H").estimated_start_ms;
+        (started(&out.decisions).len(), estimate, reason(&s, "H"))
+    };
+    assert_eq!(
+        run(json!({})),
+        (1, Some(200_000), PendingReason::Reserved),
+        "the real start moved"
+    );
+    assert_eq!(
+        run(before_head()),
+        (0, Some(100_000), PendingReason::Resources),
+        "the estimate stayed"
+    );
+}
+
+/// A head that leaves (here: starts) gives way to a new head, estimated afresh when it
+/// becomes the head.
+#[test]
+fn a_new_head_is_estimated_when_it_becomes_the_head() {
+    let mut s = Scheduler::new(four_cpus(before_head())).unwrap();
+    let jobs = vec![
+        submit(job("R", 4, 100_000)),
+        submit(job("H", 4, 50_000)),
+        submit(job("G", 4, 10_000)),
+    ];
+    checked_tick(&mut s, 0, jobs).unwrap();
+    assert_eq!(pending(&s, "H").estimated_start_ms, Some(100_000));
+    assert_eq!(pending(&s, "G").estimated_start_ms, None);
+    let out = checked_tick(&mut s, 30_000, vec![finished("R")]).unwrap();
+    assert_eq!(started(&out.decisions), ["H"]);
+    // G became the head at 30 s: H's requested time ends at 80 s.
+    assert_eq!(pending(&s, "G").estimated_start_ms, Some(80_000));
+}
+
+/// Mode `rule` with a user rule: EASY's "ends by the head's estimate" without a reservation.
+#[derive(Clone)]
+struct EndsByHead;
+
+impl Plugin for EndsByHead {
+    fn name(&self) -> &str {
+        "ends_by_head"
+    }
+    fn hooks(&self) -> &[Hook] {
+        &[Hook::Backfill]
+    }
+    fn may_backfill(&self, head: HeadView<'_>, job: JobView<'_>, ctx: &PassContext<'_>) -> bool {
+        let end = ctx.now_ms().saturating_add(job.spec().time_limit_ms);
+        head.estimated_start_ms.is_none_or(|start| end <= start)
+    }
+}
+
+fn with_rule(rule: impl Plugin) -> Profile {
+    Profile::builder()
+        .plugin(Multifactor::from_config())
+        .plugin(rule)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_user_rule_decides_in_mode_rule() {
+    let cluster = four_cpus(json!({"backfill": {"mode": "rule"}}));
+    let mut s = Scheduler::with_profile(cluster, with_rule(EndsByHead)).unwrap();
+    let jobs = [
+        job("R", 3, 100_000),
+        job("H", 4, 50_000),
+        job("L", 1, 100_001),
+        job("A", 1, 100_000),
+    ];
+    let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
+    assert_eq!(started(&out.decisions), ["R", "A"]);
+    assert_eq!(reason(&s, "L"), PendingReason::Priority);
+    assert_eq!(pending(&s, "H").estimated_start_ms, Some(100_000));
+}
+
+/// A rule that refuses everything.
+#[derive(Clone)]
+struct Never;
+
+impl Plugin for Never {
+    fn name(&self) -> &str {
+        "never"
+    }
+    fn hooks(&self) -> &[Hook] {
+        &[Hook::Backfill]
+    }
+    fn may_backfill(&self, _: HeadView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> bool {
+        false
+    }
+}
+
+/// Under EASY a rule refuses on top of the reservation: A, which EASY backfills, waits.
+#[test]
+fn a_user_rule_refuses_on_top_of_easy() {
+    let mut s = Scheduler::with_profile(four_cpus(json!({})), with_rule(Never)).unwrap();
+    let jobs = [
+        job("R", 3, 100_000),
+        job("H", 4, 50_000),
+        job("A", 1, 1_000),
+    ];
+    let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
+    assert_eq!(started(&out.decisions), ["R"]);
+    assert_eq!(reason(&s, "A"), PendingReason::Priority);
+    assert_eq!(pending(&s, "H").estimated_start_ms, Some(100_000));
+}
+
+/// A rule that admits everything.
+#[derive(Clone)]
+struct Always;
+
+impl Plugin for Always {
+    fn name(&self) -> &str {
+        "always"
+    }
+    fn hooks(&self) -> &[Hook] {
+        &[Hook::Backfill]
+    }
+    fn may_backfill(&self, _: HeadView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> bool {
+        true
+    }
+}
+
+/// The engine referees: a rule that admits a job that does not fit starts nothing (placement
+/// decides), and the oracle finds nothing over-committed.
+#[test]
+fn a_rule_that_admits_a_job_that_does_not_fit_is_refused() {
+    let cluster = four_cpus(json!({"backfill": {"mode": "rule"}}));
+    let mut s = Scheduler::with_profile(cluster, with_rule(Always)).unwrap();
+    let jobs = [
+        job("R", 3, 100_000),
+        job("H", 4, 50_000),
+        job("X", 2, 1_000),
+    ];
+    let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
+    assert_eq!(started(&out.decisions), ["R"]);
+    assert_eq!(reason(&s, "X"), PendingReason::Resources);
+}
+
+/// A rule that panics.
+#[derive(Clone)]
+struct Panics;
+
+impl Plugin for Panics {
+    fn name(&self) -> &str {
+        "panics"
+    }
+    fn hooks(&self) -> &[Hook] {
+        &[Hook::Backfill]
+    }
+    fn may_backfill(&self, _: HeadView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> bool {
+        panic!("rule broke")
+    }
+}
+
+/// A panicking rule is a plug-in fault: reported, abstaining (admitting) for the pass, never
+/// a crash; the built-in comparison of `before_head_estimate` still holds.
+#[test]
+fn a_panicking_rule_is_a_plugin_fault() {
+    let mut s = Scheduler::with_profile(four_cpus(before_head()), with_rule(Panics)).unwrap();
+    let jobs = [
+        job("R", 3, 100_000),
+        job("H", 4, 50_000),
+        job("A", 1, 100_000),
+        job("B", 1, 99_999),
+    ];
+    let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
+    assert_eq!(started(&out.decisions), ["R", "B"]);
+    assert_eq!(out.plugin_faults.len(), 1);
+    assert_eq!(out.plugin_faults[0].hook, Hook::Backfill);
+    assert_eq!(out.plugin_faults[0].message, "rule broke");
+}
+
+/// A backfill rule is global: it cannot be listed for one partition.
+#[test]
+fn a_backfill_rule_cannot_be_listed_for_a_partition() {
+    let refused = Profile::builder().plugin_in("gpu", Never).build();
+    assert!(refused.is_err());
+}
+
+/// `depth` belongs to the reservation modes: with a head rule it is refused, naming the field.
+#[test]
+fn depth_with_a_head_rule_is_refused() {
+    let cluster = four_cpus(json!({"backfill": {"mode": "before_head_estimate", "depth": 2}}));
+    let err = Scheduler::new(cluster).unwrap_err();
+    assert_eq!(err.field, "policy.backfill.depth");
+}
+
+/// R runs until 100 s; H (priority 0) is blocked; N (priority 100, 4 cpus) comes at 10 s.
+/// Returns the scheduler after that tick.
+fn newcomer(pinned: bool) -> Scheduler {
+    let policy = json!({"priority": {"pinned_head": pinned}});
+    let mut s = Scheduler::new(four_cpus(policy)).unwrap();
+    let jobs = vec![submit(job("R", 3, 100_000)), submit(job("H", 4, 50_000))];
+    checked_tick(&mut s, 0, jobs).unwrap();
+    let better = job("N", 4, 50_000).with_priority(100);
+    checked_tick(&mut s, 10_000, vec![submit(better)]).unwrap();
+    s
+}
+
+/// Who starts when R ends.
+fn starts_after_r(s: &mut Scheduler) -> Vec<String> {
+    let out = checked_tick(s, 100_000, vec![finished("R")]).unwrap();
+    started(&out.decisions)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_better_newcomer_does_not_overtake_a_pinned_head() {
+    let mut s = newcomer(true);
+    assert_eq!(pending(&s, "H").position, 1);
+    assert_eq!(pending(&s, "H").estimated_start_ms, Some(100_000));
+    assert_eq!(starts_after_r(&mut s), ["H"]);
+}
+
+#[test]
+fn a_better_newcomer_overtakes_the_head_without_the_pin() {
+    let mut s = newcomer(false);
+    assert_eq!(pending(&s, "N").position, 1);
+    assert_eq!(starts_after_r(&mut s), ["N"]);
+}
+
+/// The pin travels in the snapshot: restored, H still starts first; with the snapshot's head
+/// taken out, the newcomer overtakes (so the restored pin is what decides).
+#[test]
+fn snapshot_and_restore_keep_the_pinned_head() {
+    let s = newcomer(true);
+    let mut json = serde_json::to_value(s.snapshot()).unwrap();
+    assert!(json.get("head").is_some());
+    let mut restored = Scheduler::restore(serde_json::from_value(json.clone()).unwrap()).unwrap();
+    assert_eq!(starts_after_r(&mut restored), ["H"]);
+    json.as_object_mut().unwrap().remove("head");
+    let mut forgotten = Scheduler::restore(serde_json::from_value(json).unwrap()).unwrap();
+    assert_eq!(starts_after_r(&mut forgotten), ["N"]);
+}
+
+/// The default profile keeps no head: its snapshots are as before.
+#[test]
+fn the_default_profile_keeps_no_head() {
+    let s = newcomer(false);
+    let json = serde_json::to_value(s.snapshot()).unwrap();
+    assert!(json.get("head").is_none());
+}
+
+/// A pinned head loses its pin when held: the newcomer takes the first place.
+#[test]
+fn a_held_head_loses_its_pin() {
+    let mut s = newcomer(true);
+    let hold = event(json!({"type": "hold", "job": "H"}));
+    checked_tick(&mut s, 20_000, vec![hold]).unwrap();
+    let release = event(json!({"type": "release", "job": "H"}));
+    checked_tick(&mut s, 30_000, vec![release]).unwrap();
+    assert_eq!(pending(&s, "N").position, 1);
+    assert_eq!(starts_after_r(&mut s), ["N"]);
+}
+
+/// RLScheduler's simulator: a pinned head and its backfill rule together. The frozen estimate
+/// of the pinned head survives a snapshot.
+#[test]
+fn pinned_head_with_before_head_estimate_survives_a_snapshot() {
+    let policy = json!({"backfill": {"mode": "before_head_estimate"},
+                        "priority": {"pinned_head": true}});
+    let mut s = Scheduler::new(four_cpus(policy)).unwrap();
+    let jobs = vec![submit(job("R", 3, 100_000)), submit(job("H", 4, 50_000))];
+    checked_tick(&mut s, 0, jobs).unwrap();
+    let longer = event(json!({"type": "set_time_limit", "job": "R", "time_limit_ms": 200_000}));
+    checked_tick(&mut s, 10_000, vec![longer]).unwrap();
+    let mut restored = Scheduler::restore(s.snapshot()).unwrap();
+    let newcomers = vec![
+        submit(job("N", 4, 1_000).with_priority(100)),
+        submit(job("C", 1, 150_000)),
+        submit(job("D", 1, 80_000)),
+    ];
+    let out = checked_tick(&mut restored, 20_000, newcomers).unwrap();
+    // C would end at 170 s, not before the frozen 100 s; D ends at 100 s: not strictly before.
+    assert!(started(&out.decisions).is_empty());
+    assert_eq!(pending(&restored, "H").position, 1);
+    assert_eq!(pending(&restored, "H").estimated_start_ms, Some(100_000));
+    let out = checked_tick(&mut restored, 21_000, vec![submit(job("E", 1, 78_999))]).unwrap();
+    assert_eq!(started(&out.decisions), ["E"]);
+}
