@@ -26,7 +26,7 @@ use pyo3::types::PyDict;
 ///   at that time.
 ///
 /// `job` is the JOB dict as submitted plus `"submit_ms"`; `node` is `{"name", "gpu_model",
-/// "free_gpus", "free_cpus", "free_memory_mib", "labels"}`. A callable that raises is a
+/// "gpu_count", "free_gpus", "free_cpus", "free_memory_mib", "labels"}`. A callable that raises is a
 /// misbehaving plug-in: the tick completes and reports it in `plugin_faults`.
 #[pyclass(module = "gangway", frozen)]
 pub struct Plugin {
@@ -125,12 +125,12 @@ fn job_dict<'py>(py: Python<'py>, job: JobView<'_>) -> PyResult<Bound<'py, PyAny
 
 fn node_dict<'py>(py: Python<'py>, node: NodeView<'_>) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
-    let free = node.free();
     dict.set_item("name", node.name())?;
     dict.set_item("gpu_model", node.gpu_model())?;
+    dict.set_item("gpu_count", node.gpu_count())?;
     dict.set_item("free_gpus", node.free_gpus().collect::<Vec<_>>())?;
-    dict.set_item("free_cpus", free.cpu_milli as f64 / 1000.0)?;
-    dict.set_item("free_memory_mib", free.memory_mib)?;
+    dict.set_item("free_cpus", node.free_cpus().as_f64())?;
+    dict.set_item("free_memory_mib", node.free_memory_mib())?;
     let labels = PyDict::new(py);
     for (key, value) in node.labels() {
         labels.set_item(key, value)?;
