@@ -123,15 +123,23 @@ impl Scheduler {
         // a search that no target can pass, known from the shares alone (a shortcut: the
         // reference pass, without shortcuts, checks that it changes no decision).
         let fair = self.fair_preemptor(id);
-        if fair && (self.queue_preempting(id) || (self.shortcuts && self.fair_search_hopeless(id)))
-        {
+        if fair && self.queue_preempting(id) {
+            return false;
+        }
+        // Known also without the shortcut, so that a hopeless search asks for no retry at a
+        // veto's end in the reference pass either (no victim would do then).
+        let hopeless = fair && self.fair_search_hopeless(id);
+        if hopeless && self.shortcuts {
             return false;
         }
         let (candidates, veto_ends) = self.victim_candidates(id);
         let choice = self.choose_victims(id, candidates, fair, pass, end);
         let Some(choice) = choice else {
             // A veto that ends lets the preemptor try again then.
-            self.last.veto_ends_ms = self.last.veto_ends_ms.into_iter().chain(veto_ends).min();
+            if !hopeless {
+                self.last.veto_ends_ms =
+                    self.last.veto_ends_ms.into_iter().chain(veto_ends).min();
+            }
             return false;
         };
         self.preempt(id, choice, decisions);
