@@ -326,7 +326,7 @@ impl Scheduler {
             [
                 self.compute_next_wakeup(now_ms, next_begin),
                 wanted,
-                self.last.veto_ends_ms.filter(|&t| t > now_ms),
+                self.last.veto_ends_ms,
             ]
             .into_iter()
             .flatten()

@@ -137,8 +137,7 @@ impl Scheduler {
         let Some(choice) = choice else {
             // A veto that ends lets the preemptor try again then.
             if !hopeless {
-                self.last.veto_ends_ms =
-                    self.last.veto_ends_ms.into_iter().chain(veto_ends).min();
+                self.last.veto_ends_ms = self.last.veto_ends_ms.into_iter().chain(veto_ends).min();
             }
             return false;
         };
