@@ -117,9 +117,9 @@ pub struct DomainView<'a> {
 /// it, the time the veto ends.
 ///
 /// With [`Veto::until`], a preemptor the veto held back is retried then: the engine merges the
-/// earliest such time (after the pass's time) of the vetoes that held back a preemptor still
-/// waiting after the pass into the tick's `next_wakeup_ms`, so the plug-in need not ask for
-/// that tick in [`Plugin::wake_up`].
+/// earliest such time (after the pass's time) of the vetoes that held back a preemptor which
+/// then found no victims into the tick's `next_wakeup_ms`, so the plug-in need not ask for
+/// that tick in [`Plugin::wake_up`]. A string converts into a veto without an end.
 ///
 /// ```
 /// use gangway::policy::Veto;
@@ -256,7 +256,7 @@ pub trait Plugin: PluginClone + Send + Sync + 'static {
     /// cluster totals, the multifactor normalisers and the fair-share factors). `events` are
     /// the tick's events that were applied (those it rejected left out), in the order the host
     /// sent them: a plug-in reads what ended, started or arrived from them instead of diffing
-    /// the state (empty for the pass of a `what_if` question).
+    /// the state (for the pass of a `what_if` question: the asked-about job's submit).
     fn prepare(&mut self, _context: &PassContext<'_>, _events: &[Event]) {}
 
     /// A vote on a pending job, every pass. Any deny keeps it waiting (and it blocks nobody);
