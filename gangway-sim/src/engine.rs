@@ -346,9 +346,39 @@ impl Simulator {
     /// after every tick (an error from it stops the run: pass
     /// `|v| gangway::testkit::check_tick(v.scheduler, v.outcome)` to check every invariant).
     pub fn run(
+        self,
+        observer: impl FnMut(&TickView<'_>) -> Result<(), String>,
+    ) -> Result<SimResult, SimError> {
+        self.run_keeping_profile(observer).map(|(result, _)| result)
+    }
+
+    /// [`Simulator::run`], handing back the profile with its plug-ins' state as the run left
+    /// it: read a plug-in's counters with [`Profile::plugin`].
+    ///
+    /// ```
+    /// use gangway::policy::{Hook, PassContext, Plugin, Profile};
+    /// use gangway::{ClusterConfig, Event, JobSpec};
+    /// use gangway_sim::{SimJob, SimOptions, Simulator};
+    ///
+    /// /// Counts the passes.
+    /// #[derive(Clone, Default)]
+    /// struct Passes(u32);
+    /// impl Plugin for Passes {
+    ///     fn name(&self) -> &str { "passes" }
+    ///     fn hooks(&self) -> &[Hook] { &[Hook::Prepare] }
+    ///     fn prepare(&mut self, _: &PassContext<'_>, _: &[Event]) { self.0 += 1; }
+    /// }
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+    /// let jobs = vec![SimJob { spec: JobSpec::new("a", 100, 1), run_ms: 100 }];
+    /// let profile = Profile::builder().plugin(Passes::default()).build().unwrap();
+    /// let (result, profile) = Simulator::with_profile(cluster, jobs, SimOptions::default(), profile)
+    ///     .unwrap().run_keeping_profile(|_| Ok(())).unwrap();
+    /// assert_eq!(u64::from(profile.plugin::<Passes>("passes").unwrap().0), result.ticks);
+    /// ```
+    pub fn run_keeping_profile(
         mut self,
         mut observer: impl FnMut(&TickView<'_>) -> Result<(), String>,
-    ) -> Result<SimResult, SimError> {
+    ) -> Result<(SimResult, Profile), SimError> {
         let mut last_tick: Option<u64> = None;
         loop {
             // Withdrawals are due at once, at the instant of the tick that left them.
@@ -425,7 +455,7 @@ impl Simulator {
                 message,
             })?;
         }
-        Ok(self.result)
+        Ok((self.result, self.scheduler.into_profile()))
     }
 
     /// Pops everything due at `now_ms` and turns it into events (with the faults' copies, in

@@ -8,7 +8,7 @@
 
 use gangway::ClusterConfig;
 use gangway::error::ConfigError;
-use gangway::policy::{self, Hook, PassContext, Placement, Profile};
+use gangway::policy::{self, Hook, PassContext, Placement, Profile, Veto};
 use gangway::protocol::ProfileMaker;
 use gangway::state::{JobView, NodeView};
 use pyo3::prelude::*;
@@ -21,10 +21,12 @@ use pyo3::types::PyDict;
 ///
 /// - `order_key(job) -> int`: higher first, after the partition tier and before submit time;
 /// - `score_node(job, group, node) -> float`: higher is better, at `tier` with `weight`;
-/// - `veto_victim(preemptor, victim) -> str | None`: a reason forbids preempting `victim`.
+/// - `veto_victim(preemptor, victim) -> str | (str, int) | None`: a reason forbids preempting
+///   `victim`; with a time (ms) the veto ends then, and a preemptor it held back is retried
+///   at that time.
 ///
 /// `job` is the JOB dict as submitted plus `"submit_ms"`; `node` is `{"name", "gpu_model",
-/// "free_gpus", "free_cpus", "free_memory_mib", "labels"}`. A callable that raises is a
+/// "gpu_count", "free_gpus", "free_cpus", "free_memory_mib", "labels"}`. A callable that raises is a
 /// misbehaving plug-in: the tick completes and reports it in `plugin_faults`.
 #[pyclass(module = "gangway", frozen)]
 pub struct Plugin {
@@ -123,18 +125,25 @@ fn job_dict<'py>(py: Python<'py>, job: JobView<'_>) -> PyResult<Bound<'py, PyAny
 
 fn node_dict<'py>(py: Python<'py>, node: NodeView<'_>) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
-    let free = node.free();
     dict.set_item("name", node.name())?;
     dict.set_item("gpu_model", node.gpu_model())?;
+    dict.set_item("gpu_count", node.gpu_count())?;
     dict.set_item("free_gpus", node.free_gpus().collect::<Vec<_>>())?;
-    dict.set_item("free_cpus", free.cpu_milli as f64 / 1000.0)?;
-    dict.set_item("free_memory_mib", free.memory_mib)?;
+    dict.set_item("free_cpus", node.free_cpus().as_f64())?;
+    dict.set_item("free_memory_mib", node.free_memory_mib())?;
     let labels = PyDict::new(py);
     for (key, value) in node.labels() {
         labels.set_item(key, value)?;
     }
     dict.set_item("labels", labels)?;
     Ok(dict)
+}
+
+/// What a Python veto answers: a reason, or a reason and the time the veto ends.
+#[derive(FromPyObject)]
+enum PyVeto {
+    Reason(String),
+    Until(String, u64),
 }
 
 /// The answer of a hook call, or a panic with the Python exception (the engine's hook boundary
@@ -197,14 +206,17 @@ impl policy::Plugin for PyHooks {
         preemptor: JobView<'_>,
         victim: JobView<'_>,
         _: &PassContext<'_>,
-    ) -> Option<String> {
+    ) -> Option<Veto> {
         let f = self.veto_victim.as_ref()?;
         Python::attach(|py| {
             let result = job_dict(py, preemptor)
                 .and_then(|p| Ok((p, job_dict(py, victim)?)))
                 .and_then(|(p, v)| f.call1(py, (p, v)))
-                .and_then(|reason| reason.extract::<Option<String>>(py));
-            answer(py, "veto_victim", result)
+                .and_then(|answer| answer.extract::<Option<PyVeto>>(py));
+            answer(py, "veto_victim", result).map(|veto| match veto {
+                PyVeto::Reason(reason) => Veto::new(reason),
+                PyVeto::Until(reason, until_ms) => Veto::new(reason).until(until_ms),
+            })
         })
     }
 }

@@ -68,6 +68,32 @@ def test_victim_veto_protects_a_job():
     assert preempts([protect]) == []
 
 
+def test_a_veto_with_an_end_gets_the_preemptor_retried_then():
+    clock = {"now": 0}
+
+    def young(p, v):
+        return ("young", 60_000) if clock["now"] < 60_000 else None
+
+    s = gangway.Scheduler(PREEMPTING, plugins=[gangway.Plugin("young", veto_victim=young)])
+    s.tick(0, [queued("keep", -1, preemptible=True)])
+    clock["now"] = 1000
+    out = s.tick(1000, [queued("urgent", 1)])
+    assert [d for d in out["decisions"] if d["type"] == "preempt"] == []
+    assert out["next_wakeup_ms"] == 60_000
+    clock["now"] = 60_000
+    out = s.tick(60_000)
+    assert [d["job"] for d in out["decisions"] if d["type"] == "preempt"] == ["keep"]
+
+
+def test_a_veto_with_a_negative_end_is_a_fault():
+    s = gangway.Scheduler(PREEMPTING, plugins=[
+        gangway.Plugin("bad", veto_victim=lambda p, v: ("young", -1))])
+    s.tick(0, [queued("keep", -1, preemptible=True)])
+    out = s.tick(1000, [queued("urgent", 1)])
+    assert out["plugin_faults"][0]["plugin"] == "bad"
+    assert out["plugin_faults"][0]["hook"] == "victim_veto"
+
+
 def test_a_raising_hook_is_a_misbehaving_plugin():
     def broken(j):
         raise ValueError("no key for " + j["id"])

@@ -495,3 +495,77 @@ fn one_event_per_tick_delivers_ends_then_submits_by_id_and_changes_the_decision(
         ]
     );
 }
+
+/// Counts, from what `prepare` is shown, the passes and the submits, stops and finishes; and
+/// never preempts a run younger than ten minutes, with a veto that says when it ends.
+#[derive(Clone, Default)]
+struct Tally {
+    passes: u64,
+    submits: u32,
+    stops: u32,
+    finishes: u32,
+}
+
+impl gangway::policy::Plugin for Tally {
+    fn name(&self) -> &str {
+        "tally"
+    }
+    fn hooks(&self) -> &[gangway::policy::Hook] {
+        &[
+            gangway::policy::Hook::Prepare,
+            gangway::policy::Hook::VictimVeto,
+        ]
+    }
+    fn prepare(&mut self, _: &gangway::policy::PassContext<'_>, events: &[gangway::Event]) {
+        use gangway::Event;
+        self.passes += 1;
+        for event in events {
+            match event {
+                Event::Submit { .. } => self.submits += 1,
+                Event::Stopped { .. } => self.stops += 1,
+                Event::Finished { .. } => self.finishes += 1,
+                _ => {}
+            }
+        }
+    }
+    fn veto_victim(
+        &self,
+        _: gangway::state::JobView<'_>,
+        victim: gangway::state::JobView<'_>,
+        _: &gangway::policy::PassContext<'_>,
+    ) -> Option<gangway::policy::Veto> {
+        let (start, ran) = victim.current_run()?;
+        (ran < 600_000)
+            .then(|| gangway::policy::Veto::new("younger than ten minutes").until(start + 600_000))
+    }
+}
+
+#[test]
+fn a_plugins_counters_are_read_back_from_the_profile_after_the_run() {
+    let cluster: ClusterConfig = serde_json::from_value(serde_json::json!({
+        "nodes": [{"name": "n1", "cpus": 1}],
+        "policy": {"preemption": {"enabled": true, "order_based": true}}}))
+    .unwrap();
+    let mut high = job("high", 60_000, 1, 3_600_000, 100_000);
+    high.spec.priority = 10;
+    let jobs = vec![job("low", 0, 1, 3_600_000, 1_000_000), high];
+    let profile = gangway::policy::Profile::builder()
+        .plugin(gangway::policy::builtin::Multifactor::from_config())
+        .plugin(Tally::default())
+        .build()
+        .unwrap();
+    let options = SimOptions {
+        checkpoint_delay_ms: 5_000,
+        ..SimOptions::default()
+    };
+    let (result, profile) = Simulator::with_profile(cluster, jobs, options, profile)
+        .unwrap()
+        .run_keeping_profile(|view| check_tick(view.scheduler, view.outcome))
+        .unwrap();
+    // The veto held `high` back until `low` had run ten minutes, and no longer: `low` is
+    // preempted then and stops 5 s later.
+    assert_eq!(result.jobs[1].first_start_ms, Some(605_000));
+    let tally = profile.plugin::<Tally>("tally").unwrap();
+    assert_eq!(tally.passes, result.ticks);
+    assert_eq!((tally.submits, tally.stops, tally.finishes), (2, 1, 2));
+}

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::fairshare::FactorTable;
+use crate::model::amount::Milli;
 use crate::policy::PriorityFactors;
 use crate::state::{ClusterState, Job, JobTotals, JobView};
 
@@ -86,7 +87,7 @@ impl PassFigures {
 /// s.tick(0, vec![Event::Submit { job }]).unwrap();
 /// let figures = PassFigures::new(s.state(), 0);
 /// let context = figures.context(s.state());
-/// assert_eq!(context.total_gpu_milli(), 4_000);
+/// assert_eq!(context.total_gpus(), Milli::from_units(4));
 /// let a = s.state().job_by_name("a").unwrap();
 /// assert_eq!(context.factors(a).job_size, 0.5); // half the cluster's GPUs
 /// ```
@@ -107,14 +108,14 @@ impl<'a> PassContext<'a> {
         self.figures.now_ms
     }
 
-    /// The cluster's GPUs, in thousandths.
-    pub fn total_gpu_milli(&self) -> u64 {
-        self.figures.gpu_milli
+    /// The cluster's GPUs (every device of every node).
+    pub fn total_gpus(&self) -> Milli {
+        Milli::from_milli(self.figures.gpu_milli)
     }
 
-    /// The cluster's cpus, in thousandths.
-    pub fn total_cpu_milli(&self) -> u64 {
-        self.figures.cpu_milli
+    /// The cluster's cpus.
+    pub fn total_cpus(&self) -> Milli {
+        Milli::from_milli(self.figures.cpu_milli)
     }
 
     /// The fair-share factor of the job's association (0 without accounts).

@@ -1,6 +1,8 @@
 //! The plug-in trait: one method per decision point, each with a default that abstains, so a
 //! plug-in implements only the hooks it declares in [`Plugin::hooks`].
 
+use std::any::Any;
+
 use serde::{Deserialize, Serialize};
 
 use crate::decision::TickOutcome;
@@ -130,6 +132,65 @@ pub struct DomainView<'a> {
     pub free: &'a FreeTotals,
 }
 
+/// A victim veto: why a preemptor may not preempt a running job and, when the plug-in knows
+/// it, the time the veto ends.
+///
+/// With [`Veto::until`], a preemptor the veto held back is retried then: the engine merges the
+/// earliest such time (after the pass's time) of the vetoes that held back a preemptor which
+/// then found no victims into the tick's `next_wakeup_ms`, so the plug-in need not ask for
+/// that tick in [`Plugin::wake_up`]. A string converts into a veto without an end.
+///
+/// ```
+/// use gangway::policy::Veto;
+/// let veto = Veto::new("has run 1 minute of its guaranteed 10").until(600_000);
+/// assert_eq!((veto.reason(), veto.until_ms()), ("has run 1 minute of its guaranteed 10", Some(600_000)));
+/// let plain: Veto = "never".into();
+/// assert_eq!(plain.until_ms(), None);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Veto {
+    reason: String,
+    until_ms: Option<u64>,
+}
+
+impl Veto {
+    /// A veto for `reason`, with no known end.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Veto {
+            reason: reason.into(),
+            until_ms: None,
+        }
+    }
+
+    /// The veto ends at `until_ms` (the plug-in lets the preemption happen from then on).
+    pub fn until(mut self, until_ms: u64) -> Self {
+        self.until_ms = Some(until_ms);
+        self
+    }
+
+    /// Why the preemption is vetoed.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// When the veto ends, if the plug-in said.
+    pub fn until_ms(&self) -> Option<u64> {
+        self.until_ms
+    }
+}
+
+impl From<String> for Veto {
+    fn from(reason: String) -> Self {
+        Veto::new(reason)
+    }
+}
+
+impl From<&str> for Veto {
+    fn from(reason: &str) -> Self {
+        Veto::new(reason)
+    }
+}
+
 /// An admission plug-in's vote on one pending job.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Vote {
@@ -156,16 +217,24 @@ pub enum Dependence {
     Anything,
 }
 
-/// Clones a boxed plug-in; implemented for every `Plugin + Clone`, so a plug-in only derives
-/// `Clone`. A scheduler is cloned to answer `what_if` questions, plug-in state included.
+/// Clones a boxed plug-in and lends it as [`Any`]; implemented for every `Plugin + Clone`, so
+/// a plug-in only derives `Clone`. A scheduler is cloned to answer `what_if` questions, plug-in
+/// state included; [`crate::policy::Profile::plugin`] finds a plug-in of a known type.
 pub trait PluginClone {
     /// A copy of the plug-in, with its state.
     fn clone_box(&self) -> Box<dyn Plugin>;
+
+    /// The plug-in as [`Any`], to downcast to its own type.
+    fn as_any(&self) -> &dyn Any;
 }
 
 impl<T: Plugin + Clone> PluginClone for T {
     fn clone_box(&self) -> Box<dyn Plugin> {
         Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 
@@ -203,8 +272,11 @@ pub trait Plugin: PluginClone + Send + Sync + 'static {
     fn hooks(&self) -> &[Hook];
 
     /// Once per pass, before any other hook: cache what the pass needs (the context holds the
-    /// cluster totals, the multifactor normalisers and the fair-share factors).
-    fn prepare(&mut self, _context: &PassContext<'_>) {}
+    /// cluster totals, the multifactor normalisers and the fair-share factors). `events` are
+    /// the tick's events that were applied (those it rejected left out), in the order the host
+    /// sent them: a plug-in reads what ended, started or arrived from them instead of diffing
+    /// the state (for the pass of a `what_if` question: the asked-about job's submit).
+    fn prepare(&mut self, _context: &PassContext<'_>, _events: &[Event]) {}
 
     /// A vote on a pending job, every pass. Any deny keeps it waiting (and it blocks nobody);
     /// a permit never overrides quotas, limits, holds or dependencies.
@@ -266,13 +338,14 @@ pub trait Plugin: PluginClone + Send + Sync + 'static {
         0.0
     }
 
-    /// `Some(reason)` when `preemptor` may not preempt the running job `victim`.
+    /// `Some(veto)` when `preemptor` may not preempt the running job `victim`; a veto that
+    /// knows its end ([`Veto::until`]) gets the preemptor retried then.
     fn veto_victim(
         &self,
         _preemptor: JobView<'_>,
         _victim: JobView<'_>,
         _context: &PassContext<'_>,
-    ) -> Option<String> {
+    ) -> Option<Veto> {
         None
     }
 

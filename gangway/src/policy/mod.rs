@@ -3,14 +3,14 @@
 //!
 //! | hook | called | answer | combined |
 //! |---|---|---|---|
-//! | [`Plugin::prepare`] | once per pass, first | caches | — |
+//! | [`Plugin::prepare`] | once per pass, first, with the tick's applied events | caches | — |
 //! | [`Plugin::admit`] | per pending job, every pass | permit / deny (reason) / abstain | any deny keeps the job waiting (`admission`) |
 //! | [`Plugin::order_key`] | per pending job (and running job, for order-based preemption) | `i64`, higher first | lexicographic in listed order, after the partition tier, before submit time and arrival |
 //! | [`Plugin::filter_node`] | per task group and candidate node | yes / no (reason) | AND |
 //! | [`Plugin::score_node`] | per task group and candidate node that passed the filters | `f64`, higher better | tiers lexicographic, weighted sum within a tier; non-finite is the worst; ties keep the engine's visit order |
 //! | [`Plugin::choose_devices`] | per task and chosen node | the devices it takes | the first valid pick; else the engine's (lowest free devices; the fullest device with room for a fraction) |
 //! | [`Plugin::score_domain`] | per topology domain that could hold a gang | `f64`, higher better | as node scores; ties keep the engine's best fit (least free capacity) |
-//! | [`Plugin::veto_victim`] | per preemptor and candidate victim | veto (reason) or none | AND over every plug-in |
+//! | [`Plugin::veto_victim`] | per preemptor and candidate victim | veto (reason, optional end) or none | AND over every plug-in; the earliest end of a veto that held back a still-waiting preemptor joins `next_wakeup_ms` |
 //! | [`Plugin::victim_key`] | per preemptor and candidate victim | `i64`, lower first | lexicographic, then the later job id |
 //! | [`Plugin::may_backfill`] | per job behind a blocked head that fits now | admit / refuse | AND (a silenced rule admits) |
 //! | [`Plugin::wake_up`] | after each pass | a time | the earliest joins `next_wakeup_ms` |
@@ -33,7 +33,9 @@ pub mod spec;
 pub use context::{PassContext, PassFigures};
 pub use factors::PriorityFactors;
 pub use guard::PluginFault;
-pub use hooks::{Dependence, DeviceTask, DomainView, HeadView, Hook, Plugin, PluginClone, Vote};
+pub use hooks::{
+    Dependence, DeviceTask, DomainView, HeadView, Hook, Plugin, PluginClone, Veto, Vote,
+};
 pub use profile::{
     KeyTerms, MAX_ORDER_KEYS, MAX_SCORE_TIERS, MAX_VICTIM_KEYS, NodeScores, OrderKeys, Placement,
     Profile, ProfileBuilder, ProfileError, VictimKeys,

@@ -15,7 +15,9 @@
 //!   engine's tie-break is the later job id. A partition with victim orders of its own (the
 //!   preemptor's) uses only those.
 //! - **Backfill**: ANDed; a rule that panicked admits for the rest of the pass.
-//! - **Wake-up**: the earliest of all requests joins `next_wakeup_ms`.
+//! - **Wake-up**: the earliest of all requests joins `next_wakeup_ms`, and so does the earliest
+//!   end ([`Veto::until`]) of a victim veto that held back a preemptor still waiting after the
+//!   pass.
 
 use std::cmp::Ordering;
 
@@ -24,7 +26,7 @@ use crate::event::Event;
 use crate::placement::fit::valid_pick;
 use crate::policy::guard::{FaultLog, PluginFault};
 use crate::policy::{
-    Dependence, DeviceTask, DomainView, HeadView, Hook, PassContext, Plugin, Vote,
+    Dependence, DeviceTask, DomainView, HeadView, Hook, PassContext, Plugin, Veto, Vote,
 };
 use crate::state::{ClusterState, JobView, NodeView};
 
@@ -368,9 +370,35 @@ impl Profile {
         self.plugins.iter().map(|p| p.name())
     }
 
+    /// The plug-in named `name`, when it is one of type `T`: a host reads its own plug-in's
+    /// state (counters, learned estimates) after a run, without sharing it through atomics.
+    ///
+    /// ```
+    /// use gangway::policy::builtin::{MinRunTime, Spread};
+    /// use gangway::policy::Profile;
+    /// let profile = Profile::builder().plugin(MinRunTime::new(60_000)).build().unwrap();
+    /// let guard = profile.plugin::<MinRunTime>("min_run_time").unwrap();
+    /// assert_eq!(guard.min_ms(), 60_000);
+    /// assert!(profile.plugin::<Spread>("min_run_time").is_none()); // another type
+    /// assert!(profile.plugin::<MinRunTime>("spread").is_none()); // no such name
+    /// ```
+    pub fn plugin<T: Plugin>(&self, name: &str) -> Option<&T> {
+        self.plugins
+            .iter()
+            .find(|p| p.name() == name)?
+            .as_any()
+            .downcast_ref::<T>()
+    }
+
     /// Whether any plug-in observes ticks (the engine copies a tick's events only then).
     pub(crate) fn observes(&self) -> bool {
         !self.global.observe.is_empty()
+    }
+
+    /// Whether any plug-in prepares passes (the engine copies a tick's applied events only
+    /// then).
+    pub(crate) fn prepares(&self) -> bool {
+        !self.global.prepare.is_empty()
     }
 
     fn name_of(&self, index: usize) -> String {
@@ -381,7 +409,7 @@ impl Profile {
     /// state's partitions, and the `prepare` hooks run. Faults recorded since the last tick
     /// came from hooks that reports asked between ticks (`explain`, `priorities`): they are
     /// dropped, so that reading a scheduler never changes what its next tick reports.
-    pub(crate) fn prepare(&mut self, context: &PassContext<'_>) {
+    pub(crate) fn prepare(&mut self, context: &PassContext<'_>, events: &[Event]) {
         self.faults.take();
         self.faults.new_pass();
         let names = context.state().partitions.iter().map(|p| &p.name);
@@ -397,8 +425,12 @@ impl Profile {
         for i in self.global.prepare.clone() {
             let name = self.plugins[i].name().to_string();
             let plugin = &mut self.plugins[i];
-            self.faults
-                .call(i, || name, Hook::Prepare, || plugin.prepare(context));
+            self.faults.call(
+                i,
+                || name,
+                Hook::Prepare,
+                || plugin.prepare(context, events),
+            );
         }
     }
 
@@ -624,15 +656,15 @@ impl Profile {
         })
     }
 
-    /// `Some((plug-in, reason))` when a veto of `hooks` (and of `also`, the victim's
-    /// partition's) protects `victim` from `preemptor`.
+    /// The first veto of `hooks` (the preemptor's partition's, then the victim's) that protects
+    /// `victim` from `preemptor`.
     pub(crate) fn veto(
         &self,
         hooks: [&PartitionHooks; 2],
         preemptor: JobView<'_>,
         victim: JobView<'_>,
         context: &PassContext<'_>,
-    ) -> Option<(String, String)> {
+    ) -> Option<Veto> {
         let mut seen: Vec<usize> = Vec::new();
         for &i in hooks.iter().flat_map(|h| h.vetoes.iter()) {
             if seen.contains(&i) {
@@ -645,8 +677,8 @@ impl Profile {
                 Hook::VictimVeto,
                 || self.plugins[i].veto_victim(preemptor, victim, context),
             );
-            if let Some(Some(reason)) = answer {
-                return Some((self.name_of(i), reason));
+            if let Some(Some(veto)) = answer {
+                return Some(veto);
             }
         }
         None

@@ -41,6 +41,9 @@ pub(in crate::scheduler) struct LastOutcome {
     // Not kept: derived at the next pass, or a shortcut's memory.
     /// The pass's figures (time, totals, fair-share factors), for the report.
     pub(in crate::scheduler) figures: Arc<PassFigures>,
+    /// The earliest end of a victim veto ([`crate::policy::Veto::until`]) that held back a
+    /// preemptor which then found no victims: the tick's wake-up retries it then.
+    pub(in crate::scheduler) veto_ends_ms: Option<u64>,
     /// The jobs a settled pass did not visit, reported when read.
     pub(in crate::scheduler) deferred: Option<DeferredReport>,
     /// The reservations, for keeping them without a search in the next pass.
@@ -64,6 +67,7 @@ impl LastOutcome {
             priority_calc: None,
             head: None,
             figures: Arc::new(PassFigures::new(state, state.now_ms)),
+            veto_ends_ms: None,
             deferred: None,
             kept: None,
             resume: LastPass::default(),

@@ -259,6 +259,22 @@ impl Scheduler {
         &self.profile
     }
 
+    /// The profile, with its plug-ins' state, when the scheduler is done: a host reads its
+    /// plug-ins' counters with [`Profile::plugin`].
+    ///
+    /// ```
+    /// use gangway::policy::{builtin::MinRunTime, Profile};
+    /// use gangway::{ClusterConfig, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+    /// let profile = Profile::builder().plugin(MinRunTime::new(1_000)).build().unwrap();
+    /// let scheduler = Scheduler::with_profile(cluster, profile).unwrap();
+    /// let profile = scheduler.into_profile();
+    /// assert_eq!(profile.plugin::<MinRunTime>("min_run_time").unwrap().min_ms(), 1_000);
+    /// ```
+    pub fn into_profile(self) -> Profile {
+        self.profile
+    }
+
     /// Applies `events` in order at `now_ms`, runs one scheduling pass, and returns the
     /// decisions (kill, cancel, requeue, preempt, start), the rejected events and the next
     /// wake-up. A tick earlier than the previous one, or later than the range of
@@ -294,23 +310,31 @@ impl Scheduler {
         } else {
             Vec::new()
         };
+        let prepares = self.profile.prepares();
+        let mut applied = Vec::new();
         for (index, event) in events.into_iter().enumerate() {
-            if let Err(error) = self.state.apply_event(event, now_ms, &mut decisions) {
-                rejected.push(Rejection { index, error });
+            let copy = prepares.then(|| event.clone());
+            match self.state.apply_event(event, now_ms, &mut decisions) {
+                Ok(()) => applied.extend(copy),
+                Err(error) => rejected.push(Rejection { index, error }),
             }
         }
         self.enforce_limits(now_ms, &mut decisions);
-        let next_begin = self.run_pass(now_ms, None, &mut decisions);
+        let next_begin = self.run_pass(now_ms, None, &mut decisions, &applied);
         self.state.prune_over_quota();
         decisions.sort_by_key(|d| d.order_rank());
         let context = self.last.figures.context(&self.state);
         let wanted = self.profile.wake_up(&context);
         // A wake-up beyond the time range can never come due: there is none.
         self.last.next_wakeup_ms = crate::model::time::reported(
-            match (self.compute_next_wakeup(now_ms, next_begin), wanted) {
-                (Some(engine), Some(plugin)) => Some(engine.min(plugin)),
-                (engine, plugin) => engine.or(plugin),
-            },
+            [
+                self.compute_next_wakeup(now_ms, next_begin),
+                wanted,
+                self.last.veto_ends_ms,
+            ]
+            .into_iter()
+            .flatten()
+            .min(),
         );
         let mut outcome = TickOutcome {
             decisions,

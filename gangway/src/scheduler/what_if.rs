@@ -42,13 +42,17 @@ impl Scheduler {
         let name = job.id.clone();
         let mut trial = self.clone();
         let mut decisions = Vec::new();
-        trial
-            .state
-            .apply_event(Event::Submit { job }, now, &mut decisions)?;
+        let submit = Event::Submit { job };
+        let applied = if trial.profile.prepares() {
+            vec![submit.clone()]
+        } else {
+            Vec::new()
+        };
+        trial.state.apply_event(submit, now, &mut decisions)?;
         let Some(&id) = trial.state.job_names.get(&name) else {
             return Ok(WhatIf::default());
         };
-        trial.run_pass(now, Some(id), &mut decisions);
+        trial.run_pass(now, Some(id), &mut decisions, &applied);
         let answer = match trial.state.job(id).and_then(|j| j.running()) {
             Some(run) => WhatIf {
                 start_ms: Some(run.start_ms),

@@ -137,6 +137,49 @@ impl<'a> JobView<'a> {
         Some((start, self.state.now_ms.saturating_sub(start)))
     }
 
+    /// Whether its current run has written a checkpoint (a `checkpoint` event since it
+    /// started); `false` when not running.
+    ///
+    /// ```
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+    /// let mut s = Scheduler::new(cluster).unwrap();
+    /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 60_000, 1) }]).unwrap();
+    /// assert!(!s.state().job_by_name("a").unwrap().checkpointed_this_run());
+    /// s.tick(10, vec![Event::Checkpoint { job: "a".into() }]).unwrap();
+    /// assert!(s.state().job_by_name("a").unwrap().checkpointed_this_run());
+    /// ```
+    pub fn checkpointed_this_run(&self) -> bool {
+        self.is_running() && self.job.history.last_checkpoint_ms.is_some()
+    }
+
+    /// Its GPUs at each task group's `count` (whole, fractional; MIG slices not counted).
+    ///
+    /// ```
+    /// use gangway::{JobSpec, Milli};
+    /// # use gangway::{ClusterConfig, Event, Scheduler};
+    /// # let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 8, "memory_mib": 4096, "gpus": {"model": "a100", "count": 4}}]}"#).unwrap();
+    /// # let mut s = Scheduler::new(cluster).unwrap();
+    /// let job = JobSpec::new("a", 60_000, 2).with_gpus(Milli::from_milli(500));
+    /// s.tick(0, vec![Event::Submit { job }]).unwrap();
+    /// let a = s.state().job_by_name("a").unwrap();
+    /// assert_eq!(a.gpus(), Milli::ONE); // two tasks of half a GPU
+    /// assert_eq!(a.cpus(), Milli::from_units(2)); // one cpu per task by default
+    /// ```
+    pub fn gpus(&self) -> Milli {
+        Milli::from_milli(self.job.totals.gpu_milli)
+    }
+
+    /// Its cpus at each task group's `count`.
+    pub fn cpus(&self) -> Milli {
+        Milli::from_milli(self.job.totals.cpu_milli)
+    }
+
+    /// Its memory at each task group's `count`, in MiB.
+    pub fn memory_mib(&self) -> u64 {
+        self.job.totals.memory_mib
+    }
+
     /// Start and end of its last run that has ended.
     pub fn last_run(&self) -> Option<(u64, u64)> {
         self.job.history.last_run
@@ -220,6 +263,55 @@ impl<'a> NodeView<'a> {
             NodeState::Up => self.node.free(),
             NodeState::Draining | NodeState::Down => NodeAmounts::default(),
         }
+    }
+
+    /// How many GPU devices it has (down ones included).
+    pub fn gpu_count(&self) -> usize {
+        self.node.gpu_count
+    }
+
+    /// Its cpus.
+    pub fn cpus(&self) -> Milli {
+        Milli::from_milli(self.node.capacity.cpu_milli)
+    }
+
+    /// Its cpus free now for new work (none on a draining or down node).
+    pub fn free_cpus(&self) -> Milli {
+        Milli::from_milli(self.free().cpu_milli)
+    }
+
+    /// Its memory free now for new work, in MiB (none on a draining or down node).
+    pub fn free_memory_mib(&self) -> u64 {
+        self.free().memory_mib
+    }
+
+    /// Every GPU device with its share free now for new work, by index: [`Milli::ONE`] for an
+    /// idle device, less what fractional tasks hold, nothing for a down device or on a
+    /// draining or down node. (A MIG device's slices are in [`NodeView::free`].)
+    ///
+    /// ```
+    /// use gangway::{ClusterConfig, Event, JobSpec, Milli, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [
+    ///     {"name": "n1", "cpus": 8, "gpus": {"model": "a100", "count": 2}}]}"#).unwrap();
+    /// let mut s = Scheduler::new(cluster).unwrap();
+    /// let job = JobSpec::new("a", 60_000, 1).with_gpus(Milli::from_milli(250));
+    /// s.tick(0, vec![Event::Submit { job }]).unwrap();
+    /// let n1 = s.state().node_by_name("n1").unwrap();
+    /// assert_eq!(n1.gpu_count(), 2);
+    /// assert_eq!(n1.free_devices().collect::<Vec<_>>(),
+    ///     [(0, Milli::from_milli(750)), (1, Milli::ONE)]);
+    /// assert_eq!(n1.free_gpus_total(), Milli::from_milli(1_750));
+    /// assert_eq!(n1.free_cpus(), Milli::from_units(7));
+    /// ```
+    pub fn free_devices(&self) -> impl Iterator<Item = (usize, Milli)> + 'a {
+        let free = self.free();
+        (0..self.node.gpu_count.min(free.devices.len()))
+            .map(move |g| (g, Milli::from_milli(u64::from(free.devices[g]))))
+    }
+
+    /// The sum of [`NodeView::free_devices`]' shares.
+    pub fn free_gpus_total(&self) -> Milli {
+        Milli::from_milli(self.free_devices().map(|(_, free)| free.milli()).sum())
     }
 
     /// The GPU devices no task uses and that are not down, by index.

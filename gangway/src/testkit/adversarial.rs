@@ -30,7 +30,7 @@ use crate::event::Event;
 use crate::policy::builtin::{Multifactor, kueue_victims};
 use crate::policy::{
     Dependence, DeviceTask, DomainView, Hook, MAX_SCORE_TIERS, PassContext, Placement, Plugin,
-    Profile, Vote,
+    Profile, Veto, Vote,
 };
 use crate::state::{JobView, NodeView};
 
@@ -222,7 +222,7 @@ impl Plugin for Adversary {
         &self.hooks
     }
 
-    fn prepare(&mut self, context: &PassContext<'_>) {
+    fn prepare(&mut self, context: &PassContext<'_>, _: &[Event]) {
         self.maybe_panic(Hook::Prepare, &[], context.now_ms());
     }
 
@@ -329,15 +329,32 @@ impl Plugin for Adversary {
         preemptor: JobView<'_>,
         victim: JobView<'_>,
         context: &PassContext<'_>,
-    ) -> Option<String> {
+    ) -> Option<Veto> {
+        let now = context.now_ms();
         let words = [preemptor.name(), victim.name()];
-        self.maybe_panic(Hook::VictimVeto, &words, context.now_ms());
+        self.maybe_panic(Hook::VictimVeto, &words, now);
         if !self.plays(Trick::JunkVictims) {
             return None;
         }
         let roll = self.roll(Hook::VictimVeto, &words, 0);
-        (roll % 3 == 0)
-            .then(|| JUNK[(roll / 3 % JUNK.len() as u64) as usize].repeat(1 + (roll % 7) as usize))
+        if roll % 3 != 0 {
+            return None;
+        }
+        let veto = Veto::new(
+            JUNK[(roll / 3 % JUNK.len() as u64) as usize].repeat(1 + (roll % 7) as usize),
+        );
+        // Ends in the past, now, just after, never, or none at all.
+        let ends = [
+            0,
+            now,
+            now.saturating_sub(1),
+            now.saturating_add(1),
+            u64::MAX,
+        ];
+        Some(match ends.get((roll / 7 % 6) as usize) {
+            Some(&end) => veto.until(end),
+            None => veto,
+        })
     }
 
     fn victim_key(

@@ -28,6 +28,7 @@ mod licenses;
 mod lifecycle;
 mod maintenance;
 mod mig;
+mod plugin_views;
 mod preemption;
 mod preemption_properties;
 mod priority_calc_period;

@@ -17,7 +17,8 @@ use gangway::policy::builtin::{
 };
 use gangway::policy::spec::PluginSpec;
 use gangway::policy::{
-    DeviceTask, DomainView, Hook, PassContext, Plugin, PluginFault, Profile, ProfileBuilder, Vote,
+    DeviceTask, DomainView, Hook, PassContext, Plugin, PluginFault, Profile, ProfileBuilder, Veto,
+    Vote,
 };
 use gangway::protocol::Shim;
 use gangway::state::{JobView, NodeView};
@@ -47,7 +48,7 @@ struct Custom {
     order: Option<JobFn<i64>>,
     filter: Option<JobNodeFn<Result<(), String>>>,
     score: Option<JobNodeFn<f64>>,
-    veto: Option<PairFn<Option<String>>>,
+    veto: Option<PairFn<Option<Veto>>>,
     victim: Option<PairFn<i64>>,
     wake: Option<WakeFn>,
 }
@@ -90,12 +91,13 @@ impl Custom {
         self
     }
 
-    fn veto(
+    /// Vetoes with what `f` answers: a reason, or a [`Veto`] that may end.
+    fn veto<V: Into<Veto>>(
         mut self,
-        f: impl for<'a, 'b> Fn(JobView<'a>, JobView<'b>) -> Option<String> + Send + Sync + 'static,
+        f: impl for<'a, 'b> Fn(JobView<'a>, JobView<'b>) -> Option<V> + Send + Sync + 'static,
     ) -> Self {
         self.hooks.push(Hook::VictimVeto);
-        self.veto = Some(Arc::new(f));
+        self.veto = Some(Arc::new(move |p, v| f(p, v).map(Into::into)));
         self
     }
 
@@ -152,7 +154,7 @@ impl Plugin for Custom {
         preemptor: JobView<'_>,
         victim: JobView<'_>,
         _: &PassContext<'_>,
-    ) -> Option<String> {
+    ) -> Option<Veto> {
         self.veto.as_ref().and_then(|f| f(preemptor, victim))
     }
     fn victim_key(&self, preemptor: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
@@ -638,7 +640,7 @@ fn victims_profile(extra: Vec<Custom>) -> Profile {
 
 #[test]
 fn a_min_run_time_veto_protects_a_job_and_no_other_plugin_silences_it() {
-    let lenient = Custom::new("lenient").veto(|_, _| None);
+    let lenient = Custom::new("lenient").veto(|_, _| None::<Veto>);
     let profile = Profile::builder()
         .plugin(lenient)
         .plugin(by_priority())
@@ -663,13 +665,7 @@ fn a_veto_of_the_victims_partition_protects_it_from_other_partitions() {
     let run = |guarded: bool| {
         let mut builder = Profile::builder().plugin(by_priority());
         if guarded {
-            // (MinRunTime itself cannot be listed for a partition: it also asks for
-            // wake-ups, a global hook.)
-            let guard = Custom::new("guard").veto(|_, victim| {
-                let (_, ran) = victim.current_run()?;
-                (ran < 600_000).then(|| "guarded".to_string())
-            });
-            builder = builder.plugin_in("b", guard);
+            builder = builder.plugin_in("b", MinRunTime::new(600_000));
         }
         let mut s = with(cluster.clone(), build(builder));
         let mut low = JobSpec::new("low", 3_600_000, 1);
@@ -1052,7 +1048,7 @@ impl Plugin for Panicky {
     fn hooks(&self) -> &[Hook] {
         &EVERY_HOOK
     }
-    fn prepare(&mut self, _: &PassContext<'_>) {
+    fn prepare(&mut self, _: &PassContext<'_>, _: &[Event]) {
         self.at(Hook::Prepare);
     }
     fn admit(&self, _: JobView<'_>, _: &PassContext<'_>) -> Vote {
@@ -1077,7 +1073,7 @@ impl Plugin for Panicky {
         self.at(Hook::NodeScore);
         0.0
     }
-    fn veto_victim(&self, _: JobView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> Option<String> {
+    fn veto_victim(&self, _: JobView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> Option<Veto> {
         self.at(Hook::VictimVeto);
         None
     }
@@ -1327,8 +1323,9 @@ fn a_tier_or_weight_on_a_plugin_that_scores_nothing_is_refused() {
 }
 
 #[test]
-fn a_guard_with_a_wake_up_may_serve_one_partition() {
-    // min_run_time's wake-up is global; its veto protects only the partition it is listed for.
+fn a_guard_may_serve_one_partition() {
+    // min_run_time's veto protects only the partition it is listed for (the wake-up at its
+    // end comes with the veto).
     let s = Scheduler::new(plugins_config(json!([
         {"name": "multifactor"},
         {"name": "min_run_time", "min_ms": 600000, "partition": "gpu"}])));
@@ -1493,12 +1490,10 @@ fn las_demotes_at_its_threshold_wakes_up_for_it_and_promotes_a_starved_job() {
     let (cluster, las) = las_cluster(false);
     let mut s = with(cluster, build(Profile::builder().plugin(las)));
     tick(&mut s, 0, vec![gpus("a", 1)]);
-    // `w` waits in queue 0 beside `a` (also queue 0): no preemption; LAS wakes up when a's
-    // quantum ends, then when a crosses the threshold (1 GPU for 60 s).
+    // `w` waits in queue 0 beside `a` (also queue 0): no preemption; LAS wakes up when a
+    // crosses the threshold (1 GPU for 60 s). The end of a's quantum asks for no tick: no
+    // preemptor was held back by it.
     let out = tick(&mut s, 1_000, vec![gpus("w", 1)]);
-    assert!(preempts(&out).is_empty());
-    assert_eq!(out.next_wakeup_ms, Some(10_000));
-    let out = tick(&mut s, 10_000, vec![]);
     assert!(preempts(&out).is_empty());
     assert_eq!(out.next_wakeup_ms, Some(60_000));
     // At 60 s `a` is in queue 1 and past its quantum: `w` takes the GPU.
@@ -1515,10 +1510,10 @@ fn las_demotes_at_its_threshold_wakes_up_for_it_and_promotes_a_starved_job() {
         (a.attained_gpu_ms(), a.last_run()),
         (61_000, Some((0, 61_000)))
     );
-    // Next: w's quantum ends at 71 s, w crosses the threshold at 121 s, a is promoted at
-    // 122 s (it has waited as long as it ran).
-    assert_eq!(out.next_wakeup_ms, Some(71_000));
-    assert_eq!(tick(&mut s, 71_000, vec![]).next_wakeup_ms, Some(121_000));
+    // Next: w crosses the threshold at 121 s, a is promoted at 122 s (it has waited as long
+    // as it ran). `a` (queue 1) has no basis to preempt `w` (queue 0), so w's quantum is
+    // never asked and its end asks for nothing.
+    assert_eq!(out.next_wakeup_ms, Some(121_000));
     let out = tick(&mut s, 121_000, vec![]);
     assert!(preempts(&out).is_empty(), "both in queue 1");
     assert_eq!(out.next_wakeup_ms, Some(122_000));

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::policy::builtin::MinRunTime;
-use crate::policy::{Hook, PassContext, Plugin};
+use crate::policy::{Hook, PassContext, Plugin, Veto};
 use crate::state::JobView;
 
 /// Discretised 2D-LAS: jobs in queues by attained GPU service (GPUs held × time, over all
@@ -17,8 +17,9 @@ use crate::state::JobView;
 ///   times an hour.
 /// - **Promotion**: a job that has waited `promote_after` times its last run's length since
 ///   that run ended goes back to queue 0 (Tiresias' starvation knob; 0 turns it off).
-/// - **Wake-ups**: while jobs wait, at the next time a running job crosses a threshold, its
-///   quantum ends, or a waiting job is promoted.
+/// - **Wake-ups**: while jobs wait, at the next time a running job crosses a threshold or a
+///   waiting job is promoted; the quantum's veto ends ([`Veto::until`]) when it ends, so a
+///   preemptor it held back is retried then.
 ///
 /// It uses no time limit, so it suits clusters where users do not estimate.
 ///
@@ -145,7 +146,7 @@ impl Plugin for Las {
         preemptor: JobView<'_>,
         victim: JobView<'_>,
         context: &PassContext<'_>,
-    ) -> Option<String> {
+    ) -> Option<Veto> {
         self.quantum().veto_victim(preemptor, victim, context)
     }
 
@@ -157,7 +158,10 @@ impl Plugin for Las {
         }
         let demotions = state.running().map(|job| self.demotion_ms(job, now));
         let promotions = state.pending().map(|job| self.promotion_ms(job.last_run()));
-        let next = demotions.chain(promotions).flatten().filter(|&t| t > now);
-        next.chain(self.quantum().wake_up(context)).min()
+        demotions
+            .chain(promotions)
+            .flatten()
+            .filter(|&t| t > now)
+            .min()
     }
 }

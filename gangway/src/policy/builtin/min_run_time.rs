@@ -1,12 +1,12 @@
 //! A minimum run time before a job may be preempted (KAI's and Kueue's asked-for guard).
 
-use crate::policy::{Hook, PassContext, Plugin};
+use crate::policy::{Hook, PassContext, Plugin, Veto};
 use crate::state::JobView;
 
-/// Vetoes preempting a job that has run less than `min_ms` in its current run, and asks for a
-/// tick when the earliest such guard ends while jobs wait (so a blocked preemptor is retried
-/// then). A job runs at least `min_ms` between two preemptions, so it is preempted at most
-/// `ceil(3_600_000 / min_ms)` times an hour.
+/// Vetoes preempting a job that has run less than `min_ms` in its current run, until the
+/// guard ends ([`Veto::until`]: a preemptor it held back is retried then). A job runs at least
+/// `min_ms` between two preemptions, so it is preempted at most `ceil(3_600_000 / min_ms)`
+/// times an hour.
 ///
 /// ```
 /// use gangway::policy::builtin::MinRunTime;
@@ -35,7 +35,7 @@ impl Plugin for MinRunTime {
     }
 
     fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimVeto, Hook::WakeUp]
+        &[Hook::VictimVeto]
     }
 
     fn veto_victim(
@@ -43,22 +43,14 @@ impl Plugin for MinRunTime {
         _: JobView<'_>,
         victim: JobView<'_>,
         _: &PassContext<'_>,
-    ) -> Option<String> {
-        let (_, ran) = victim.current_run()?;
-        (ran < self.min_ms)
-            .then(|| format!("has run {ran} ms of its guaranteed {} ms", self.min_ms))
-    }
-
-    fn wake_up(&self, context: &PassContext<'_>) -> Option<u64> {
-        let state = context.state();
-        if state.pending_count() == 0 {
-            return None;
-        }
-        state
-            .running()
-            .filter_map(|job| job.current_run())
-            .map(|(start, _)| start.saturating_add(self.min_ms))
-            .filter(|&end| end > context.now_ms())
-            .min()
+    ) -> Option<Veto> {
+        let (start, ran) = victim.current_run()?;
+        (ran < self.min_ms).then(|| {
+            Veto::new(format!(
+                "has run {ran} ms of its guaranteed {} ms",
+                self.min_ms
+            ))
+            .until(start.saturating_add(self.min_ms))
+        })
     }
 }

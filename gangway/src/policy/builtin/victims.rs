@@ -3,7 +3,7 @@
 //! Together (the default profile) they choose exactly the victims of Kueue's
 //! `candidatesOrdering` with Slurm's partition tiers.
 
-use crate::policy::{Hook, PassContext, Plugin};
+use crate::policy::{Hook, PassContext, Plugin, Veto};
 use crate::state::JobView;
 
 /// Vetoes a victim of a higher partition `priority_tier` than its preemptor's.
@@ -37,9 +37,9 @@ impl Plugin for TierGuard {
         preemptor: JobView<'_>,
         victim: JobView<'_>,
         context: &PassContext<'_>,
-    ) -> Option<String> {
+    ) -> Option<Veto> {
         (tier(victim, context) > tier(preemptor, context))
-            .then(|| "in a higher partition tier".to_string())
+            .then(|| Veto::new("in a higher partition tier"))
     }
 }
 

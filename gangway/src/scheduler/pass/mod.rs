@@ -36,6 +36,7 @@ use std::sync::Arc;
 use crate::backfill::Profile;
 use crate::config::BackfillMode;
 use crate::decision::{Decision, PendingReason};
+use crate::event::Event;
 use crate::model::ids::JobId;
 use crate::policy::PassFigures;
 use crate::quota::QueueId;
@@ -200,18 +201,21 @@ impl Scheduler {
         figures
     }
 
-    /// One pass at `now`. `always_plan` gets a reservation when resource-blocked even beyond
-    /// the backfill depth (without using up the depth). Returns the earliest begin time of a
-    /// pending job after `now` (such a job stays pending).
+    /// One pass at `now`, after `events` were applied (what the profile's `prepare` hooks
+    /// see). `always_plan` gets a reservation when resource-blocked even beyond the backfill
+    /// depth (without using up the depth). Returns the earliest begin time of a pending job
+    /// after `now` (such a job stays pending).
     pub(in crate::scheduler) fn run_pass(
         &mut self,
         now: u64,
         always_plan: Option<JobId>,
         decisions: &mut Vec<Decision>,
+        events: &[Event],
     ) -> Option<u64> {
         self.last.figures = Arc::new(self.pass_figures(now));
+        self.last.veto_ends_ms = None;
         let figures = Arc::clone(&self.last.figures);
-        self.profile.prepare(&figures.context(&self.state));
+        self.profile.prepare(&figures.context(&self.state), events);
         let (keyed, pending, denied) = self.keyed_pending(now);
         let quiet = always_plan.is_none() && decisions.is_empty();
         let (mut pass, mut order, mut report) = match self.resume(now, quiet, keyed, denied) {

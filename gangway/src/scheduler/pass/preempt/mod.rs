@@ -126,20 +126,43 @@ impl Scheduler {
         // a search that no target can pass, known from the shares alone (a shortcut: the
         // reference pass, without shortcuts, checks that it changes no decision).
         let fair = self.fair_preemptor(id);
-        if fair && (self.queue_preempting(id) || (self.shortcuts && self.fair_search_hopeless(id)))
-        {
+        if fair && self.queue_preempting(id) {
+            return false;
+        }
+        // Known also without the shortcut, so that a hopeless search asks for no retry at a
+        // veto's end in the reference pass either (no victim would do then).
+        let hopeless = fair && self.fair_search_hopeless(id);
+        if hopeless && self.shortcuts {
             return false;
         }
         let running = pass
             .running_by_queue
             .get_or_insert_with(|| RunningByQueue::of(&self.state));
-        let candidates = self.victim_candidates(id, self.victim_pool(id, running));
+        let (candidates, veto_ends) = self.victim_candidates(id, self.victim_pool(id, running));
+        let choice = self.choose_victims(id, candidates, fair, pass, end);
+        let Some(choice) = choice else {
+            // A veto that ends lets the preemptor try again then.
+            if !hopeless {
+                self.last.veto_ends_ms = self.last.veto_ends_ms.into_iter().chain(veto_ends).min();
+            }
+            return false;
+        };
+        self.preempt(id, choice, decisions);
+        true
+    }
+
+    /// The victims for `id` among `candidates`: those a fair-sharing queue may take, or the
+    /// fewest that make room (the borrowing ones alone when reclaiming is not enough).
+    fn choose_victims(
+        &mut self,
+        id: JobId,
+        candidates: Vec<(JobId, Basis)>,
+        fair: bool,
+        pass: &mut Pass,
+        end: u64,
+    ) -> Option<Choice> {
         if fair {
-            let Some(choice) = self.fair_victims(id, &candidates, pass, end) else {
-                return false;
-            };
-            self.preempt(id, choice, decisions);
-            return true;
+            return self.fair_victims(id, &candidates, pass, end);
         }
         let mut choice = self.minimal_victims(id, &candidates, pass, end);
         if choice.is_none() && candidates.iter().any(|(_, b)| *b == Basis::Reclaim) {
@@ -149,11 +172,7 @@ impl Scheduler {
                 .collect();
             choice = self.minimal_victims(id, &borrowing, pass, end);
         }
-        let Some(choice) = choice else {
-            return false;
-        };
-        self.preempt(id, choice, decisions);
-        true
+        choice
     }
 
     /// Greedily adds candidates until `id` fits, then walks the chosen set backwards dropping
@@ -206,14 +225,14 @@ impl Scheduler {
     /// `anti_thrash`) one that preempted `id`; then a basis (a lower partition tier, the queue
     /// policies, or order-based preemption); then the profile's vetoes. `pool`: the running
     /// jobs that can have a basis, in job order ([`Scheduler::victim_pool`]); `None`: every
-    /// running job.
+    /// running job. Also returns the earliest end after now of a veto that removed a candidate.
     pub(in crate::scheduler) fn victim_candidates(
         &self,
         id: JobId,
         pool: Option<Vec<JobId>>,
-    ) -> Vec<(JobId, Basis)> {
+    ) -> (Vec<(JobId, Basis)>, Option<u64>) {
         let Some(preemptor) = self.state.job_view(id) else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
         let job = preemptor.record();
         let settings = &self.state.config.policy.preemption;
@@ -238,6 +257,7 @@ impl Scheduler {
             .order_based
             .then(|| self.pass_key(preemptor, &context));
         let mut candidates: Vec<(VictimRank, Basis)> = Vec::new();
+        let mut veto_ends: Option<u64> = None;
         let all: &mut dyn Iterator<Item = JobId> = &mut self.state.running.iter().copied();
         let pooled;
         let running: &mut dyn Iterator<Item = JobId> = match pool {
@@ -287,11 +307,9 @@ impl Scheduler {
                 continue;
             };
             let hooks = [own_hooks, hooks_of(record.partition)];
-            if self
-                .profile
-                .veto(hooks, preemptor, victim, &context)
-                .is_some()
-            {
+            if let Some(veto) = self.profile.veto(hooks, preemptor, victim, &context) {
+                let ends = veto.until_ms().filter(|&t| t > self.state.now_ms);
+                veto_ends = veto_ends.into_iter().chain(ends).min();
                 continue;
             }
             let keys = self
@@ -300,10 +318,11 @@ impl Scheduler {
             candidates.push(((keys, Reverse(v)), basis));
         }
         candidates.sort_unstable_by_key(|(rank, _)| *rank);
-        candidates
+        let candidates = candidates
             .into_iter()
             .map(|((_, Reverse(v)), basis)| (v, basis))
-            .collect()
+            .collect();
+        (candidates, veto_ends)
     }
 
     /// What the preemptor's queue policy lets it do to running job `v` of a queue.
