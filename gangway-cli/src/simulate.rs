@@ -587,15 +587,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), String> {
         super::print_stdout(&format!("report: {}\n", path.display()))?;
     }
     if let Some(path) = &args.plot {
-        let plot_runs: Vec<PlotRun<'_>> = runs
-            .iter()
-            .zip(&folded)
-            .map(|((policy, result, _), metrics)| PlotRun {
-                name: policy.name(),
-                result,
-                metrics,
-            })
-            .collect();
+        let plot_runs = PlotRun::of_runs(&runs, &folded);
         write_plot(path, &plot_runs)?;
         super::print_stdout(&format!("plot: {}\n", path.display()))?;
     }

@@ -47,15 +47,7 @@ fn default_run(svg: &Path) -> Result<(), Failed> {
     let all: Vec<&Metrics> = runs.iter().map(|(_, _, m)| m).collect();
     let fold = AccountFold::of(&all, Some(account_fold::DEFAULT_SHOWN));
     let folded: Vec<Metrics> = all.iter().map(|m| fold.apply(m)).collect();
-    let plot_runs: Vec<PlotRun<'_>> = runs
-        .iter()
-        .zip(&folded)
-        .map(|((policy, result, _), metrics)| PlotRun {
-            name: policy.name(),
-            result,
-            metrics,
-        })
-        .collect();
+    let plot_runs = PlotRun::of_runs(&runs, &folded);
     write_plot(svg, &plot_runs)?;
     Ok(())
 }

@@ -13,6 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::PolicyPreset;
 use crate::figure::{colour_of, fitted, text_width};
 use crate::metrics::{AccountShare, Metrics, Resource};
 use crate::result::{Sample, SimResult};
@@ -53,6 +54,24 @@ pub struct PlotRun<'a> {
     /// Its metrics. Every account in them gets its bars: fold many accounts first
     /// ([`crate::account_fold`]).
     pub metrics: &'a Metrics,
+}
+
+impl<'a> PlotRun<'a> {
+    /// One run per simulated policy: each policy's simulation with `folded[i]` as the metrics
+    /// of `runs[i]` (its accounts folded, [`crate::account_fold`]).
+    pub fn of_runs(
+        runs: &'a [(PolicyPreset, SimResult, Metrics)],
+        folded: &'a [Metrics],
+    ) -> Vec<PlotRun<'a>> {
+        runs.iter()
+            .zip(folded)
+            .map(|((policy, result, _), metrics)| PlotRun {
+                name: policy.name(),
+                result,
+                metrics,
+            })
+            .collect()
+    }
 }
 
 /// Writes the plot to `path` as SVG; the message of an error says what failed.

@@ -226,15 +226,7 @@ fn plot(runs: &[(PolicyPreset, SimResult, Metrics)], shown: Option<usize>, name:
     let all: Vec<&Metrics> = runs.iter().map(|(_, _, m)| m).collect();
     let fold = AccountFold::of(&all, shown);
     let folded: Vec<Metrics> = all.iter().map(|m| fold.apply(m)).collect();
-    let plot_runs: Vec<PlotRun<'_>> = runs
-        .iter()
-        .zip(&folded)
-        .map(|((policy, result, _), metrics)| PlotRun {
-            name: policy.name(),
-            result,
-            metrics,
-        })
-        .collect();
+    let plot_runs = PlotRun::of_runs(runs, &folded);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pictures");
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join(format!("{name}.svg"));

@@ -150,26 +150,27 @@ fn a_user_rule_decides_in_mode_rule() {
     assert_eq!(pending(&s, "H").estimated_start_ms, Some(100_000));
 }
 
-/// A rule that refuses everything.
+/// A rule that gives one answer to every job: `Fixed(false)` refuses everything, `Fixed(true)`
+/// admits everything.
 #[derive(Clone)]
-struct Never;
+struct Fixed(bool);
 
-impl Plugin for Never {
+impl Plugin for Fixed {
     fn name(&self) -> &str {
-        "never"
+        if self.0 { "always" } else { "never" }
     }
     fn hooks(&self) -> &[Hook] {
         &[Hook::Backfill]
     }
     fn may_backfill(&self, _: HeadView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> bool {
-        false
+        self.0
     }
 }
 
 /// Under EASY a rule refuses on top of the reservation: A, which EASY backfills, waits.
 #[test]
 fn a_user_rule_refuses_on_top_of_easy() {
-    let mut s = Scheduler::with_profile(four_cpus(json!({})), with_rule(Never)).unwrap();
+    let mut s = Scheduler::with_profile(four_cpus(json!({})), with_rule(Fixed(false))).unwrap();
     let jobs = [
         job("R", 3, 100_000),
         job("H", 4, 50_000),
@@ -181,28 +182,12 @@ fn a_user_rule_refuses_on_top_of_easy() {
     assert_eq!(pending(&s, "H").estimated_start_ms, Some(100_000));
 }
 
-/// A rule that admits everything.
-#[derive(Clone)]
-struct Always;
-
-impl Plugin for Always {
-    fn name(&self) -> &str {
-        "always"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Backfill]
-    }
-    fn may_backfill(&self, _: HeadView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> bool {
-        true
-    }
-}
-
 /// The engine referees: a rule that admits a job that does not fit starts nothing (placement
 /// decides), and the oracle finds nothing over-committed.
 #[test]
 fn a_rule_that_admits_a_job_that_does_not_fit_is_refused() {
     let cluster = four_cpus(json!({"backfill": {"mode": "rule"}}));
-    let mut s = Scheduler::with_profile(cluster, with_rule(Always)).unwrap();
+    let mut s = Scheduler::with_profile(cluster, with_rule(Fixed(true))).unwrap();
     let jobs = [
         job("R", 3, 100_000),
         job("H", 4, 50_000),
@@ -250,7 +235,7 @@ fn a_panicking_rule_is_a_plugin_fault() {
 /// A backfill rule is global: it cannot be listed for one partition.
 #[test]
 fn a_backfill_rule_cannot_be_listed_for_a_partition() {
-    let refused = Profile::builder().plugin_in("gpu", Never).build();
+    let refused = Profile::builder().plugin_in("gpu", Fixed(false)).build();
     assert!(refused.is_err());
 }
 
