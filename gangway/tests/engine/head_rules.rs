@@ -11,7 +11,7 @@ use gangway::policy::builtin::Multifactor;
 use gangway::policy::{HeadView, Hook, PassContext, Plugin, Profile};
 use gangway::state::JobView;
 use gangway::testkit::checked_tick;
-use gangway::{ClusterConfig, JobSpec, Scheduler};
+use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
 use serde_json::json;
 
 /// One node of 4 cpus under `policy`.
@@ -28,18 +28,24 @@ fn job(id: &str, cpus: u32, limit_ms: u64) -> JobSpec {
     JobSpec::new(id, limit_ms, cpus)
 }
 
-/// R (3 cpus, 100 s) runs; the head H (4 cpus) is estimated at 100 s, when R's requested
-/// time ends. A ends exactly at the estimate: refused. B ends 1 ms before it: admitted.
-#[test]
-fn before_head_estimate_admits_only_an_end_strictly_before_the_estimate() {
-    let mut s = Scheduler::new(four_cpus(before_head())).unwrap();
+/// R (3 cpus, 100 s), the head H (4 cpus), A (1 cpu, ending exactly at R's requested end) and
+/// B (1 cpu, ending 1 ms before it), submitted at once.
+fn r_h_a_b() -> Vec<Event> {
     let jobs = [
         job("R", 3, 100_000),
         job("H", 4, 50_000),
         job("A", 1, 100_000),
         job("B", 1, 99_999),
     ];
-    let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
+    jobs.into_iter().map(submit).collect()
+}
+
+/// R (3 cpus, 100 s) runs; the head H (4 cpus) is estimated at 100 s, when R's requested
+/// time ends. A ends exactly at the estimate: refused. B ends 1 ms before it: admitted.
+#[test]
+fn before_head_estimate_admits_only_an_end_strictly_before_the_estimate() {
+    let mut s = Scheduler::new(four_cpus(before_head())).unwrap();
+    let out = checked_tick(&mut s, 0, r_h_a_b()).unwrap();
     assert_eq!(started(&out.decisions), ["R", "B"]);
     let head = pending(&s, "H");
     assert_eq!(head.reason, PendingReason::Resources);
@@ -52,13 +58,7 @@ fn before_head_estimate_admits_only_an_end_strictly_before_the_estimate() {
 #[test]
 fn easy_admits_an_end_at_the_reservation_where_before_head_estimate_does_not() {
     let mut s = Scheduler::new(four_cpus(json!({}))).unwrap();
-    let jobs = [
-        job("R", 3, 100_000),
-        job("H", 4, 50_000),
-        job("A", 1, 100_000),
-        job("B", 1, 99_999),
-    ];
-    let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
+    let out = checked_tick(&mut s, 0, r_h_a_b()).unwrap();
     assert_eq!(started(&out.decisions), ["R", "A"]);
     assert_eq!(pending(&s, "H").reason, PendingReason::Reserved);
 }
@@ -219,13 +219,7 @@ impl Plugin for Panics {
 #[test]
 fn a_panicking_rule_is_a_plugin_fault() {
     let mut s = Scheduler::with_profile(four_cpus(before_head()), with_rule(Panics)).unwrap();
-    let jobs = [
-        job("R", 3, 100_000),
-        job("H", 4, 50_000),
-        job("A", 1, 100_000),
-        job("B", 1, 99_999),
-    ];
-    let out = checked_tick(&mut s, 0, jobs.into_iter().map(submit).collect()).unwrap();
+    let out = checked_tick(&mut s, 0, r_h_a_b()).unwrap();
     assert_eq!(started(&out.decisions), ["R", "B"]);
     assert_eq!(out.plugin_faults.len(), 1);
     assert_eq!(out.plugin_faults[0].hook, Hook::Backfill);
