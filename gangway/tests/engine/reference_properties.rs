@@ -21,7 +21,7 @@ use gangway::testkit::adversarial::{Adversary, Trick};
 use gangway::testkit::harness::{Stream, StreamEvent, TickStep, resolve, scale};
 use gangway::testkit::reference::{ShortcutsTaken, Twins};
 use gangway::testkit::strategies::{JOB_POOL, NODE_POOL, cluster, stream};
-use gangway::{ClusterConfig, Event, Scheduler};
+use gangway::{ClusterConfig, Event, PendingReason, Scheduler};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
@@ -414,4 +414,49 @@ fn the_cases_reach_every_shortcut() {
     assert!(total.kept >= 1_000, "{total:?}");
     assert!(total.kept_unplaced >= 400, "{total:?}");
     assert!(total.continued >= 200, "{total:?}");
+}
+
+/// Found by `kept_reservations_equal_full_searches_on_busy_clusters`. A job of two GPU task
+/// groups waits behind a blocked head (mode `none`), and its reason (`priority`: it would
+/// fit) comes from a greedy placement on what is free. A GPU job submitted next changes the
+/// shape mix, which breaks ties among GPU nodes: the first group now goes where the second
+/// needed room, and the full pass reads `resources`. The continued pass must not keep the
+/// old verdict.
+#[test]
+fn a_gpu_submit_rereads_a_waiting_multi_group_jobs_reason() {
+    let node = |name: &str, cpus: u64| json!({"name": name, "cpus": cpus, "memory_mib": 32_000, "gpus": {"model": "a100", "count": 4}});
+    let cluster = json!({"nodes": [node("n1", 2), node("n2", 4)],
+                         "policy": {"backfill": {"mode": "none"}}});
+    let mut twins = Twins::new(Scheduler::new(serde_json::from_value(cluster).unwrap()).unwrap());
+    let submit = |id: &str, priority: i64, groups: serde_json::Value| -> Event {
+        serde_json::from_value(
+            json!({"type": "submit", "job": {"id": id, "priority": priority,
+            "time_limit_ms": 60_000, "groups": groups}}),
+        )
+        .unwrap()
+    };
+    let group =
+        |cpus: u64, gpus: u64| json!({"count": 1, "cpus": cpus, "memory_mib": 1_000, "gpus": gpus});
+    let one_cpu_on_each = json!([{"count": 2, "cpus": 1, "memory_mib": 1_000,
+                                  "placement": "strict_spread"}]);
+    let steps = [
+        vec![submit("filler", 5, one_cpu_on_each)],
+        // `head` needs 4 cpus on one node, where n1 has 1 free and n2 3.
+        vec![
+            submit("head", 1, json!([group(4, 0)])),
+            submit("two", 0, json!([group(1, 1), group(3, 1)])),
+        ],
+        vec![],
+        vec![submit("gpu", 0, json!([group(1, 1)]))],
+    ];
+    for (i, events) in steps.into_iter().enumerate() {
+        twins
+            .tick(0, events)
+            .unwrap_or_else(|e| panic!("tick {i}: {e}"))
+            .unwrap();
+    }
+    // The case still turns on the mix: the full pass reads `resources` now.
+    let pending = twins.reference().explain().pending;
+    let two = pending.iter().find(|p| p.job == "two").unwrap();
+    assert_eq!(two.reason, PendingReason::Resources);
 }

@@ -97,6 +97,11 @@ pub(in crate::scheduler) struct Blocking {
     /// starts, preempts or is reserved for (Kueue's `waitForPodsReadyIfNeeded` holds its
     /// scheduling cycle there).
     pub(in crate::scheduler) ready_wait: bool,
+    /// A reason was read from a placement of several task groups or with a topology
+    /// constraint: such a greedy placement depends on more than what is free (the shape mix
+    /// breaks ties among GPU nodes, and every GPU submit changes it), so the verdict may not
+    /// stand at the next tick ([`crate::scheduler::shortcuts::resume`]).
+    pub(in crate::scheduler) heuristic_fit_read: bool,
 }
 
 /// Per-pass bookkeeping; kept at the pass's end for the next tick to continue
@@ -369,7 +374,7 @@ impl Scheduler {
         self.state.release_earmark(id);
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
         if pass.blocking.blocked {
-            let reason = self.blocked_reason(id, job, pass.now, &mut pass.blocking.fits_free);
+            let reason = self.blocked_reason(id, job, pass.now, &mut pass.blocking);
             return Ok(Verdict::waits(reason));
         }
         if self.try_preempt(id, pass, end, decisions) {
@@ -425,7 +430,7 @@ impl Scheduler {
             return Some(PendingReason::WaitingForReady);
         }
         if blocking.blocked && !self.state.earmarks.contains_key(&id) {
-            return Some(self.blocked_reason(id, job, now, &mut blocking.fits_free));
+            return Some(self.blocked_reason(id, job, now, blocking));
         }
         job.queue
             .is_some_and(|q| blocking.blocked_queues.contains(&q))
@@ -455,7 +460,7 @@ impl Scheduler {
             blocking.blocked = true;
             return PendingReason::Resources;
         }
-        self.blocked_reason(id, job, now, &mut blocking.fits_free)
+        self.blocked_reason(id, job, now, blocking)
     }
 }
 

@@ -12,8 +12,7 @@ use crate::placement::count::fits_now_by_count;
 use crate::placement::{Assignment, GangRequest, NodeGate, assignments_fit, place_gang};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::node_gate::JobGate;
-use crate::scheduler::pass::{NoSuchJob, Pass};
-use crate::scheduler::shortcuts::fit_memo::FitMemo;
+use crate::scheduler::pass::{Blocking, NoSuchJob, Pass};
 use crate::state::{ClusterState, Job};
 
 impl Scheduler {
@@ -127,7 +126,7 @@ impl Scheduler {
         id: JobId,
         job: &Job,
         now: u64,
-        fits_free: &mut FitMemo,
+        blocking: &mut Blocking,
     ) -> PendingReason {
         if !self.state.licenses.covers(&job.licenses) {
             return PendingReason::Resources;
@@ -154,6 +153,8 @@ impl Scheduler {
         if !self.state.index.could_hold(gang.shapes) {
             return PendingReason::Resources;
         }
+        blocking.heuristic_fit_read |= gang.shapes.len() > 1 || gang.topology.is_some();
+        let fits_free = &mut blocking.fits_free;
         // Counts first: where the free index's state classes decide the fit, no node is visited.
         let maintenance_free = || {
             self.state

@@ -43,8 +43,10 @@
 //!   a full pass would visit every waiting job with all of the last pass's starts already
 //!   running, and a start after a job's turn can change its reason (`priority` becomes
 //!   `resources`; a quota check reads what is free) and the resources a reservation pins.
-//!   And every job the last pass tried to place now or planned was one task group without a
-//!   topology constraint. Its placement fits a window iff its nodes' task fits add up
+//!   And every job the last pass tried to place now or planned, or whose reason it read from
+//!   a placement on what is free, was one task group without a topology constraint (a
+//!   greedy placement of several groups also reads the shape mix, which breaks ties among
+//!   GPU nodes and changes with every GPU job submitted). Its placement fits a window iff its nodes' task fits add up
 //!   ([`crate::scheduler::shortcuts::kept_plans`]), and each node's room over the later window is at most what it
 //!   was (running usage is unchanged, reservations only grow into a later window), so a job
 //!   that did not fit then does not fit now, and its reason (read on what is free now) is
@@ -217,6 +219,7 @@ impl Scheduler {
         self.shortcuts
             && !self.tracks_head()
             && pass.verdicts_stand
+            && !pass.blocking.heuristic_fit_read
             && pass.always_plan.is_none()
             && !self.state.config.policy.preemption.enabled
             && self.state.earmarks.is_empty()

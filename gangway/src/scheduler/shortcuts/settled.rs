@@ -101,6 +101,7 @@ impl Scheduler {
             // No job the pass left unvisited fits now, so none meets a job not ready.
             unready: false,
             ready_wait: deferred.ready_wait,
+            heuristic_fit_read: false,
         };
         // After the jobs the pass visited and left waiting (the started ones left the order).
         let visited = self.last.report.len();
