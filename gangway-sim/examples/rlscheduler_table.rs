@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use gangway::config::{BackfillMode, ClusterConfig};
+use gangway::config::{BackfillCandidates, BackfillMode, ClusterConfig};
 use gangway::policy::{Hook, PassContext, Plugin, Profile};
 use gangway::state::JobView;
 use gangway_sim::workload::{TracePlacement, TraceJob, swf};
@@ -305,7 +305,10 @@ fn cluster(nodes: u64, backfill: bool) -> Result<ClusterConfig, Box<dyn std::err
     let mut cluster = workload.cluster_config();
     PolicyPreset::Rlscheduler.configure(&mut cluster);
     Overrun::Allow.configure(&mut cluster);
-    if !backfill {
+    if backfill {
+        // RLScheduler tries the jobs behind its head in submit order, whatever the heuristic.
+        cluster.policy.backfill.candidates = BackfillCandidates::Submit;
+    } else {
         cluster.policy.backfill.mode = BackfillMode::None;
     }
     Ok(cluster)
