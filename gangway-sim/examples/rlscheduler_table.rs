@@ -350,7 +350,11 @@ fn replay(
     let profile = Profile::builder()
         .plugin(RankKey::new(heuristic, window))
         .build()?;
-    let options = SimOptions { one_event_per_tick: true, ..SimOptions::default() };
+    let options = SimOptions {
+        one_event_per_tick: true,
+        submits_first: true,
+        ..SimOptions::default()
+    };
     let simulator = Simulator::with_profile(
         cluster(loaded.nodes, backfill)?,
         sim_jobs(window, loaded.per_node),
