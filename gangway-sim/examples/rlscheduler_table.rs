@@ -14,8 +14,8 @@
 //! - loading: a job's processors are the larger of fields 5 (allocated) and 8 (requested); a
 //!   requested time of −1 becomes the run time; a negative run time becomes 10 s; jobs with a
 //!   run time of 0 are dropped; jobs are ordered by job number. The machine is `MaxNodes` nodes
-//!   of `MaxProcs / MaxNodes` processors and a job takes whole nodes (`⌈p / ppn⌉`): HPC2N's
-//!   240 processors are 120 nodes of 2;
+//!   of `MaxProcs / MaxNodes` processors and a job takes whole nodes (`⌈p / ppn⌉`; all
+//!   four traces' headers give one processor per node);
 //! - windows: `start = randint(1024, size − 1024 − 1)` ten times, from NumPy's legacy
 //!   `RandomState` seeded as gym's `seeding.np_random(1)` does, where `size` is the number of
 //!   jobs, or 10,000 for SDSC-SP2 and HPC2N (its `batch_job_slice`); a window is jobs
@@ -38,12 +38,11 @@ use gangway_sim::workload::{TracePlacement, TraceJob, swf};
 use gangway_sim::{Overrun, PolicyPreset, SimJob, SimOptions, Simulator};
 
 /// Jobs per window and windows per trace.
-const WINDOW: usize = 1024;
+pub const WINDOW: usize = 1024;
 const WINDOWS: usize = 10;
 
-/// The four traces of the table: column name, file stem, RLScheduler's `batch_job_slice`
-/// (0: the whole trace), and its published heuristic rows (no backfill, then backfill), in
-/// the order of [`Heuristic::ALL`]; `None` where this example records none.
+/// The four traces of the table: column name, file stem, and RLScheduler's `batch_job_slice`
+/// (0: the whole trace).
 struct Trace {
     name: &'static str,
     stem: &'static str,
@@ -59,7 +58,7 @@ const TRACES: [Trace; 4] = [
 
 /// A job as RLScheduler loads it.
 #[derive(Clone, Debug)]
-struct RlJob {
+pub struct RlJob {
     submit_s: i64,
     run_s: i64,
     request_s: i64,
@@ -67,13 +66,13 @@ struct RlJob {
 }
 
 /// A trace as RLScheduler loads it: the jobs by job number, nodes and processors per node.
-struct Loaded {
-    jobs: Vec<RlJob>,
-    nodes: u64,
-    per_node: u64,
+pub struct Loaded {
+    pub jobs: Vec<RlJob>,
+    pub nodes: u64,
+    pub per_node: u64,
 }
 
-fn load(path: &Path) -> Result<Loaded, Box<dyn std::error::Error>> {
+pub fn load(path: &Path) -> Result<Loaded, Box<dyn std::error::Error>> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)?.read_to_end(&mut bytes)?;
     let text: Box<dyn BufRead> = if bytes.starts_with(&[0x1f, 0x8b]) {
@@ -125,14 +124,14 @@ fn load(path: &Path) -> Result<Loaded, Box<dyn std::error::Error>> {
 }
 
 /// MT19937 as NumPy's legacy `RandomState` runs it, for RLScheduler's window draws.
-struct Mt19937 {
+pub struct Mt19937 {
     state: [u32; 624],
     index: usize,
 }
 
 impl Mt19937 {
     /// `RandomState().seed(key)` with an array key: `init_by_array`.
-    fn by_array(key: &[u32]) -> Mt19937 {
+    pub fn by_array(key: &[u32]) -> Mt19937 {
         let mut mt = [0u32; 624];
         mt[0] = 19_650_218;
         for i in 1..624 {
@@ -169,7 +168,7 @@ impl Mt19937 {
         Mt19937 { state: mt, index: 624 }
     }
 
-    fn next_u32(&mut self) -> u32 {
+    pub fn next_u32(&mut self) -> u32 {
         if self.index >= 624 {
             for k in 0..624 {
                 let y = (self.state[k] & 0x8000_0000) | (self.state[(k + 1) % 624] & 0x7fff_ffff);
@@ -204,14 +203,14 @@ impl Mt19937 {
 const GYM_SEED_1: [u32; 2] = [0xa34e_ff4d, 0x23a8_f040];
 
 /// The ten window starts of a trace of `size` jobs (`slice`: RLScheduler's batch_job_slice).
-fn window_starts(size: usize, slice: usize) -> Vec<usize> {
+pub fn window_starts(size: usize, slice: usize) -> Vec<usize> {
     let mut rng = Mt19937::by_array(&GYM_SEED_1);
     let top = if slice == 0 { size } else { slice };
     (0..WINDOWS).map(|_| rng.randint(WINDOW, top - WINDOW - 1)).collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
-enum Heuristic {
+pub enum Heuristic {
     Fcfs,
     Wfp3,
     Uni,
@@ -220,7 +219,7 @@ enum Heuristic {
 }
 
 impl Heuristic {
-    const ALL: [Heuristic; 5] = [
+    pub const ALL: [Heuristic; 5] = [
         Heuristic::Fcfs,
         Heuristic::Wfp3,
         Heuristic::Uni,
@@ -228,7 +227,7 @@ impl Heuristic {
         Heuristic::F1,
     ];
 
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Heuristic::Fcfs => "FCFS",
             Heuristic::Wfp3 => "WFP3",
@@ -341,7 +340,7 @@ fn sim_jobs(window: &[RlJob], per_node: u64) -> Vec<SimJob> {
 }
 
 /// The window's average bounded slowdown under `heuristic`, with or without backfill.
-fn replay(
+pub fn replay(
     loaded: &Loaded,
     window: &[RlJob],
     heuristic: Heuristic,
@@ -377,7 +376,7 @@ fn replay(
 /// at the same instant, and with backfill, after each event, queued jobs in submit order that
 /// fit now and end strictly before the head's estimate, frozen when it became the head). The
 /// table prints its cells beside the engine's; the two differ where gangway does.
-fn reference(loaded: &Loaded, window: &[RlJob], heuristic: Heuristic, backfill: bool) -> f64 {
+pub fn reference(loaded: &Loaded, window: &[RlJob], heuristic: Heuristic, backfill: bool) -> f64 {
     let rank: Vec<i64> = {
         let key = RankKey::new(heuristic, window);
         (0..window.len()).map(|i| -key.keys[&job_id(i)]).collect()
