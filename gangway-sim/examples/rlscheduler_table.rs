@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use gangway::config::{BackfillCandidates, BackfillMode, ClusterConfig};
 use gangway::policy::{Hook, PassContext, Plugin, Profile};
 use gangway::state::JobView;
-use gangway_sim::workload::{TracePlacement, TraceJob, swf};
+use gangway_sim::workload::{TraceJob, TracePlacement, swf};
 use gangway_sim::{Overrun, PolicyPreset, SimJob, SimOptions, Simulator};
 
 /// Jobs per window and windows per trace.
@@ -50,10 +50,26 @@ struct Trace {
 }
 
 const TRACES: [Trace; 4] = [
-    Trace { name: "Lublin-1", stem: "lublin_256", slice: 0 },
-    Trace { name: "SDSC-SP2", stem: "SDSC-SP2-1998-4.2-cln", slice: 10_000 },
-    Trace { name: "HPC2N", stem: "HPC2N-2002-2.2-cln", slice: 10_000 },
-    Trace { name: "Lublin-2", stem: "lublin_256_new2", slice: 0 },
+    Trace {
+        name: "Lublin-1",
+        stem: "lublin_256",
+        slice: 0,
+    },
+    Trace {
+        name: "SDSC-SP2",
+        stem: "SDSC-SP2-1998-4.2-cln",
+        slice: 10_000,
+    },
+    Trace {
+        name: "HPC2N",
+        stem: "HPC2N-2002-2.2-cln",
+        slice: 10_000,
+    },
+    Trace {
+        name: "Lublin-2",
+        stem: "lublin_256_new2",
+        slice: 0,
+    },
 ];
 
 /// A job as RLScheduler loads it.
@@ -76,7 +92,9 @@ pub fn load(path: &Path) -> Result<Loaded, Box<dyn std::error::Error>> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)?.read_to_end(&mut bytes)?;
     let text: Box<dyn BufRead> = if bytes.starts_with(&[0x1f, 0x8b]) {
-        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(&bytes[..])))
+        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(
+            &bytes[..],
+        )))
     } else {
         Box::new(&bytes[..])
     };
@@ -109,7 +127,15 @@ pub fn load(path: &Path) -> Result<Loaded, Box<dyn std::error::Error>> {
             run_s = 10;
         }
         if run_s > 0 {
-            jobs.push((id, RlJob { submit_s, run_s, request_s, processors }));
+            jobs.push((
+                id,
+                RlJob {
+                    submit_s,
+                    run_s,
+                    request_s,
+                    processors,
+                },
+            ));
         }
     }
     jobs.sort_by_key(|(id, _)| *id);
@@ -120,7 +146,11 @@ pub fn load(path: &Path) -> Result<Loaded, Box<dyn std::error::Error>> {
         nodes = procs;
     }
     let per_node = (procs / nodes.max(1)).max(1);
-    Ok(Loaded { jobs: jobs.into_iter().map(|(_, j)| j).collect(), nodes, per_node })
+    Ok(Loaded {
+        jobs: jobs.into_iter().map(|(_, j)| j).collect(),
+        nodes,
+        per_node,
+    })
 }
 
 /// MT19937 as NumPy's legacy `RandomState` runs it, for RLScheduler's window draws.
@@ -165,7 +195,10 @@ impl Mt19937 {
             }
         }
         mt[0] = 0x8000_0000;
-        Mt19937 { state: mt, index: 624 }
+        Mt19937 {
+            state: mt,
+            index: 624,
+        }
     }
 
     pub fn next_u32(&mut self) -> u32 {
@@ -206,7 +239,9 @@ const GYM_SEED_1: [u32; 2] = [0xa34e_ff4d, 0x23a8_f040];
 pub fn window_starts(size: usize, slice: usize) -> Vec<usize> {
     let mut rng = Mt19937::by_array(&GYM_SEED_1);
     let top = if slice == 0 { size } else { slice };
-    (0..WINDOWS).map(|_| rng.randint(WINDOW, top - WINDOW - 1)).collect()
+    (0..WINDOWS)
+        .map(|_| rng.randint(WINDOW, top - WINDOW - 1))
+        .collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -239,7 +274,11 @@ impl Heuristic {
 
     /// RLScheduler's score of a queued job (lower first); SJF's second part breaks its ties.
     fn score(self, job: &RlJob) -> (f64, f64) {
-        let (s, t, n) = (job.submit_s as f64, job.request_s as f64, job.processors as f64);
+        let (s, t, n) = (
+            job.submit_s as f64,
+            job.request_s as f64,
+            job.processors as f64,
+        );
         let w = -1.0 - s; // scheduled_time (−1 while queued) − submit_time
         match self {
             Heuristic::Fcfs => (s, 0.0),
@@ -270,14 +309,19 @@ impl RankKey {
         let scores: Vec<(f64, f64)> = window.iter().map(|j| heuristic.score(j)).collect();
         order.sort_by(|&a, &b| {
             let (x, y) = (scores[a], scores[b]);
-            x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)).then(a.cmp(&b))
+            x.0.total_cmp(&y.0)
+                .then(x.1.total_cmp(&y.1))
+                .then(a.cmp(&b))
         });
         let keys = order
             .iter()
             .enumerate()
             .map(|(rank, &index)| (job_id(index), -(rank as i64)))
             .collect();
-        RankKey { name: heuristic.name(), keys }
+        RankKey {
+            name: heuristic.name(),
+            keys,
+        }
     }
 }
 
@@ -391,12 +435,14 @@ pub fn reference(loaded: &Loaded, window: &[RlJob], heuristic: Heuristic, backfi
     let mut start = vec![0i64; window.len()];
     // One event: the next submit if it is due no later than the first end, else that end.
     let step = |now: &mut i64,
-                    queue: &mut Vec<usize>,
-                    next: &mut usize,
-                    running: &mut Vec<(usize, i64, u64)>,
-                    free: &mut u64| {
+                queue: &mut Vec<usize>,
+                next: &mut usize,
+                running: &mut Vec<(usize, i64, u64)>,
+                free: &mut u64| {
         running.sort_by_key(|&(j, s, _)| s + window[j].run_s);
-        let release = running.first().map_or(i64::MAX, |&(j, s, _)| s + window[j].run_s);
+        let release = running
+            .first()
+            .map_or(i64::MAX, |&(j, s, _)| s + window[j].run_s);
         if *next < window.len() && window[*next].submit_s <= release {
             *now = (*now).max(window[*next].submit_s);
             queue.push(*next);
@@ -481,7 +527,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut columns = Vec::new();
     for trace in &TRACES {
         let Some(path) = find(&dir, trace.stem) else {
-            println!("{}: no {}[.swf][.gz] in {}: skipped", trace.name, trace.stem, dir.display());
+            println!(
+                "{}: no {}[.swf][.gz] in {}: skipped",
+                trace.name,
+                trace.stem,
+                dir.display()
+            );
             continue;
         };
         let loaded = load(&path)?;

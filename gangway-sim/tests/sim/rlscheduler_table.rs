@@ -37,7 +37,13 @@ fn mersenne_twister_matches_the_reference_outputs() {
     let first: Vec<u32> = (0..5).map(|_| rng.next_u32()).collect();
     assert_eq!(
         first,
-        [1_067_595_299, 955_945_823, 477_289_528, 4_107_218_783, 4_228_976_476]
+        [
+            1_067_595_299,
+            955_945_823,
+            477_289_528,
+            4_107_218_783,
+            4_228_976_476
+        ]
     );
 }
 
@@ -47,7 +53,10 @@ fn windows_are_drawn_inside_the_trace() {
         let starts = example::window_starts(size, slice);
         assert_eq!(starts.len(), 10);
         let top = if slice == 0 { size } else { slice };
-        assert!(starts.iter().all(|&s| (1024..top - 1024 - 1).contains(&s)), "{starts:?}");
+        assert!(
+            starts.iter().all(|&s| (1024..top - 1024 - 1).contains(&s)),
+            "{starts:?}"
+        );
     }
 }
 
@@ -58,12 +67,24 @@ fn kth_excerpt_replays_as_rlschedulers_loop() {
     let loaded = example::load(&fixture).unwrap();
     let rows = rows(&loaded, &loaded.jobs);
     for (label, engine, model) in &rows {
-        assert!((engine - model).abs() <= 1e-9 * model, "{label}: gangway {engine}, loop {model}");
+        assert!(
+            (engine - model).abs() <= 1e-9 * model,
+            "{label}: gangway {engine}, loop {model}"
+        );
     }
     // The excerpt queues: the heuristics and the backfill rule change the result.
     let (plain, backfilled) = rows.split_at(5);
-    assert!(plain.iter().any(|r| (r.1 - plain[0].1).abs() > 1e-6), "{rows:?}");
-    assert!(plain.iter().zip(backfilled).any(|(a, b)| (a.1 - b.1).abs() > 1e-6), "{rows:?}");
+    assert!(
+        plain.iter().any(|r| (r.1 - plain[0].1).abs() > 1e-6),
+        "{rows:?}"
+    );
+    assert!(
+        plain
+            .iter()
+            .zip(backfilled)
+            .any(|(a, b)| (a.1 - b.1).abs() > 1e-6),
+        "{rows:?}"
+    );
 }
 
 #[test]
@@ -77,6 +98,9 @@ fn lublin_window_replays_as_rlschedulers_loop() {
     for (label, engine, model) in rows(&loaded, window) {
         // Within the 1%; simultaneous ends can come in another order than
         // RLScheduler's (by job id, not by start).
-        assert!((engine - model).abs() <= 0.01 * model, "{label}: gangway {engine}, loop {model}");
+        assert!(
+            (engine - model).abs() <= 0.01 * model,
+            "{label}: gangway {engine}, loop {model}"
+        );
     }
 }
