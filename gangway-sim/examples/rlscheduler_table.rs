@@ -1,7 +1,9 @@
 //! RLScheduler's Table V (Zhang et al., SC'20), heuristic rows, through gangway's public API:
-//! five order keys (FCFS, WFP3, UNICEP, SJF, F1), the pinned head and the
-//! `before_head_estimate` backfill rule (or none), one event per tick. Each cell is the mean,
-//! over ten windows of 1,024 jobs, of the window's average bounded slowdown (10 s threshold).
+//! five order keys (FCFS, WFP3, UNICEP, SJF, F1), the pinned head, and the
+//! `before_head_estimate` backfill rule with its candidates in submit order (or no backfill);
+//! the simulator delivers one event per tick, submits before ends. Each cell is the mean, over
+//! ten windows of 1,024 jobs, of the window's average bounded slowdown (10 s threshold),
+//! printed beside the same cell from RLScheduler's event loop restated ([`reference`]).
 //!
 //! Run: `cargo run --release -p gangway-sim --example rlscheduler_table -- TRACES_DIR`, where
 //! `TRACES_DIR` holds some of `lublin_256.swf`, `SDSC-SP2-1998-4.2-cln.swf[.gz]`,
