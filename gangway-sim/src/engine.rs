@@ -71,6 +71,11 @@ pub struct SimOptions {
     /// before one submitted after it at the same time with a higher priority). Default off:
     /// everything due at an instant in one tick.
     pub one_event_per_tick: bool,
+    /// With [`SimOptions::one_event_per_tick`], submits come before ends at an instant (after
+    /// the `ssh` host's withdrawals, the rest in the order above), as in RLScheduler's
+    /// simulator, which takes a job due no later than the next end before that end. Default
+    /// off: ends first. Without `one_event_per_tick` it changes nothing.
+    pub submits_first: bool,
 }
 
 impl Default for SimOptions {
@@ -81,6 +86,7 @@ impl Default for SimOptions {
             looks: None,
             record_ticks: false,
             one_event_per_tick: false,
+            submits_first: false,
         }
     }
 }
@@ -611,6 +617,7 @@ impl Simulator {
         now_ms: u64,
         claimed: &mut BTreeSet<usize>,
     ) -> Option<(Event, Due)> {
+        let submit_rank = if self.options.submits_first { 5 } else { 50 };
         let mut now: Vec<(u8, &str, u64, Due)> = Vec::new();
         while let Some(Reverse((time, sequence, due))) = self.due.peek().copied()
             && time == now_ms
@@ -618,11 +625,11 @@ impl Simulator {
             self.due.pop();
             let (rank, name) = match due {
                 Due::Withdraw(index) => (0, &self.jobs[index].spec.id),
-                Due::Finish(index, _) | Due::Stop(index, _) => (1, &self.jobs[index].spec.id),
-                Due::Ready(index, _) => (2, &self.jobs[index].spec.id),
-                Due::NodeDown(node) => (3, &self.node_names[node]),
-                Due::NodeUp(node) => (4, &self.node_names[node]),
-                Due::Submit(index) => (5, &self.jobs[index].spec.id),
+                Due::Finish(index, _) | Due::Stop(index, _) => (10, &self.jobs[index].spec.id),
+                Due::Ready(index, _) => (20, &self.jobs[index].spec.id),
+                Due::NodeDown(node) => (30, &self.node_names[node]),
+                Due::NodeUp(node) => (40, &self.node_names[node]),
+                Due::Submit(index) => (submit_rank, &self.jobs[index].spec.id),
             };
             now.push((rank, name.as_str(), sequence, due));
         }

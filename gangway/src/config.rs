@@ -618,6 +618,35 @@ pub struct BackfillConfig {
     /// `conservative`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<u32>,
+    /// In which order the jobs behind a blocked head are tried for backfill, in modes
+    /// `before_head_estimate` and `rule`: `order` (default), the pass's order, or `submit`, by
+    /// submit time (ties in arrival order), as RLScheduler's simulator does whatever its
+    /// heuristic. The head is still the first blocked job of the pass's order.
+    ///
+    /// ```
+    /// let b: gangway::config::BackfillConfig = serde_json::from_str(
+    ///     r#"{"mode": "before_head_estimate", "candidates": "submit"}"#).unwrap();
+    /// assert_eq!(b.candidates, gangway::config::BackfillCandidates::Submit);
+    /// ```
+    #[serde(default, skip_serializing_if = "BackfillCandidates::is_default")]
+    pub candidates: BackfillCandidates,
+}
+
+/// The order of backfill candidates behind a head-rule head ([`BackfillConfig::candidates`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackfillCandidates {
+    /// The pass's order.
+    #[default]
+    Order,
+    /// Submit time, ties in arrival order.
+    Submit,
+}
+
+impl BackfillCandidates {
+    fn is_default(&self) -> bool {
+        *self == BackfillCandidates::Order
+    }
 }
 
 /// How blocked jobs are treated.

@@ -12,6 +12,7 @@ mod bad_traces;
 mod easy_reference;
 mod fuzz_corpus;
 mod pictures;
+mod rlscheduler_table;
 mod sim_faults;
 mod simulate;
 mod snapshot_streams;

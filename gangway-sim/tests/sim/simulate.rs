@@ -569,3 +569,53 @@ fn a_plugins_counters_are_read_back_from_the_profile_after_the_run() {
     assert_eq!(tally.passes, result.ticks);
     assert_eq!((tally.submits, tally.stops, tally.finishes), (2, 1, 2));
 }
+
+/// `submits_first`: at 100, `b` and `c` come before `a`'s end (RLScheduler's tie rule), so
+/// both wait on the full node and `c`, the higher priority, takes it when `a` ends.
+#[test]
+fn submits_first_delivers_submits_before_ends_at_an_instant() {
+    let mut c = job("c", 100, 2, 200, 50);
+    c.spec.priority = 10;
+    let jobs = vec![job("a", 0, 2, 200, 100), c, job("b", 100, 2, 200, 50)];
+    let options = SimOptions {
+        record_ticks: true,
+        one_event_per_tick: true,
+        submits_first: true,
+        ..SimOptions::default()
+    };
+    let result = Simulator::new(one_node(2), jobs, options)
+        .unwrap()
+        .run(|view| check_tick(view.scheduler, view.outcome))
+        .unwrap();
+    let at_100: Vec<Vec<String>> = result
+        .ticks_given
+        .iter()
+        .filter(|t| t.at_ms == 100)
+        .map(|t| {
+            t.events
+                .iter()
+                .map(|e| match e {
+                    Event::Submit { job } => format!("submit {}", job.id),
+                    Event::Finished { job, .. } => format!("finished {job}"),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        at_100,
+        vec![
+            vec!["submit b".to_string()],
+            vec!["submit c".to_string()],
+            vec!["finished a".to_string()]
+        ]
+    );
+    assert_eq!(
+        times(&result),
+        vec![
+            (Some(0), Some(100)),
+            (Some(100), Some(150)),
+            (Some(150), Some(200))
+        ]
+    );
+}

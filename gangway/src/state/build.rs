@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use super::{ClusterState, DependencyGraph};
-use crate::config::{BackfillMode, ClusterConfig, NodeConfig};
+use crate::config::{BackfillCandidates, BackfillMode, ClusterConfig, NodeConfig};
 use crate::error::ConfigError;
 use crate::model::ids::{ModelId, NodeId, PartitionId};
 use crate::model::node::{Node, NodeState, PartitionSet};
@@ -103,6 +103,14 @@ impl ClusterState {
                 "policy.backfill.depth",
                 "applies to modes easy and conservative only: before_head_estimate and rule \
                  make no reservation",
+            ));
+        }
+        if !config.policy.backfill.mode.head_rule()
+            && config.policy.backfill.candidates != BackfillCandidates::Order
+        {
+            return Err(ConfigError::new(
+                "policy.backfill.candidates",
+                "applies to modes before_head_estimate and rule only",
             ));
         }
         if !config.policy.fair_sharing.strategies_valid() {

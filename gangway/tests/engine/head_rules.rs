@@ -336,3 +336,45 @@ fn pinned_head_with_before_head_estimate_survives_a_snapshot() {
     let out = checked_tick(&mut restored, 21_000, vec![submit(job("E", 1, 78_999))]).unwrap();
     assert_eq!(started(&out.decisions), ["E"]);
 }
+
+/// R (2 cpus, 100 s) and Q (2 cpus, 20 s) run; the pinned head H (4 cpus) is estimated at
+/// 100 s; Y (2 cpus, 50 s) comes at 1 s, X (the same, priority 100) at 2 s; Q ends at 10 s.
+/// Returns who starts then, with the backfill candidates tried in `candidates` order.
+fn candidate_after_q(candidates: &str) -> Vec<String> {
+    let policy = json!({
+        "backfill": {"mode": "before_head_estimate", "candidates": candidates},
+        "priority": {"pinned_head": true},
+    });
+    let mut s = Scheduler::new(four_cpus(policy)).unwrap();
+    let first = vec![
+        submit(job("R", 2, 100_000)),
+        submit(job("Q", 2, 20_000)),
+        submit(job("H", 4, 50_000)),
+    ];
+    checked_tick(&mut s, 0, first).unwrap();
+    checked_tick(&mut s, 1_000, vec![submit(job("Y", 2, 50_000))]).unwrap();
+    let better = job("X", 2, 50_000).with_priority(100);
+    checked_tick(&mut s, 2_000, vec![submit(better)]).unwrap();
+    assert_eq!(pending(&s, "H").estimated_start_ms, Some(100_000));
+    let out = checked_tick(&mut s, 10_000, vec![finished("Q")]).unwrap();
+    started(&out.decisions)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Behind the head, the pass's order tries X (priority 100) first; `submit` tries Y, which
+/// came first, as RLScheduler's backfill does whatever its heuristic.
+#[test]
+fn backfill_candidates_in_submit_order() {
+    assert_eq!(candidate_after_q("order"), ["X"]);
+    assert_eq!(candidate_after_q("submit"), ["Y"]);
+}
+
+/// `candidates` belongs to the head-rule modes: with `easy` it is refused, naming the field.
+#[test]
+fn candidates_without_a_head_rule_is_refused() {
+    let cluster = four_cpus(json!({"backfill": {"mode": "easy", "candidates": "submit"}}));
+    let err = Scheduler::new(cluster).unwrap_err();
+    assert_eq!(err.field, "policy.backfill.candidates");
+}

@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::BackfillMode;
+use crate::config::{BackfillCandidates, BackfillMode};
 use crate::model::ids::JobId;
 use crate::policy::HeadView;
 use crate::scheduler::Scheduler;
@@ -53,6 +53,13 @@ impl Scheduler {
     /// settled, a pass continued by the next tick) are off.
     pub(in crate::scheduler) fn tracks_head(&self) -> bool {
         self.keeps_head() || self.profile.has_backfill_rules()
+    }
+
+    /// Whether the jobs behind a head-rule head are tried in submit order
+    /// (`policy.backfill.candidates`).
+    pub(in crate::scheduler) fn candidates_by_submit(&self) -> bool {
+        let backfill = &self.state.config.policy.backfill;
+        backfill.mode.head_rule() && backfill.candidates == BackfillCandidates::Submit
     }
 
     /// The last pass's head if it still pins the order: `policy.priority.pinned_head`, and it

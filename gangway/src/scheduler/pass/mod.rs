@@ -239,6 +239,18 @@ impl Scheduler {
             self.turn(id, (&mut pass, &mut order, &mut report), decisions);
         }
         while !self.settled(&mut pass, &pending) {
+            if pass.head.is_some() && self.candidates_by_submit() {
+                // Behind a head-rule head, the rest are tried in submit order.
+                let mut rest = Vec::new();
+                while let Some(id) = self.next_turn(&mut order) {
+                    rest.extend(Some(id).filter(|&id| Some(id) != pinned));
+                }
+                rest.sort_by_key(|&id| self.state.job(id).map(|job| (job.submit_ms, job.arrival)));
+                for id in rest {
+                    self.turn(id, (&mut pass, &mut order, &mut report), decisions);
+                }
+                break;
+            }
             let Some(id) = self.next_turn(&mut order) else {
                 break;
             };
