@@ -1391,7 +1391,7 @@ fn a_shim_tick_reports_the_faults_of_panicking_plugins() {
     assert_eq!(reply["ok"], true, "{reply}");
     assert_eq!(
         reply["plugin_faults"],
-        json!([{"plugin": "grumpy", "hook": "order", "message": "no order today"}])
+        json!([{"plugin": "grumpy", "hook": "order", "kind": "panic", "message": "no order today"}])
     );
     // A tick without faults carries no such field.
     let reply = send(&mut shim, json!({"op": "tick", "at_ms": 1, "events": []}));
