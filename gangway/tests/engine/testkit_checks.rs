@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use gangway::policy::{FaultKind, Hook, PassContext, Plugin, Profile, Veto};
+use gangway::policy::{Dependence, FaultKind, Hook, PassContext, Plugin, Profile, Veto};
 use gangway::state::{JobView, NodeView};
 use gangway::testkit::checked_tick;
 use gangway::testkit::families::{Families, Family};
@@ -186,6 +186,48 @@ fn an_overflowed_tier_ranks_last_whatever_the_later_tiers_say() {
 fn nan_profile() -> Profile {
     let nan = Table::new("nan", &[("n0", f64::NAN), ("n1", f64::NAN)]);
     Profile::builder().scorer(nan, 0, 1.0).build().unwrap()
+}
+
+/// [`Table`] declaring that its answers depend on the task shape and the node alone (true: it
+/// answers by node name), which turns the engine's shape memos and kept reservations on.
+#[derive(Clone)]
+struct ShapeTable(Table);
+
+impl Plugin for ShapeTable {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn hooks(&self) -> &[Hook] {
+        self.0.hooks()
+    }
+    fn score_node(&self, j: JobView<'_>, g: usize, n: NodeView<'_>, c: &PassContext<'_>) -> f64 {
+        self.0.score_node(j, g, n, c)
+    }
+    fn dependence(&self) -> Dependence {
+        Dependence::ShapeAndNode
+    }
+}
+
+/// Allowed score faults pass `check_profile` also where the engine's memos (on for this
+/// scorer, and not kept by a snapshot) skip calls in the original run that the restored one
+/// makes: the second run must report the same faults, the restored one must decide the same.
+#[test]
+fn allowed_score_faults_are_deterministic_and_survive_a_restore() {
+    let table = Table::new(
+        "nan",
+        &[("n0", f64::NAN), ("n1", 1e308), ("n2", f64::INFINITY)],
+    );
+    let nan = Table::new("nan2", &[("n1", 1e308), ("n3", -f64::INFINITY)]);
+    let make = || {
+        let builder = Profile::default_for_config().into_builder();
+        let builder = builder.scorer(ShapeTable(table.clone()), 0, 1.0);
+        builder
+            .scorer(ShapeTable(nan.clone()), 0, 1.0)
+            .build()
+            .unwrap()
+    };
+    let checks = ProfileChecks::new(64, 40).allow(AllowedFault::any());
+    check_profile(make, checks).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
