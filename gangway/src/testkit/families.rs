@@ -281,9 +281,11 @@ fn gpu_submit(high: impl Strategy<Value = bool>) -> impl Strategy<Value = Stream
     )
 }
 
-/// [`preempting_cluster`]s under jobs `j0`…`j11` of 1–2 GPUs for 1–5 hours: low-priority ones
-/// and preemptors (about two in five), hosts that acknowledge preemptions promptly and rarely
-/// see a job finish, 5 s to 3 minutes between ticks.
+/// Preempting GPU clusters (one or two nodes of 1–4 A100s; preemption by order, by partition
+/// tier or both; with or without anti-thrash; any backfill mode) under jobs `j0`…`j11` of 1–2
+/// GPUs for 1–5 hours: low-priority ones and preemptors (about two in five), hosts that
+/// acknowledge preemptions promptly and rarely see a job finish, 5 s to 3 minutes between
+/// ticks.
 pub fn preemptors(max_ticks: usize) -> impl Strategy<Value = (ClusterConfig, Stream)> {
     let event = prop_oneof![
         5 => gpu_submit(proptest::bool::weighted(0.4)),
@@ -297,7 +299,7 @@ pub fn preemptors(max_ticks: usize) -> impl Strategy<Value = (ClusterConfig, Str
     (preempting_cluster(), steps).prop_map(|(cluster, steps)| (cluster, ticks(steps)))
 }
 
-/// [`preempting_cluster`]s where candidate victims of every age meet preemptors: the first
+/// The preemptors' clusters, where candidate victims of every age meet preemptors: the first
 /// ticks fill the nodes with low-priority jobs, then every tick may bring a preemptor, raise a
 /// pending job's priority, checkpoint a job or acknowledge a preemption; 20 s to 5 minutes
 /// between ticks, so runs cross ages of minutes to hours while preemptors keep coming.
