@@ -402,13 +402,15 @@ pub enum CheckError {
     NoFamily,
 }
 
-/// A failure's text: the seed and how to rerun it, the failure and its replay, and a
-/// regression test to paste.
+/// A failure's text: the seed and how to rerun it, what failed, and a regression test to
+/// paste, whose request lines also replay with `gangway shim` (docs/protocol.md).
 fn failed_text(seed: u64, failure: &Failure) -> String {
     format!(
         "check_profile failed with seed {seed} (rerun: {SEED_VARIABLE}={seed}; explore: \
-         {SEED_VARIABLE}=random)\nminimal failing stream: {failure}\nregression test (write \
-         make_profile):\n{}",
+         {SEED_VARIABLE}=random)\nminimal failing stream: at {} ms: {}\nregression test (write \
+         make_profile; its lines replay with `gangway shim` too):\n{}",
+        failure.at_ms,
+        failure.message,
         regression_test(&failure.lines)
     )
 }
@@ -470,6 +472,8 @@ pub fn check_profile_on(
     let config = Config {
         cases: checks.cases,
         failure_persistence: None,
+        // Four times proptest's default, for streams short enough to paste.
+        max_shrink_iters: 1024,
         ..Config::default()
     };
     let mut runner = TestRunner::new_with_rng(config, rng(seed));
