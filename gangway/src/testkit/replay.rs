@@ -139,3 +139,55 @@ fn raw_hashes(lines: &[String]) -> usize {
         .unwrap_or(0);
     longest + 1
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONFIGURE: &str = r#"{"op":"configure","cluster":{"nodes":[{"name":"n1","cpus":2}]}}"#;
+
+    #[test]
+    fn bad_lines_are_typed_errors_naming_the_line() {
+        assert_eq!(replay(" \n"), Err(ReplayError::Empty));
+        assert!(matches!(
+            replay("{"),
+            Err(ReplayError::NotJson { line: 1, .. })
+        ));
+        let tick_first = r#"{"op":"tick","at_ms":0,"events":[]}"#;
+        assert_eq!(
+            replay(tick_first),
+            Err(ReplayError::WrongOp {
+                line: 1,
+                expected: "configure"
+            })
+        );
+        let no_time = format!("{CONFIGURE}\n\n{{\"op\":\"tick\",\"events\":[]}}");
+        assert!(matches!(
+            replay(&no_time),
+            Err(ReplayError::BadField {
+                line: 3,
+                field: "at_ms",
+                ..
+            })
+        ));
+        let bad_event = format!("{CONFIGURE}\n{{\"op\":\"tick\",\"at_ms\":0,\"events\":[1]}}");
+        assert!(matches!(
+            replay(&bad_event),
+            Err(ReplayError::BadField {
+                line: 2,
+                field: "events",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_regression_test_quotes_lines_that_hold_quotes_and_hashes() {
+        let lines = vec![CONFIGURE.to_string(), r##"{"x":"a"#"}"##.to_string()];
+        let test = regression_test(&lines);
+        assert!(
+            test.contains("replay(r##\"\n") && test.contains("\n\"##).unwrap();"),
+            "{test}"
+        );
+    }
+}
