@@ -1,6 +1,9 @@
-//! Property-test your own node scorer: random clusters and event streams, the invariant oracle
-//! after every tick, determinism, snapshot and restore half-way; a failure shrinks to a minimal
-//! stream of protocol lines. Run: `cargo run -p gangway --example test_my_scorer --features testkit`.
+//! Property-test your own node scorer: random clusters and event streams (long queues and
+//! preemptions among them), the invariant oracle after every tick, no plug-in fault (a panic, a
+//! NaN or overflowing score), determinism, snapshot and restore half-way; a failure shrinks to a
+//! minimal stream and prints its seed and a regression test to paste. The run is the same every
+//! time; `GANGWAY_TESTKIT_SEED=random` explores new cases. Run:
+//! `cargo run -p gangway --example test_my_scorer --features testkit`.
 
 use gangway::policy::{Hook, PassContext, Plugin, Profile, builtin::Multifactor};
 use gangway::state::{JobView, NodeView};

@@ -30,7 +30,8 @@ class Plugin:
     order_key(job) -> int: higher first. score_node(job, group, node) -> float: higher is
     better, at `tier` with `weight`. veto_victim(preemptor, victim) -> str | None: a reason
     forbids the preemption. A callable that raises is a misbehaving plug-in: the tick completes
-    and lists it in `plugin_faults`."""
+    and lists it in `plugin_faults` (kind "panic"); a NaN, infinite or overflowing score is
+    listed there too (kind "non_finite" or "overflow")."""
 
     name: str
     tier: int

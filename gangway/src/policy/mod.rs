@@ -28,11 +28,12 @@ mod factors;
 mod guard;
 mod hooks;
 mod profile;
+mod quiet;
 pub mod spec;
 
 pub use context::{PassContext, PassFigures};
 pub use factors::PriorityFactors;
-pub use guard::PluginFault;
+pub use guard::{FaultKind, PluginFault};
 pub use hooks::{
     Dependence, DeviceTask, DomainView, HeadView, Hook, Plugin, PluginClone, Veto, Vote,
 };

@@ -6,9 +6,10 @@
 //!   submit time and arrival after them.
 //! - **Node filter**: ANDed; a partition's filters add to the global ones.
 //! - **Node score**: tiers compared lexicographically (lower tier number first, at most
-//!   [`MAX_SCORE_TIERS`]), a weighted sum within a tier, higher better; a non-finite sum is the
-//!   worst. Ties keep the engine's visit order. A partition with scorers of its own uses only
-//!   those.
+//!   [`MAX_SCORE_TIERS`]), a weighted sum within a tier (terms added in listed order), higher
+//!   better. A non-finite answer, or a sum that overflows to ±∞, makes the tier the worst and is
+//!   a fault of the plug-in (kind `non_finite` or `overflow`, once per pass per plug-in). Ties
+//!   keep the engine's visit order. A partition with scorers of its own uses only those.
 //! - **Victim veto**: ANDed over the global vetoes and those of both jobs' partitions, so
 //!   no rule can silence a guard.
 //! - **Victim order**: keys compare lexicographically in the listed order, lower first; the
@@ -24,7 +25,8 @@ use std::cmp::Ordering;
 use crate::decision::TickOutcome;
 use crate::event::Event;
 use crate::placement::fit::valid_pick;
-use crate::policy::guard::{FaultLog, PluginFault};
+use crate::policy::guard::{FaultKind, FaultLog, PluginFault};
+use crate::policy::quiet::catch_quietly;
 use crate::policy::{
     Dependence, DeviceTask, DomainView, HeadView, Hook, PassContext, Plugin, Veto, Vote,
 };
@@ -588,7 +590,7 @@ impl Profile {
         Ok(())
     }
 
-    /// The node's scores by tier (a non-finite sum is the worst).
+    /// The node's scores by tier (a non-finite sum is the worst; see `tiered`).
     pub(crate) fn scores(
         &self,
         hooks: &PartitionHooks,
@@ -596,12 +598,13 @@ impl Profile {
         node: NodeView<'_>,
         context: &PassContext<'_>,
     ) -> NodeScores {
-        self.tiered(&hooks.scorers, Hook::NodeScore, |plugin| {
+        let about = || format!("job {} group {group} on node {}", job.name(), node.name());
+        self.tiered(&hooks.scorers, Hook::NodeScore, about, |plugin| {
             plugin.score_node(job, group, node, context)
         })
     }
 
-    /// The domain's scores by tier (a non-finite sum is the worst).
+    /// The domain's scores by tier (a non-finite sum is the worst; see `tiered`).
     pub(crate) fn domain_scores(
         &self,
         hooks: &PartitionHooks,
@@ -609,16 +612,22 @@ impl Profile {
         domain: DomainView<'_>,
         context: &PassContext<'_>,
     ) -> NodeScores {
-        self.tiered(&hooks.domain_scorers, Hook::DomainScore, |plugin| {
+        let about = || format!("job {} in {} {}", job.name(), domain.level, domain.label);
+        self.tiered(&hooks.domain_scorers, Hook::DomainScore, about, |plugin| {
             plugin.score_domain(job, domain, context)
         })
     }
 
-    /// Weighted sums by tier of `score` over `scorers` (tier, plug-in, weight).
+    /// Weighted sums by tier of `score` over `scorers` (tier, plug-in, weight), each tier's
+    /// terms added in listed order. A tier is the worst (`-∞`) when one of its answers is not
+    /// finite (a [`FaultKind::NonFinite`] of that plug-in) or when adding a term makes its sum
+    /// overflow (a [`FaultKind::Overflow`] of the plug-in whose term it was); each plug-in's
+    /// first such fault of the pass is reported. `about` says what was scored.
     fn tiered(
         &self,
         scorers: &[(usize, usize, f64)],
         hook: Hook,
+        about: impl Fn() -> String,
         score: impl Fn(&dyn Plugin) -> f64,
     ) -> NodeScores {
         let mut scores = [0.0; MAX_SCORE_TIERS];
@@ -626,10 +635,34 @@ impl Profile {
             let answer = self
                 .faults
                 .call(i, || self.name_of(i), hook, || score(&*self.plugins[i]));
-            match answer {
-                Some(answer) if answer.is_finite() => scores[tier] += weight * answer,
-                Some(_) => scores[tier] = f64::NEG_INFINITY,
-                None => {}
+            let Some(answer) = answer else { continue };
+            if !answer.is_finite() {
+                self.faults.bad_score(
+                    i,
+                    || self.name_of(i),
+                    hook,
+                    FaultKind::NonFinite,
+                    || format!("scored {answer} for {}", about()),
+                );
+                scores[tier] = f64::NEG_INFINITY;
+                continue;
+            }
+            let before = scores[tier];
+            scores[tier] += weight * answer;
+            if before.is_finite() && !scores[tier].is_finite() {
+                self.faults.bad_score(
+                    i,
+                    || self.name_of(i),
+                    hook,
+                    FaultKind::Overflow,
+                    || {
+                        format!(
+                            "scored {answer:e} (weight {weight}) for {}: tier {tier}'s sum \
+                             overflowed",
+                            about()
+                        )
+                    },
+                );
             }
         }
         scores.map(finite_or_worst)
@@ -785,8 +818,7 @@ impl Profile {
         self.plugins
             .iter()
             .filter_map(|plugin| {
-                let saved =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plugin.save_state()));
+                let saved = catch_quietly(|| plugin.save_state());
                 Some((plugin.name().to_string(), saved.ok().flatten()?))
             })
             .collect()
@@ -802,8 +834,7 @@ impl Profile {
             let Some(plugin) = self.plugins.iter_mut().find(|p| p.name() == name) else {
                 return Err((name, "no plug-in of this name in the profile".to_string()));
             };
-            let loaded =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plugin.load_state(state)));
+            let loaded = catch_quietly(|| plugin.load_state(state));
             match loaded {
                 Ok(Ok(())) => {}
                 Ok(Err(message)) => return Err((name, message)),

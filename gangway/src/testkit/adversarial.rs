@@ -11,12 +11,14 @@
 //!
 //! ```
 //! use gangway::testkit::adversarial::adversarial_profile;
-//! use gangway::testkit::harness::{ProfileChecks, check_profile};
+//! use gangway::testkit::harness::{AllowedFault, ProfileChecks, check_profile};
 //! use proptest::strategy::{Strategy, ValueTree};
 //! use proptest::test_runner::TestRunner;
 //! let mut runner = TestRunner::deterministic();
 //! let recipe = adversarial_profile().new_tree(&mut runner).unwrap().current();
-//! check_profile(|| recipe.profile(), ProfileChecks::new(2, 10)).unwrap();
+//! // Adversaries panic and score NaN on purpose: their faults are allowed.
+//! let checks = ProfileChecks::new(2, 10).allow(AllowedFault::any());
+//! check_profile(|| recipe.profile(), checks).unwrap();
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};

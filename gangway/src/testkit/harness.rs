@@ -4,9 +4,11 @@
 //! (`configure`, then one `tick` per step), ready to replay with `gangway shim`.
 //!
 //! With proptest, a failing case shrinks to a minimal stream; [`check_profile`] does the whole
-//! loop, and also checks that the profile decides deterministically, that a snapshot restored
-//! half-way (plug-in state included) continues exactly, and, if asked, a bound on preemptions
-//! per job and hour.
+//! loop, and also checks that no plug-in faults (unless allowed), that the profile decides
+//! deterministically, that a snapshot restored half-way (plug-in state included) continues
+//! exactly, and, if asked, a bound on preemptions per job and hour. Its runs are seeded
+//! ([`crate::testkit::seed`]), and a failure prints its seed and a regression test to paste
+//! ([`crate::testkit::replay`]).
 //!
 //! ```
 //! use gangway::policy::Profile;
@@ -31,11 +33,13 @@ use crate::config::ClusterConfig;
 use crate::decision::TickOutcome;
 use crate::event::Event;
 use crate::model::job::FinishOutcome;
-use crate::policy::Profile;
+use crate::policy::{FaultKind, PluginFault, Profile};
 use crate::scheduler::Scheduler;
 use crate::state::JobState;
 use crate::testkit::checker::Checker;
-use crate::testkit::strategies::scenario;
+use crate::testkit::families::Families;
+use crate::testkit::replay::regression_test;
+use crate::testkit::seed::{BadSeed, SEED_VARIABLE, rng, run_seed};
 
 /// A generated input: ticks in time order.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -93,7 +97,9 @@ pub struct Failure {
     pub at_ms: u64,
     /// What was violated.
     pub message: String,
-    /// The `configure` line and the `tick` lines sent up to and including the failing one.
+    /// The `configure` line and the `tick` lines sent up to and including the failing one
+    /// (from [`check_stream`] and [`check_profile`]: then the stream's later ticks, empty, so
+    /// that a replay restores its snapshot at the same tick).
     pub lines: Vec<String>,
 }
 
@@ -246,8 +252,56 @@ impl Run {
     }
 }
 
-/// What [`check_profile`] checks besides the invariants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A plug-in fault that [`check_profile`] lets pass: of one plug-in (or any), of one kind (or
+/// any).
+///
+/// ```
+/// use gangway::policy::{FaultKind, Hook, PluginFault};
+/// use gangway::testkit::harness::AllowedFault;
+/// let fault = PluginFault { plugin: "roomy".into(), hook: Hook::NodeScore,
+///     kind: FaultKind::NonFinite, message: "scored NaN for job a group 0 on node n0".into() };
+/// assert!(AllowedFault::of("roomy").allows(&fault));
+/// assert!(!AllowedFault::of("roomy").kind(FaultKind::Panic).allows(&fault));
+/// assert!(AllowedFault::any().allows(&fault));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AllowedFault {
+    /// The plug-in's name; `None`: any plug-in.
+    pub plugin: Option<String>,
+    /// The kind; `None`: any kind.
+    pub kind: Option<FaultKind>,
+}
+
+impl AllowedFault {
+    /// Any fault of the plug-in named `plugin`.
+    pub fn of(plugin: impl Into<String>) -> Self {
+        AllowedFault {
+            plugin: Some(plugin.into()),
+            kind: None,
+        }
+    }
+
+    /// Any fault of any plug-in (for profiles that misbehave on purpose, such as
+    /// [`crate::testkit::adversarial`]'s).
+    pub fn any() -> Self {
+        AllowedFault::default()
+    }
+
+    /// Only faults of this kind.
+    pub fn kind(mut self, kind: FaultKind) -> Self {
+        self.kind = Some(kind);
+        self
+    }
+
+    /// Whether `fault` is allowed.
+    pub fn allows(&self, fault: &PluginFault) -> bool {
+        self.plugin.as_ref().is_none_or(|p| *p == fault.plugin)
+            && self.kind.is_none_or(|k| k == fault.kind)
+    }
+}
+
+/// What [`check_profile`] checks besides the invariants, and on what.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileChecks {
     /// Random clusters and streams to run.
     pub cases: u32,
@@ -256,42 +310,145 @@ pub struct ProfileChecks {
     /// The most times one job may be told to stop within any hour of stream time; `None`: no
     /// bound is checked.
     pub preemptions_per_hour: Option<u32>,
+    /// The plug-in faults (`TickOutcome::plugin_faults`) that do not fail the check; any other
+    /// fails it. Empty by default: a plug-in that panics, or scores NaN, ±∞ or so that its
+    /// tier's sum overflows, fails.
+    pub allowed_faults: Vec<AllowedFault>,
+    /// The stream families [`check_profile`] draws from (all by default; [`check_profile_on`]
+    /// takes its own strategy instead).
+    pub families: Families,
+    /// The seed of the random cases; `None`: `GANGWAY_TESTKIT_SEED` if set (a number, or
+    /// `random`), else [`crate::testkit::seed::DEFAULT_SEED`], so a run is deterministic unless
+    /// asked otherwise ([`crate::testkit::seed`]).
+    pub seed: Option<u64>,
 }
 
 impl ProfileChecks {
-    /// `cases` streams of up to `max_ticks` ticks, no preemption bound.
+    /// `cases` streams of up to `max_ticks` ticks from every family, no preemption bound, no
+    /// fault allowed, the default seed.
+    ///
+    /// ```
+    /// use gangway::testkit::harness::{AllowedFault, ProfileChecks};
+    /// let checks = ProfileChecks::new(100, 40).allow(AllowedFault::of("my_veto")).seed(7);
+    /// assert_eq!((checks.cases, checks.seed, checks.allowed_faults.len()), (100, Some(7), 1));
+    /// ```
     pub fn new(cases: u32, max_ticks: usize) -> Self {
         ProfileChecks {
             cases,
             max_ticks,
             preemptions_per_hour: None,
+            allowed_faults: Vec::new(),
+            families: Families::default(),
+            seed: None,
         }
     }
+
+    /// Also checks that no job is told to stop more than `bound` times in any hour.
+    pub fn preemptions_per_hour(mut self, bound: u32) -> Self {
+        self.preemptions_per_hour = Some(bound);
+        self
+    }
+
+    /// Lets faults matching `allowed` pass.
+    pub fn allow(mut self, allowed: AllowedFault) -> Self {
+        self.allowed_faults.push(allowed);
+        self
+    }
+
+    /// Draws from these families only.
+    pub fn families(mut self, families: Families) -> Self {
+        self.families = families;
+        self
+    }
+
+    /// Runs with this seed, whatever the environment says.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The first fault of `faults` that no allowance lets pass.
+    fn forbidden<'a>(&self, faults: &'a [PluginFault]) -> Option<&'a PluginFault> {
+        faults
+            .iter()
+            .find(|fault| !self.allowed_faults.iter().any(|a| a.allows(fault)))
+    }
+}
+
+/// Why [`check_profile`] failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CheckError {
+    /// A case failed a check; `failure` is the minimal stream proptest shrank it to.
+    #[error("{}", failed_text(*.seed, failure))]
+    Failed {
+        /// The run's seed.
+        seed: u64,
+        /// The minimal failing stream.
+        failure: Failure,
+    },
+    /// proptest gave up (too many rejected cases, say).
+    #[error("aborted (seed {seed}): {reason}")]
+    Aborted {
+        /// The run's seed.
+        seed: u64,
+        /// proptest's reason.
+        reason: String,
+    },
+    /// `GANGWAY_TESTKIT_SEED` is neither a number nor `random`.
+    #[error(transparent)]
+    BadSeed(#[from] BadSeed),
+    /// [`ProfileChecks::families`] selects no family.
+    #[error("no stream family is selected")]
+    NoFamily,
+}
+
+/// A failure's text: the seed and how to rerun it, what failed, and a regression test to
+/// paste, whose request lines also replay with `gangway shim` (docs/protocol.md).
+fn failed_text(seed: u64, failure: &Failure) -> String {
+    format!(
+        "check_profile failed with seed {seed} (rerun: {SEED_VARIABLE}={seed}; explore: \
+         {SEED_VARIABLE}=random)\nminimal failing stream: at {} ms: {}\nregression test (write \
+         make_profile; its lines replay with `gangway shim` too):\n{}",
+        failure.at_ms,
+        failure.message,
+        regression_test(&failure.lines)
+    )
 }
 
 /// Property-checks a profile on random clusters and streams, each run with fresh profiles
 /// from `make`:
 /// - the invariant oracle and the cross-tick checks after every tick;
+/// - no plug-in fault (a panic, a non-finite score, a tier's sum overflowed) beyond those
+///   [`ProfileChecks::allowed_faults`] lets pass;
 /// - determinism: a second run decides exactly as the first;
 /// - snapshot and restore: a scheduler restored from a snapshot half-way, with a fresh
-///   profile loading the plug-ins' saved states, decides the rest exactly as the original;
+///   profile loading the plug-ins' saved states, decides the rest exactly as the original
+///   (its faults may differ: the engine's memos, which a snapshot does not keep, skip calls);
 /// - with `preemptions_per_hour`, no job is told to stop more often than that in any hour.
 ///
-/// On a violation, proptest shrinks to a minimal stream and the error holds its [`Failure`]
-/// text.
+/// The streams come from [`ProfileChecks::families`]: the general ones and, by default, the
+/// contention-rich ones (long queues, preemptors, vetoes that matter;
+/// [`crate::testkit::families`]). The run is seeded ([`crate::testkit::seed`]): the same
+/// verdict every time unless `GANGWAY_TESTKIT_SEED` asks for other cases. On a violation,
+/// proptest shrinks to a minimal stream; the error holds it as a [`Failure`] with the seed,
+/// and prints a regression test to paste.
 ///
 /// ```
 /// use gangway::policy::Profile;
 /// use gangway::testkit::harness::{ProfileChecks, check_profile};
 /// check_profile(Profile::default_for_config, ProfileChecks::new(4, 10)).unwrap();
 /// ```
-pub fn check_profile(make: impl Fn() -> Profile, checks: ProfileChecks) -> Result<(), String> {
-    check_profile_on(scenario(checks.max_ticks), make, checks)
+pub fn check_profile(make: impl Fn() -> Profile, checks: ProfileChecks) -> Result<(), CheckError> {
+    let scenarios = checks
+        .families
+        .strategy(checks.max_ticks)
+        .ok_or(CheckError::NoFamily)?;
+    check_profile_on(scenarios, make, checks)
 }
 
-/// [`check_profile`] on the clusters and streams `scenarios` draws instead of
-/// [`scenario`]'s: for a profile that needs a setting of the cluster, such as order-based
-/// preemption. `checks.max_ticks` is then up to `scenarios`.
+/// [`check_profile`] on the clusters and streams `scenarios` draws instead of the families':
+/// for a profile that needs a setting of the cluster, such as order-based preemption.
+/// `checks.max_ticks` is then up to `scenarios`, and `checks.families` is not read.
 ///
 /// ```
 /// use gangway::policy::{builtin::Las, Profile};
@@ -310,26 +467,43 @@ pub fn check_profile_on(
     scenarios: impl Strategy<Value = (ClusterConfig, Stream)>,
     make: impl Fn() -> Profile,
     checks: ProfileChecks,
-) -> Result<(), String> {
+) -> Result<(), CheckError> {
+    let seed = run_seed(checks.seed)?;
     let config = Config {
         cases: checks.cases,
         failure_persistence: None,
+        // Four times proptest's default, for streams short enough to paste.
+        max_shrink_iters: 1024,
         ..Config::default()
     };
-    let mut runner = TestRunner::new(config);
+    let mut runner = TestRunner::new_with_rng(config, rng(seed));
     let result = runner.run(&scenarios, |(cluster, stream)| {
-        check_one(&cluster, &make, &stream, checks).map_err(|f| TestCaseError::fail(f.to_string()))
+        check_one(&cluster, &make, &stream, &checks).map_err(|f| TestCaseError::fail(f.to_string()))
     });
     match result {
         Ok(()) => Ok(()),
-        Err(TestError::Fail(reason, _)) => Err(format!("minimal failing stream: {reason}")),
-        Err(TestError::Abort(reason)) => Err(format!("aborted: {reason}")),
+        Err(TestError::Fail(reason, (cluster, stream))) => {
+            // The minimal case again, for its failure as a value (the checks are deterministic).
+            let failure = check_one(&cluster, &make, &stream, &checks)
+                .err()
+                .unwrap_or_else(|| Failure {
+                    at_ms: 0,
+                    message: format!("failed once, then passed: {reason}"),
+                    lines: Vec::new(),
+                });
+            Err(CheckError::Failed { seed, failure })
+        }
+        Err(TestError::Abort(reason)) => Err(CheckError::Aborted {
+            seed,
+            reason: reason.to_string(),
+        }),
     }
 }
 
 /// Every check of [`check_profile`] on one cluster and stream, with fresh profiles from
 /// `make`: for a property test that draws the profile, the cluster and the stream together
-/// (so that its regression file replays the whole case), or for a plain test of one stream.
+/// (so that its regression file replays the whole case), for a plain test of one stream, or
+/// for the regression test a failure prints ([`crate::testkit::replay`]).
 ///
 /// ```
 /// use gangway::policy::Profile;
@@ -347,15 +521,35 @@ pub fn check_stream(
     stream: &Stream,
     checks: ProfileChecks,
 ) -> Result<(), Failure> {
-    check_one(config, make, stream, checks)
+    check_one(config, make, stream, &checks)
 }
 
-/// Every check of [`check_profile`] on one cluster and stream.
+/// Every check of [`check_profile`] on one cluster and stream. A failure's lines go on with
+/// the stream's later ticks, empty: a replay of them has as many ticks, so its snapshot is
+/// taken and restored at the same tick as in the run that failed.
 fn check_one(
     config: &ClusterConfig,
     make: &impl Fn() -> Profile,
     stream: &Stream,
-    checks: ProfileChecks,
+    checks: &ProfileChecks,
+) -> Result<(), Failure> {
+    check_ticks(config, make, stream, checks).map_err(|mut failure| {
+        let sent = failure.lines.len().saturating_sub(1);
+        for step in stream.ticks.iter().skip(sent) {
+            let events: [Event; 0] = [];
+            let line = json!({"op": "tick", "at_ms": step.at_ms, "events": events});
+            failure.lines.push(line.to_string());
+        }
+        failure
+    })
+}
+
+/// [`check_one`]'s checks, tick by tick.
+fn check_ticks(
+    config: &ClusterConfig,
+    make: &impl Fn() -> Profile,
+    stream: &Stream,
+    checks: &ProfileChecks,
 ) -> Result<(), Failure> {
     let mut first = Run::start(config, make())?;
     let mut second = Run::start(config, make())?;
@@ -374,6 +568,9 @@ fn check_one(
             });
         }
         let (_, outcome) = first.step(step)?;
+        if let Some(fault) = checks.forbidden(&outcome.plugin_faults) {
+            return Err(first.fail(step.at_ms, fault_text(fault)));
+        }
         let (_, again) = second.step(step)?;
         if again != outcome {
             let message = format!("not deterministic: {outcome:?} then {again:?}");
@@ -381,7 +578,13 @@ fn check_one(
         }
         if let Some(run) = restored.as_mut() {
             let (_, after) = run.step(step)?;
-            if after != outcome {
+            if let Some(fault) = checks.forbidden(&after.plugin_faults) {
+                return Err(first.fail(step.at_ms, fault_text(fault)));
+            }
+            // Faults report the calls made, and the engine's memos and kept plans (not part
+            // of a snapshot) skip some calls: the restored run must decide the same, and may
+            // call, so fault, where the original did not.
+            if without_faults(&after) != without_faults(&outcome) {
                 let message =
                     format!("restored from a snapshot, decided {after:?} instead of {outcome:?}");
                 return Err(first.fail(step.at_ms, message));
@@ -401,6 +604,25 @@ fn check_one(
         }
     }
     Ok(())
+}
+
+/// A fault that failed the checks, as the failure says it.
+fn fault_text(fault: &PluginFault) -> String {
+    format!(
+        "plug-in {:?} faulted in hook {} ({}): {} (ProfileChecks::allow lets a named fault pass)",
+        fault.plugin,
+        fault.hook.name(),
+        fault.kind.name(),
+        fault.message
+    )
+}
+
+/// The outcome with its faults left out.
+fn without_faults(outcome: &TickOutcome) -> TickOutcome {
+    TickOutcome {
+        plugin_faults: Vec::new(),
+        ..outcome.clone()
+    }
 }
 
 /// The job told to stop most often in the hour up to `now`, and how often.

@@ -9,12 +9,15 @@
 pub mod adversarial;
 pub mod checker;
 mod fair_oracle;
+pub mod families;
 pub mod fuzz;
 pub mod harness;
 mod mig_oracle;
 pub mod oracle;
 mod ready_oracle;
 pub mod reference;
+pub mod replay;
+pub mod seed;
 pub mod strategies;
 pub mod strategies_hw;
 

@@ -44,6 +44,7 @@ mod scenarios;
 mod shim_serve;
 mod snapshot_fixtures;
 mod stream_properties;
+mod testkit_checks;
 mod time_range;
 mod topology;
 mod wait_for_ready;

@@ -13,8 +13,8 @@ use gangway::policy::builtin::{
 };
 use gangway::testkit::adversarial::{AdversarialProfile, Adversary, Trick, adversarial_profile};
 use gangway::testkit::harness::{
-    ProfileChecks, Stream, StreamEvent, TickStep, check_profile, check_profile_on, check_stream,
-    run_stream_observed, scale,
+    AllowedFault, ProfileChecks, Stream, StreamEvent, TickStep, check_profile, check_profile_on,
+    check_stream, run_stream_observed, scale,
 };
 use gangway::testkit::strategies::scenario;
 use gangway::{ClusterConfig, Decision, Event, JobSpec, Milli};
@@ -40,7 +40,7 @@ fn adversarial_case(
 ) -> Result<(), TestCaseError> {
     let make = || recipe.profile();
     for (cluster, stream) in [general, contended] {
-        let checks = ProfileChecks::new(1, stream.ticks.len());
+        let checks = ProfileChecks::new(1, stream.ticks.len()).allow(AllowedFault::any());
         check_stream(cluster, &make, stream, checks)
             .map_err(|f| TestCaseError::fail(format!("{recipe:?}: {f}")))?;
     }
@@ -87,28 +87,10 @@ proptest! {
     }
 }
 
-/// A docs/protocol.md replay (a `configure` line, then `tick` lines) as a cluster and a stream
-/// of raw events.
-fn replay_stream(lines: &str) -> (ClusterConfig, Stream) {
-    let mut lines = lines.lines().filter(|l| !l.trim().is_empty());
-    let configure: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
-    let config: ClusterConfig = serde_json::from_value(configure["cluster"].clone()).unwrap();
-    let ticks = lines
-        .map(|line| {
-            let tick: serde_json::Value = serde_json::from_str(line).unwrap();
-            let events: Vec<Event> = serde_json::from_value(tick["events"].clone()).unwrap();
-            let at_ms = tick["at_ms"].as_u64().unwrap();
-            let events = events.into_iter().map(StreamEvent::Raw).collect();
-            TickStep { at_ms, events }
-        })
-        .collect();
-    (config, Stream { ticks })
-}
-
 /// Runs every check of `check_profile` on a replay, with the snapshot restored half-way.
 fn check_replay(recipe: &AdversarialProfile, lines: &str) {
-    let (config, stream) = replay_stream(lines);
-    let checks = ProfileChecks::new(1, stream.ticks.len());
+    let (config, stream) = gangway::testkit::replay::replay(lines).unwrap();
+    let checks = ProfileChecks::new(1, stream.ticks.len()).allow(AllowedFault::any());
     check_stream(&config, &|| recipe.profile(), &stream, checks).unwrap_or_else(|f| panic!("{f}"));
 }
 
@@ -300,12 +282,9 @@ fn contended(max_ticks: usize) -> impl Strategy<Value = (ClusterConfig, Stream)>
 #[test]
 fn las_without_anti_thrash_preempts_a_job_at_most_once_per_quantum() {
     let bound = 3_600_000u64.div_ceil(las().min_quantum_ms) + 1;
-    let checks = ProfileChecks {
-        cases: 48 * scale(),
-        max_ticks: 60,
-        preemptions_per_hour: Some(u32::try_from(bound).unwrap()),
-    };
-    check_profile_on(contended(checks.max_ticks), las_profile, checks)
+    let checks =
+        ProfileChecks::new(48 * scale(), 60).preemptions_per_hour(u32::try_from(bound).unwrap());
+    check_profile_on(contended(checks.max_ticks), las_profile, checks.clone())
         .unwrap_or_else(|e| panic!("{e}"));
     // And on the general streams, with order-based preemption.
     let general = scenario(checks.max_ticks).prop_map(|(mut cluster, stream)| {

@@ -17,8 +17,8 @@ use gangway::policy::builtin::{
 };
 use gangway::policy::spec::PluginSpec;
 use gangway::policy::{
-    DeviceTask, DomainView, Hook, PassContext, Plugin, PluginFault, Profile, ProfileBuilder, Veto,
-    Vote,
+    DeviceTask, DomainView, FaultKind, Hook, PassContext, Plugin, PluginFault, Profile,
+    ProfileBuilder, Veto, Vote,
 };
 use gangway::protocol::Shim;
 use gangway::state::{JobView, NodeView};
@@ -1133,6 +1133,7 @@ fn a_plugin_panicking_in_device_choice_or_domain_score_abstains() {
         let fault = PluginFault {
             plugin: "panicky_placer".into(),
             hook,
+            kind: FaultKind::Panic,
             message: format!("boom in {}", hook.name()),
         };
         assert_eq!(out.plugin_faults, [fault], "{hook:?}");
@@ -1178,6 +1179,7 @@ fn a_panicking_plugin_never_panics_out_of_tick_and_abstains_for_its_pass() {
             let fault = PluginFault {
                 plugin: "panicky".into(),
                 hook,
+                kind: FaultKind::Panic,
                 message: format!("boom in {}", hook.name()),
             };
             // Reported once per tick, and called again (so reported again) at the next.
@@ -1389,7 +1391,7 @@ fn a_shim_tick_reports_the_faults_of_panicking_plugins() {
     assert_eq!(reply["ok"], true, "{reply}");
     assert_eq!(
         reply["plugin_faults"],
-        json!([{"plugin": "grumpy", "hook": "order", "message": "no order today"}])
+        json!([{"plugin": "grumpy", "hook": "order", "kind": "panic", "message": "no order today"}])
     );
     // A tick without faults carries no such field.
     let reply = send(&mut shim, json!({"op": "tick", "at_ms": 1, "events": []}));
