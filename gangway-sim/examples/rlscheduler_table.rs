@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use gangway::config::{BackfillCandidates, BackfillMode, ClusterConfig};
 use gangway::policy::{Hook, PassContext, Plugin, Profile};
 use gangway::state::JobView;
-use gangway_sim::workload::{TraceJob, TracePlacement, swf};
+use gangway_sim::workload::{TraceJob, swf};
 use gangway_sim::{Overrun, PolicyPreset, SimJob, SimOptions, Simulator};
 
 /// Jobs per window and windows per trace.
@@ -364,22 +364,13 @@ fn sim_jobs(window: &[RlJob], per_node: u64) -> Vec<SimJob> {
         .iter()
         .enumerate()
         .map(|(index, job)| {
-            let trace = TraceJob {
-                id: job_id(index),
-                submit_ms: job.submit_s.max(0) as u64 * 1000,
-                run_ms: job.run_s as u64 * 1000,
-                time_limit_ms: job.request_s.max(0) as u64 * 1000,
-                tasks: (job.processors.max(1) as u64).div_ceil(per_node) as u32,
-                cpus_per_task_milli: 1000,
-                memory_mib_per_task: 0,
-                gpus_per_task_milli: 0,
-                gpu_models: Vec::new(),
-                user: String::new(),
-                account: String::new(),
-                queue: String::new(),
-                placement: TracePlacement::Spread,
-                priority: 0,
-            };
+            let trace = TraceJob::one_cpu_tasks(
+                job_id(index),
+                job.submit_s.max(0) as u64 * 1000,
+                job.run_s as u64 * 1000,
+                job.request_s.max(0) as u64 * 1000,
+                (job.processors.max(1) as u64).div_ceil(per_node) as u32,
+            );
             SimJob::from_trace(&trace, false)
         })
         .collect()

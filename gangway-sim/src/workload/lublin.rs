@@ -50,7 +50,7 @@
 
 use super::dist::{self, Rng};
 use super::record::cpu_nodes;
-use super::{MAX_NODES, ParamError, SkipCounts, TraceJob, TracePlacement, Workload};
+use super::{MAX_NODES, ParamError, SkipCounts, TraceJob, Workload};
 
 /// Seconds in one slot of the daily cycle.
 const SLOT_S: f64 = 1800.0;
@@ -118,22 +118,13 @@ impl LublinParams {
             streams[which].advance(&mut rng, class, self.interarrival_scale);
             let tasks = class.size(&mut rng, self.machine_nodes);
             let run_ms = class.run_s(&mut rng, tasks).saturating_mul(1000);
-            jobs.push(TraceJob {
-                id: (index + 1).to_string(),
-                submit_ms: (submit_s * 1000.0).round() as u64,
+            jobs.push(TraceJob::one_cpu_tasks(
+                (index + 1).to_string(),
+                (submit_s * 1000.0).round() as u64,
                 run_ms,
-                time_limit_ms: run_ms,
+                run_ms,
                 tasks,
-                cpus_per_task_milli: 1000,
-                memory_mib_per_task: 0,
-                gpus_per_task_milli: 0,
-                gpu_models: Vec::new(),
-                user: String::new(),
-                account: String::new(),
-                queue: String::new(),
-                placement: TracePlacement::Spread,
-                priority: 0,
-            });
+            ));
         }
         Ok(Workload {
             nodes: cpu_nodes(u64::from(self.machine_nodes), 1),

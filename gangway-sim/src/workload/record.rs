@@ -67,6 +67,39 @@ fn is_zero(priority: &i32) -> bool {
 }
 
 impl TraceJob {
+    /// A parallel-workload job as the SWF reader and the Lublin model give it: `tasks` tasks of
+    /// one cpu each, spread, no memory or GPUs, no user, account or queue, priority 0.
+    ///
+    /// ```
+    /// use gangway_sim::workload::TraceJob;
+    /// let job = TraceJob::one_cpu_tasks("7".into(), 1_000, 60_000, 120_000, 4);
+    /// assert_eq!((job.tasks, job.cpus_per_task_milli, job.gpus_milli()), (4, 1_000, 0));
+    /// ```
+    pub fn one_cpu_tasks(
+        id: String,
+        submit_ms: u64,
+        run_ms: u64,
+        time_limit_ms: u64,
+        tasks: u32,
+    ) -> Self {
+        TraceJob {
+            id,
+            submit_ms,
+            run_ms,
+            time_limit_ms,
+            tasks,
+            cpus_per_task_milli: 1000,
+            memory_mib_per_task: 0,
+            gpus_per_task_milli: 0,
+            gpu_models: Vec::new(),
+            user: String::new(),
+            account: String::new(),
+            queue: String::new(),
+            placement: TracePlacement::Spread,
+            priority: 0,
+        }
+    }
+
     /// GPUs of the whole job, in thousandths.
     ///
     /// ```

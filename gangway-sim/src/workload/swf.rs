@@ -53,8 +53,7 @@ use super::record::cpu_nodes;
 use gangway::model::resources::MAX_NODE_CPUS;
 
 use super::{
-    MAX_NODES, NonPositiveRequest, ReaderRules, SkipCounts, SkipReason, TraceJob, TracePlacement,
-    Workload,
+    MAX_NODES, NonPositiveRequest, ReaderRules, SkipCounts, SkipReason, TraceJob, Workload,
 };
 
 const FIELD_NAMES: [&str; 18] = [
@@ -475,21 +474,12 @@ fn to_job(
             NonPositiveRequest::Skip => return Ok(Err(SkipReason::NonPositiveRequest)),
         }
     };
+    let submit_ms = seconds_to_ms(record.submit_s, record.line, 2)?;
+    let id = record.id.to_string();
     Ok(Ok(TraceJob {
-        id: record.id.to_string(),
-        submit_ms: seconds_to_ms(record.submit_s, record.line, 2)?,
-        run_ms,
-        time_limit_ms,
-        tasks,
-        cpus_per_task_milli: 1000,
-        memory_mib_per_task: 0,
-        gpus_per_task_milli: 0,
-        gpu_models: Vec::new(),
         user: label('u', record.user),
         account: label('g', record.group),
-        queue: String::new(),
-        placement: TracePlacement::Spread,
-        priority: 0,
+        ..TraceJob::one_cpu_tasks(id, submit_ms, run_ms, time_limit_ms, tasks)
     }))
 }
 

@@ -440,23 +440,7 @@ fn one_event_per_tick_delivers_ends_then_submits_by_id_and_changes_the_decision(
             .run(|view| check_tick(view.scheduler, view.outcome))
             .unwrap()
     };
-    let at_100 = |result: &SimResult| -> Vec<Vec<String>> {
-        result
-            .ticks_given
-            .iter()
-            .filter(|t| t.at_ms == 100)
-            .map(|t| {
-                t.events
-                    .iter()
-                    .map(|e| match e {
-                        Event::Submit { job } => format!("submit {}", job.id),
-                        Event::Finished { job, .. } => format!("finished {job}"),
-                        other => format!("{other:?}"),
-                    })
-                    .collect()
-            })
-            .collect()
-    };
+    let at_100 = |result: &SimResult| events_given_at(result, 100);
 
     let batched = simulate(false);
     // a, c, b: c starts at a's end, b after c.
@@ -587,21 +571,7 @@ fn submits_first_delivers_submits_before_ends_at_an_instant() {
         .unwrap()
         .run(|view| check_tick(view.scheduler, view.outcome))
         .unwrap();
-    let at_100: Vec<Vec<String>> = result
-        .ticks_given
-        .iter()
-        .filter(|t| t.at_ms == 100)
-        .map(|t| {
-            t.events
-                .iter()
-                .map(|e| match e {
-                    Event::Submit { job } => format!("submit {}", job.id),
-                    Event::Finished { job, .. } => format!("finished {job}"),
-                    other => format!("{other:?}"),
-                })
-                .collect()
-        })
-        .collect();
+    let at_100 = events_given_at(&result, 100);
     assert_eq!(
         at_100,
         vec![
@@ -618,4 +588,24 @@ fn submits_first_delivers_submits_before_ends_at_an_instant() {
             (Some(150), Some(200))
         ]
     );
+}
+
+/// The events of each tick the simulator gave at `at_ms`, in order, as `submit j` and
+/// `finished j` (others in debug form).
+fn events_given_at(result: &SimResult, at_ms: u64) -> Vec<Vec<String>> {
+    result
+        .ticks_given
+        .iter()
+        .filter(|t| t.at_ms == at_ms)
+        .map(|t| {
+            t.events
+                .iter()
+                .map(|e| match e {
+                    Event::Submit { job } => format!("submit {}", job.id),
+                    Event::Finished { job, .. } => format!("finished {job}"),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+        })
+        .collect()
 }

@@ -34,7 +34,7 @@ use crate::config::{BackfillMode, ClusterConfig};
 use crate::event::Event;
 use crate::model::amount::Milli;
 use crate::model::job::JobSpec;
-use crate::testkit::harness::{Stream, StreamEvent, TickStep};
+use crate::testkit::harness::{Stream, StreamEvent};
 use crate::testkit::strategies::scenario;
 
 /// How many job ids (`j0`…) the long-queue family draws from.
@@ -141,19 +141,6 @@ fn family_strategy(family: Family, max_ticks: usize) -> BoxedStrategy<(ClusterCo
     }
 }
 
-/// Ticks from (time since the previous tick, events) steps.
-fn ticks(steps: Vec<(u64, Vec<StreamEvent>)>) -> Stream {
-    let mut at_ms = 0;
-    let ticks = steps
-        .into_iter()
-        .map(|(delta, events)| {
-            at_ms += delta;
-            TickStep { at_ms, events }
-        })
-        .collect();
-    Stream { ticks }
-}
-
 /// `count` nodes `n0`… of `cpus` cpus and `gpus` A100s (none when 0), and the general
 /// scenarios' partitions (`main`, the default, and `gpu`, one tier higher), which plug-ins may
 /// be listed for.
@@ -241,7 +228,7 @@ pub fn long_queues(max_ticks: usize) -> impl Strategy<Value = (ClusterConfig, St
     let event = prop_oneof![8 => job, 2 => finish(), 1 => cancel];
     let delta = prop_oneof![1 => Just(0u64), 4 => 1_000u64..=60_000];
     let steps = vec((delta, vec(event, 0..=4)), 1..=max_ticks.max(1));
-    (cluster, steps).prop_map(|(cluster, steps)| (cluster, ticks(steps)))
+    (cluster, steps).prop_map(|(cluster, steps)| (cluster, Stream::from_gaps(steps)))
 }
 
 /// A GPU cluster that preempts: one or two nodes of 1–4 A100s, preemption on by order
@@ -296,7 +283,7 @@ pub fn preemptors(max_ticks: usize) -> impl Strategy<Value = (ClusterConfig, Str
         (5_000u64..=180_000, vec(event, 0..=3)),
         1..=max_ticks.max(1),
     );
-    (preempting_cluster(), steps).prop_map(|(cluster, steps)| (cluster, ticks(steps)))
+    (preempting_cluster(), steps).prop_map(|(cluster, steps)| (cluster, Stream::from_gaps(steps)))
 }
 
 /// The preemptors' clusters, where candidate victims of every age meet preemptors: the first
@@ -330,6 +317,6 @@ pub fn vetoes(max_ticks: usize) -> impl Strategy<Value = (ClusterConfig, Stream)
     (preempting_cluster(), fill, later).prop_map(|(cluster, fill, later)| {
         let mut steps = vec![(0, fill)];
         steps.extend(later);
-        (cluster, ticks(steps))
+        (cluster, Stream::from_gaps(steps))
     })
 }

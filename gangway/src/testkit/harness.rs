@@ -49,6 +49,27 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// The stream of `steps`, each the time since the tick before (since 0 for the first)
+    /// and the tick's events.
+    ///
+    /// ```
+    /// use gangway::testkit::harness::Stream;
+    /// let stream = Stream::from_gaps(vec![(5, vec![]), (0, vec![]), (10, vec![])]);
+    /// let times: Vec<u64> = stream.ticks.iter().map(|t| t.at_ms).collect();
+    /// assert_eq!(times, [5, 5, 15]);
+    /// ```
+    pub fn from_gaps(steps: Vec<(u64, Vec<StreamEvent>)>) -> Stream {
+        let mut at_ms = 0u64;
+        let ticks = steps
+            .into_iter()
+            .map(|(gap, events)| {
+                at_ms = at_ms.saturating_add(gap);
+                TickStep { at_ms, events }
+            })
+            .collect();
+        Stream { ticks }
+    }
+
     /// The number of stream events (each one step of the volume count).
     ///
     /// ```

@@ -32,7 +32,7 @@ use crate::model::amount::Milli;
 use crate::model::job::{
     Dependency, DependencyKind, FinishOutcome, JobSpec, PlacementMode, TaskGroup,
 };
-use crate::testkit::harness::{Stream, StreamEvent, TickStep};
+use crate::testkit::harness::{Stream, StreamEvent};
 use crate::testkit::strategies_hw::{group_requests, node_extras, topology};
 
 /// GPU models the cluster strategy draws from.
@@ -405,17 +405,7 @@ pub fn stream(max_ticks: usize) -> impl Strategy<Value = Stream> {
         ),
         0..=max_ticks,
     )
-    .prop_map(|steps| {
-        let mut at_ms = 0;
-        let ticks = steps
-            .into_iter()
-            .map(|(delta, events)| {
-                at_ms += delta;
-                TickStep { at_ms, events }
-            })
-            .collect();
-        Stream { ticks }
-    })
+    .prop_map(Stream::from_gaps)
 }
 
 /// A cluster and a stream of up to `max_ticks` ticks.

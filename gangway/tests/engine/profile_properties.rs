@@ -13,7 +13,7 @@ use gangway::policy::builtin::{
 };
 use gangway::testkit::adversarial::{AdversarialProfile, Adversary, Trick, adversarial_profile};
 use gangway::testkit::harness::{
-    AllowedFault, ProfileChecks, Stream, StreamEvent, TickStep, check_profile, check_profile_on,
+    AllowedFault, ProfileChecks, Stream, StreamEvent, check_profile, check_profile_on,
     check_stream, run_stream_observed, scale,
 };
 use gangway::testkit::strategies::scenario;
@@ -262,17 +262,7 @@ fn contended(max_ticks: usize) -> impl Strategy<Value = (ClusterConfig, Stream)>
         4 => any::<u8>().prop_map(|pick| StreamEvent::AckPreempted { pick }),
     ];
     let steps = vec((5_000u64..=180_000, vec(event, 0..=3)), 1..=max_ticks);
-    (cluster, steps).prop_map(|(cluster, steps)| {
-        let mut at_ms = 0;
-        let ticks = steps
-            .into_iter()
-            .map(|(delta, events)| {
-                at_ms += delta;
-                TickStep { at_ms, events }
-            })
-            .collect();
-        (cluster, Stream { ticks })
-    })
+    (cluster, steps).prop_map(|(cluster, steps)| (cluster, Stream::from_gaps(steps)))
 }
 
 /// LAS guards every run for its quantum `q` (a veto that no basis of preemption bypasses),
