@@ -320,6 +320,13 @@ pub fn place_gang(
     Some(gang.out)
 }
 
+/// A node chosen for some of a group's tasks: how many, and the room it has for them.
+pub(super) struct Pick {
+    node: NodeId,
+    tasks: u32,
+    room: NodeAmounts,
+}
+
 /// One gang being placed: what its groups took so far.
 pub(super) struct GangBuilder<'a> {
     nodes: &'a [Option<Node>],
@@ -386,11 +393,15 @@ impl<'a> GangBuilder<'a> {
         }
     }
 
-    fn fit(&self, id: NodeId, shape: &TaskShape) -> u32 {
-        match (self.node(id), self.room(id)) {
-            (Some(node), Some(room)) => tasks_fitting(node, &room, shape),
-            _ => 0,
-        }
+    /// How many tasks of `shape` fit on `id`, and the room they fit in (`None`: none fit).
+    fn fit(&self, id: NodeId, shape: &TaskShape) -> Option<Pick> {
+        let (node, room) = (self.node(id)?, self.room(id)?);
+        let tasks = tasks_fitting(node, &room, shape);
+        (tasks > 0).then_some(Pick {
+            node: id,
+            tasks,
+            room,
+        })
     }
 
     /// Places one group on `candidates`, or leaves everything as it was.
@@ -408,8 +419,8 @@ impl<'a> GangBuilder<'a> {
         };
         self.out.reserve(chosen.len());
         self.taken.reserve(chosen.len());
-        for (id, tasks) in chosen {
-            self.commit(group, shape, id, tasks);
+        for pick in chosen {
+            self.commit(group, shape, pick);
         }
         Some(())
     }
@@ -419,15 +430,17 @@ impl<'a> GangBuilder<'a> {
         candidates: &dyn Candidates,
         group: usize,
         shape: &TaskShape,
-    ) -> Option<Vec<(NodeId, u32)>> {
+    ) -> Option<Vec<Pick>> {
         if let Some(whole) = self.least_fragmenting(candidates, group, shape) {
             return Some(vec![whole]);
         }
-        let mut best: Option<(NodeId, u32)> = None;
+        let mut best: Option<Pick> = None;
         candidates.visit(shape, &mut |id| {
-            let fit = self.fit(id, shape);
-            if fit >= shape.min_count && best.is_none_or(|(_, b)| fit > b) {
-                best = Some((id, fit));
+            if let Some(fit) = self.fit(id, shape)
+                && fit.tasks >= shape.min_count
+                && best.as_ref().is_none_or(|b| fit.tasks > b.tasks)
+            {
+                best = Some(fit);
             }
             ControlFlow::Continue(())
         });
@@ -439,20 +452,17 @@ impl<'a> GangBuilder<'a> {
         candidates: &dyn Candidates,
         group: usize,
         shape: &TaskShape,
-    ) -> Option<Vec<(NodeId, u32)>> {
+    ) -> Option<Vec<Pick>> {
         if let Some(whole) = self.least_fragmenting(candidates, group, shape) {
             return Some(vec![whole]);
         }
-        let mut fits: Vec<(NodeId, u32)> = Vec::with_capacity(shape.count as usize);
+        let mut fits: Vec<Pick> = Vec::with_capacity(shape.count as usize);
         candidates.visit(shape, &mut |id| {
-            let fit = self.fit(id, shape);
-            if fit > 0 {
-                fits.push((id, fit));
-            }
+            fits.extend(self.fit(id, shape));
             ControlFlow::Continue(())
         });
         // Largest first; the visit order breaks ties (stable sort).
-        fits.sort_by_key(|(_, fit)| std::cmp::Reverse(*fit));
+        fits.sort_by_key(|fit| std::cmp::Reverse(fit.tasks));
         take_until(fits, shape)
     }
 
@@ -476,7 +486,7 @@ impl<'a> GangBuilder<'a> {
         candidates: &dyn Candidates,
         group: usize,
         shape: &TaskShape,
-    ) -> Option<(NodeId, u32)> {
+    ) -> Option<Pick> {
         let mix = self.request.mix;
         let ranked = self.request.gate.is_some_and(|gate| gate.ranks());
         let busy_first = self.view.busy_first();
@@ -485,7 +495,8 @@ impl<'a> GangBuilder<'a> {
         } else {
             Vec::new()
         };
-        let mut best: Option<((bool, bool, i64, u64), NodeId)> = None;
+        // (busy-first rank, fragmentation added, GPU share left) and the node's pick.
+        let mut best: Option<((bool, bool, i64, u64), Pick)> = None;
         // Few states are scored per group: a list is quicker than a map.
         let mut scored: Vec<(ScoreKey, (i64, u64))> = Vec::new();
         let mut devices = Vec::new();
@@ -498,7 +509,12 @@ impl<'a> GangBuilder<'a> {
             }
             // With a profile's scorers, their order decides: the first node that holds the group.
             if mix.is_empty() || ranked {
-                best = Some(((false, false, 0, 0), id));
+                let pick = Pick {
+                    node: id,
+                    tasks: shape.count,
+                    room,
+                };
+                best = Some(((false, false, 0, 0), pick));
                 return ControlFlow::Break(());
             }
             let planned = self.planned_on(group, id);
@@ -532,8 +548,13 @@ impl<'a> GangBuilder<'a> {
                 (false, false)
             };
             let score = (idle, elsewhere, delta, left);
-            if best.is_none_or(|(b, _)| score < b) {
-                best = Some((score, id));
+            if best.as_ref().is_none_or(|(b, _)| score < *b) {
+                let pick = Pick {
+                    node: id,
+                    tasks: shape.count,
+                    room,
+                };
+                best = Some((score, pick));
             }
             if (delta, left) == (0, 0) && shape.gpu == crate::model::shape::GpuNeed::None {
                 ControlFlow::Break(())
@@ -545,7 +566,7 @@ impl<'a> GangBuilder<'a> {
             Some(departures) => candidates.visit_unalike(shape, &departures, &mut consider),
             None => candidates.visit(shape, &mut consider),
         }
-        best.map(|(_, id)| (id, shape.count))
+        best.map(|(_, pick)| pick)
     }
 
     /// The nodes on which this gang's room may differ from what they have free now: the view's
@@ -563,13 +584,10 @@ impl<'a> GangBuilder<'a> {
         candidates: &dyn Candidates,
         shape: &TaskShape,
         strict: bool,
-    ) -> Option<Vec<(NodeId, u32)>> {
-        let mut fits: Vec<(NodeId, u32)> = Vec::with_capacity(shape.count as usize);
+    ) -> Option<Vec<Pick>> {
+        let mut fits: Vec<Pick> = Vec::with_capacity(shape.count as usize);
         candidates.visit(shape, &mut |id| {
-            let fit = self.fit(id, shape);
-            if fit > 0 {
-                fits.push((id, fit));
-            }
+            fits.extend(self.fit(id, shape));
             // One task on each of `count` nodes is the widest spread: no need to look further.
             if fits.len() as u32 >= shape.count {
                 ControlFlow::Break(())
@@ -577,20 +595,17 @@ impl<'a> GangBuilder<'a> {
                 ControlFlow::Continue(())
             }
         });
-        let mut chosen: Vec<(NodeId, u32)> = fits
-            .iter()
-            .take(shape.count as usize)
-            .map(|(id, _)| (*id, 1))
-            .collect();
-        let mut placed = chosen.len() as u32;
-        if !strict {
-            for ((_, tasks), (_, fit)) in chosen.iter_mut().zip(fits.iter()) {
+        // One task on each node found, then (unless strict) more on each in turn, up to its fit.
+        let mut placed = fits.len() as u32;
+        for pick in &mut fits {
+            let fit = std::mem::replace(&mut pick.tasks, 1);
+            if !strict {
                 let more = (fit - 1).min(shape.count - placed);
-                *tasks += more;
+                pick.tasks += more;
                 placed += more;
             }
         }
-        (placed >= shape.min_count && placed > 0).then_some(chosen)
+        (placed >= shape.min_count && placed > 0).then_some(fits)
     }
 
     /// What the job's previous plan ([`CapacityView::previous`]) gave group `group` on `id`.
@@ -624,10 +639,18 @@ impl<'a> GangBuilder<'a> {
         }
     }
 
-    fn commit(&mut self, group: usize, shape: &TaskShape, id: NodeId, tasks: u32) {
-        let (Some(node), Some(mut room)) = (self.node(id), self.room(id)) else {
+    /// Takes `pick.tasks` tasks of group `group` on `pick.node`, out of `pick.room` (the room
+    /// [`GangBuilder::fit`] found there: nothing on that node changed since).
+    fn commit(&mut self, group: usize, shape: &TaskShape, pick: Pick) {
+        let Pick {
+            node: id,
+            tasks,
+            mut room,
+        } = pick;
+        let Some(node) = self.node(id) else {
             return;
         };
+        debug_assert_eq!(Some(room), self.room(id), "a pick's room is the node's room now");
         let mut gpus = Vec::new();
         let planned = self.planned_on(group, id);
         let choose = |room: &NodeAmounts| self.choose_devices(group, id, shape, room, &planned);
@@ -691,16 +714,16 @@ impl ScoreKey {
 }
 
 /// Takes nodes in order until `count` tasks are placed; `None` below `min_count`.
-fn take_until(fits: Vec<(NodeId, u32)>, shape: &TaskShape) -> Option<Vec<(NodeId, u32)>> {
+fn take_until(fits: Vec<Pick>, shape: &TaskShape) -> Option<Vec<Pick>> {
     let mut chosen = Vec::new();
     let mut placed = 0;
-    for (id, fit) in fits {
+    for mut pick in fits {
         if placed >= shape.count {
             break;
         }
-        let tasks = fit.min(shape.count - placed);
-        chosen.push((id, tasks));
-        placed += tasks;
+        pick.tasks = pick.tasks.min(shape.count - placed);
+        placed += pick.tasks;
+        chosen.push(pick);
     }
     (placed >= shape.min_count && placed > 0).then_some(chosen)
 }
