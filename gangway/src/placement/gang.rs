@@ -650,7 +650,11 @@ impl<'a> GangBuilder<'a> {
         let Some(node) = self.node(id) else {
             return;
         };
-        debug_assert_eq!(Some(room), self.room(id), "a pick's room is the node's room now");
+        debug_assert_eq!(
+            Some(room),
+            self.room(id),
+            "a pick's room is the node's room now"
+        );
         let mut gpus = Vec::new();
         let planned = self.planned_on(group, id);
         let choose = |room: &NodeAmounts| self.choose_devices(group, id, shape, room, &planned);
