@@ -658,21 +658,21 @@ mod tests {
                     u,1000,10,1,1000,,Burstable,Running,2,60,2\n\
                     b,1000,10,1,1000,,BE,Running,3,60,3\n\
                     x,1000,10,1,1000,,Other,Running,4,60,4\n";
+        let jobs = |rules: &ReaderRules| {
+            let pods = format!("{HEADER}{rows}");
+            read_with(NODES.as_bytes(), pods.as_bytes(), rules)
+                .unwrap()
+                .jobs
+        };
         let priorities = |qos_priority: QosPriority| -> Vec<(String, i32)> {
             let rules = ReaderRules {
                 qos_priority,
                 ..ReaderRules::default()
             };
-            read_with(
-                NODES.as_bytes(),
-                format!("{HEADER}{rows}").as_bytes(),
-                &rules,
-            )
-            .unwrap()
-            .jobs
-            .into_iter()
-            .map(|j| (j.id, j.priority))
-            .collect()
+            jobs(&rules)
+                .into_iter()
+                .map(|j| (j.id, j.priority))
+                .collect()
         };
         let of = |pairs: [(&str, i32); 5]| -> Vec<(String, i32)> {
             pairs.iter().map(|(id, p)| (id.to_string(), *p)).collect()
@@ -681,16 +681,7 @@ mod tests {
             priorities(QosPriority::None),
             of([("g", 0), ("l", 0), ("u", 0), ("b", 0), ("x", 0)])
         );
-        assert_eq!(pods(rows).unwrap().jobs, {
-            let rules = ReaderRules::default();
-            read_with(
-                NODES.as_bytes(),
-                format!("{HEADER}{rows}").as_bytes(),
-                &rules,
-            )
-            .unwrap()
-            .jobs
-        });
+        assert_eq!(pods(rows).unwrap().jobs, jobs(&ReaderRules::default()));
         assert_eq!(
             priorities(QosPriority::standard()),
             of([("g", 3), ("l", 2), ("u", 1), ("b", 0), ("x", 0)])
