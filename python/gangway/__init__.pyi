@@ -87,12 +87,18 @@ def simulate(
     faults: Optional[int] = ...,
     dataframe: bool = ...,
     team: Optional[Mapping[str, JSON]] = ...,
+    one_event_per_tick: bool = ...,
+    qos_priority: Optional[Union[str, Mapping[str, int]]] = ...,
+    non_positive_request: Optional[Union[str, int]] = ...,
 ) -> Dict[str, Any]:
     """Simulates a built-in workload (gpu-ml, gpu-ml-heavy-tail, team with the team file's
     fields in `team`) or a trace (SWF, Alibaba CSV)
     under each policy: {workload, nodes, jobs, policies, metrics: {policy: dict}, schedules:
     {policy: list of job records, or a pandas.DataFrame with dataframe=True}}. Ctrl-C raises
-    KeyboardInterrupt between ticks."""
+    KeyboardInterrupt between ticks. With a trace, `qos_priority` ("none", "default",
+    "CLASS=N,..." or {class: int}) gives an Alibaba pod's QoS class a base priority, and
+    `non_positive_request` ("run-time", "skip" or seconds > 0) the time limit of an SWF job
+    that requested none; a bad value raises ValueError."""
 
 
 class SweepTable(List[Dict[str, Any]]):

@@ -1,19 +1,20 @@
 //! `gangway.simulate`: the simulator of `gangway simulate` from Python.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use gangway::ClusterConfig;
 use gangway_sim::metrics::Metrics;
 use gangway_sim::team::{TeamFile, TeamParams};
-use gangway_sim::workload::Workload;
 use gangway_sim::workload::gpu_ml::GpuMlParams;
+use gangway_sim::workload::{NonPositiveRequest, ParamError, QosPriority, ReaderRules, Workload};
 use gangway_sim::{
     FaultOptions, LookSchedule, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
 };
 use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict};
 
 use crate::{gangway_error, to_value, wire_error};
 
@@ -74,6 +75,72 @@ fn team_workload(
     Ok(workload)
 }
 
+/// `qos_priority=`: `None` (the default: every pod 0), `"none"`, `"default"`, a string
+/// `"CLASS=N,..."`, or a dict `{class: int}`.
+fn qos_priority(object: Option<&Bound<'_, PyAny>>) -> PyResult<QosPriority> {
+    let Some(object) = object.filter(|o| !o.is_none()) else {
+        return Ok(QosPriority::None);
+    };
+    let invalid = |why: String| PyValueError::new_err(format!("qos_priority: {why}"));
+    if let Ok(text) = object.extract::<String>() {
+        return text.parse().map_err(|e: ParamError| invalid(e.0));
+    }
+    let Ok(dict) = object.cast::<PyDict>() else {
+        return Err(invalid(format!(
+            "expected \"none\", \"default\", \"CLASS=N,...\" or a dict of class to int, got {}",
+            object.get_type().name()?
+        )));
+    };
+    let mut map = BTreeMap::new();
+    for (class, priority) in dict.iter() {
+        let class: String = class
+            .extract()
+            .map_err(|_| invalid(format!("class {class}: not a string")))?;
+        if class.trim().is_empty() {
+            return Err(invalid("a class is empty".to_string()));
+        }
+        // `bool` is an `int` in Python: refused, as a priority of True is a mistake.
+        if priority.is_instance_of::<PyBool>() {
+            return Err(invalid(format!(
+                "class {class:?}: the priority is not an integer"
+            )));
+        }
+        let priority: i32 = priority.extract().map_err(|_| {
+            invalid(format!(
+                "class {class:?}: the priority {priority} is not an integer in the 32-bit range"
+            ))
+        })?;
+        map.insert(class, priority);
+    }
+    Ok(QosPriority::Map(map))
+}
+
+/// `non_positive_request=`: `"run-time"` (the default), `"skip"`, or a positive number of
+/// seconds (an int, or its digits as a string).
+fn non_positive_request(object: Option<&Bound<'_, PyAny>>) -> PyResult<NonPositiveRequest> {
+    let Some(object) = object.filter(|o| !o.is_none()) else {
+        return Ok(NonPositiveRequest::RunTime);
+    };
+    let invalid = |why: String| PyValueError::new_err(format!("non_positive_request: {why}"));
+    if let Ok(text) = object.extract::<String>() {
+        return text.parse().map_err(|e: ParamError| invalid(e.0));
+    }
+    if !object.is_instance_of::<PyBool>()
+        && let Ok(seconds) = object.extract::<i64>()
+    {
+        return u64::try_from(seconds)
+            .ok()
+            .filter(|&s| s > 0)
+            .map(NonPositiveRequest::Seconds)
+            .ok_or_else(|| invalid(format!("{seconds} seconds: expected a positive number")));
+    }
+    Err(invalid(format!(
+        "expected \"run-time\", \"skip\" or a positive number of seconds, got {}",
+        object.get_type().name()?
+    )))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn load(
     py: Python<'_>,
     workload: Option<&str>,
@@ -82,9 +149,15 @@ fn load(
     jobs: Option<usize>,
     team: Option<&Bound<'_, PyAny>>,
     cluster: Option<&ClusterConfig>,
+    rules: &ReaderRules,
 ) -> PyResult<(String, Workload)> {
     if workload != Some("team") && team.is_some_and(|t| !t.is_none()) {
         return Err(PyValueError::new_err("team= is for workload=\"team\""));
+    }
+    if trace.is_none() && *rules != ReaderRules::default() {
+        return Err(PyValueError::new_err(
+            "qos_priority= and non_positive_request= are for trace=",
+        ));
     }
     match (workload, trace) {
         (Some("team"), None) => {
@@ -101,7 +174,7 @@ fn load(
                 &path,
                 None,
                 &gangway_sim::workload::history::HistoryOptions::default(),
-                &gangway_sim::workload::ReaderRules::default(),
+                rules,
             )
             .map_err(PyValueError::new_err)?;
             Ok((name, workload))
@@ -160,7 +233,8 @@ fn run_one(
 #[pyfunction]
 #[pyo3(signature = (workload = None, trace = None, policies = None, cluster = None, seed = 1,
                     jobs = None, overrun = "allow", checkpoint_delay_s = 30, faults = None,
-                    dataframe = false, team = None, one_event_per_tick = false))]
+                    dataframe = false, team = None, one_event_per_tick = false,
+                    qos_priority = None, non_positive_request = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
@@ -176,7 +250,13 @@ pub fn simulate<'py>(
     dataframe: bool,
     team: Option<&Bound<'py, PyAny>>,
     one_event_per_tick: bool,
+    qos_priority: Option<&Bound<'py, PyAny>>,
+    non_positive_request: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let rules = ReaderRules {
+        qos_priority: self::qos_priority(qos_priority)?,
+        non_positive_request: self::non_positive_request(non_positive_request)?,
+    };
     let presets = match policies {
         None => PolicyPreset::ALL.to_vec(),
         Some(names) => PolicyPreset::parse_list(&names.join(",")).map_err(PyValueError::new_err)?,
@@ -198,7 +278,16 @@ pub fn simulate<'py>(
             Some(gangway::protocol::parse_cluster(value).map_err(|e| wire_error(py, e))?)
         }
     };
-    let (name, workload) = load(py, workload, trace, seed, jobs, team, cluster.as_ref())?;
+    let (name, workload) = load(
+        py,
+        workload,
+        trace,
+        seed,
+        jobs,
+        team,
+        cluster.as_ref(),
+        &rules,
+    )?;
     let options = SimOptions {
         checkpoint_delay_ms: checkpoint_delay_s.saturating_mul(1000),
         faults: faults.map(FaultOptions::standard),

@@ -134,3 +134,98 @@ def test_sweep_compares_any_policies_with_the_first():
     for bad in (["ssh"], ["easy", "easy"], ["nope"], []):
         with pytest.raises(ValueError):
             gangway.sweep(gpus=[4], users=[2], weeks=1, policies=bad)
+
+
+# Issue 29, item 6: the reader rules of `gangway simulate` (--qos-priority,
+# --non-positive-request) as keyword arguments.
+
+ALIBABA_NODES = "sn,cpu_milli,memory_mib,gpu,model\na,32000,65536,1,T4\n"
+ALIBABA_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+                  "creation_time,deletion_time,scheduled_time\n")
+
+
+def alibaba_trace(tmp_path):
+    """Two pods created at once on a node of one GPU, each wanting it for 60 s: `be` (listed
+    first) and `guaranteed`. Whoever ranks first runs first."""
+    (tmp_path / "openb_node_list_all_node.csv").write_text(ALIBABA_NODES)
+    pods = tmp_path / "openb_pod_list_test.csv"
+    pods.write_text(ALIBABA_HEADER
+                    + "be,1000,10,1,1000,,BE,Running,0,60,0\n"
+                    + "guaranteed,1000,10,1,1000,,Guaranteed,Running,0,60,0\n")
+    return str(pods)
+
+
+def first_to_run(out):
+    schedule = out["schedules"]["easy"]
+    assert len(schedule) == 2
+    return min(schedule, key=lambda r: (r["first_start_ms"], r["id"]))["id"]
+
+
+def test_qos_priority_orders_alibaba_pods(tmp_path):
+    trace = alibaba_trace(tmp_path)
+    run = lambda **rules: first_to_run(gangway.simulate(trace=trace, policies=["easy"], **rules))
+    # No mapping (the default): every pod 0, the first listed runs first.
+    assert run() == "be"
+    assert run(qos_priority="none") == "be"
+    assert run(qos_priority=None) == "be"
+    # The standard mapping: Guaranteed 3 over BE 0.
+    assert run(qos_priority="default") == "guaranteed"
+    # A mapping of one's own, as a dict or as the command line's string.
+    assert run(qos_priority={"BE": 5}) == "be"
+    assert run(qos_priority={"BE": -1}) == "guaranteed"
+    assert run(qos_priority="Guaranteed=1,BE=2") == "be"
+    assert run(qos_priority="BE=-1") == "guaranteed"
+
+
+def test_bad_qos_priority_raises_value_error(tmp_path):
+    trace = alibaba_trace(tmp_path)
+    for bad, words in [("LS", "no `=`"), ("LS=high", "not an integer"), ("=3", "no class"),
+                       ("LS=1,LS=2", "named twice"), ({"LS": "high"}, "not an integer"),
+                       ({"LS": 1.5}, "not an integer"), ({"LS": True}, "not an integer"),
+                       ({"LS": 2**40}, "32-bit"), ({"": 1}, "empty"), ({3: 1}, "not a string"),
+                       (["LS", 1], "expected")]:
+        with pytest.raises(ValueError, match="qos_priority") as info:
+            gangway.simulate(trace=trace, policies=["easy"], qos_priority=bad)
+        assert words in str(info.value), (bad, str(info.value))
+
+
+SWF = """; MaxProcs: 4
+1 0 0 100 2 -1 -1 2 200 -1 1 1 1 -1 -1 -1 -1 -1
+2 10 0 100 2 -1 -1 2 -1 -1 1 2 2 -1 -1 -1 -1 -1
+"""
+
+
+def test_non_positive_request_rules(tmp_path):
+    trace = tmp_path / "two.swf"
+    trace.write_text(SWF)
+    run = lambda **rules: gangway.simulate(trace=str(trace), policies=["easy"],
+                                           overrun="kill", **rules)
+    # Job 2 requested -1: by default it asks for its run time and completes.
+    for default in (run(), run(non_positive_request="run-time"),
+                    run(non_positive_request=None)):
+        assert default["jobs"] == 2
+        assert [r["status"] for r in default["schedules"]["easy"]] == ["completed"] * 2
+    # A limit shorter than its run time: killed at it (overrun="kill"); as an int or a string.
+    for seconds in (50, "50"):
+        limited = run(non_positive_request=seconds)
+        status = {r["id"]: r["status"] for r in limited["schedules"]["easy"]}
+        assert status == {"1": "completed", "2": "killed"}, status
+    # Skipped: left out of the replay.
+    skipped = run(non_positive_request="skip")
+    assert skipped["jobs"] == 1
+    assert [r["id"] for r in skipped["schedules"]["easy"]] == ["1"]
+
+
+def test_bad_non_positive_request_raises_value_error(tmp_path):
+    trace = tmp_path / "two.swf"
+    trace.write_text(SWF)
+    for bad in ("runtime", "0", 0, -5, "-1", 1.5, True, [60]):
+        with pytest.raises(ValueError, match="non_positive_request"):
+            gangway.simulate(trace=str(trace), policies=["easy"], non_positive_request=bad)
+
+
+def test_reader_rules_need_a_trace():
+    with pytest.raises(ValueError, match="are for trace="):
+        gangway.simulate(jobs=5, qos_priority="default")
+    with pytest.raises(ValueError, match="are for trace="):
+        gangway.simulate(jobs=5, non_positive_request="skip")

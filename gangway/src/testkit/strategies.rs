@@ -24,8 +24,8 @@ use proptest::option;
 use proptest::prelude::*;
 
 use crate::config::{
-    AccountConfig, BackfillMode, ClusterConfig, CohortConfig, GpuConfig, NodeConfig,
-    PartitionConfig, QueueConfig, QuotaConfig, ReclaimWithinCohort, WithinQueue,
+    AccountConfig, BackfillCandidates, BackfillMode, ClusterConfig, CohortConfig, GpuConfig,
+    NodeConfig, PartitionConfig, QueueConfig, QuotaConfig, ReclaimWithinCohort, WithinQueue,
 };
 use crate::event::Event;
 use crate::model::amount::Milli;
@@ -178,8 +178,10 @@ pub fn accounts() -> impl Strategy<Value = Vec<AccountConfig>> {
 
 /// A valid cluster: 1–4 nodes (`n0`…; GPU nodes sometimes with NVLink islands or a MIG
 /// layout), sometimes topology levels (every node then labelled), partitions `main` (default)
-/// and `gpu` (with a maximum time), optional queues and accounts, and a random backfill mode,
-/// depth, preemption switch and priority weights.
+/// and `gpu` (with a maximum time), optional queues and accounts, and a random backfill mode
+/// (sometimes a head rule, `before_head_estimate` or `rule`, then half the time with
+/// `candidates: "submit"`), depth, pinned head (rarely), preemption switch and priority
+/// weights.
 pub fn cluster() -> impl Strategy<Value = ClusterConfig> {
     let nodes = (
         vec(node_shape(), 1..NODE_POOL as usize),
@@ -203,20 +205,28 @@ pub fn cluster() -> impl Strategy<Value = ClusterConfig> {
         });
     let policy = (
         prop_oneof![
-            Just(BackfillMode::None),
-            Just(BackfillMode::Easy),
-            Just(BackfillMode::Conservative)
+            3 => Just(BackfillMode::None),
+            3 => Just(BackfillMode::Easy),
+            3 => Just(BackfillMode::Conservative),
+            1 => Just(BackfillMode::BeforeHeadEstimate),
+            1 => Just(BackfillMode::Rule),
         ],
         option::of(1u32..=4),
         any::<bool>(),
         (0u32..=1000, 0u32..=1000, 0u32..=1000),
+        // `policy.priority.pinned_head`, and `policy.backfill.candidates: "submit"` (with a
+        // head rule only: elsewhere it is refused).
+        (
+            proptest::bool::weighted(0.15),
+            proptest::bool::weighted(0.5),
+        ),
     );
     (nodes, queues(), accounts(), policy).prop_map(
         |(
             (nodes, topology),
             (cohorts, queues),
             accounts,
-            (mode, depth, preempt, (age, fs, size)),
+            (mode, depth, preempt, (age, fs, size), (pinned, by_submit)),
         )| {
             let mut config = ClusterConfig {
                 nodes,
@@ -241,7 +251,12 @@ pub fn cluster() -> impl Strategy<Value = ClusterConfig> {
             };
             let policy = &mut config.policy;
             policy.backfill.mode = mode;
-            policy.backfill.depth = depth;
+            // A depth belongs to the reservation modes: a head rule refuses one.
+            policy.backfill.depth = depth.filter(|_| !mode.head_rule());
+            if mode.head_rule() && by_submit {
+                policy.backfill.candidates = BackfillCandidates::Submit;
+            }
+            policy.priority.pinned_head = pinned;
             policy.preemption.enabled = preempt;
             policy.priority.weights.age = age;
             policy.priority.weights.fairshare = fs;

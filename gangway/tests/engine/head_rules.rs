@@ -1,6 +1,7 @@
 //! The blocked head and its backfill rule (issue 29): RLScheduler's `before_head_estimate`
 //! against hand-worked examples, a frozen estimate, user backfill rules (and the engine
-//! refereeing them), and the pinned head through a snapshot. Every tick runs the oracle.
+//! refereeing them), the pinned head through a snapshot, and the preemptor exempt from the
+//! rules on what its stopped victims freed for it. Every tick runs the oracle.
 
 use crate::common;
 
@@ -377,4 +378,125 @@ fn candidates_without_a_head_rule_is_refused() {
     let cluster = four_cpus(json!({"backfill": {"mode": "easy", "candidates": "submit"}}));
     let err = Scheduler::new(cluster).unwrap_err();
     assert_eq!(err.field, "policy.backfill.candidates");
+}
+
+/// One node of 4 cpus with order-based preemption under `policy` (merged in).
+fn preempting(mut policy: serde_json::Value) -> ClusterConfig {
+    policy["preemption"] = json!({"enabled": true, "order_based": true});
+    four_cpus(policy)
+}
+
+/// R (2 cpus, priority 100) and V (2 cpus, priority 0) run until 100 s; the head H (4 cpus,
+/// priority 50) cannot preempt R, which ranks above it, so it waits, estimated at 100 s. P (2
+/// cpus, 200 s, `p_priority`) comes at 2 s (after H became the head at 1 s) and preempts V,
+/// whose resources are earmarked for it. At 3 s V has stopped: P fits on its earmark, though
+/// its end (203 s) is not before the head's estimate. Returns who starts at 3 s, and P's
+/// reason if it still waits.
+fn preemptor_after_its_victims_stopped(
+    s: &mut Scheduler,
+    p_priority: i32,
+) -> (Vec<String>, Option<PendingReason>) {
+    let running = vec![
+        submit(job("R", 2, 100_000).with_priority(100)),
+        submit(job("V", 2, 100_000)),
+    ];
+    assert_eq!(
+        started(&checked_tick(s, 0, running).unwrap().decisions),
+        ["R", "V"]
+    );
+    let head = job("H", 4, 50_000).with_priority(50);
+    checked_tick(s, 1_000, vec![submit(head)]).unwrap();
+    assert_eq!(pending(s, "H").estimated_start_ms, Some(100_000));
+    let preemptor = job("P", 2, 200_000).with_priority(p_priority);
+    let out = checked_tick(s, 2_000, vec![submit(preemptor)]).unwrap();
+    assert!(
+        out.decisions.iter().any(|d| matches!(d,
+            gangway::Decision::Preempt { job, for_job, .. } if job == "V" && for_job == "P")),
+        "{:?}",
+        out.decisions
+    );
+    assert_eq!(reason(s, "P"), PendingReason::Preempting);
+    let stopped = event(json!({"type": "stopped", "job": "V"}));
+    let out = checked_tick(s, 3_000, vec![stopped]).unwrap();
+    let waits = s
+        .explain()
+        .pending
+        .iter()
+        .find(|p| p.job == "P")
+        .map(|p| p.reason);
+    let starts = started(&out.decisions)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    (starts, waits)
+}
+
+/// The exemption from the head rules: a preemptor whose victims stopped starts on what they
+/// freed for it, whatever the backfill rule says of it. Under `before_head_estimate` P's end
+/// (203 s) is not before H's estimate (100 s), so the rule alone would refuse it.
+#[test]
+fn a_preemptor_starts_on_its_earmark_under_before_head_estimate() {
+    let mut s = Scheduler::new(preempting(before_head())).unwrap();
+    let (starts, waits) = preemptor_after_its_victims_stopped(&mut s, 10);
+    assert_eq!(starts, ["P"]);
+    assert_eq!(waits, None);
+    // The head is still the head, with its frozen estimate.
+    assert_eq!(reason(&s, "H"), PendingReason::Resources);
+    assert_eq!(pending(&s, "H").estimated_start_ms, Some(100_000));
+}
+
+/// In mode `rule` with a rule that refuses every job, the preemptor still starts on its
+/// earmark once its victims have stopped.
+#[test]
+fn a_preemptor_starts_on_its_earmark_under_a_refusing_rule() {
+    let cluster = preempting(json!({"backfill": {"mode": "rule"}}));
+    let mut s = Scheduler::with_profile(cluster, with_rule(Fixed(false))).unwrap();
+    let (starts, waits) = preemptor_after_its_victims_stopped(&mut s, 10);
+    assert_eq!(starts, ["P"]);
+    assert_eq!(waits, None);
+}
+
+/// With a pinned head, the head keeps the first turn although P ranks above it (priority 80
+/// against 50), so P comes behind the head and is held to `before_head_estimate`; its earmark
+/// exempts it all the same.
+#[test]
+fn a_preemptor_starts_on_its_earmark_behind_a_pinned_head() {
+    let policy = json!({"backfill": {"mode": "before_head_estimate"},
+                        "priority": {"pinned_head": true}});
+    let mut s = Scheduler::new(preempting(policy)).unwrap();
+    let (starts, waits) = preemptor_after_its_victims_stopped(&mut s, 80);
+    assert_eq!(starts, ["P"]);
+    assert_eq!(waits, None);
+    assert_eq!(pending(&s, "H").position, 1);
+}
+
+/// The other side of the exemption: a job that fits but preempted nothing is still held to
+/// the rule behind the same head (so the tests above turn on the earmark, not on the rule
+/// letting P pass).
+#[test]
+fn a_job_without_an_earmark_is_still_held_to_the_rule() {
+    let mut s = Scheduler::new(preempting(before_head())).unwrap();
+    let running = vec![
+        submit(job("R", 2, 100_000).with_priority(100)),
+        submit(job("V", 2, 100_000).with_priority(100)),
+    ];
+    checked_tick(&mut s, 0, running).unwrap();
+    checked_tick(
+        &mut s,
+        1_000,
+        vec![submit(job("H", 4, 50_000).with_priority(50))],
+    )
+    .unwrap();
+    // V ends early: 2 cpus free, and P (ending at 203 s) fits but may not pass the head.
+    let out = checked_tick(
+        &mut s,
+        3_000,
+        vec![
+            finished("V"),
+            submit(job("P", 2, 200_000).with_priority(10)),
+        ],
+    )
+    .unwrap();
+    assert!(started(&out.decisions).is_empty(), "{:?}", out.decisions);
+    assert_eq!(reason(&s, "P"), PendingReason::Priority);
 }

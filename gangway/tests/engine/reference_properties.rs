@@ -8,15 +8,17 @@
 //! queues, admission fair sharing, wait-for-ready (with `ready` events, block admission),
 //! preemption (classic, fair sharing's, order-based), topology, MIG and fractional GPUs (the
 //! generated nodes and jobs), dependencies, maintenance windows, licenses, `set_priority`,
-//! `reconfigure` half-way, the order keys calculated once a period (`calc_period_ms`), profiles (the default, LAS, shortest-first, adversarial plug-ins) and
+//! the backfill head rules (`before_head_estimate`, `rule`, with `candidates: "submit"`), a
+//! user backfill rule, the pinned head, `reconfigure` half-way, the order keys calculated once a period (`calc_period_ms`), profiles (the default, LAS, shortest-first, adversarial plug-ins) and
 //! the fast scheduler snapshotted and restored half-way, which must then go on deciding as the
 //! uninterrupted reference. A second family runs busy clusters of few job shapes, where passes keep
 //! many reservations from the pass before and many jobs wait behind a blocked head. `the_cases_reach_every_shortcut` shows that the
 //! comparisons are not vacuous. `GANGWAY_PROPTEST_SCALE=N` multiplies the case count.
 
 use gangway::config::{FairSharingConfig, WaitForReadyConfig};
-use gangway::policy::Profile;
 use gangway::policy::builtin::{Las, ShortestFirst};
+use gangway::policy::{HeadView, Hook, PassContext, Plugin, Profile};
+use gangway::state::JobView;
 use gangway::testkit::adversarial::{Adversary, Trick};
 use gangway::testkit::harness::{Stream, StreamEvent, TickStep, resolve, scale};
 use gangway::testkit::reference::{ShortcutsTaken, Twins};
@@ -57,6 +59,25 @@ enum Plugins {
     ShortestFirst,
     /// The default plug-ins and an adversary playing these tricks.
     Adversarial(u64, &'static [Trick]),
+    /// The configuration's plug-ins and a backfill rule ([`NoLongerThanHead`]).
+    BackfillRule,
+}
+
+/// A backfill rule that refuses some jobs: a job behind the head may start only if its time
+/// limit is no longer than the head's.
+#[derive(Clone)]
+struct NoLongerThanHead;
+
+impl Plugin for NoLongerThanHead {
+    fn name(&self) -> &str {
+        "no_longer_than_head"
+    }
+    fn hooks(&self) -> &[Hook] {
+        &[Hook::Backfill]
+    }
+    fn may_backfill(&self, head: HeadView<'_>, job: JobView<'_>, _: &PassContext<'_>) -> bool {
+        job.spec().time_limit_ms <= head.job.spec().time_limit_ms
+    }
 }
 
 const TRICK_SETS: [&[Trick]; 4] = [
@@ -73,6 +94,7 @@ fn plugins() -> impl Strategy<Value = Plugins> {
         1 => Just(Plugins::ShortestFirst),
         2 => (any::<u64>(), 0..TRICK_SETS.len())
             .prop_map(|(seed, set)| Plugins::Adversarial(seed, TRICK_SETS[set])),
+        1 => Just(Plugins::BackfillRule),
     ]
 }
 
@@ -86,6 +108,12 @@ impl Plugins {
                 .ok()?
                 .into_builder()
                 .plugin(Adversary::new("adversary", seed, tricks.to_vec()))
+                .build()
+                .ok()?,
+            Plugins::BackfillRule => Profile::from_config(config)
+                .ok()?
+                .into_builder()
+                .plugin(NoLongerThanHead)
                 .build()
                 .ok()?,
         };
@@ -217,29 +245,76 @@ fn apply(config: &mut ClusterConfig, stream: &mut Stream, f: &Features, ready: &
     }
 }
 
-/// The configuration a case reconfigures to: another backfill mode and other age and
-/// fair-share weights.
+/// The configuration a case reconfigures to: another backfill mode (into and out of the head
+/// rules), the pinned head switched, and other age and fair-share weights.
 fn reconfigured(config: &ClusterConfig) -> ClusterConfig {
-    use gangway::config::BackfillMode;
+    use gangway::config::{BackfillCandidates, BackfillMode};
     let mut next = config.clone();
     let policy = &mut next.policy;
     policy.backfill.mode = match policy.backfill.mode {
         BackfillMode::None => BackfillMode::Easy,
         BackfillMode::Easy => BackfillMode::Conservative,
         BackfillMode::Conservative => BackfillMode::None,
-        BackfillMode::BeforeHeadEstimate | BackfillMode::Rule => BackfillMode::Easy,
+        BackfillMode::BeforeHeadEstimate => BackfillMode::Easy,
+        BackfillMode::Rule => BackfillMode::BeforeHeadEstimate,
     };
+    if !policy.backfill.mode.head_rule() {
+        policy.backfill.candidates = BackfillCandidates::Order;
+    }
+    if policy.backfill.mode == BackfillMode::None && policy.backfill.depth.is_none() {
+        // From `conservative` (every job a reservation) to a head rule, now and then.
+        policy.backfill.mode = BackfillMode::Rule;
+    }
+    policy.priority.pinned_head = !policy.priority.pinned_head;
     policy.priority.weights.age = (policy.priority.weights.age + 500) % 1000;
     policy.priority.weights.fairshare = (policy.priority.weights.fairshare + 300) % 1000;
     next
 }
 
+/// How often the cases reached the head rules, the pinned head and the backfill rules
+/// (counted by [`run`] over the ticks of accepted cases).
+#[derive(Debug, Default)]
+struct Reached {
+    /// Ticks of cases in a head-rule mode (`before_head_estimate`, `rule`) after which a job
+    /// that fits waits behind the head (`priority`).
+    head_rule_held: usize,
+    /// Of those, ticks of cases with `candidates: "submit"`.
+    by_submit_held: usize,
+    /// Ticks of cases with a user backfill rule after which a job waits `priority`.
+    rule_plugin_held: usize,
+    /// Ticks of cases with a pinned head after which a job waits for resources.
+    pinned_waiting: usize,
+}
+
+impl Reached {
+    fn count(&mut self, config: &ClusterConfig, f: &Features, reference: &Scheduler) {
+        use gangway::config::BackfillCandidates;
+        let pending = reference.explain().pending;
+        let waits = |reason: PendingReason| pending.iter().any(|p| p.reason == reason);
+        let (backfill, priority) = (&config.policy.backfill, &config.policy.priority);
+        let held = waits(PendingReason::Priority);
+        if backfill.mode.head_rule() && held {
+            self.head_rule_held += 1;
+            if backfill.candidates == BackfillCandidates::Submit {
+                self.by_submit_held += 1;
+            }
+        }
+        if matches!(f.profile, Plugins::BackfillRule) && held {
+            self.rule_plugin_held += 1;
+        }
+        if priority.pinned_head && waits(PendingReason::Resources) {
+            self.pinned_waiting += 1;
+        }
+    }
+}
+
 /// Ticks the case through the twins; `None` when the generated configuration is refused, else
-/// the shortcuts the fast scheduler took.
+/// the shortcuts the fast scheduler took. Counts what the case reached in `reached`.
 fn run(
     config: &ClusterConfig,
     stream: &Stream,
     f: &Features,
+    reached: &mut Reached,
 ) -> Result<Option<ShortcutsTaken>, TestCaseError> {
     let Some(profile) = f.profile.profile(config) else {
         return Ok(None);
@@ -268,19 +343,22 @@ fn run(
         if let Err(difference) = twins.tick(step.at_ms, events) {
             return Err(TestCaseError::fail(format!("tick {i}: {difference}")));
         }
+        reached.count(config, f, twins.reference());
     }
     Ok(Some(twins.shortcuts_taken()))
 }
 
-/// A busy cluster: three nodes of 8 cpus and 4 GPUs, with backfill `mode` (and `depth`).
-fn busy_cluster(mode: &str, depth: Option<u32>) -> ClusterConfig {
+/// A busy cluster: three nodes of 8 cpus and 4 GPUs, with backfill `mode` (and `depth`), the
+/// backfill `candidates` and the pinned head as given.
+fn busy_cluster(mode: &str, depth: Option<u32>, candidates: &str, pinned: bool) -> ClusterConfig {
     let node = |name: &str| {
         json!({"name": name, "cpus": 8, "memory_mib": 32_000,
                "gpus": {"model": "a100", "count": 4}})
     };
     serde_json::from_value(json!({
         "nodes": [node("n1"), node("n2"), node("n3")],
-        "policy": {"backfill": {"mode": mode, "depth": depth}}}))
+        "policy": {"backfill": {"mode": mode, "depth": depth, "candidates": candidates},
+                   "priority": {"pinned_head": pinned}}}))
     .unwrap()
 }
 
@@ -337,16 +415,27 @@ fn busy_stream() -> impl Strategy<Value = Stream> {
     })
 }
 
-/// The busy arm: the busy cluster (conservative, and in one case of three EASY with a shallow
-/// depth or no backfill, where many jobs of few shapes wait behind a blocked head) and stream,
-/// the default profile, nothing else switched on.
+/// The busy arm: the busy cluster (mostly conservative; else EASY with a shallow depth, no
+/// backfill, or a head rule, `before_head_estimate` or `rule`, where many jobs of few shapes
+/// wait behind a blocked head; sometimes with a pinned head) and stream, the default profile
+/// (in mode `rule` now and then with a backfill rule), nothing else switched on.
 fn busy() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
     let mode = prop_oneof![
-        4 => Just(("conservative", None)),
-        1 => Just(("easy", Some(1))),
-        1 => Just(("none", None)),
+        8 => Just(("conservative", None, "order")),
+        2 => Just(("easy", Some(1), "order")),
+        2 => Just(("none", None, "order")),
+        1 => Just(("before_head_estimate", None, "order")),
+        1 => Just(("before_head_estimate", None, "submit")),
+        1 => Just(("rule", None, "order")),
+        1 => Just(("rule", None, "submit")),
     ];
-    (busy_stream(), mode).prop_map(|(stream, (mode, depth))| {
+    let extras = (prop::bool::weighted(0.15), prop::bool::weighted(0.5));
+    (busy_stream(), mode, extras).prop_map(|(stream, (mode, depth, candidates), (pinned, rule))| {
+        let profile = if mode == "rule" && rule {
+            Plugins::BackfillRule
+        } else {
+            Plugins::Config
+        };
         let plain = Features {
             fair_sharing: false,
             admission_fair_sharing: false,
@@ -355,12 +444,12 @@ fn busy() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
             no_preemption: true,
             licenses: None,
             maintenance: None,
-            profile: Plugins::Config,
+            profile,
             restore_at: None,
             reconfigure_at: None,
             calc_period: None,
         };
-        (busy_cluster(mode, depth), stream, plain)
+        (busy_cluster(mode, depth, candidates, pinned), stream, plain)
     })
 }
 
@@ -371,19 +460,20 @@ proptest! {
     fn the_fast_pass_decides_and_reports_exactly_as_the_reference_pass(
         (config, stream, features) in case()
     ) {
-        run(&config, &stream, &features)?;
+        run(&config, &stream, &features, &mut Reached::default())?;
     }
 
     #[test]
     fn kept_reservations_equal_full_searches_on_busy_clusters(
         (config, stream, features) in busy()
     ) {
-        run(&config, &stream, &features)?;
+        run(&config, &stream, &features, &mut Reached::default())?;
     }
 }
 
 /// The comparisons are not vacuous: over a fixed sample of cases of each family most
-/// configurations are accepted, and the fast scheduler took every shortcut many times.
+/// configurations are accepted, the fast scheduler took every shortcut many times, and the
+/// head rules, a user backfill rule and the pinned head held jobs back many times.
 #[test]
 fn the_cases_reach_every_shortcut() {
     use proptest::strategy::ValueTree;
@@ -391,13 +481,14 @@ fn the_cases_reach_every_shortcut() {
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);
     let mut runner = TestRunner::new_with_rng(Config::default(), rng);
     let (mut accepted, mut total) = (0, ShortcutsTaken::default());
+    let mut reached = Reached::default();
     let cases = 100;
     for i in 0..2 * cases {
         let (config, stream, features) = match i % 2 {
             0 => case().new_tree(&mut runner).unwrap().current(),
             _ => busy().new_tree(&mut runner).unwrap().current(),
         };
-        if let Some(taken) = run(&config, &stream, &features).unwrap() {
+        if let Some(taken) = run(&config, &stream, &features, &mut reached).unwrap() {
             accepted += 1;
             total.settled += taken.settled;
             total.kept += taken.kept;
@@ -414,6 +505,12 @@ fn the_cases_reach_every_shortcut() {
     assert!(total.kept >= 1_000, "{total:?}");
     assert!(total.kept_unplaced >= 400, "{total:?}");
     assert!(total.continued >= 200, "{total:?}");
+    // The head rules, the submit-order candidates, a user backfill rule and the pinned head
+    // are reached: jobs that fit are held behind a head (about 120, 65, 30 and 35 ticks).
+    assert!(reached.head_rule_held >= 60, "{reached:?}");
+    assert!(reached.by_submit_held >= 30, "{reached:?}");
+    assert!(reached.rule_plugin_held >= 15, "{reached:?}");
+    assert!(reached.pinned_waiting >= 15, "{reached:?}");
 }
 
 /// Found by `kept_reservations_equal_full_searches_on_busy_clusters`. A job of two GPU task
