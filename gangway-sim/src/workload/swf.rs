@@ -12,7 +12,7 @@
 //!   comment (`; MaxNodes: 338 (batch partition; 512 total)`); a value ≤ 0 counts as absent.
 //!   [`SwfMachine`] overrides the header;
 //! - processors = requested (field 8) if > 0, else allocated (field 5); a job of p processors is a
-//!   gang of p one-cpu tasks placed [`TracePlacement::Spread`], without memory or GPUs;
+//!   gang of p one-cpu tasks placed [`TracePlacement::Spread`](super::TracePlacement::Spread), without memory or GPUs;
 //! - the time limit is the requested time (field 9); when that is ≤ 0 (unknown), the run time
 //!   by default, or a fixed limit, or the job is skipped ([`ReaderRules::non_positive_request`],
 //!   `gangway simulate --non-positive-request`);
