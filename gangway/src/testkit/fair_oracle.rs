@@ -2,6 +2,14 @@
 //! cohort tree, every victim it takes from another queue is in the same tree and in a queue that
 //! borrows (Kueue only preempts from borrowing queues), and the victim remembers the preemptor's
 //! queue (so that no job of that queue preempts it again).
+//!
+//! The engine reads a queue's share as it will be once every preemption under way has completed:
+//! the earmarked preemptors charged, their victims released
+//! ([`crate::state::ClusterState::promised_usage`]). A queue may so borrow only through a
+//! preemptor of its own that waits for its victims, made earlier in the same pass. The oracle
+//! reads the usage after the tick with every earmarked preemptor charged and no victim released:
+//! running usage only grew since the preemption (victims keep running until they stop) and so did
+//! the earmarks, so a queue that does not borrow on that did not borrow when it was chosen.
 
 use crate::decision::{Decision, TickOutcome};
 use crate::scheduler::Scheduler;
@@ -15,6 +23,10 @@ pub(super) fn check_fair_preemptions(
     let Some(tree) = state.quota_tree() else {
         return Ok(());
     };
+    let mut promised = tree.usage.clone();
+    for (_, queue, demand) in state.earmark_demands() {
+        tree.charge_in(&mut promised, queue, &demand);
+    }
     for decision in &outcome.decisions {
         let Decision::Preempt { job, for_job, .. } = decision else {
             continue;
@@ -37,9 +49,7 @@ pub(super) fn check_fair_preemptions(
         if vq == pq {
             continue;
         }
-        // Usage of the victim's queue only grew since the preemption (victims keep running
-        // until they stop), so not borrowing now means it was not borrowing then.
-        if !tree.queue_share(vq).is_borrowing() {
+        if !tree.share_in(&promised, vq.index()).is_borrowing() {
             return Err(format!(
                 "{for_job} preempted {job} of queue {}, which does not borrow",
                 tree.queue_name(vq)
