@@ -32,6 +32,7 @@ use gangway::model::job::PlacementMode;
 use gangway::model::node::{Node, PartitionSet};
 use gangway::model::resources::NodeAmounts;
 use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
+use gangway::placement::Reach;
 use gangway::placement::fit::least_fragmenting_device;
 use gangway::placement::{
     CapacityView, FreeIndex, FreeTotals, GangRequest, NodeGate, ShapeMix, place_gang,
@@ -184,7 +185,7 @@ fn run(
         let candidates = IndexCandidates {
             index: &index,
             preferred: &[],
-            all_levels: false,
+            reach: Reach::FreeGpus,
         };
         if let Some(assignments) = place_gang(&nodes, &candidates, &FreeNow, request) {
             for a in assignments {

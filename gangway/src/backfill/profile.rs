@@ -419,9 +419,14 @@ impl Profile {
         ))
     }
 
+    /// The time the profile was built at.
+    pub(super) fn now(&self) -> u64 {
+        self.now
+    }
+
     /// Whether a window on `node` reads more than the running jobs' usage: reservations, or
     /// for a future window earmarks.
-    fn has_overlay(&self, id: NodeId, future: bool) -> bool {
+    pub(super) fn has_overlay(&self, id: NodeId, future: bool) -> bool {
         self.booked.get(id).is_some() || (future && self.earmarked.get(id).is_some())
     }
 

@@ -177,6 +177,16 @@ impl RunningEnds {
         (held, steps)
     }
 
+    /// What the running jobs hold on `node` in all, when all of it is still held at `at` (at or
+    /// after `now`: no holding is released by then); `None` when some is released by `at`.
+    pub fn all_held_at(&self, node: NodeId, now: u64, at: u64) -> Option<NodeAmounts> {
+        let Some(ends) = self.nodes.get(node) else {
+            return Some(NodeAmounts::default());
+        };
+        let first = ends.holdings.first().map_or(u64::MAX, |h| h.release_ms);
+        (at <= now || first > at).then_some(ends.total)
+    }
+
     /// The earliest time at or after `at` (at or after `now`) from which the running jobs'
     /// usage on `node` no longer `blocks`; `u64::MAX`: never. `blocks` must be monotone (less
     /// in use never blocks where more did not): the usage only steps down, so from that time

@@ -128,7 +128,7 @@ mod tests {
                         let candidates = crate::backfill::IndexCandidates {
                             index: &state.index,
                             preferred: &[],
-                            all_levels: false,
+                            reach: crate::placement::Reach::FreeGpus,
                         };
                         let placed = place_gang(&state.nodes, &candidates, &FreeNow, gang);
                         assert_eq!(counted, Some(placed.is_some()), "{shapes:?}");

@@ -84,6 +84,14 @@ pub trait CapacityView {
     fn previous(&self) -> &[Assignment] {
         &[]
     }
+
+    /// True only where [`CapacityView::free`] leaves `node` no room for one task of `shape`
+    /// (no free amounts, or too few cpus or too little memory): a cheap test that spares the
+    /// placement reading the node's room. False by default (it then reads the room).
+    fn holds_no_task(&self, id: NodeId, node: &Node, shape: &TaskShape) -> bool {
+        let _ = (id, node, shape);
+        false
+    }
 }
 
 /// The order in which candidate nodes are offered for one task of a shape.
@@ -395,7 +403,11 @@ impl<'a> GangBuilder<'a> {
 
     /// How many tasks of `shape` fit on `id`, and the room they fit in (`None`: none fit).
     fn fit(&self, id: NodeId, shape: &TaskShape) -> Option<Pick> {
-        let (node, room) = (self.node(id)?, self.room(id)?);
+        let node = self.node(id)?;
+        if self.view.holds_no_task(id, node, shape) {
+            return None;
+        }
+        let room = self.room(id)?;
         let tasks = tasks_fitting(node, &room, shape);
         (tasks > 0).then_some(Pick {
             node: id,

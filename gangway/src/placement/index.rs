@@ -31,6 +31,27 @@ pub struct FreeIndex {
     totals: FreeTotals,
 }
 
+/// Which of the index's nodes a visit offers ([`FreeIndex::visit`]).
+///
+/// ```
+/// use gangway::placement::Reach;
+/// // A placement now without filters or scorers need not see nodes that cannot hold a task.
+/// assert_ne!(Reach::OneTaskFree, Reach::FreeGpus);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Every node of an allowed model, busiest first: planning ahead, when what is busy now
+    /// may be free by then.
+    Every,
+    /// The nodes with enough whole GPUs free now for one task.
+    FreeGpus,
+    /// Of those, only the nodes whose free cpus and memory now hold one task too. For a
+    /// placement now whose view never offers more than a node has free, and whose nodes no
+    /// plug-in filters or ranks (a skipped node is a node they are not asked about): the
+    /// nodes skipped are those on which the placement would find no room.
+    OneTaskFree,
+}
+
 /// Where an indexed node is: its bucket (GPU model class, free whole GPUs) and state class.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Slot {
@@ -40,12 +61,29 @@ struct Slot {
 }
 
 /// What makes two nodes alike for a fragmentation score: their make and what is free.
+///
+/// Ordered by capacity (cpus, memory, devices in device order), GPU model, GPU count, then free
+/// amounts the same way. The devices' thousandths are packed four to a word, first device in
+/// the highest bits ([`packed_devices`]), which orders them exactly as the devices one by one
+/// while comparing four at a time: the index compares these keys at every start and end.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub(crate) struct StateKey {
-    capacity: (u64, u64, [u16; MAX_DEVICES]),
+    capacity: (u64, u64, PackedDevices),
     model: Option<u32>,
     gpu_count: usize,
-    free: (u64, u64, [u16; MAX_DEVICES]),
+    free: (u64, u64, PackedDevices),
+}
+
+/// Per-device thousandths, four to a word, the first device of each four in the highest bits.
+type PackedDevices = [u64; MAX_DEVICES / 4];
+
+/// `devices` packed so that comparing the words in order compares the devices in order.
+fn packed_devices(devices: &[u16; MAX_DEVICES]) -> PackedDevices {
+    let mut packed = [0; MAX_DEVICES / 4];
+    for (word, four) in packed.iter_mut().zip(devices.chunks_exact(4)) {
+        *word = four.iter().fold(0, |word, &d| (word << 16) | u64::from(d));
+    }
+    packed
 }
 
 impl StateKey {
@@ -53,10 +91,14 @@ impl StateKey {
     pub(crate) fn of(node: &Node, free: &NodeAmounts) -> Self {
         let c = node.capacity;
         StateKey {
-            capacity: (c.cpu_milli, c.memory_mib, c.devices),
+            capacity: (c.cpu_milli, c.memory_mib, packed_devices(&c.devices)),
             model: node.gpu_model.map(|m| m.0),
             gpu_count: node.gpu_count,
-            free: (free.cpu_milli, free.memory_mib, free.devices),
+            free: (
+                free.cpu_milli,
+                free.memory_mib,
+                packed_devices(&free.devices),
+            ),
         }
     }
 }
@@ -129,6 +171,12 @@ impl FreeTotals {
             }
         }
         need
+    }
+
+    /// Whether these free cpus and memory hold one task of `shape` (a necessary condition for
+    /// a node's fit, not a fit).
+    fn holds_one(&self, shape: &TaskShape) -> bool {
+        self.cpu_milli >= shape.cpu_milli && self.memory_mib >= shape.memory_mib
     }
 
     /// Whether these free totals could hold `need` (a necessary condition, not a fit).
@@ -320,20 +368,20 @@ impl FreeIndex {
         &self.totals
     }
 
-    /// Visits candidate nodes for one task of `shape`, best fit first, until `f` breaks.
-    ///
-    /// With `all_levels` every node of an allowed model is visited, busiest first (for planning
-    /// at a future time, when GPUs busy now may be free); otherwise only levels with enough free
-    /// GPUs now.
+    /// Visits candidate nodes for one task of `shape`, best fit first, until `f` breaks: the
+    /// nodes `reach` names ([`Reach`]).
     pub fn visit(
         &self,
         shape: &TaskShape,
-        all_levels: bool,
+        reach: Reach,
         f: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        for (class, level) in self.buckets(shape, all_levels) {
-            for id in &self.classes[class][level] {
-                f(*id)?;
+        for (class, level) in self.buckets(shape, reach == Reach::Every) {
+            for &id in &self.classes[class][level] {
+                if reach == Reach::OneTaskFree && !self.counted[id.index()].holds_one(shape) {
+                    continue;
+                }
+                f(id)?;
             }
         }
         ControlFlow::Continue(())
@@ -425,5 +473,53 @@ impl FreeIndex {
                 .map(move |class| (class, level))
         });
         cpu_only.into_iter().chain(with_gpus)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const _: () = assert!(MAX_DEVICES % 4 == 0, "devices pack four to a word");
+
+    /// Packed device amounts compare as the devices do one by one, first device first.
+    #[test]
+    fn packed_devices_order_as_the_devices_in_order() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut draw = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut devices = [0u16; MAX_DEVICES];
+            for d in &mut devices {
+                // Few distinct values, so that long equal prefixes occur.
+                *d = [0, 1, 500, 999, 1000, u16::MAX][(x % 6) as usize];
+                x = x.rotate_left(5);
+            }
+            devices
+        };
+        for i in 0..2_000 {
+            let a = draw();
+            // Every other pair differs in one device only, anywhere.
+            let b = match i % 2 {
+                0 => draw(),
+                _ => {
+                    let mut b = a;
+                    let at = (i / 2) % MAX_DEVICES;
+                    b[at] = draw()[at];
+                    b
+                }
+            };
+            assert_eq!(
+                packed_devices(&a).cmp(&packed_devices(&b)),
+                a.cmp(&b),
+                "{a:?} {b:?}"
+            );
+            assert_eq!(packed_devices(&a) == packed_devices(&b), a == b);
+            assert_eq!(
+                packed_devices(&a).cmp(&packed_devices(&a)),
+                std::cmp::Ordering::Equal
+            );
+        }
     }
 }

@@ -16,4 +16,4 @@ pub use frag::ShapeMix;
 pub use gang::{
     Assignment, Candidates, CapacityView, GangRequest, NodeGate, assignments_fit, place_gang,
 };
-pub use index::{FreeIndex, FreeTotals, NeedFloor};
+pub use index::{FreeIndex, FreeTotals, NeedFloor, Reach};

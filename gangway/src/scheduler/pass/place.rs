@@ -9,7 +9,7 @@ use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::placement::count::fits_now_by_count;
-use crate::placement::{Assignment, GangRequest, NodeGate, assignments_fit, place_gang};
+use crate::placement::{Assignment, GangRequest, NodeGate, Reach, assignments_fit, place_gang};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::node_gate::JobGate;
 use crate::scheduler::pass::{Blocking, NoSuchJob, Pass};
@@ -38,13 +38,17 @@ impl Scheduler {
             released,
             maintenance: &self.state.maintenance,
         };
+        let job = self.state.job(id)?;
+        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
+        let reach = match released.is_empty() {
+            false => Reach::Every,
+            true => self.reach_now(gate.as_ref()),
+        };
         let candidates = IndexCandidates {
             index: &self.state.index,
             preferred: pass.profile.as_ref().map_or(&[], Profile::reserved_nodes),
-            all_levels: !released.is_empty(),
+            reach,
         };
-        let job = self.state.job(id)?;
-        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let licensed = match pass.profile.as_ref() {
             Some(profile) => profile.licenses.covers(&job.licenses, pass.now, end),
             None => self.state.licenses.covers(&job.licenses),
@@ -96,6 +100,18 @@ impl Scheduler {
         placed
     }
 
+    /// The nodes a placement now through `gate` visits: those that can hold one task on what
+    /// they have free ([`Reach::OneTaskFree`]: no room is read on the others), unless a filter
+    /// or scorer must be asked about every node with the GPUs free, as it is without the
+    /// shortcuts (the reference pass).
+    fn reach_now(&self, gate: Option<&JobGate<'_>>) -> Reach {
+        let asks_plugins = gate.is_some_and(|gate| gate.filters() || gate.ranks());
+        match self.shortcuts && !asks_plugins {
+            true => Reach::OneTaskFree,
+            false => Reach::FreeGpus,
+        }
+    }
+
     /// Whether job `id`'s gang, at its groups' minimal counts, needs more cpus than the nodes
     /// taking work have free in all at some instant of `[now, end)` around the pass's
     /// reservations: then no placement now can hold it (a placement's cpus on each node are
@@ -140,12 +156,12 @@ impl Scheduler {
             released: &none,
             maintenance: &self.state.maintenance,
         };
+        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let candidates = IndexCandidates {
             index: &self.state.index,
             preferred: &[],
-            all_levels: false,
+            reach: self.reach_now(gate.as_ref()),
         };
-        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let gang = GangRequest {
             gate: gate.as_ref().map(|g| g as &dyn NodeGate),
             ..self.state.gang_request(job)

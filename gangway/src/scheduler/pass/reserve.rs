@@ -7,7 +7,7 @@ use crate::model::ids::{JobId, NodeId};
 use crate::model::job::PlacementMode;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::{GpuNeed, TaskShape};
-use crate::placement::{Assignment, GangRequest, NodeGate, place_gang};
+use crate::placement::{Assignment, GangRequest, NodeGate, Reach, place_gang};
 use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::node_gate::JobGate;
 use crate::scheduler::{Plan, Scheduler};
@@ -192,6 +192,7 @@ impl Scheduler {
                 end,
                 maintenance: &self.state.maintenance,
                 previous: previous.map_or(&[], |plan| &plan.assignments),
+                quick_rejects: self.shortcuts,
             };
             if let Some(assignments) = self.pin(&view, wanted.gang) {
                 return Some(Plan {
@@ -226,7 +227,7 @@ impl Scheduler {
         IndexCandidates {
             index: &self.state.index,
             preferred: &[],
-            all_levels: true,
+            reach: Reach::Every,
         }
     }
 }

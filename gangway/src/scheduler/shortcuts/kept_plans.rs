@@ -190,6 +190,7 @@ impl Scheduler {
             end,
             maintenance: &self.state.maintenance,
             previous: &plan.assignments,
+            quick_rejects: self.shortcuts,
         };
         self.pin(&view, *gang)
             .is_some_and(|fresh| fresh == plan.assignments)
