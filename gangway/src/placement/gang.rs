@@ -584,7 +584,7 @@ impl<'a> GangBuilder<'a> {
         };
         // (standing before, busy-first rank, fragmentation added, GPU share left, standing
         // after) and the node's pick; the standings are 0 unless `beside`.
-        let mut best: Option<((u32, bool, bool, i64, u64, u32), Pick)> = None;
+        let mut best: Option<(ChoiceRank, Pick)> = None;
         // Few states are scored per group: a list is quicker than a map.
         let mut scored: Vec<(ScoreKey, (i64, u64))> = Vec::new();
         let mut devices = Vec::new();
@@ -800,6 +800,11 @@ pub fn assignments_fit(
         })
     })
 }
+
+/// A node's rank in the least-fragmenting choice, lower first: its standing before the built-in
+/// node choice's tier, busy-first rank (idle now, not in the previous plan), fragmentation
+/// added, GPU share left, and its standing after that tier.
+type ChoiceRank = (u32, bool, bool, i64, u64, u32);
 
 /// What makes two nodes alike for a fragmentation score: their make and what is free
 /// ([`StateKey`]), and for a reservation what steers its choice of devices (those in use now,
