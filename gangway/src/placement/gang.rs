@@ -111,6 +111,33 @@ pub trait Candidates {
         let _ = departures;
         self.visit(shape, f);
     }
+
+    /// Where `id` stands for a task of `shape` under a profile's node scorers around the
+    /// built-in node choice ([`NodeGate::node_choice_tier`]); `None` (the default) when the
+    /// candidates are not ranked so.
+    fn standing(&self, shape: &TaskShape, id: NodeId) -> Option<Standing> {
+        let _ = (shape, id);
+        None
+    }
+}
+
+/// Where a candidate node stands under a profile's node scorers around the tier of the
+/// built-in node choice ([`NodeGate::node_choice_tier`]), lower first: `before` ranks it by
+/// the tiers before that one, `after` by the tiers after it. Nodes the scorers score alike
+/// there stand alike.
+///
+/// ```
+/// use gangway::placement::gang::Standing;
+/// let a = Standing { before: 0, after: 3 };
+/// assert!(a < Standing { before: 1, after: 0 });
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Standing {
+    /// The position of the first candidate that ties with this one in the tiers before the
+    /// built-in's.
+    pub before: u32,
+    /// The position of the first candidate that ties with this one in every tier.
+    pub after: u32,
 }
 
 /// A profile's say in placement: which nodes a task group may use (its node filters), the
@@ -140,6 +167,20 @@ pub trait NodeGate {
         room: &NodeAmounts,
         mix: &ShapeMix,
     ) -> Option<u128>;
+
+    /// The tier of the built-in node choice when the profile keeps it beside scorers that rank
+    /// ([`NodeGate::ranks`]); `None` (the default): the scorers' order alone decides.
+    fn node_choice_tier(&self) -> Option<usize> {
+        None
+    }
+
+    /// As [`NodeGate::rank`], and each candidate's [`Standing`] around the built-in node
+    /// choice's tier, in the sorted order. Only asked when [`NodeGate::node_choice_tier`] is
+    /// set; the default ranks and has every candidate stand alike.
+    fn rank_standing(&self, group: usize, candidates: &mut Vec<NodeId>) -> Vec<Standing> {
+        self.rank(group, candidates);
+        vec![Standing::default(); candidates.len()]
+    }
 
     /// Sorts the topology domains that could hold the gang (or group), given best fit first,
     /// best first by the profile's domain scorers; a stable sort keeps the given order among
@@ -176,7 +217,15 @@ struct Gated<'a> {
     inner: &'a dyn Candidates,
     gate: &'a dyn NodeGate,
     shapes: &'a [TaskShape],
-    ranked: RefCell<Vec<Option<Vec<NodeId>>>>,
+    ranked: RefCell<Vec<Option<Ranked>>>,
+}
+
+/// One group's candidates in the gate's order, and where each stands (by node index) when the
+/// gate keeps the built-in node choice beside its scorers.
+#[derive(Clone)]
+struct Ranked {
+    order: Vec<NodeId>,
+    standings: Vec<Option<Standing>>,
 }
 
 impl Gated<'_> {
@@ -203,28 +252,58 @@ impl Candidates for Gated<'_> {
             });
             return;
         }
-        let cached = self.ranked.borrow().get(group).cloned().flatten();
-        let order = cached.unwrap_or_else(|| {
-            let mut order = Vec::new();
-            self.inner.visit(shape, &mut |id| {
-                if self.gate.admits(group, id) {
-                    order.push(id);
-                }
-                ControlFlow::Continue(())
-            });
-            self.gate.rank(group, &mut order);
-            let mut ranked = self.ranked.borrow_mut();
-            if ranked.len() <= group {
-                ranked.resize(group + 1, None);
-            }
-            ranked[group] = Some(order.clone());
-            order
-        });
+        self.rank(group, shape);
+        let order = self.ranked.borrow()[group]
+            .as_ref()
+            .map(|r| r.order.clone())
+            .unwrap_or_default();
         for id in order {
             if f(id).is_break() {
                 return;
             }
         }
+    }
+
+    fn standing(&self, shape: &TaskShape, id: NodeId) -> Option<Standing> {
+        if !self.gate.ranks() || self.gate.node_choice_tier().is_none() {
+            return None;
+        }
+        let group = self.group(shape);
+        self.rank(group, shape);
+        let ranked = self.ranked.borrow();
+        ranked[group].as_ref()?.standings.get(id.index()).copied()?
+    }
+}
+
+impl Gated<'_> {
+    /// Ranks group `group`'s admitted candidates, once per gang.
+    fn rank(&self, group: usize, shape: &TaskShape) {
+        if self.ranked.borrow().get(group).is_some_and(Option::is_some) {
+            return;
+        }
+        let mut order = Vec::new();
+        self.inner.visit(shape, &mut |id| {
+            if self.gate.admits(group, id) {
+                order.push(id);
+            }
+            ControlFlow::Continue(())
+        });
+        let mut standings = Vec::new();
+        if self.gate.node_choice_tier().is_some() {
+            let stand = self.gate.rank_standing(group, &mut order);
+            let size = order.iter().map(|id| id.index() + 1).max().unwrap_or(0);
+            standings.resize(size, None);
+            for (id, standing) in order.iter().zip(stand) {
+                standings[id.index()] = Some(standing);
+            }
+        } else {
+            self.gate.rank(group, &mut order);
+        }
+        let mut ranked = self.ranked.borrow_mut();
+        if ranked.len() <= group {
+            ranked.resize(group + 1, None);
+        }
+        ranked[group] = Some(Ranked { order, standings });
     }
 }
 
@@ -501,14 +580,23 @@ impl<'a> GangBuilder<'a> {
     ) -> Option<Pick> {
         let mix = self.request.mix;
         let ranked = self.request.gate.is_some_and(|gate| gate.ranks());
+        // The built-in choice beside the scorers: every candidate that holds the group is
+        // ranked by (its standing before the built-in's tier, the built-in's score, its
+        // standing after), ties to the first visited.
+        let beside = ranked
+            && self
+                .request
+                .gate
+                .is_some_and(|gate| gate.node_choice_tier().is_some());
         let busy_first = self.view.busy_first();
         let planned_nodes = if busy_first {
             plan_nodes(self.view.previous())
         } else {
             Vec::new()
         };
-        // (busy-first rank, fragmentation added, GPU share left) and the node's pick.
-        let mut best: Option<((bool, bool, i64, u64), Pick)> = None;
+        // (standing before, busy-first rank, fragmentation added, GPU share left, standing
+        // after) and the node's pick; the standings are 0 unless `beside`.
+        let mut best: Option<(ChoiceRank, Pick)> = None;
         // Few states are scored per group: a list is quicker than a map.
         let mut scored: Vec<(ScoreKey, (i64, u64))> = Vec::new();
         let mut devices = Vec::new();
@@ -519,19 +607,27 @@ impl<'a> GangBuilder<'a> {
             if tasks_fitting(node, &room, shape) < shape.count {
                 return ControlFlow::Continue(());
             }
-            // With a profile's scorers, their order decides: the first node that holds the group.
-            if mix.is_empty() || ranked {
+            // With a profile's scorers (without the built-in beside them), their order decides:
+            // the first node that holds the group; so does the visit order with an empty mix.
+            if !beside && (mix.is_empty() || ranked) {
                 let pick = Pick {
                     node: id,
                     tasks: shape.count,
                     room,
                 };
-                best = Some(((false, false, 0, 0), pick));
+                best = Some(((0, false, false, 0, 0, 0), pick));
                 return ControlFlow::Break(());
             }
+            let standing = if beside {
+                candidates.standing(shape, id).unwrap_or_default()
+            } else {
+                Standing::default()
+            };
             let planned = self.planned_on(group, id);
             let key = ScoreKey::of(node, &room, busy_first.then_some(&planned));
             let known = scored.iter().find(|(k, _)| *k == key).map(|(_, s)| *s);
+            // An empty mix scores nothing: the busy-first rank and the visit order decide.
+            let known = known.or_else(|| mix.is_empty().then_some((0, 0)));
             let (delta, left) = known.unwrap_or_else(|| {
                 let mut after = room;
                 let choose =
@@ -559,7 +655,14 @@ impl<'a> GangBuilder<'a> {
             } else {
                 (false, false)
             };
-            let score = (idle, elsewhere, delta, left);
+            let score = (
+                standing.before,
+                idle,
+                elsewhere,
+                delta,
+                left,
+                standing.after,
+            );
             if best.as_ref().is_none_or(|(b, _)| score < *b) {
                 let pick = Pick {
                     node: id,
@@ -568,7 +671,8 @@ impl<'a> GangBuilder<'a> {
                 };
                 best = Some((score, pick));
             }
-            if (delta, left) == (0, 0) && shape.gpu == crate::model::shape::GpuNeed::None {
+            if !beside && (delta, left) == (0, 0) && shape.gpu == crate::model::shape::GpuNeed::None
+            {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
@@ -708,6 +812,11 @@ pub fn assignments_fit(
         })
     })
 }
+
+/// A node's rank in the least-fragmenting choice, lower first: its standing before the built-in
+/// node choice's tier, busy-first rank (idle now, not in the previous plan), fragmentation
+/// added, GPU share left, and its standing after that tier.
+type ChoiceRank = (u32, bool, bool, i64, u64, u32);
 
 /// What makes two nodes alike for a fragmentation score: their make and what is free
 /// ([`StateKey`]), and for a reservation what steers its choice of devices (those in use now,

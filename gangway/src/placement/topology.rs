@@ -54,7 +54,9 @@ use crate::model::ids::{DomainId, NodeId};
 use crate::model::node::Node;
 use crate::model::shape::TaskShape;
 use crate::model::topology::{LevelNeed, Topology};
-use crate::placement::gang::{Assignment, Candidates, CapacityView, GangBuilder, GangRequest};
+use crate::placement::gang::{
+    Assignment, Candidates, CapacityView, GangBuilder, GangRequest, Standing,
+};
 use crate::placement::index::FreeTotals;
 
 use crate::model::job::PlacementMode;
@@ -95,6 +97,10 @@ impl Candidates for Within<'_> {
                 }
             }),
         }
+    }
+
+    fn standing(&self, shape: &TaskShape, id: NodeId) -> Option<Standing> {
+        self.inner.standing(shape, id)
     }
 }
 

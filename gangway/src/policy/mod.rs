@@ -7,7 +7,7 @@
 //! | [`Plugin::admit`] | per pending job, every pass | permit / deny (reason) / abstain | any deny keeps the job waiting (`admission`) |
 //! | [`Plugin::order_key`] | per pending job (and running job, for order-based preemption) | `i64`, higher first | lexicographic in listed order, after the partition tier, before submit time and arrival |
 //! | [`Plugin::filter_node`] | per task group and candidate node | yes / no (reason) | AND |
-//! | [`Plugin::score_node`] | per task group and candidate node that passed the filters | `f64`, higher better | tiers lexicographic, weighted sum within a tier; non-finite is the worst; ties keep the engine's visit order |
+//! | [`Plugin::score_node`] | per task group and candidate node that passed the filters | `f64`, higher better | tiers lexicographic, weighted sum within a tier; non-finite is the worst; ties keep the engine's visit order; [`builtin::LeastFragmenting`] (the engine's node choice) holds a tier alone |
 //! | [`Plugin::choose_devices`] | per task and chosen node | the devices it takes | the first valid pick; else the engine's (lowest free devices; the fullest device with room for a fraction) |
 //! | [`Plugin::score_domain`] | per topology domain that could hold a gang | `f64`, higher better | as node scores; ties keep the engine's best fit (least free capacity) |
 //! | [`Plugin::veto_victim`] | per preemptor and candidate victim | veto (reason, optional end) or none | AND over every plug-in; the earliest end of a veto that held back a still-waiting preemptor joins `next_wakeup_ms` |

@@ -9,7 +9,10 @@
 //!   [`MAX_SCORE_TIERS`]), a weighted sum within a tier (terms added in listed order), higher
 //!   better. A non-finite answer, or a sum that overflows to ±∞, makes the tier the worst and is
 //!   a fault of the plug-in (kind `non_finite` or `overflow`, once per pass per plug-in). Ties
-//!   keep the engine's visit order. A partition with scorers of its own uses only those.
+//!   keep the engine's visit order. A partition with scorers of its own uses only those. The
+//!   built-in node choice ([`crate::policy::builtin::LeastFragmenting`]) holds a tier alone,
+//!   which the engine computes; a profile with other scorers and without it takes, for a group
+//!   one node holds, the first node of their order that holds it.
 //! - **Victim veto**: ANDed over the global vetoes and those of both jobs' partitions, so
 //!   no rule can silence a guard.
 //! - **Victim order**: keys compare lexicographically in the listed order, lower first; the
@@ -81,6 +84,25 @@ pub enum ProfileError {
     /// A tier or weight given to a plug-in that scores neither nodes nor domains.
     #[error("plug-in {0:?} scores neither nodes nor domains: it takes no tier or weight")]
     NotAScorer(String),
+    /// Another node scorer shares the tier of the built-in node choice
+    /// ([`crate::policy::builtin::LeastFragmenting`]), which holds a tier alone.
+    #[error(
+        "plug-in {plugin:?} scores nodes at tier {tier}, which least_fragmenting holds alone; \
+         give one of them another tier"
+    )]
+    NodeChoiceTierShared {
+        /// The other scorer.
+        plugin: String,
+        /// The tier.
+        tier: usize,
+    },
+    /// A weight other than 1 given to the built-in node choice
+    /// ([`crate::policy::builtin::LeastFragmenting`]), which is not a weighted sum.
+    #[error("least_fragmenting takes no weight (it holds its tier alone); got {weight}")]
+    NodeChoiceWeight {
+        /// The weight given.
+        weight: f64,
+    },
     /// A plug-in listed for one partition implements a hook that is global.
     #[error(
         "plug-in {plugin:?} is listed for partition {partition:?} but implements the global hook {}",
@@ -216,6 +238,31 @@ impl ProfileBuilder {
         if order > MAX_ORDER_KEYS {
             return Err(ProfileError::TooManyOrderKeys(order));
         }
+        let node_choice = self
+            .plugins
+            .iter()
+            .position(|(plugin, _)| is_node_choice(&**plugin));
+        if let Some(at) = node_choice {
+            let tier = self.plugins[at].1.tier;
+            if self.plugins[at].1.weight != 1.0 {
+                return Err(ProfileError::NodeChoiceWeight {
+                    weight: self.plugins[at].1.weight,
+                });
+            }
+            let shared = self
+                .plugins
+                .iter()
+                .enumerate()
+                .find(|(i, (plugin, placement))| {
+                    *i != at && placement.tier == tier && plugin.hooks().contains(&Hook::NodeScore)
+                });
+            if let Some((_, (plugin, _))) = shared {
+                return Err(ProfileError::NodeChoiceTierShared {
+                    plugin: plugin.name().to_string(),
+                    tier,
+                });
+            }
+        }
         let mut victim_orders: Vec<(Option<&str>, usize)> = Vec::new();
         for (plugin, placement) in &self.plugins {
             if plugin.hooks().contains(&Hook::VictimOrder) {
@@ -247,6 +294,7 @@ impl ProfileBuilder {
         Ok(Profile {
             plugins,
             placements,
+            node_choice,
             global,
             partitions: Vec::new(),
             resolved_for: Vec::new(),
@@ -277,6 +325,9 @@ pub(crate) struct PartitionHooks {
     pub(crate) domain_scorers: Vec<(usize, usize, f64)>,
     pub(crate) vetoes: Vec<usize>,
     pub(crate) victim_order: Vec<usize>,
+    /// The tier of the built-in node choice ([`crate::policy::builtin::LeastFragmenting`])
+    /// when it serves the partition (it is not among `scorers`: the engine computes it).
+    pub(crate) node_choice: Option<usize>,
     /// Every filter and scorer answers from the task shape and the node alone.
     pub(crate) shape_only: bool,
 }
@@ -303,6 +354,8 @@ impl PartitionHooks {
 pub struct Profile {
     plugins: Vec<Box<dyn Plugin>>,
     placements: Vec<Placement>,
+    /// The built-in node choice's index among the plug-ins, when listed.
+    node_choice: Option<usize>,
     global: GlobalHooks,
     /// The placement hooks by partition index, resolved for the partitions named in
     /// `resolved_for` (again when those change).
@@ -472,7 +525,12 @@ impl Profile {
                 .map(|i| (self.placements[i].tier, i, self.placements[i].weight))
                 .collect()
         };
-        let scorers = tiered(Hook::NodeScore);
+        let mut scorers = tiered(Hook::NodeScore);
+        let node_choice = scorers
+            .iter()
+            .find(|(_, i, _)| Some(*i) == self.node_choice)
+            .map(|(tier, _, _)| *tier);
+        scorers.retain(|(_, i, _)| Some(*i) != self.node_choice);
         let devices = either(Hook::DeviceChoice);
         let domain_scorers = tiered(Hook::DomainScore);
         let shape_only = filters
@@ -487,6 +545,7 @@ impl Profile {
             domain_scorers,
             vetoes,
             victim_order: either(Hook::VictimOrder),
+            node_choice,
             shape_only,
         }
     }
@@ -855,6 +914,13 @@ pub struct KeyTerms {
     pub key: i64,
     /// Its terms (name, value), e.g. multifactor's weighted factors.
     pub terms: Vec<(String, f64)>,
+}
+
+/// Whether `plugin` is the built-in node choice, which the engine computes itself.
+fn is_node_choice(plugin: &dyn Plugin) -> bool {
+    plugin
+        .as_any()
+        .is::<crate::policy::builtin::LeastFragmenting>()
 }
 
 /// A score as the engine ranks it: a non-finite one is the worst.

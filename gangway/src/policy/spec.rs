@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::policy::builtin::{
-    AvoidGpuFaults, BinPack, BorrowingFirst, FragmentationAware, Las, LeastLostWork,
-    LowerPriorityFirst, LowerTierFirst, MinRunTime, Multifactor, NewestFirst, NvlinkIslands,
-    ShortestFirst, Spread, TierGuard, kueue_victims,
+    AvoidGpuFaults, BinPack, BorrowingFirst, FragmentationAware, Las, LeastFragmenting,
+    LeastLostWork, LowerPriorityFirst, LowerTierFirst, MinRunTime, Multifactor, NewestFirst,
+    NvlinkIslands, ShortestFirst, Spread, TierGuard, kueue_victims,
 };
 use crate::policy::{Placement, Plugin, Profile, ProfileError};
 
@@ -66,8 +66,9 @@ pub struct SpecError {
 }
 
 /// The names `policy.plugins` accepts.
-pub const BUILTIN_NAMES: [&str; 16] = [
+pub const BUILTIN_NAMES: [&str; 17] = [
     "multifactor",
+    "least_fragmenting",
     "fragmentation_aware",
     "nvlink_islands",
     "shortest_first",
@@ -203,6 +204,7 @@ fn plugins_of(spec: &PluginSpec) -> Result<Vec<Box<dyn Plugin>>, String> {
             } => one(Box::new(AvoidGpuFaults::within_ms(ms))),
             _ => Err("avoid_gpu_faults: give exactly one of hours and within_ms".to_string()),
         },
+        "least_fragmenting" => bare(Box::new(LeastFragmenting)),
         "fragmentation_aware" => bare(Box::new(FragmentationAware)),
         "nvlink_islands" => bare(Box::new(NvlinkIslands)),
         "shortest_first" => bare(Box::new(ShortestFirst)),

@@ -192,6 +192,83 @@ fn the_state_class_visit_decides_as_the_plain_scan_on_random_streams() {
 /// of the first wave ending. Both profiles place every job on the same nodes and devices.
 #[test]
 fn bursts_on_alike_nodes_are_placed_as_by_the_plain_scan() {
+    same_on_bursts(32, class_and_scan);
+}
+
+/// A node scorer answering 0 for every node, from the shape and node alone.
+#[derive(Clone)]
+struct Zero;
+
+impl gangway::policy::Plugin for Zero {
+    fn name(&self) -> &str {
+        "zero"
+    }
+    fn hooks(&self) -> &[gangway::policy::Hook] {
+        &[gangway::policy::Hook::NodeScore]
+    }
+    fn dependence(&self) -> gangway::policy::Dependence {
+        gangway::policy::Dependence::ShapeAndNode
+    }
+}
+
+/// The default profile, and the same with the built-in node choice beside [`Zero`]: at tier 0
+/// with `Zero` at tier 1, and at tier 1 with `Zero` at tier 0. A scorer that ties everywhere
+/// leaves every choice to the built-in, through the gate's ranking of every candidate.
+fn beside_zero() -> Vec<gangway::policy::Profile> {
+    use gangway::policy::builtin::LeastFragmenting;
+    use gangway::policy::{Placement, Profile};
+    let with_zero = |builtin: usize, zero: usize| {
+        let mut builder = Profile::builder();
+        for plugin in Profile::default_for_config().into_plugins() {
+            let tier = if plugin.as_any().is::<LeastFragmenting>() {
+                builtin
+            } else {
+                0
+            };
+            let placement = Placement {
+                tier,
+                ..Placement::default()
+            };
+            builder = builder.boxed(plugin, placement);
+        }
+        builder
+            .scorer(Zero, zero, 1.0)
+            .build()
+            .expect("distinct names and tiers")
+    };
+    vec![
+        Profile::default_for_config(),
+        with_zero(0, 1),
+        with_zero(1, 0),
+    ]
+}
+
+/// On random clusters and streams, the built-in node choice beside a scorer that ties
+/// everywhere decides exactly as the default profile, whichever tier it holds.
+#[test]
+fn the_built_in_beside_a_tying_scorer_decides_as_the_default_on_random_streams() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for _ in 0..24 * gangway::testkit::harness::scale() {
+        let (cluster, stream) = gangway::testkit::strategies::scenario(30)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        common::lockstep::same_decisions(&cluster, beside_zero(), &stream)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// The bursts of [`bursts_on_alike_nodes_are_placed_as_by_the_plain_scan`]: the built-in beside
+/// a scorer that ties everywhere places them as the default profile.
+#[test]
+fn bursts_on_alike_nodes_are_placed_by_the_built_in_beside_a_tying_scorer() {
+    same_on_bursts(16, beside_zero);
+}
+
+/// `rounds` random bursts on clusters of many alike nodes, each decided alike by every profile
+/// `profiles` makes (the first is the default).
+fn same_on_bursts(rounds: u32, profiles: fn() -> Vec<gangway::policy::Profile>) {
     use gangway::testkit::harness::{Stream, StreamEvent, TickStep};
     use proptest::prelude::*;
     use proptest::strategy::ValueTree;
@@ -209,7 +286,7 @@ fn bursts_on_alike_nodes_are_placed_as_by_the_plain_scan() {
         0..6u8,
     );
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    for round in 0..32 * gangway::testkit::harness::scale() {
+    for round in 0..rounds * gangway::testkit::harness::scale() {
         let (makes, first, burst, ends) = case.new_tree(&mut runner).unwrap().current();
         let mut nodes = Vec::new();
         for (make, partition, count) in makes {
@@ -275,7 +352,7 @@ fn bursts_on_alike_nodes_are_placed_as_by_the_plain_scan() {
         })
         .unwrap_or_else(|e| panic!("round {round}: {e:?}"));
         assert!(starts > 0, "round {round}: nothing started");
-        common::lockstep::same_decisions(&cluster, class_and_scan(), &stream)
+        common::lockstep::same_decisions(&cluster, profiles(), &stream)
             .unwrap_or_else(|e| panic!("round {round}: {e}"));
     }
 }

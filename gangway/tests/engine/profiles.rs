@@ -12,7 +12,8 @@ use common::decisions::{pending, placement, started};
 use common::shim::send;
 use gangway::error::RestoreError;
 use gangway::policy::builtin::{
-    AvoidGpuFaults, BinPack, Las, LeastLostWork, MinRunTime, ShortestFirst, Spread, kueue_victims,
+    AvoidGpuFaults, BinPack, Las, LeastFragmenting, LeastLostWork, MinRunTime, ShortestFirst,
+    Spread, kueue_victims,
 };
 use gangway::policy::spec::PluginSpec;
 use gangway::policy::{
@@ -621,6 +622,240 @@ fn a_partitions_filters_add_to_the_global_ones() {
     );
     assert_eq!(node_of(&out, "in-a"), "n2");
     assert_eq!(node_of(&out, "in-b"), "n3");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The built-in node choice (least_fragmenting) beside other scorers
+
+/// `small` (16 cpus) and `wide1`, `wide2` (64 cpus), two T4s each, after four 8-cpu whole-GPU
+/// jobs came and went: a 12-cpu half-GPU task on `small` would leave 4 cpus, stranding a GPU
+/// for the 8-cpu shape, so the built-in node choice avoids it; `wide1` and `wide2` are alike
+/// for it, and best fit visits `small`, `wide1`, `wide2` in that order.
+fn strand_cluster(profile: Profile) -> Scheduler {
+    let node = |name: &str, cpus: u32| {
+        json!({"name": name, "cpus": cpus, "memory_mib": 64000,
+               "gpus": {"model": "t4", "count": 2}})
+    };
+    let mut s = with(
+        json!({"nodes": [node("small", 16), node("wide1", 64), node("wide2", 64)]}),
+        profile,
+    );
+    let whole = |id: &str| {
+        let mut job = JobSpec::new(id, 3_600_000, 1).with_gpus(Milli::from_units(1));
+        job.groups[0].cpus = Milli::from_units(8);
+        submit(job)
+    };
+    let ids = ["w1", "w2", "w3", "w4"];
+    let out = tick(&mut s, 0, ids.iter().map(|id| whole(id)).collect());
+    assert_eq!(common::decisions::starts(&out.decisions).len(), 4);
+    tick(&mut s, 1, ids.iter().map(|id| finished(id)).collect());
+    s
+}
+
+/// Where the 12-cpu half-GPU task of [`strand_cluster`] starts under `profile`.
+fn heavy_lands(profile: Profile) -> String {
+    let mut s = strand_cluster(profile);
+    let mut job = JobSpec::new("heavy", 3_600_000, 1).with_gpus(Milli::from_milli(500));
+    job.groups[0].cpus = Milli::from_units(12);
+    node_of(&tick(&mut s, 2, vec![submit(job)]), "heavy").to_string()
+}
+
+/// A scorer answering 0 for every node.
+fn zero() -> Custom {
+    Custom::new("zero").score(|_, _| 0.0)
+}
+
+#[test]
+fn the_built_in_node_choice_decides_and_a_lower_tier_scorer_breaks_its_ties() {
+    // The default profile: the built-in avoids `small`; `wide1` and `wide2` tie, and the visit
+    // order takes `wide1`.
+    assert_eq!(heavy_lands(Profile::default_for_config()), "wide1");
+    // A scorer at a lower tier (a higher tier number) keeps the built-in's choice where it
+    // decides (not `small`, however high it scores there) and breaks its ties (`wide2`).
+    let prefers = || table("prefers", &[("small", 100.0), ("wide2", 1.0)]);
+    let beside = Profile::builder()
+        .scorer(LeastFragmenting, 0, 1.0)
+        .scorer(prefers(), 1, 1.0);
+    assert_eq!(heavy_lands(build(beside)), "wide2");
+    // The same at tiers 2 and 3: only the order of tiers counts.
+    let beside = Profile::builder()
+        .scorer(prefers(), 3, 1.0)
+        .scorer(LeastFragmenting, 2, 1.0);
+    assert_eq!(heavy_lands(build(beside)), "wide2");
+    // A scorer at a higher tier decides first: the built-in only breaks its ties. Here `small`
+    // and `wide1` tie at tier 0 and `wide2` is out; the built-in takes `wide1`, where best fit
+    // alone would take `small`.
+    let first = table("first", &[("small", 1.0), ("wide1", 1.0)]);
+    let before = Profile::builder()
+        .scorer(first, 0, 1.0)
+        .scorer(LeastFragmenting, 1, 1.0);
+    assert_eq!(heavy_lands(build(before)), "wide1");
+    let first = table("first", &[("small", 1.0)]);
+    let before = Profile::builder()
+        .scorer(first, 0, 1.0)
+        .scorer(LeastFragmenting, 1, 1.0);
+    assert_eq!(heavy_lands(build(before)), "small");
+    // A scorer answering 0 everywhere beside the built-in changes nothing.
+    let beside = Profile::builder()
+        .scorer(LeastFragmenting, 0, 1.0)
+        .scorer(zero(), 1, 1.0);
+    assert_eq!(heavy_lands(build(beside)), "wide1");
+}
+
+#[test]
+fn without_the_built_in_the_scorers_order_alone_decides() {
+    // A scorer without the built-in: the first node of its order that holds the task.
+    let prefers = table("prefers", &[("small", 100.0), ("wide2", 1.0)]);
+    assert_eq!(
+        heavy_lands(build(Profile::builder().scorer(prefers, 0, 1.0))),
+        "small"
+    );
+    // A scorer answering 0 everywhere replaces the built-in by best fit: `small`.
+    assert_eq!(
+        heavy_lands(build(Profile::builder().scorer(zero(), 0, 1.0))),
+        "small"
+    );
+    // A profile with no node scorer at all keeps the engine's choice, as before the built-in
+    // was a plug-in; and so does one listing only the built-in.
+    assert_eq!(
+        heavy_lands(build(Profile::builder().plugin(ShortestFirst))),
+        "wide1"
+    );
+    assert_eq!(
+        heavy_lands(build(Profile::builder().plugin(LeastFragmenting))),
+        "wide1"
+    );
+    // A partition's own scorers replace the global ones, the built-in among them.
+    let profile = Profile::builder().plugin(LeastFragmenting).boxed(
+        Box::new(zero()),
+        gangway::policy::Placement {
+            partition: Some("b".into()),
+            tier: 1,
+            weight: 1.0,
+        },
+    );
+    let node = |name: &str, cpus: u32| {
+        json!({"name": name, "cpus": cpus, "memory_mib": 64000,
+               "gpus": {"model": "t4", "count": 2}})
+    };
+    let mut s = with(
+        json!({"nodes": [node("small", 16), node("wide1", 64)],
+               "partitions": [{"name": "a", "default": true}, {"name": "b"}]}),
+        build(profile),
+    );
+    let whole = |id: &str| {
+        let mut job = JobSpec::new(id, 3_600_000, 1).with_gpus(Milli::from_units(1));
+        job.groups[0].cpus = Milli::from_units(8);
+        submit(job)
+    };
+    tick(&mut s, 0, vec![whole("w1"), whole("w2")]);
+    tick(&mut s, 1, vec![finished("w1"), finished("w2")]);
+    let heavy = |id: &str, partition: &str| {
+        let mut job = JobSpec::new(id, 3_600_000, 1).with_gpus(Milli::from_milli(500));
+        job.groups[0].cpus = Milli::from_units(12);
+        job.partition = Some(partition.into());
+        submit(job)
+    };
+    let out = tick(&mut s, 2, vec![heavy("in-b", "b")]);
+    assert_eq!(node_of(&out, "in-b"), "small");
+    let out = tick(&mut s, 3, vec![finished("in-b"), heavy("in-a", "a")]);
+    assert_eq!(node_of(&out, "in-a"), "wide1");
+}
+
+#[test]
+fn least_fragmenting_is_named_in_json_and_the_default_profile_lists_it() {
+    assert!(gangway::policy::spec::BUILTIN_NAMES.contains(&"least_fragmenting"));
+    let default = Profile::default_for_config();
+    assert!(
+        default
+            .plugin::<LeastFragmenting>("least_fragmenting")
+            .is_some()
+    );
+    let s = Scheduler::new(plugins_config(json!([
+        {"name": "least_fragmenting", "tier": 1},
+        {"name": "spread"}])))
+    .unwrap();
+    assert_eq!(
+        s.profile().plugin_names().collect::<Vec<_>>(),
+        ["least_fragmenting", "spread"]
+    );
+    // Named in JSON, it places as built in Rust.
+    let specs: Vec<PluginSpec> = serde_json::from_value(json!([
+        {"name": "binpack", "tier": 1},
+        {"name": "least_fragmenting"}]))
+    .unwrap();
+    let from_json = gangway::policy::spec::profile_from_specs(&specs).unwrap();
+    let from_rust = build(
+        Profile::builder()
+            .scorer(BinPack, 1, 1.0)
+            .plugin(LeastFragmenting),
+    );
+    assert_eq!(heavy_lands(from_json), heavy_lands(from_rust));
+}
+
+#[test]
+fn the_built_in_node_choice_holds_its_tier_alone_and_takes_no_weight() {
+    use gangway::policy::ProfileError;
+    let err = Profile::builder()
+        .scorer(LeastFragmenting, 0, 1.0)
+        .scorer(Spread, 0, 1.0)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ProfileError::NodeChoiceTierShared {
+            plugin: "spread".into(),
+            tier: 0
+        }
+    );
+    // Listed after it, or for one partition only: the same.
+    let err = Profile::builder()
+        .scorer(Spread, 2, 1.0)
+        .boxed(
+            Box::new(LeastFragmenting),
+            gangway::policy::Placement {
+                partition: Some("gpu".into()),
+                tier: 2,
+                weight: 1.0,
+            },
+        )
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ProfileError::NodeChoiceTierShared {
+            plugin: "spread".into(),
+            tier: 2
+        }
+    );
+    let err = Profile::builder()
+        .scorer(LeastFragmenting, 0, 2.0)
+        .build()
+        .unwrap_err();
+    assert_eq!(err, ProfileError::NodeChoiceWeight { weight: 2.0 });
+    // From JSON: invalid_config naming the entry that broke the list, and nothing changes.
+    let err = config_error(json!([{"name": "least_fragmenting"}, {"name": "spread"}]));
+    assert_eq!(err.field, "policy.plugins[1]", "{err}");
+    assert!(
+        err.message.contains("least_fragmenting holds alone"),
+        "{err}"
+    );
+    let err = config_error(json!([{"name": "least_fragmenting", "weight": 0.5}]));
+    assert_eq!(err.field, "policy.plugins[0]", "{err}");
+    assert!(err.message.contains("takes no weight"), "{err}");
+    let err = config_error(json!([{"name": "least_fragmenting", "fill": true}]));
+    assert_eq!(err.field, "policy.plugins[0]", "{err}");
+    assert!(err.message.contains("fill"), "{err}");
+    let mut s = Scheduler::new(plugins_config(json!([{"name": "least_fragmenting"}]))).unwrap();
+    let err = s
+        .reconfigure(plugins_config(json!([
+            {"name": "spread", "tier": 3}, {"name": "least_fragmenting", "tier": 3}])))
+        .unwrap_err();
+    assert_eq!(err.field, "policy.plugins[1]", "{err}");
+    assert_eq!(
+        s.profile().plugin_names().collect::<Vec<_>>(),
+        ["least_fragmenting"]
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 mod devices;
 mod gpu_faults;
 mod las;
+mod least_fragmenting;
 mod least_lost_work;
 mod min_run_time;
 mod multifactor;
@@ -15,6 +16,7 @@ mod victims;
 pub use devices::{FragmentationAware, NvlinkIslands};
 pub use gpu_faults::AvoidGpuFaults;
 pub use las::Las;
+pub use least_fragmenting::LeastFragmenting;
 pub use least_lost_work::LeastLostWork;
 pub use min_run_time::MinRunTime;
 pub use multifactor::Multifactor;
@@ -36,19 +38,21 @@ pub fn kueue_victims() -> Vec<Box<dyn Plugin>> {
 }
 
 impl Profile {
-    /// The built-in policy: [`Multifactor`] with the configured weights,
-    /// [`FragmentationAware`] and [`NvlinkIslands`] device choice, then [`kueue_victims`];
-    /// nodes and topology domains in the engine's best-fit order.
+    /// The built-in policy: [`Multifactor`] with the configured weights, the engine's node
+    /// choice ([`LeastFragmenting`]), [`FragmentationAware`] and [`NvlinkIslands`] device
+    /// choice, then [`kueue_victims`]; nodes and topology domains in the engine's best-fit
+    /// order.
     ///
     /// ```
     /// let profile = gangway::policy::Profile::default_for_config();
     /// assert_eq!(profile.plugin_names().collect::<Vec<_>>(), ["multifactor",
-    ///     "fragmentation_aware", "nvlink_islands", "tier_guard", "lower_tier_first",
-    ///     "borrowing_first", "lower_priority_first", "newest_first"]);
+    ///     "least_fragmenting", "fragmentation_aware", "nvlink_islands", "tier_guard",
+    ///     "lower_tier_first", "borrowing_first", "lower_priority_first", "newest_first"]);
     /// ```
     pub fn default_for_config() -> Profile {
         let mut builder = Profile::builder()
             .plugin(Multifactor::from_config())
+            .plugin(LeastFragmenting)
             .plugin(FragmentationAware)
             .plugin(NvlinkIslands);
         for plugin in kueue_victims() {

@@ -6,9 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::ids::{DomainId, JobId, NodeId};
 use crate::model::resources::NodeAmounts;
+use crate::placement::gang::Standing;
 use crate::placement::{FreeTotals, NodeGate, ShapeMix};
 use crate::policy::{
-    DeviceTask, DomainView, NodeScores, PartitionHooks, PassContext, Profile, better_first,
+    DeviceTask, DomainView, MAX_SCORE_TIERS, NodeScores, PartitionHooks, PassContext, Profile,
+    better_first,
 };
 use crate::state::ClusterState;
 
@@ -92,6 +94,31 @@ impl<'a> JobGate<'a> {
     }
 }
 
+impl JobGate<'_> {
+    /// `candidates` of group `group` with their scores, best first (a stable sort: ties keep
+    /// the given order).
+    fn scored(&self, group: usize, candidates: &[NodeId]) -> Vec<(NodeScores, NodeId)> {
+        let Some(job) = self.state.job_view(self.job) else {
+            return candidates
+                .iter()
+                .map(|&id| (NodeScores::default(), id))
+                .collect();
+        };
+        let mut scored: Vec<(NodeScores, NodeId)> = candidates
+            .iter()
+            .filter_map(|&id| {
+                let node = self.state.node_view(id)?;
+                let scores = self
+                    .profile
+                    .scores(self.hooks, (job, group), node, &self.context);
+                Some((scores, id))
+            })
+            .collect();
+        scored.sort_by(|(a, _), (b, _)| better_first(a, b));
+        scored
+    }
+}
+
 impl NodeGate for JobGate<'_> {
     fn filters(&self) -> bool {
         !self.hooks.filters.is_empty()
@@ -127,22 +154,41 @@ impl NodeGate for JobGate<'_> {
     }
 
     fn rank(&self, group: usize, candidates: &mut Vec<NodeId>) {
-        let Some(job) = self.state.job_view(self.job) else {
-            return;
-        };
-        let mut scored: Vec<(NodeScores, NodeId)> = candidates
-            .iter()
-            .filter_map(|&id| {
-                let node = self.state.node_view(id)?;
-                let scores = self
-                    .profile
-                    .scores(self.hooks, (job, group), node, &self.context);
-                Some((scores, id))
-            })
-            .collect();
-        scored.sort_by(|(a, _), (b, _)| better_first(a, b));
+        let scored = self.scored(group, candidates);
         candidates.clear();
         candidates.extend(scored.into_iter().map(|(_, id)| id));
+    }
+
+    fn node_choice_tier(&self) -> Option<usize> {
+        self.hooks.node_choice
+    }
+
+    fn rank_standing(&self, group: usize, candidates: &mut Vec<NodeId>) -> Vec<Standing> {
+        let scored = self.scored(group, candidates);
+        let tier = self.hooks.node_choice.unwrap_or(MAX_SCORE_TIERS);
+        let alike = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.total_cmp(y).is_eq());
+        let mut standings: Vec<Standing> = Vec::with_capacity(scored.len());
+        for (at, (scores, _)) in scored.iter().enumerate() {
+            let position = at as u32;
+            let standing = match at.checked_sub(1).map(|p| (&scored[p].0, standings[p])) {
+                Some((previous, last)) if alike(&previous[..tier], &scores[..tier]) => Standing {
+                    before: last.before,
+                    after: if alike(&previous[tier..], &scores[tier..]) {
+                        last.after
+                    } else {
+                        position
+                    },
+                },
+                _ => Standing {
+                    before: position,
+                    after: position,
+                },
+            };
+            standings.push(standing);
+        }
+        candidates.clear();
+        candidates.extend(scored.into_iter().map(|(_, id)| id));
+        standings
     }
 
     fn choose_devices(

@@ -184,6 +184,12 @@ impl Scheduler {
         pass: &mut Pass,
         end: u64,
     ) -> Option<Choice> {
+        if self.shortcuts
+            && candidates.len() > 1
+            && self.unplaceable_without(id, candidates, pass, end)
+        {
+            return None;
+        }
         let mut chosen: Vec<(JobId, Basis)> = Vec::new();
         let mut plan = None;
         for candidate in candidates {
@@ -360,6 +366,46 @@ impl Scheduler {
         reclaim.then_some(basis)
     }
 
+    /// Whether `id`'s gang, of one group and without topology, cannot be placed even once every
+    /// one of `candidates` has stopped: then it cannot be placed once any of them has, since a
+    /// group that fits some free capacity fits any more of it (the view adds what victims
+    /// release), and the greedy search of [`Scheduler::minimal_victims`] would place it once
+    /// per candidate in vain. A shortcut (the reference pass searches), answered only where a
+    /// placement with victims has no side effects on the pass; `false` for other gangs.
+    fn unplaceable_without(
+        &mut self,
+        id: JobId,
+        candidates: &[(JobId, Basis)],
+        pass: &mut Pass,
+        end: u64,
+    ) -> bool {
+        let plain = self.state.job(id).is_some_and(|job| {
+            let gang = self.state.gang_request(job);
+            gang.shapes.len() == 1 && gang.topology.is_none()
+        });
+        if !plain {
+            return false;
+        }
+        let victims: Vec<JobId> = candidates.iter().map(|(v, _)| *v).collect();
+        let released = self.released_by(&victims);
+        if released.is_empty() {
+            return false;
+        }
+        let held = self.state.earmark_holds(Some(id));
+        self.place_now(id, pass, end, &held, &released).is_none()
+    }
+
+    /// What `victims` hold, per node: what they release once stopped.
+    fn released_by(&self, victims: &[JobId]) -> BTreeMap<NodeId, NodeAmounts> {
+        let mut released: BTreeMap<NodeId, NodeAmounts> = BTreeMap::new();
+        for v in victims {
+            for (node, amounts) in self.state.node_charges(*v) {
+                released.entry(node).or_default().add(&amounts);
+            }
+        }
+        released
+    }
+
     /// Where `id` would run, quota allowing, once `victims` have stopped.
     pub(in crate::scheduler) fn fits_without(
         &mut self,
@@ -370,12 +416,7 @@ impl Scheduler {
     ) -> Option<Vec<Assignment>> {
         let victims: Vec<JobId> = chosen.iter().map(|(v, _)| *v).collect();
         let reclaiming = chosen.iter().any(|(_, b)| *b == Basis::Reclaim);
-        let mut released: BTreeMap<NodeId, NodeAmounts> = BTreeMap::new();
-        for v in &victims {
-            for (node, amounts) in self.state.node_charges(*v) {
-                released.entry(node).or_default().add(&amounts);
-            }
-        }
+        let released = self.released_by(&victims);
         let held = self.state.earmark_holds(Some(id));
         let plan = self.place_now(id, pass, end, &held, &released)?;
         let demand = self.assignments_demand(id, &plan);
