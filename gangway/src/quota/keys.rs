@@ -165,6 +165,26 @@ mod tests {
         );
     }
 
+    /// MIG slices count one unit each under their own `mig:PROFILE` key and toward no other
+    /// key (no GPU key, no other profile); a profile the tree has no key for adds nothing.
+    #[test]
+    fn mig_slices_count_under_their_profile_key_alone() {
+        let mut keys = ResourceKeys::new();
+        keys.intern("gpu:a100", "f").unwrap();
+        let small = keys.intern("mig:1g.10gb", "f").unwrap();
+        let large = keys.intern("mig:3g.40gb", "f").unwrap();
+        let mut v = keys.demand(0, 0, &[]);
+        keys.add_mig(&mut v, "3g.40gb", 2);
+        keys.add_mig(&mut v, "3g.40gb", 1);
+        keys.add_mig(&mut v, "7g.80gb", 1);
+        let mut expected = QuotaVec::ZERO;
+        expected[large] = 3000;
+        assert_eq!(v, expected);
+        keys.add_mig(&mut v, "1g.10gb", 1);
+        expected[small] = 1000;
+        assert_eq!(v, expected);
+    }
+
     #[test]
     fn demand_counts_gpus_toward_gpu_and_their_model() {
         let mut keys = ResourceKeys::new();

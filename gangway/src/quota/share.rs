@@ -633,6 +633,159 @@ mod tests {
         assert_eq!(tree.queue_share(a).value(), 250.0); // the tree itself unchanged
     }
 
+    /// Nodes are the queues, then the cohorts, in configuration order; a queue's path runs
+    /// from its own node up to its root cohort, and a queue without a cohort is its own root.
+    #[test]
+    fn nodes_are_queues_then_cohorts_and_a_path_runs_bottom_up_to_the_root() {
+        let cohorts = [cohort("root", None, 0), cohort("mid", Some("root"), 0)];
+        let queues = [
+            queue("a", "mid", 1, 1.0),
+            queue("b", "root", 1, 1.0),
+            QueueConfig {
+                name: "alone".into(),
+                ..Default::default()
+            },
+        ];
+        let tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let id = |n: &str| tree.queue_id(n).unwrap();
+        let (a, b, alone) = (id("a"), id("b"), id("alone"));
+        // Three queues (nodes 0 to 2), then root (3) and mid (4).
+        assert_eq!(tree.node_count(), 5);
+        assert_eq!(tree.path_nodes(a), [0, 4, 3]);
+        assert_eq!(tree.path_nodes(b), [1, 3]);
+        assert_eq!(tree.path_nodes(alone), [2]);
+        assert_eq!((tree.root_of(a), tree.root_of(b)), (3, 3));
+        assert_eq!(tree.root_of(alone), 2);
+    }
+
+    /// `charge_in` and `release_in` do to a copy of the usage what `add_usage` and
+    /// `remove_usage` do to the tree's own, cohorts included; the tree is left as it was.
+    #[test]
+    fn charging_and_releasing_in_a_copy_of_the_usage_leaves_the_tree_alone() {
+        let cohorts = [cohort("root", None, 0), cohort("mid", Some("root"), 0)];
+        let queues = [queue("a", "mid", 2, 1.0), queue("b", "root", 4, 1.0)];
+        let tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        let before = tree.usage.clone();
+        let mut usage = before.clone();
+        tree.charge_in(&mut usage, a, &cpus(&tree, 3));
+        assert_eq!(tree.usage, before);
+        assert!(tree.share_in(&usage, a.index()).is_borrowing());
+        let mut charged = tree.clone();
+        charged.add_usage(a, &cpus(&tree, 3));
+        assert_eq!(usage, charged.usage);
+        tree.release_in(&mut usage, a, &cpus(&tree, 1));
+        charged.remove_usage(a, &cpus(&tree, 1));
+        assert_eq!(usage, charged.usage);
+        tree.release_in(&mut usage, a, &cpus(&tree, 2));
+        assert_eq!(usage, before);
+    }
+
+    /// Each node of the path gets the share it would have with the demand charged (or
+    /// released): the same as the tree's own shares once the demand really is charged. What a
+    /// queue keeps for itself (`lending_limit`) stops there: the cohorts' shares are read as
+    /// they are.
+    #[test]
+    fn path_shares_are_the_shares_the_demand_would_give_every_node_up_the_path() {
+        let cohorts = [cohort("root", None, 0), cohort("mid", Some("root"), 0)];
+        let mut a = queue("a", "mid", 4, 1.0);
+        a.quota["cpu"].lending_limit = Some(Milli::from_units(2)); // 2 cpus a keeps
+        let queues = [a, queue("b", "root", 4, 1.0)];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        let path: Vec<u32> = tree.path_nodes(a).to_vec();
+        let shares = |tree: &QuotaTree| -> Vec<(u32, Share)> {
+            path.iter()
+                .map(|&n| (n, tree.share_in(&tree.usage, n as usize)))
+                .collect()
+        };
+        let mut out = Vec::new();
+        for (used, demand) in [(0, 5), (5, 2), (3, 3), (0, 1)] {
+            tree.add_usage(a, &cpus(&tree, used));
+            let mut charged = tree.clone();
+            charged.add_usage(a, &cpus(&tree, demand));
+            tree.path_shares(&tree.usage, a, &cpus(&tree, demand), true, &mut out);
+            assert_eq!(out, shares(&charged), "{used} used, {demand} charged");
+            tree.path_shares(&charged.usage, a, &cpus(&tree, demand), false, &mut out);
+            assert_eq!(out, shares(&tree), "{used} used, {demand} released");
+            tree.remove_usage(a, &cpus(&tree, used));
+        }
+        // 6 cpus: 2 above a's 4, and so 2 above the 2 it lends to mid.
+        tree.path_shares(&tree.usage, a, &cpus(&tree, 6), true, &mut out);
+        assert!(out[0].1.is_borrowing() && out[1].1.is_borrowing());
+        assert_eq!(out[2].1.value(), 0.0, "a root's share is 0");
+    }
+
+    /// The report's rows: the queues of fair-sharing trees, then (with `cohorts`) their
+    /// cohorts, each with its parent, weight, share (`None` when infinite), whether it borrows
+    /// and the key its share is taken on.
+    #[test]
+    fn fair_sharing_rows_report_the_queues_then_the_cohorts_of_fair_trees() {
+        let mut cohorts = [
+            cohort("root", None, 0),
+            cohort("mid", Some("root"), 0),
+            cohort("off", None, 0),
+        ];
+        cohorts[2].fair_sharing = Some(NodeFairSharing {
+            weight: 1.0,
+            enabled: Some(false),
+        });
+        let queues = [
+            queue("a", "mid", 2, 1.0),
+            queue("zero", "root", 2, 0.0),
+            queue("b", "root", 4, 2.0),
+            queue("unfair", "off", 4, 1.0),
+            QueueConfig {
+                name: "alone".into(),
+                ..Default::default()
+            },
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        assert!(tree.fair_sharing_rows(true).is_empty(), "fair sharing off");
+        tree.resolve_fair_sharing(true);
+        assert!(tree.any_fair_sharing());
+        let a = tree.queue_id("a").unwrap();
+        let zero = tree.queue_id("zero").unwrap();
+        tree.add_usage(a, &cpus(&tree, 3));
+        tree.add_usage(zero, &cpus(&tree, 3));
+        tree.add_usage(tree.queue_id("unfair").unwrap(), &cpus(&tree, 5));
+        let queue_rows = tree.fair_sharing_rows(false);
+        let names: Vec<&str> = queue_rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["a", "zero", "b"]);
+        let rows = tree.fair_sharing_rows(true);
+        assert_eq!(rows[..3], queue_rows[..]);
+        let names: Vec<(&str, &str)> = rows.iter().map(|r| (r.name.as_str(), r.kind)).collect();
+        assert_eq!(
+            names,
+            [
+                ("a", "queue"),
+                ("zero", "queue"),
+                ("b", "queue"),
+                ("root", "cohort"),
+                ("mid", "cohort")
+            ]
+        );
+        let parents: Vec<Option<&str>> = rows.iter().map(|r| r.parent.as_deref()).collect();
+        assert_eq!(
+            parents,
+            [Some("mid"), Some("root"), Some("root"), None, Some("root")]
+        );
+        let weights: Vec<f64> = rows.iter().map(|r| r.weight).collect();
+        assert_eq!(weights, [1.0, 0.0, 2.0, 1.0, 1.0]);
+        // a: 1 above its 2, of the root's 8 cpus; zero: infinite; mid borrows what a borrows.
+        let a_row = &rows[0];
+        assert_eq!(a_row.share, Some(125.0));
+        assert!(a_row.borrowing);
+        assert_eq!(a_row.dominant.as_deref(), Some("cpu"));
+        assert_eq!((rows[1].share, rows[1].borrowing), (None, true));
+        assert_eq!(rows[2].share, Some(0.0));
+        assert!(!rows[2].borrowing);
+        assert_eq!(rows[2].dominant, None);
+        assert_eq!((rows[3].share, rows[3].borrowing), (Some(0.0), false));
+        assert!(rows[4].borrowing);
+        assert_eq!(rows[4].dominant.as_deref(), Some("cpu"));
+    }
+
     #[test]
     fn fair_sharing_settings_errors_name_the_field() {
         let mut bad_weight = queue("a", "all", 1, -1.0);

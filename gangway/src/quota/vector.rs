@@ -194,3 +194,65 @@ impl KeyMask {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(index: usize) -> KeyId {
+        KeyId::from_index(index).unwrap()
+    }
+
+    /// A mask holds the keys inserted, and only those; it yields them in index order, each
+    /// once, whatever the order they came in.
+    #[test]
+    fn a_key_mask_holds_what_was_inserted_and_yields_it_in_index_order() {
+        let mut mask = KeyMask::EMPTY;
+        assert_eq!(mask.iter().count(), 0);
+        for i in [15, 2, 0, 2] {
+            mask.insert(key(i));
+        }
+        assert_eq!(mask.iter().collect::<Vec<_>>(), [key(0), key(2), key(15)]);
+        let held: Vec<usize> = (0..MAX_KEYS).filter(|&i| mask.contains(key(i))).collect();
+        assert_eq!(held, [0, 2, 15]);
+        assert_ne!(mask, KeyMask::EMPTY);
+        let mut other = KeyMask::EMPTY;
+        other.insert(key(1));
+        other.insert(key(2));
+        let both = mask.union(other);
+        assert_eq!(
+            both.iter().map(KeyId::index).collect::<Vec<_>>(),
+            [0, 1, 2, 15]
+        );
+        assert_eq!(both, other.union(mask));
+        assert_eq!(mask.union(KeyMask::EMPTY), mask);
+    }
+
+    /// Adding and subtracting go amount by amount, saturating at `u64::MAX` and at zero.
+    #[test]
+    fn quota_vectors_add_and_subtract_key_by_key_and_saturate() {
+        let mut a = QuotaVec::ZERO;
+        a[KeyId::CPU] = 3;
+        a[KeyId::GPU] = u64::MAX - 1;
+        let mut b = QuotaVec::ZERO;
+        b[KeyId::CPU] = 5;
+        b[KeyId::GPU] = 2;
+        b[key(15)] = 7;
+        let mut sum = a;
+        sum.add(&b);
+        assert_eq!(
+            (sum[KeyId::CPU], sum[KeyId::GPU], sum[key(15)]),
+            (8, u64::MAX, 7)
+        );
+        assert_eq!(sum[KeyId::MEMORY_MIB], 0);
+        let mut diff = a;
+        diff.sub(&b);
+        assert_eq!((diff[KeyId::CPU], diff[KeyId::GPU]), (0, u64::MAX - 3));
+        assert_eq!(diff[key(15)], 0);
+        assert!(!diff.is_zero());
+        diff[KeyId::GPU] = 0;
+        assert!(diff.is_zero());
+        assert_eq!(QuotaVec::default(), QuotaVec::ZERO);
+        assert_eq!(QuotaVec::filled(4).as_slice(), [4; MAX_KEYS]);
+    }
+}
