@@ -143,6 +143,23 @@ fn submit(i: usize, job: &Job) -> Event {
     .expect("a valid submit")
 }
 
+/// The events of tick `t`: a `stopped` for every victim `told` in the tick before (taken out of
+/// it), then the case's submits at `t`.
+fn events_at(case: &Case, t: u64, told: &mut Vec<String>) -> Vec<Event> {
+    let mut events: Vec<Event> = told
+        .drain(..)
+        .map(|job| serde_json::from_value(json!({"type": "stopped", "job": job})).unwrap())
+        .collect();
+    events.extend(
+        case.jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.submit == t)
+            .map(|(i, j)| submit(i, j)),
+    );
+    events
+}
+
 /// Runs `case` for its arrivals and then `settle` more ticks; the preemptions by tick, as
 /// (tick, victim, preemptor).
 fn run(case: &Case, settle: u64) -> Vec<(u64, String, String)> {
@@ -151,17 +168,7 @@ fn run(case: &Case, settle: u64) -> Vec<(u64, String, String)> {
     let mut told: Vec<String> = Vec::new();
     let mut preemptions = Vec::new();
     for t in 0..=last_arrival + settle {
-        let mut events: Vec<Event> = told
-            .drain(..)
-            .map(|job| serde_json::from_value(json!({"type": "stopped", "job": job})).unwrap())
-            .collect();
-        events.extend(
-            case.jobs
-                .iter()
-                .enumerate()
-                .filter(|(_, j)| j.submit == t)
-                .map(|(i, j)| submit(i, j)),
-        );
+        let events = events_at(case, t, &mut told);
         let out = checked_tick(&mut s, t * UNIT, events).expect("a valid tick");
         for d in out.decisions {
             if let Decision::Preempt { job, for_job, .. } = d {
@@ -232,17 +239,7 @@ fn fast_and_reference_agree(case: &Case) -> Result<(), TestCaseError> {
     let mut twins = Twins::new(Scheduler::new(cluster(case)).expect("a valid cluster"));
     let mut told: Vec<String> = Vec::new();
     for t in 0..=quiet_from(case) {
-        let mut events: Vec<Event> = told
-            .drain(..)
-            .map(|job| serde_json::from_value(json!({"type": "stopped", "job": job})).unwrap())
-            .collect();
-        events.extend(
-            case.jobs
-                .iter()
-                .enumerate()
-                .filter(|(_, j)| j.submit == t)
-                .map(|(i, j)| submit(i, j)),
-        );
+        let events = events_at(case, t, &mut told);
         let out = twins.tick(t * UNIT, events);
         prop_assert!(out.is_ok(), "{}", out.err().unwrap_or_default());
         for d in out.unwrap().expect("a valid tick").decisions {

@@ -138,29 +138,36 @@ fn a_fraction_goes_to_the_device_it_leaves_usable() {
 // ---------------------------------------------------------------------------------------------
 // One node per state class
 
-/// A node filter that admits every node and says it answers from the shape and node alone: a
-/// profile with it places through the plain scan of every candidate (filtered candidates are
-/// never visited by state class), and otherwise decides as the default profile.
+/// A plug-in of one hook that abstains in it (a filter admits every node, a scorer gives every
+/// node 0) and says it answers from the shape and node alone.
 #[derive(Clone)]
-struct AdmitAll;
+struct Abstains(&'static str, &'static [gangway::policy::Hook]);
 
-impl gangway::policy::Plugin for AdmitAll {
+impl gangway::policy::Plugin for Abstains {
     fn name(&self) -> &str {
-        "admit_all"
+        self.0
     }
     fn hooks(&self) -> &[gangway::policy::Hook] {
-        &[gangway::policy::Hook::NodeFilter]
+        self.1
     }
     fn dependence(&self) -> gangway::policy::Dependence {
         gangway::policy::Dependence::ShapeAndNode
     }
 }
 
-/// The default profile, and the same with [`AdmitAll`]: the state-class visit against the
+/// A node filter that admits every node: a profile with it places through the plain scan of
+/// every candidate (filtered candidates are never visited by state class), and otherwise
+/// decides as the default profile.
+const ADMIT_ALL: Abstains = Abstains("admit_all", &[gangway::policy::Hook::NodeFilter]);
+
+/// A node scorer answering 0 for every node.
+const ZERO: Abstains = Abstains("zero", &[gangway::policy::Hook::NodeScore]);
+
+/// The default profile, and the same with [`ADMIT_ALL`]: the state-class visit against the
 /// plain scan.
 fn class_and_scan() -> Vec<gangway::policy::Profile> {
     use gangway::policy::{Placement, Profile};
-    let mut builder = Profile::builder().plugin(AdmitAll);
+    let mut builder = Profile::builder().plugin(ADMIT_ALL);
     for plugin in Profile::default_for_config().into_plugins() {
         builder = builder.boxed(plugin, Placement::default());
     }
@@ -195,24 +202,8 @@ fn bursts_on_alike_nodes_are_placed_as_by_the_plain_scan() {
     same_on_bursts(32, class_and_scan);
 }
 
-/// A node scorer answering 0 for every node, from the shape and node alone.
-#[derive(Clone)]
-struct Zero;
-
-impl gangway::policy::Plugin for Zero {
-    fn name(&self) -> &str {
-        "zero"
-    }
-    fn hooks(&self) -> &[gangway::policy::Hook] {
-        &[gangway::policy::Hook::NodeScore]
-    }
-    fn dependence(&self) -> gangway::policy::Dependence {
-        gangway::policy::Dependence::ShapeAndNode
-    }
-}
-
-/// The default profile, and the same with the built-in node choice beside [`Zero`]: at tier 0
-/// with `Zero` at tier 1, and at tier 1 with `Zero` at tier 0. A scorer that ties everywhere
+/// The default profile, and the same with the built-in node choice beside [`ZERO`]: at tier 0
+/// with `ZERO` at tier 1, and at tier 1 with `ZERO` at tier 0. A scorer that ties everywhere
 /// leaves every choice to the built-in, through the gate's ranking of every candidate.
 fn beside_zero() -> Vec<gangway::policy::Profile> {
     use gangway::policy::builtin::LeastFragmenting;
@@ -232,7 +223,7 @@ fn beside_zero() -> Vec<gangway::policy::Profile> {
             builder = builder.boxed(plugin, placement);
         }
         builder
-            .scorer(Zero, zero, 1.0)
+            .scorer(ZERO, zero, 1.0)
             .build()
             .expect("distinct names and tiers")
     };

@@ -796,18 +796,16 @@ fn least_fragmenting_is_named_in_json_and_the_default_profile_lists_it() {
 #[test]
 fn the_built_in_node_choice_holds_its_tier_alone_and_takes_no_weight() {
     use gangway::policy::ProfileError;
+    let shared = |tier| ProfileError::NodeChoiceTierShared {
+        plugin: "spread".into(),
+        tier,
+    };
     let err = Profile::builder()
         .scorer(LeastFragmenting, 0, 1.0)
         .scorer(Spread, 0, 1.0)
         .build()
         .unwrap_err();
-    assert_eq!(
-        err,
-        ProfileError::NodeChoiceTierShared {
-            plugin: "spread".into(),
-            tier: 0
-        }
-    );
+    assert_eq!(err, shared(0));
     // Listed after it, or for one partition only: the same.
     let err = Profile::builder()
         .scorer(Spread, 2, 1.0)
@@ -821,13 +819,7 @@ fn the_built_in_node_choice_holds_its_tier_alone_and_takes_no_weight() {
         )
         .build()
         .unwrap_err();
-    assert_eq!(
-        err,
-        ProfileError::NodeChoiceTierShared {
-            plugin: "spread".into(),
-            tier: 2
-        }
-    );
+    assert_eq!(err, shared(2));
     let err = Profile::builder()
         .scorer(LeastFragmenting, 0, 2.0)
         .build()
