@@ -181,16 +181,7 @@ fn class_and_scan() -> Vec<gangway::policy::Profile> {
 /// earmarks), visiting one node per state class decides exactly as visiting every node.
 #[test]
 fn the_state_class_visit_decides_as_the_plain_scan_on_random_streams() {
-    use proptest::strategy::{Strategy, ValueTree};
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    for _ in 0..24 * gangway::testkit::harness::scale() {
-        let (cluster, stream) = gangway::testkit::strategies::scenario(30)
-            .new_tree(&mut runner)
-            .unwrap()
-            .current();
-        common::lockstep::same_decisions(&cluster, class_and_scan(), &stream)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+    same_on_random_streams(class_and_scan);
 }
 
 /// Bursts on clusters of many alike nodes (where the state-class visit skips the most): a few
@@ -238,6 +229,12 @@ fn beside_zero() -> Vec<gangway::policy::Profile> {
 /// everywhere decides exactly as the default profile, whichever tier it holds.
 #[test]
 fn the_built_in_beside_a_tying_scorer_decides_as_the_default_on_random_streams() {
+    same_on_random_streams(beside_zero);
+}
+
+/// Random clusters and streams of the test kit, each decided alike by every profile `profiles`
+/// makes (the first is the default).
+fn same_on_random_streams(profiles: fn() -> Vec<gangway::policy::Profile>) {
     use proptest::strategy::{Strategy, ValueTree};
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     for _ in 0..24 * gangway::testkit::harness::scale() {
@@ -245,7 +242,7 @@ fn the_built_in_beside_a_tying_scorer_decides_as_the_default_on_random_streams()
             .new_tree(&mut runner)
             .unwrap()
             .current();
-        common::lockstep::same_decisions(&cluster, beside_zero(), &stream)
+        common::lockstep::same_decisions(&cluster, profiles(), &stream)
             .unwrap_or_else(|e| panic!("{e}"));
     }
 }
