@@ -390,6 +390,22 @@ mod tests {
         }
     }
 
+    /// A queue without a cohort (nor quota).
+    fn queue_alone(name: &str) -> QueueConfig {
+        QueueConfig {
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Fair sharing switched off where it is set, at weight 1.
+    fn switched_off() -> NodeFairSharing {
+        NodeFairSharing {
+            weight: 1.0,
+            enabled: Some(false),
+        }
+    }
+
     fn cohort(name: &str, parent: Option<&str>, nominal: u64) -> CohortConfig {
         CohortConfig {
             name: name.into(),
@@ -641,10 +657,7 @@ mod tests {
         let queues = [
             queue("a", "mid", 1, 1.0),
             queue("b", "root", 1, 1.0),
-            QueueConfig {
-                name: "alone".into(),
-                ..Default::default()
-            },
+            queue_alone("alone"),
         ];
         let tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
         let id = |n: &str| tree.queue_id(n).unwrap();
@@ -726,19 +739,13 @@ mod tests {
             cohort("mid", Some("root"), 0),
             cohort("off", None, 0),
         ];
-        cohorts[2].fair_sharing = Some(NodeFairSharing {
-            weight: 1.0,
-            enabled: Some(false),
-        });
+        cohorts[2].fair_sharing = Some(switched_off());
         let queues = [
             queue("a", "mid", 2, 1.0),
             queue("zero", "root", 2, 0.0),
             queue("b", "root", 4, 2.0),
             queue("unfair", "off", 4, 1.0),
-            QueueConfig {
-                name: "alone".into(),
-                ..Default::default()
-            },
+            queue_alone("alone"),
         ];
         let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
         assert!(tree.fair_sharing_rows(true).is_empty(), "fair sharing off");
@@ -799,10 +806,7 @@ mod tests {
         let err = QuotaTree::new(&cohorts, &[bad_weight], &[]).unwrap_err();
         assert_eq!(err.field, "queues[0].fair_sharing.enabled");
         let mut nested = cohorts.clone();
-        nested[1].fair_sharing = Some(NodeFairSharing {
-            weight: 1.0,
-            enabled: Some(false),
-        });
+        nested[1].fair_sharing = Some(switched_off());
         let err = QuotaTree::new(&nested, &[], &[]).unwrap_err();
         assert_eq!(err.field, "cohorts[1].fair_sharing.enabled");
     }
@@ -810,17 +814,11 @@ mod tests {
     #[test]
     fn a_root_cohort_switch_overrides_the_policy_default() {
         let mut cohorts = [cohort("on", None, 0), cohort("off", None, 0)];
-        cohorts[1].fair_sharing = Some(NodeFairSharing {
-            weight: 1.0,
-            enabled: Some(false),
-        });
+        cohorts[1].fair_sharing = Some(switched_off());
         let queues = [
             queue("a", "on", 1, 1.0),
             queue("b", "off", 1, 1.0),
-            QueueConfig {
-                name: "alone".into(),
-                ..Default::default()
-            },
+            queue_alone("alone"),
         ];
         let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
         tree.resolve_fair_sharing(true);
