@@ -34,9 +34,33 @@ pub struct FreeIndex {
 /// Which of the index's nodes a visit offers ([`FreeIndex::visit`]).
 ///
 /// ```
-/// use gangway::placement::Reach;
-/// // A placement now without filters or scorers need not see nodes that cannot hold a task.
-/// assert_ne!(Reach::OneTaskFree, Reach::FreeGpus);
+/// use std::ops::ControlFlow;
+/// use gangway::model::ids::NodeId;
+/// use gangway::model::node::Node;
+/// use gangway::model::resources::NodeAmounts;
+/// use gangway::model::shape::{GpuNeed, TaskShape};
+/// use gangway::placement::{FreeIndex, Reach};
+///
+/// // Two cpu-only nodes of 4 cpus; the first has every cpu in use.
+/// let mut busy = Node::new("busy", NodeAmounts::full(4_000, 0, 0), 0, None);
+/// busy.used.cpu_milli = 4_000;
+/// let idle = Node::new("idle", NodeAmounts::full(4_000, 0, 0), 0, None);
+/// let nodes = vec![Some(busy), Some(idle)];
+/// let index = FreeIndex::build(&nodes, 0);
+/// let task = TaskShape {
+///     cpu_milli: 1_000, memory_mib: 0, gpu: GpuNeed::None, models: Default::default(),
+///     count: 1, min_count: 1, mode: gangway::JobSpec::new("a", 1000, 1).groups[0].placement,
+/// };
+/// let offered = |reach| {
+///     let mut seen = Vec::new();
+///     let _ = index.visit(&task, reach, &mut |id: NodeId| {
+///         seen.push(id.index());
+///         ControlFlow::Continue(())
+///     });
+///     seen
+/// };
+/// assert_eq!(offered(Reach::FreeGpus), [0, 1]);
+/// assert_eq!(offered(Reach::OneTaskFree), [1]);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {
