@@ -115,6 +115,9 @@ pub(in crate::scheduler) struct RunningKeys {
     /// The figures of the pass the keys belong to (compared by identity: each pass makes its
     /// own).
     figures: Option<Arc<PassFigures>>,
+    /// The searches of that pass so far: keys are kept from the second on (a pass with one
+    /// search would pay for the map and ask no key twice).
+    searches: u32,
     keys: BTreeMap<JobId, (Reverse<i32>, Reverse<OrderKeys>)>,
 }
 
@@ -165,9 +168,12 @@ impl Scheduler {
         {
             *kept = RunningKeys {
                 figures: Some(Arc::clone(&self.last.figures)),
+                searches: 0,
                 keys: BTreeMap::new(),
             };
         }
+        kept.searches = kept.searches.saturating_add(u32::from(keep));
+        let keep = keep && kept.searches > 1;
         let (candidates, veto_ends) = self.victim_candidates(id, pool, keep.then_some(kept));
         let choice = self.choose_victims(id, candidates, fair, pass, end);
         let Some(choice) = choice else {
