@@ -11,7 +11,9 @@
 //!
 //! `GANGWAY_ALIBABA_JOBS=N` replays the first N pods instead (0: all of them), and
 //! `GANGWAY_ALIBABA_ONCE=1` times one run of each outside criterion, printing the seconds and
-//! the number of preemptions (for BENCHMARKS.md's figures on the whole slice).
+//! the number of preemptions (for BENCHMARKS.md's figures on the whole slice);
+//! `GANGWAY_ALIBABA_MODE=without` or `=order` runs only that one of the two (to count one
+//! replay's instructions under callgrind).
 
 #[path = "../../gangway/tests/engine/common/shared.rs"]
 mod shared;
@@ -87,7 +89,13 @@ fn alibaba_preemption(c: &mut Criterion) {
         return;
     };
     if std::env::var("GANGWAY_ALIBABA_ONCE").is_ok_and(|v| v == "1") {
-        for order_based in [false, true] {
+        let mode = std::env::var("GANGWAY_ALIBABA_MODE").unwrap_or_default();
+        let modes: &[bool] = match mode.as_str() {
+            "without" => &[false],
+            "order" => &[true],
+            _ => &[false, true],
+        };
+        for &order_based in modes {
             let started = Instant::now();
             let preemptions = replay(setup(&workload, order_based));
             println!(

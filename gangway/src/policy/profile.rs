@@ -588,6 +588,18 @@ impl Profile {
         keys
     }
 
+    /// Whether every order plug-in's key is fixed for the length of a pass: each is the
+    /// built-in multifactor or shortest-first, whose keys read only the job, the pass's time
+    /// and figures and the configuration (none of which a start or a preemption changes) and
+    /// never fault. Then a key computed once in a pass may be kept for the rest of it.
+    pub(crate) fn order_keys_fixed_in_pass(&self) -> bool {
+        self.global.order.iter().all(|&i| {
+            let plugin = self.plugins[i].as_any();
+            plugin.is::<crate::policy::builtin::Multifactor>()
+                || plugin.is::<crate::policy::builtin::ShortestFirst>()
+        })
+    }
+
     /// Whether a plug-in that keyed this pass's order was silenced since: its slot must then
     /// be 0 for every job, so the keys compare alike.
     pub(crate) fn order_silenced(&self) -> Vec<usize> {

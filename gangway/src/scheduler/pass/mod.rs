@@ -142,6 +142,9 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) resumed: bool,
     /// The running jobs by queue, gathered at the pass's first preemption search.
     pub(in crate::scheduler) running_by_queue: Option<RunningByQueue>,
+    /// Running jobs' order keys read by order-based preemption in this pass
+    /// ([`preempt::RunningKeys`]).
+    pub(in crate::scheduler) running_keys: preempt::RunningKeys,
     /// This pass's head, where passes track one ([`head`]).
     pub(in crate::scheduler) head: Option<head::Head>,
     /// The last pass's head, until this pass finds its own.
@@ -174,6 +177,7 @@ impl Pass {
             waited: false,
             resumed: false,
             running_by_queue: None,
+            running_keys: preempt::RunningKeys::default(),
             head: None,
             carried: None,
         }

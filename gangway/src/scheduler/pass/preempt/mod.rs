@@ -75,13 +75,14 @@ pub(in crate::scheduler) use pool::RunningByQueue;
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::config::{ReclaimWithinCohort, WithinQueue};
 use crate::decision::Decision;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::placement::Assignment;
-use crate::policy::{PartitionHooks, VictimKeys};
+use crate::policy::{OrderKeys, PartitionHooks, PassFigures, VictimKeys};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
 
@@ -101,6 +102,24 @@ pub(in crate::scheduler) enum Basis {
 /// A candidate victim's place in the order: the profile's victim keys (lower first), then the
 /// later job id.
 type VictimRank = (VictimKeys, Reverse<JobId>);
+
+/// Running jobs' order keys (partition tier and the profile's keys) as order-based preemption
+/// compares them with a preemptor's, kept for the pass whose figures they were computed
+/// against. A shortcut (the reference pass computes every key at every search): used only where
+/// the profile's keys are fixed for a pass ([`crate::policy::Profile`]'s
+/// `order_keys_fixed_in_pass`), so a kept key is the one a search would compute. Every pending
+/// job that outranks running ones searches, at every pass, and compared every running job's
+/// key again.
+#[derive(Debug, Default)]
+pub(in crate::scheduler) struct RunningKeys {
+    /// The figures of the pass the keys belong to (compared by identity: each pass makes its
+    /// own).
+    figures: Option<Arc<PassFigures>>,
+    /// The searches of that pass so far: keys are kept from the second on (a pass with one
+    /// search would pay for the map and ask no key twice).
+    searches: u32,
+    keys: BTreeMap<JobId, (Reverse<i32>, Reverse<OrderKeys>)>,
+}
 
 /// Victims chosen for a preemptor and where it will run once they have stopped.
 pub(in crate::scheduler) struct Choice {
@@ -138,7 +157,24 @@ impl Scheduler {
         let running = pass
             .running_by_queue
             .get_or_insert_with(|| RunningByQueue::of(&self.state));
-        let (candidates, veto_ends) = self.victim_candidates(id, self.victim_pool(id, running));
+        let pool = self.victim_pool(id, running);
+        let kept = &mut pass.running_keys;
+        let keep = self.shortcuts && self.profile.order_keys_fixed_in_pass();
+        if keep
+            && !kept
+                .figures
+                .as_ref()
+                .is_some_and(|f| Arc::ptr_eq(f, &self.last.figures))
+        {
+            *kept = RunningKeys {
+                figures: Some(Arc::clone(&self.last.figures)),
+                searches: 0,
+                keys: BTreeMap::new(),
+            };
+        }
+        kept.searches = kept.searches.saturating_add(u32::from(keep));
+        let keep = keep && kept.searches > 1;
+        let (candidates, veto_ends) = self.victim_candidates(id, pool, keep.then_some(kept));
         let choice = self.choose_victims(id, candidates, fair, pass, end);
         let Some(choice) = choice else {
             // A veto that ends lets the preemptor try again then.
@@ -184,15 +220,14 @@ impl Scheduler {
         pass: &mut Pass,
         end: u64,
     ) -> Option<Choice> {
-        if self.shortcuts
-            && candidates.len() > 1
-            && self.unplaceable_without(id, candidates, pass, end)
-        {
-            return None;
-        }
-        let mut chosen: Vec<(JobId, Basis)> = Vec::new();
+        // Shorter prefixes than `first` cannot be placed: the greedy search starts at `first`.
+        let first = match self.shortcuts && candidates.len() > 1 {
+            true => self.first_placeable(id, candidates, pass, end)?,
+            false => 1,
+        };
+        let mut chosen: Vec<(JobId, Basis)> = candidates[..first - 1].to_vec();
         let mut plan = None;
-        for candidate in candidates {
+        for candidate in &candidates[first - 1..] {
             chosen.push(*candidate);
             plan = self.fits_without(id, &chosen, pass, end);
             if plan.is_some() {
@@ -231,11 +266,14 @@ impl Scheduler {
     /// `anti_thrash`) one that preempted `id`; then a basis (a lower partition tier, the queue
     /// policies, or order-based preemption); then the profile's vetoes. `pool`: the running
     /// jobs that can have a basis, in job order ([`Scheduler::victim_pool`]); `None`: every
-    /// running job. Also returns the earliest end after now of a veto that removed a candidate.
+    /// running job. `kept`: running jobs' order keys kept for this pass, where the profile's
+    /// keys are fixed for a pass. Also returns the earliest end after now of a veto that removed
+    /// a candidate.
     pub(in crate::scheduler) fn victim_candidates(
         &self,
         id: JobId,
         pool: Option<Vec<JobId>>,
+        mut kept: Option<&mut RunningKeys>,
     ) -> (Vec<(JobId, Basis)>, Option<u64>) {
         let Some(preemptor) = self.state.job_view(id) else {
             return (Vec::new(), None);
@@ -295,10 +333,17 @@ impl Scheduler {
             {
                 continue;
             }
-            let outranked = || {
+            let mut outranked = || {
                 own_key.is_some_and(|(tier, keys, ..)| {
-                    let (victim_tier, victim_keys, ..) = self.pass_key(victim, &context);
-                    (tier, keys) < (victim_tier, victim_keys)
+                    let key = || {
+                        let (victim_tier, victim_keys, ..) = self.pass_key(victim, &context);
+                        (victim_tier, victim_keys)
+                    };
+                    let victim_key = match kept.as_deref_mut() {
+                        Some(kept) => *kept.keys.entry(v).or_insert_with(key),
+                        None => key(),
+                    };
+                    (tier, keys) < victim_key
                 })
             };
             let basis = if fair {
@@ -366,33 +411,51 @@ impl Scheduler {
         reclaim.then_some(basis)
     }
 
-    /// Whether `id`'s gang, of one group and without topology, cannot be placed even once every
-    /// one of `candidates` has stopped: then it cannot be placed once any of them has, since a
-    /// group that fits some free capacity fits any more of it (the view adds what victims
-    /// release), and the greedy search of [`Scheduler::minimal_victims`] would place it once
-    /// per candidate in vain. A shortcut (the reference pass searches), answered only where a
-    /// placement with victims has no side effects on the pass; `false` for other gangs.
-    fn unplaceable_without(
+    /// The length of the shortest prefix of `candidates` that may let `id` be placed: every
+    /// shorter prefix is known not to, or `None` when not even all of `candidates` do. For a gang
+    /// of one group without topology, placement is monotone in what the victims release (a
+    /// group that fits some free capacity fits any more of it; the view adds what victims
+    /// release), so the greedy search of [`Scheduler::minimal_victims`], which places `id` once
+    /// per candidate added, finds its first placeable prefix by bisection instead: about
+    /// log2(candidates) placements. A shortcut (the reference pass searches), answered only where
+    /// a placement with victims has no side effects on the pass; 1 for other gangs.
+    fn first_placeable(
         &mut self,
         id: JobId,
         candidates: &[(JobId, Basis)],
         pass: &mut Pass,
         end: u64,
-    ) -> bool {
+    ) -> Option<usize> {
         let plain = self.state.job(id).is_some_and(|job| {
             let gang = self.state.gang_request(job);
             gang.shapes.len() == 1 && gang.topology.is_none()
         });
         if !plain {
-            return false;
-        }
-        let victims: Vec<JobId> = candidates.iter().map(|(v, _)| *v).collect();
-        let released = self.released_by(&victims);
-        if released.is_empty() {
-            return false;
+            return Some(1);
         }
         let held = self.state.earmark_holds(Some(id));
-        self.place_now(id, pass, end, &held, &released).is_none()
+        // `false` only where the prefix of length `k` is known not to make room; a prefix that
+        // releases nothing is not judged here.
+        let mut may_place = |this: &mut Self, k: usize| {
+            let victims: Vec<JobId> = candidates[..k].iter().map(|(v, _)| *v).collect();
+            let released = this.released_by(&victims);
+            released.is_empty() || this.place_now(id, pass, end, &held, &released).is_some()
+        };
+        if !may_place(self, candidates.len()) {
+            return None;
+        }
+        // Every prefix shorter than `lo` is known not to make room (a known failure at `mid`
+        // means one at every shorter prefix); the prefix of length `hi` may.
+        let (mut lo, mut hi) = (1, candidates.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if may_place(self, mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Some(lo)
     }
 
     /// What `victims` hold, per node: what they release once stopped.
