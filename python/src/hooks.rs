@@ -243,20 +243,8 @@ pub fn profile_maker(py: Python<'_>, plugins: &[Py<Plugin>]) -> ProfileMaker {
             (hooks, placement)
         })
         .collect();
-    // Without `policy.plugins`, Python node scorers replace the engine's node choice as they
-    // always have (it holds a tier alone, and a scorer cannot rank before tier 0): the built-in
-    // profile is taken without `least_fragmenting`. List the plug-ins to keep it beside them.
-    let scores = hooks.iter().any(|(h, _)| h.score_node.is_some());
     Box::new(move |config: &ClusterConfig| {
-        let base = Profile::from_config(config)?;
-        let mut builder = match scores && config.policy.plugins.is_none() {
-            true => base
-                .into_plugins()
-                .into_iter()
-                .filter(|p| !p.as_any().is::<policy::builtin::LeastFragmenting>())
-                .fold(Profile::builder(), |b, p| b.boxed(p, Placement::default())),
-            false => base.into_builder(),
-        };
+        let mut builder = Profile::from_config(config)?.into_builder();
         for (hooks, placement) in &hooks {
             builder = builder.boxed(Box::new(hooks.clone()), placement.clone());
         }

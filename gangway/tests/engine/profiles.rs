@@ -703,6 +703,36 @@ fn the_built_in_node_choice_decides_and_a_lower_tier_scorer_breaks_its_ties() {
 }
 
 #[test]
+fn a_scorer_added_to_the_default_profile_ranks_before_the_built_in() {
+    // The default profile lists the built-in at the last tier, so a scorer added at the
+    // default tier (0) decides first and the built-in breaks its ties.
+    let added = |scorer: Custom| build(Profile::default_for_config().into_builder().plugin(scorer));
+    // `small` and `wide1` tie for the scorer; the built-in takes `wide1` (best fit: `small`).
+    let tie = table("tie", &[("small", 1.0), ("wide1", 1.0)]);
+    assert_eq!(heavy_lands(added(tie)), "wide1");
+    // Where the scorer decides, its choice stands, even against the built-in's.
+    assert_eq!(
+        heavy_lands(added(table("first", &[("small", 1.0)]))),
+        "small"
+    );
+    // A scorer answering 0 everywhere leaves every choice to the built-in.
+    assert_eq!(heavy_lands(added(zero())), "wide1");
+    // The built-in's tier itself stays its own.
+    let err = Profile::default_for_config()
+        .into_builder()
+        .scorer(zero(), LeastFragmenting::DEFAULT_TIER, 1.0)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        gangway::policy::ProfileError::NodeChoiceTierShared {
+            plugin: "zero".into(),
+            tier: LeastFragmenting::DEFAULT_TIER,
+        }
+    );
+}
+
+#[test]
 fn without_the_built_in_the_scorers_order_alone_decides() {
     // A scorer without the built-in: the first node of its order that holds the task.
     let prefers = table("prefers", &[("small", 100.0), ("wide2", 1.0)]);

@@ -220,10 +220,10 @@ fn allowed_score_faults_are_deterministic_and_survive_a_restore() {
     let nan = Table::new("nan2", &[("n1", 1e308), ("n3", -f64::INFINITY)]);
     let make = || {
         let builder = Profile::default_for_config().into_builder();
-        // Beside the built-in node choice (tier 0), sharing a tier of their own.
-        let builder = builder.scorer(ShapeTable(table.clone()), 1, 1.0);
+        // Before the built-in node choice (the last tier), sharing a tier of their own.
+        let builder = builder.scorer(ShapeTable(table.clone()), 0, 1.0);
         builder
-            .scorer(ShapeTable(nan.clone()), 1, 1.0)
+            .scorer(ShapeTable(nan.clone()), 0, 1.0)
             .build()
             .unwrap()
     };

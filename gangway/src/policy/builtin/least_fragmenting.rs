@@ -1,7 +1,7 @@
 //! The engine's node choice for a task group that fits on one node, as a plug-in that can sit
 //! beside other node scorers.
 
-use crate::policy::{Dependence, Hook, PassContext, Plugin};
+use crate::policy::{Dependence, Hook, MAX_SCORE_TIERS, PassContext, Plugin};
 use crate::state::{JobView, NodeView};
 
 /// The engine's node choice, as a node scorer of a tier of its own. When one node holds a whole
@@ -14,8 +14,10 @@ use crate::state::{JobView, NodeView};
 /// 3. where it leaves the least GPU share free;
 /// 4. to the node the engine visits first (best fit: fewest free GPUs that hold a task).
 ///
-/// The default profile lists it; a profile that lists no node scorer at all decides the same
-/// way. A profile with other node scorers and without it ranks nodes by those scorers alone,
+/// The default profile lists it at the last tier ([`LeastFragmenting::DEFAULT_TIER`]), so a
+/// scorer added to the default profile at any other tier ranks nodes first and the built-in
+/// breaks its ties; a profile that lists no node scorer at all decides the same way as the
+/// built-in alone. A profile with other node scorers and without it ranks nodes by those scorers alone,
 /// and the group takes the first node in their order that holds it. With it, its tier compares
 /// with theirs lexicographically: scorers of lower tier numbers decide first, it decides among
 /// their ties, and scorers of higher tier numbers break its ties. It holds its tier alone and
@@ -49,6 +51,22 @@ use crate::state::{JobView, NodeView};
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LeastFragmenting;
+
+impl LeastFragmenting {
+    /// The tier the default profile lists it at: the last, so that every other scorer ranks
+    /// before it.
+    ///
+    /// ```
+    /// use gangway::policy::builtin::{BinPack, LeastFragmenting};
+    /// use gangway::policy::{MAX_SCORE_TIERS, Profile};
+    /// assert_eq!(LeastFragmenting::DEFAULT_TIER, MAX_SCORE_TIERS - 1);
+    /// // A scorer added to the default profile at tier 0 decides first; the built-in breaks
+    /// // its ties.
+    /// let profile = Profile::default_for_config().into_builder().scorer(BinPack, 0, 1.0).build();
+    /// assert!(profile.is_ok());
+    /// ```
+    pub const DEFAULT_TIER: usize = MAX_SCORE_TIERS - 1;
+}
 
 impl Plugin for LeastFragmenting {
     fn name(&self) -> &str {

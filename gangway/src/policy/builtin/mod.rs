@@ -39,7 +39,8 @@ pub fn kueue_victims() -> Vec<Box<dyn Plugin>> {
 
 impl Profile {
     /// The built-in policy: [`Multifactor`] with the configured weights, the engine's node
-    /// choice ([`LeastFragmenting`]), [`FragmentationAware`] and [`NvlinkIslands`] device
+    /// choice ([`LeastFragmenting`], at the last score tier, so that a scorer added to this
+    /// profile ranks before it), [`FragmentationAware`] and [`NvlinkIslands`] device
     /// choice, then [`kueue_victims`]; nodes and topology domains in the engine's best-fit
     /// order.
     ///
@@ -52,7 +53,7 @@ impl Profile {
     pub fn default_for_config() -> Profile {
         let mut builder = Profile::builder()
             .plugin(Multifactor::from_config())
-            .plugin(LeastFragmenting)
+            .scorer(LeastFragmenting, LeastFragmenting::DEFAULT_TIER, 1.0)
             .plugin(FragmentationAware)
             .plugin(NvlinkIslands);
         for plugin in kueue_victims() {
