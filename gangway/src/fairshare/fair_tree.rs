@@ -14,8 +14,6 @@
 //! The traversal sorts each sibling group once: O(n log n) in all. It uses an explicit stack, so
 //! deep trees cannot overflow the call stack.
 
-use std::cmp::Ordering;
-
 use super::factors::Evaluation;
 use super::tree::{NodeId, NodeKind, ROOT, ShareTree};
 
@@ -69,19 +67,30 @@ fn is_user(tree: &ShareTree, id: NodeId) -> bool {
     matches!(tree.nodes[id].kind, NodeKind::User { .. })
 }
 
-/// Sorts a sibling group: higher level fair-share first, users before accounts of equal level
-/// fair-share, then creation order.
-fn sort_group(tree: &ShareTree, level_fs: &[f64], group: &mut [NodeId]) {
-    group.sort_by(|&a, &b| {
-        level_fs[b]
-            .total_cmp(&level_fs[a])
-            .then_with(|| match (is_user(tree, a), is_user(tree, b)) {
-                (true, false) => Ordering::Less,
-                (false, true) => Ordering::Greater,
-                _ => Ordering::Equal,
-            })
-            .then(a.cmp(&b))
-    });
+/// Each node's place in a sibling group, as one integer per node so that a sort compares
+/// integers: higher level fair-share first (in `f64::total_cmp`'s order), users before accounts
+/// of equal level fair-share, then creation order.
+fn sibling_keys(tree: &ShareTree, level_fs: &[f64]) -> Vec<u128> {
+    level_fs
+        .iter()
+        .enumerate()
+        .map(|(id, lf)| {
+            // `total_cmp`'s order as unsigned integers, then reversed: higher first.
+            let bits = lf.to_bits();
+            let ascending = if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | 1 << 63
+            };
+            let account = u128::from(!is_user(tree, id));
+            (u128::from(!ascending) << 64) | (account << 63) | id as u128
+        })
+        .collect()
+}
+
+/// Sorts a sibling group by [`sibling_keys`].
+fn sort_group(keys: &[u128], group: &mut [NodeId]) {
+    group.sort_unstable_by_key(|&id| keys[id]);
 }
 
 /// Ranks every association by the depth-first traversal and returns `rank / n` by association.
@@ -92,8 +101,9 @@ fn rank(tree: &ShareTree, level_fs: &[f64]) -> Vec<f64> {
     // it ties with what came just before it.
     let mut rank = count;
     let mut untied = count;
+    let keys = sibling_keys(tree, level_fs);
     let mut root = tree.nodes[ROOT].children.clone();
-    sort_group(tree, level_fs, &mut root);
+    sort_group(&keys, &mut root);
     let mut stack = vec![Group {
         members: root,
         next: 0,
@@ -134,7 +144,7 @@ fn rank(tree: &ShareTree, level_fs: &[f64]) -> Vec<f64> {
             .flat_map(|&account| tree.nodes[account].children.iter().copied())
             .collect();
         group.next = end;
-        sort_group(tree, level_fs, &mut merged);
+        sort_group(&keys, &mut merged);
         stack.push(Group {
             members: merged,
             next: 0,
@@ -353,5 +363,37 @@ mod tests {
         let worst_of_a = factor(&tree, &eval, "A", "a1").min(factor(&tree, &eval, "A", "a2"));
         let best_of_b = factor(&tree, &eval, "B", "b1").max(factor(&tree, &eval, "B", "b2"));
         assert!(worst_of_a > best_of_b);
+    }
+
+    /// The integer keys sort a sibling group exactly as the rule reads: higher level
+    /// fair-share first in `total_cmp`'s order (infinity, zeros of both signs, ties), users
+    /// before accounts of equal level fair-share, then creation order.
+    #[test]
+    fn sibling_keys_sort_as_the_rule_reads() {
+        let tree = ShareTree::new(&[
+            account("A", None, 1, &["a1", "a2", "a3"]),
+            account("B", None, 1, &["b1"]),
+            account("C", Some("A"), 1, &["c1", "c2"]),
+        ])
+        .unwrap();
+        let n = tree.nodes.len();
+        let values = [f64::INFINITY, 2.0, 1.0, 1.0, 0.5, 0.0, -0.0, 1e-300];
+        let by_rule = |level_fs: &[f64], a: &NodeId, b: &NodeId| {
+            level_fs[*b]
+                .total_cmp(&level_fs[*a])
+                .then(is_user(&tree, *b).cmp(&is_user(&tree, *a)))
+                .then(a.cmp(b))
+        };
+        for shift in 0..values.len() {
+            let level_fs: Vec<f64> = (0..n)
+                .map(|i| values[(i * 3 + shift) % values.len()])
+                .collect();
+            let keys = sibling_keys(&tree, &level_fs);
+            let mut sorted: Vec<NodeId> = (0..n).rev().collect();
+            sort_group(&keys, &mut sorted);
+            let mut expected: Vec<NodeId> = (0..n).collect();
+            expected.sort_by(|a, b| by_rule(&level_fs, a, b));
+            assert_eq!(sorted, expected, "{level_fs:?}");
+        }
     }
 }

@@ -288,6 +288,15 @@ impl ProfileBuilder {
             wake_up: listed(Hook::WakeUp),
             observe: listed(Hook::Observe),
             backfill: listed(Hook::Backfill),
+            order_built_in: false,
+        };
+        let global = GlobalHooks {
+            order_built_in: global.order.iter().all(|&i| {
+                let plugin = self.plugins[i].0.as_any();
+                plugin.is::<crate::policy::builtin::Multifactor>()
+                    || plugin.is::<crate::policy::builtin::ShortestFirst>()
+            }),
+            ..global
         };
         let faults = FaultLog::new(self.plugins.len());
         let (plugins, placements) = self.plugins.into_iter().unzip();
@@ -312,6 +321,10 @@ struct GlobalHooks {
     wake_up: Vec<usize>,
     observe: Vec<usize>,
     backfill: Vec<usize>,
+    /// Every order plug-in is the built-in multifactor or shortest-first: their keys read
+    /// only the job, the pass's time and figures and the configuration, and they cannot
+    /// panic (bounded weights and factors, saturating casts), so they are called unguarded.
+    order_built_in: bool,
 }
 
 /// The placement and victim hooks that serve one partition, by plug-in index.
@@ -555,6 +568,11 @@ impl Profile {
         self.partitions.get(index)
     }
 
+    /// Whether any plug-in votes on admission.
+    pub(crate) fn votes_on_admission(&self) -> bool {
+        !self.global.admission.is_empty()
+    }
+
     /// The first deny among the admission votes on `job`.
     pub(crate) fn admission(&self, job: JobView<'_>, context: &PassContext<'_>) -> Option<String> {
         self.global.admission.iter().find_map(|&i| {
@@ -575,15 +593,16 @@ impl Profile {
     pub(crate) fn order_keys(&self, job: JobView<'_>, context: &PassContext<'_>) -> OrderKeys {
         let mut keys = [0; MAX_ORDER_KEYS];
         for (slot, &i) in keys.iter_mut().zip(&self.global.order) {
-            *slot = self
-                .faults
-                .call(
-                    i,
-                    || self.name_of(i),
-                    Hook::Order,
-                    || self.plugins[i].order_key(job, context),
-                )
-                .unwrap_or(0);
+            let key = || self.plugins[i].order_key(job, context);
+            *slot = if self.global.order_built_in {
+                // The built-ins never fault: the guard (a panic catcher per job and pass) is
+                // spared.
+                key()
+            } else {
+                self.faults
+                    .call(i, || self.name_of(i), Hook::Order, key)
+                    .unwrap_or(0)
+            };
         }
         keys
     }
@@ -593,11 +612,7 @@ impl Profile {
     /// and figures and the configuration (none of which a start or a preemption changes) and
     /// never fault. Then a key computed once in a pass may be kept for the rest of it.
     pub(crate) fn order_keys_fixed_in_pass(&self) -> bool {
-        self.global.order.iter().all(|&i| {
-            let plugin = self.plugins[i].as_any();
-            plugin.is::<crate::policy::builtin::Multifactor>()
-                || plugin.is::<crate::policy::builtin::ShortestFirst>()
-        })
+        self.global.order_built_in
     }
 
     /// Whether a plug-in that keyed this pass's order was silenced since: its slot must then

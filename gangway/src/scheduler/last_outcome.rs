@@ -11,6 +11,7 @@ use crate::policy::PassFigures;
 use crate::scheduler::Plan;
 use crate::scheduler::pass::head::Head;
 use crate::scheduler::pass::order::calc_period::PriorityCalc;
+use crate::scheduler::pass::order::order_index::OrderIndex;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::kept_plans::KeptPlans;
 use crate::scheduler::shortcuts::resume::LastPass;
@@ -44,6 +45,9 @@ pub(in crate::scheduler) struct LastOutcome {
     /// The earliest end of a victim veto ([`crate::policy::Veto::until`]) that held back a
     /// preemptor which then found no victims: the tick's wake-up retries it then.
     pub(in crate::scheduler) veto_ends_ms: Option<u64>,
+    /// The pending order of the last calculation, kept across passes
+    /// ([`crate::scheduler::pass::order::order_index`]).
+    pub(in crate::scheduler) order_index: Option<OrderIndex>,
     /// The jobs a settled pass did not visit, reported when read.
     pub(in crate::scheduler) deferred: Option<DeferredReport>,
     /// The reservations, for keeping them without a search in the next pass.
@@ -68,6 +72,7 @@ impl LastOutcome {
             head: None,
             figures: Arc::new(PassFigures::new(state, state.now_ms)),
             veto_ends_ms: None,
+            order_index: None,
             deferred: None,
             kept: None,
             resume: LastPass::default(),
@@ -78,6 +83,7 @@ impl LastOutcome {
     /// Drops the shortcuts' memory, so that the next pass runs in full.
     pub(in crate::scheduler) fn forget_shortcuts(&mut self) {
         self.deferred = None;
+        self.order_index = None;
         self.kept = None;
         self.resume = LastPass::default();
     }

@@ -236,15 +236,20 @@ impl Scheduler {
     }
 
     /// Which shortcuts the last pass took: whether it stopped settled, how many plans it kept
-    /// without a search (and of those, how many without a placement either); and how many
-    /// passes so far continued the one before.
+    /// without a search (and of those, how many without a placement either); how many
+    /// passes so far continued the one before; and whether it took the pending order kept
+    /// from the pass before.
     #[cfg(any(test, feature = "testkit"))]
-    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64) {
+    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, bool) {
         let kept = self.last.kept.as_ref();
         (
             self.last.deferred.is_some(),
             kept.map_or((0, 0), |k| (k.kept, k.unplaced)),
             self.last.resume.continued,
+            self.last
+                .order_index
+                .as_ref()
+                .is_some_and(|index| index.carried_over()),
         )
     }
 

@@ -150,6 +150,7 @@ impl ClusterState {
             free_slots: Vec::new(),
             job_names: BTreeMap::new(),
             pending: BTreeSet::new(),
+            pending_changes: Default::default(),
             running: BTreeSet::new(),
             ended: VecDeque::new(),
             dependents: DependencyGraph::default(),

@@ -8,6 +8,19 @@ use crate::model::resources::NodeAmounts;
 use crate::placement::Assignment;
 
 impl ClusterState {
+    /// Makes `id` pending, noting the change for the order index.
+    pub(crate) fn add_pending(&mut self, id: JobId) {
+        self.pending.insert(id);
+        self.pending_changes.note(id, self.pending.len());
+    }
+
+    /// Makes `id` no longer pending, noting the change for the order index.
+    pub(crate) fn remove_pending(&mut self, id: JobId) {
+        if self.pending.remove(&id) {
+            self.pending_changes.note(id, self.pending.len());
+        }
+    }
+
     /// What a job holds on each node: the sum of its assignments there, or the whole node for an
     /// exclusive job (computed when it starts); nothing for a job not running.
     pub fn node_charges(&self, id: JobId) -> impl Iterator<Item = (NodeId, NodeAmounts)> + '_ {
@@ -71,7 +84,7 @@ impl ClusterState {
         job.history.last_checkpoint_ms = None;
         self.licenses.take(&job.licenses);
         let release_ms = job.release_ms();
-        self.pending.remove(&id);
+        self.remove_pending(id);
         self.running.insert(id);
         if let Some(release_ms) = release_ms {
             self.running_ends
@@ -119,7 +132,7 @@ impl ClusterState {
         self.release(id);
         if let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) {
             job.state = JobState::Pending;
-            self.pending.insert(id);
+            self.add_pending(id);
         }
     }
 
@@ -169,7 +182,7 @@ impl ClusterState {
             if self.earmarks.contains_key(&id) {
                 self.release_earmark(id);
             }
-            self.pending.remove(&id);
+            self.remove_pending(id);
             let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
                 continue;
             };

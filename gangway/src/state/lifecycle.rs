@@ -104,6 +104,7 @@ impl ClusterState {
             Event::SetPriority { job, priority } => {
                 let id = self.live_job(&job, "set_priority")?;
                 self.job_mut(id).spec.priority = priority;
+                self.pending_changes.note(id, self.pending.len());
                 Ok(())
             }
             Event::Hold { job } => self.set_held(&job, "hold", true),

@@ -13,6 +13,7 @@ mod lifecycle;
 mod maintenance;
 mod mig;
 mod nodes;
+mod pending_changes;
 mod quota;
 mod readiness;
 mod reconfigure;
@@ -68,8 +69,13 @@ pub struct ClusterState {
     pub(crate) free_slots: Vec<JobId>,
     /// Job names to ids (pending, running and remembered ended jobs).
     pub(crate) job_names: BTreeMap<String, JobId>,
-    /// Pending jobs.
+    /// Pending jobs (changed only through [`ClusterState::add_pending`] and
+    /// [`ClusterState::remove_pending`], which note the change).
     pub(crate) pending: BTreeSet<JobId>,
+    /// The pending jobs whose place in the order may have changed since the scheduler last
+    /// read them (derived memory, not kept by a snapshot).
+    #[serde(skip)]
+    pub(crate) pending_changes: pending_changes::PendingChanges,
     /// Running jobs (including those being preempted).
     pub(crate) running: BTreeSet<JobId>,
     /// Ended jobs in the order they ended, forgotten after `min_job_age_ms`.

@@ -296,7 +296,7 @@ impl ClusterState {
         };
         self.next_arrival += 1;
         self.job_names.insert(name, id);
-        self.pending.insert(id);
+        self.add_pending(id);
         for target in waiting {
             self.dependents.add(id, target);
         }

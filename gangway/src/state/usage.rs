@@ -10,6 +10,8 @@
 //! a tick is charged from then on. A snapshot carries the ledger and the last tick's time, so a
 //! restored scheduler charges exactly as the original would.
 
+use std::borrow::Cow;
+
 use indexmap::IndexMap;
 
 use super::ClusterState;
@@ -61,12 +63,7 @@ impl ClusterState {
             if seconds == 0.0 {
                 continue;
             }
-            let mut charges: Vec<_> = self.node_charges(id).collect();
-            for (node, amounts) in &mut charges {
-                if let Some(node) = self.node(*node).filter(|_| amounts.mig != 0) {
-                    node.mig.add_device_shares(amounts);
-                }
-            }
+            let charges = self.billed_charges(&run.charges);
             let rate = billing.rate(&charges, |n| {
                 self.node(n).and_then(|n| n.gpu_model).map(|m| m.index())
             }) * self.usage_factor(&job.spec);
@@ -75,6 +72,24 @@ impl ClusterState {
             let _ = fairshare.charge(assoc, rate * seconds, now_ms);
         }
         self.fairshare = Some(fairshare);
+    }
+
+    /// A running job's per-node charges as billed: a MIG slice counts as its compute share of
+    /// a device of the node's model (a copy only where the job holds slices).
+    fn billed_charges<'a>(
+        &self,
+        charges: &'a [(NodeId, NodeAmounts)],
+    ) -> Cow<'a, [(NodeId, NodeAmounts)]> {
+        if charges.iter().all(|(_, amounts)| amounts.mig == 0) {
+            return Cow::Borrowed(charges);
+        }
+        let mut charges = charges.to_vec();
+        for (node, amounts) in &mut charges {
+            if let Some(node) = self.node(*node).filter(|_| amounts.mig != 0) {
+                node.mig.add_device_shares(amounts);
+            }
+        }
+        Cow::Owned(charges)
     }
 
     /// The QoS usage factor of a job: its QoS's `usage_factor`, 1 without QoS.

@@ -42,6 +42,9 @@ pub struct ShortcutsTaken {
     pub kept_unplaced: usize,
     /// Passes that continued the one before instead of starting over.
     pub continued: u64,
+    /// Passes that took the pending order kept from the pass before, with only its changes
+    /// applied (under `policy.priority.calc_period_ms`).
+    pub kept_order: usize,
 }
 
 /// A scheduler and its reference twin, ticked together.
@@ -67,7 +70,7 @@ impl Twins {
 
     /// The shortcuts the fast scheduler took so far.
     pub fn shortcuts_taken(&self) -> ShortcutsTaken {
-        let (_, _, continued) = self.fast.shortcuts_taken();
+        let (_, _, continued, _) = self.fast.shortcuts_taken();
         ShortcutsTaken {
             continued: self.continued_before + continued,
             ..self.taken
@@ -134,8 +137,9 @@ impl Twins {
             ));
         }
         self.same().map_err(|e| format!("at {now_ms} ms: {e}"))?;
-        let (settled, (kept, unplaced), _) = self.fast.shortcuts_taken();
+        let (settled, (kept, unplaced), _, kept_order) = self.fast.shortcuts_taken();
         self.taken.settled += usize::from(settled);
+        self.taken.kept_order += usize::from(kept_order);
         self.taken.kept += kept;
         self.taken.kept_unplaced += unplaced;
         Ok(Ok(fast))

@@ -494,6 +494,7 @@ fn the_cases_reach_every_shortcut() {
             total.kept += taken.kept;
             total.kept_unplaced += taken.kept_unplaced;
             total.continued += taken.continued;
+            total.kept_order += taken.kept_order;
         }
     }
     assert!(
@@ -505,6 +506,8 @@ fn the_cases_reach_every_shortcut() {
     assert!(total.kept >= 1_000, "{total:?}");
     assert!(total.kept_unplaced >= 400, "{total:?}");
     assert!(total.continued >= 200, "{total:?}");
+    // The order kept across passes under a calculation period (about 315 passes).
+    assert!(total.kept_order >= 150, "{total:?}");
     // The head rules, the submit-order candidates, a user backfill rule and the pinned head
     // are reached: jobs that fit are held behind a head (about 120, 65, 30 and 35 ticks).
     assert!(reached.head_rule_held >= 60, "{reached:?}");

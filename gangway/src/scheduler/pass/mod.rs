@@ -225,14 +225,23 @@ impl Scheduler {
         self.last.veto_ends_ms = None;
         let figures = Arc::clone(&self.last.figures);
         self.profile.prepare(&figures.context(&self.state), events);
-        let (keyed, pending, denied) = self.keyed_pending(now);
+        let order::KeyedPending {
+            keyed,
+            sorted,
+            summary: pending,
+            denied,
+        } = self.keyed_pending(now);
         let quiet = always_plan.is_none() && decisions.is_empty();
         let (mut pass, mut order, mut report) = match self.resume(now, quiet, keyed, denied) {
             Ok((pass, order, report)) => (pass, PassOrder::plain(order), report),
             Err((keyed, denied)) => {
                 let mut pass = Pass::new(now, self.state.backfill_depth(), always_plan, denied);
                 pass.blocking.unready = self.admission_blocked();
-                (pass, PassOrder::fresh(keyed, &self.state), Vec::new())
+                (
+                    pass,
+                    PassOrder::fresh(keyed, sorted, &self.state),
+                    Vec::new(),
+                )
             }
         };
         self.last.deferred = None;

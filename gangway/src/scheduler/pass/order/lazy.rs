@@ -31,6 +31,17 @@ impl<K: Ord + Copy> LazyOrder<K> {
         }
     }
 
+    /// The order of `keyed`, sorted already (as the order index hands it out).
+    pub(in crate::scheduler) fn sorted(keyed: Vec<(K, JobId)>) -> Self {
+        debug_assert!(keyed.is_sorted_by_key(|(key, _)| *key));
+        LazyOrder {
+            sorted: keyed.len(),
+            keyed,
+            taken: 0,
+            chunk: FIRST_CHUNK,
+        }
+    }
+
     /// An order that has handed out `old[..taken]` (sorted, every later entry's key greater)
     /// and goes on with the rest of `old` and then `fresh`, whose keys are all greater than
     /// every key of `old`.

@@ -1,12 +1,13 @@
 //! Step 5 of a pass: order pending jobs by partition tier, then the profile's order keys
 //! (lexicographic, highest first), then submit time, then arrival; and collect the admission
 //! plug-ins' denials. The keys are computed at every pass, or once a period
-//! ([`calc_period`]).
+//! ([`calc_period`]), when the order is kept across passes ([`order_index`]).
 
 pub(in crate::scheduler) mod admission_fair_sharing;
 pub(in crate::scheduler) mod calc_period;
 pub(in crate::scheduler) mod fair_sharing;
 pub(in crate::scheduler) mod lazy;
+pub(in crate::scheduler) mod order_index;
 pub(in crate::scheduler) mod slots;
 
 use std::cmp::Reverse;
@@ -18,6 +19,8 @@ use crate::placement::FreeTotals;
 use crate::policy::{OrderKeys, PassContext};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::order::admission_fair_sharing::FairQueues;
+use crate::scheduler::pass::order::calc_period::PriorityCalc;
+use crate::scheduler::pass::order::order_index::OrderIndex;
 use crate::scheduler::shortcuts::settled::PendingSummary;
 use crate::state::JobView;
 
@@ -25,20 +28,42 @@ use crate::state::JobView;
 /// arrival (unique, so the order is total).
 pub(in crate::scheduler) type OrderKey = (Reverse<i32>, Reverse<OrderKeys>, u64, u64);
 
+/// What a pass knows of the pending jobs before it visits any.
+pub(in crate::scheduler) struct KeyedPending {
+    /// Every pending job with its sort key.
+    pub(in crate::scheduler) keyed: Vec<(OrderKey, JobId)>,
+    /// Whether `keyed` comes sorted (from the order index); otherwise the pass sorts only as far
+    /// as it reads ([`crate::scheduler::pass::order::lazy::LazyOrder`]).
+    pub(in crate::scheduler) sorted: bool,
+    /// What the pass needs to know of them all.
+    pub(in crate::scheduler) summary: PendingSummary,
+    /// The admission plug-ins' denials.
+    pub(in crate::scheduler) denied: BTreeMap<JobId, String>,
+}
+
 impl Scheduler {
-    /// Every pending job's sort key at `now_ms`, unsorted (the pass sorts only as far as it
-    /// reads: [`crate::scheduler::pass::order::lazy::LazyOrder`]), what the pass needs to know of them all, and
+    /// Every pending job's sort key at `now_ms`, what the pass needs to know of them all, and
     /// the admission plug-ins' denials.
-    pub(in crate::scheduler) fn keyed_pending(
-        &mut self,
-        now_ms: u64,
-    ) -> (
-        Vec<(OrderKey, JobId)>,
-        PendingSummary,
-        BTreeMap<JobId, String>,
-    ) {
+    pub(in crate::scheduler) fn keyed_pending(&mut self, now_ms: u64) -> KeyedPending {
+        let changes = self.state.pending_changes.take();
         // Between calculations, a job keeps the key it got against the calculation's figures.
         let mut calc = self.last.priority_calc.take();
+        let kept_order = self.last.order_index.take();
+        if let Some(mut calc) = calc.take_if(|_| self.indexes_order()) {
+            let mut index = self.updated_order_index(&mut calc, kept_order, changes);
+            let keyed = index.keyed();
+            let summary = index.summary(now_ms);
+            #[cfg(debug_assertions)]
+            self.check_order_index(&calc, &keyed, &summary, now_ms);
+            self.last.order_index = Some(index);
+            self.last.priority_calc = Some(calc);
+            return KeyedPending {
+                keyed,
+                sorted: true,
+                summary,
+                denied: BTreeMap::new(),
+            };
+        }
         let calc_figures = calc.as_ref().map(|calc| Arc::clone(calc.figures()));
         let key_figures = calc_figures.as_ref().unwrap_or(&self.last.figures);
         let key_context = key_figures.context(&self.state);
@@ -67,11 +92,7 @@ impl Scheduler {
                 denied.insert(id, reason);
             }
             let key = match calc.as_mut() {
-                Some(calc) => calc.key(view).unwrap_or_else(|| {
-                    let key = self.order_key(view, &key_context);
-                    calc.keep(view, key);
-                    key
-                }),
+                Some(calc) => self.calc_key(calc, view, &key_context),
                 None => self.order_key(view, &key_context),
             };
             Some((key, id))
@@ -83,7 +104,121 @@ impl Scheduler {
                 keys[slot] = 0;
             }
         }
-        (keyed, summary, denied)
+        KeyedPending {
+            keyed,
+            sorted: false,
+            summary,
+            denied,
+        }
+    }
+
+    /// Whether the pending order is kept across passes ([`order_index`]): under a calculation
+    /// period, with keys that are fixed in a pass and never silenced (the built-in order
+    /// plug-ins), and no admission votes (which see every job at every pass). The reference
+    /// pass keys every job at every pass.
+    fn indexes_order(&self) -> bool {
+        self.shortcuts
+            && self.profile.order_keys_fixed_in_pass()
+            && !self.profile.votes_on_admission()
+    }
+
+    /// The order index of calculation `calc`: `kept` with `changes` applied when it serves
+    /// `calc` and the changes are known, else built from every pending job.
+    fn updated_order_index(
+        &self,
+        calc: &mut PriorityCalc,
+        kept: Option<OrderIndex>,
+        changes: Option<Vec<JobId>>,
+    ) -> OrderIndex {
+        let figures = Arc::clone(calc.figures());
+        let key_context = figures.context(&self.state);
+        match (kept, changes) {
+            (Some(mut index), Some(changes)) if index.serves(calc.figures()) => {
+                for id in changes {
+                    index.remove(id);
+                    if let Some(view) = self
+                        .state
+                        .job_view(id)
+                        .filter(|_| self.state.pending.contains(&id))
+                    {
+                        index.insert(view, self.calc_key(calc, view, &key_context));
+                    }
+                }
+                index
+            }
+            _ => {
+                let mut index = OrderIndex::new(calc.figures());
+                for view in self.state.pending() {
+                    index.insert(view, self.calc_key(calc, view, &key_context));
+                }
+                index
+            }
+        }
+    }
+
+    /// Checks the order index's answers against a walk of every pending job (debug builds).
+    #[cfg(debug_assertions)]
+    fn check_order_index(
+        &self,
+        calc: &PriorityCalc,
+        keyed: &[(OrderKey, JobId)],
+        summary: &PendingSummary,
+        now_ms: u64,
+    ) {
+        let mut walked: Vec<(OrderKey, JobId)> = self
+            .state
+            .pending()
+            .map(|view| {
+                (
+                    calc.key(view).expect("every pending job is keyed"),
+                    view.id(),
+                )
+            })
+            .collect();
+        walked.sort_unstable();
+        assert_eq!(
+            keyed, walked,
+            "the order index disagrees with the pending jobs"
+        );
+        let next_begin = self
+            .state
+            .pending()
+            .flat_map(|view| {
+                [
+                    view.record().spec.begin_ms,
+                    view.record().ready.backoff_until_ms,
+                ]
+            })
+            .flatten()
+            .filter(|&begin| begin > now_ms)
+            .min();
+        assert_eq!(
+            summary.next_begin_ms, next_begin,
+            "the order index's next begin"
+        );
+        for view in self.state.pending() {
+            let mut floor = summary.need;
+            floor.include(&view.record().totals.need);
+            assert_eq!(
+                floor, summary.need,
+                "the order index's need floor is too high"
+            );
+            assert!(!summary.all_queued || view.record().queue.is_some());
+        }
+    }
+
+    /// `job`'s key in calculation `calc`: the one it keeps, or one computed now and kept.
+    fn calc_key(
+        &self,
+        calc: &mut PriorityCalc,
+        job: JobView<'_>,
+        key_context: &PassContext<'_>,
+    ) -> OrderKey {
+        calc.key(job).unwrap_or_else(|| {
+            let key = self.order_key(job, key_context);
+            calc.keep(job, key);
+            key
+        })
     }
 
     /// The job's sort key in the pass of `context`.

@@ -29,8 +29,12 @@ pub(in crate::scheduler) struct PassOrder {
 }
 
 impl PassOrder {
-    /// The order of `keyed` (unsorted), with the slot rules `state` turns on.
-    pub(in crate::scheduler) fn fresh(keyed: Vec<(OrderKey, JobId)>, state: &ClusterState) -> Self {
+    /// The order of `keyed` (`sorted` already, or not), with the slot rules `state` turns on.
+    pub(in crate::scheduler) fn fresh(
+        keyed: Vec<(OrderKey, JobId)>,
+        sorted: bool,
+        state: &ClusterState,
+    ) -> Self {
         let tenants = state
             .admission_fair_sharing()
             .then(|| FairQueues::new(&keyed, state))
@@ -39,7 +43,11 @@ impl PassOrder {
             FairTurns::new(tree, &keyed, |id| state.job_queue(id), tenants.as_ref())
         });
         PassOrder {
-            lazy: LazyOrder::new(keyed),
+            lazy: if sorted {
+                LazyOrder::sorted(keyed)
+            } else {
+                LazyOrder::new(keyed)
+            },
             tenants,
             cohorts,
             visited: Vec::new(),
