@@ -20,7 +20,7 @@ use gangway::config::BackfillMode;
 use gangway_sim::churn::Churn;
 
 fn bench_churn(c: &mut Criterion) {
-    // The last two: priorities calculated once every 5 minutes (Slurm's default
+    // The last three: priorities calculated once every 5 minutes (Slurm's default
     // PriorityCalcPeriod) instead of at every pass.
     let every_5_min = Some(300_000);
     let cases = [
@@ -46,6 +46,13 @@ fn bench_churn(c: &mut Criterion) {
             BackfillMode::Easy,
             every_5_min,
             "EASY, priorities every 5 min",
+        ),
+        (
+            1_000,
+            10_000,
+            BackfillMode::Conservative,
+            every_5_min,
+            "conservative, priorities every 5 min",
         ),
     ];
     for (nodes, pending, mode, period, label) in cases {

@@ -179,4 +179,33 @@ mod tests {
         assert!(index.serves(&figures));
         assert!(!index.serves(&Arc::new(PassFigures::new(&state, 0))));
     }
+
+    #[test]
+    fn a_job_indexed_again_or_taken_out_before_a_pass_holds_at_most_one_place() {
+        let state = state_with(&[("a", None), ("b", None), ("c", None)]);
+        let figures = Arc::new(PassFigures::new(&state, 0));
+        let mut index = OrderIndex::new(&figures);
+        let ids: Vec<JobId> = state.pending.iter().copied().collect();
+        let view = |i: usize| state.job_view(ids[i]).unwrap();
+        index.insert(view(0), key(5));
+        index.insert(view(1), key(6));
+        // Indexed twice, and indexed and taken out, before a pass reads the order.
+        index.insert(view(0), key(7));
+        index.insert(view(2), key(1));
+        index.remove(ids[2]);
+        let order: Vec<JobId> = index.keyed().into_iter().map(|(_, id)| id).collect();
+        assert_eq!(order, [ids[0], ids[1]]);
+        // Jobs indexed again (under the same key and a new one) and taken out.
+        index.insert(view(1), key(6));
+        index.insert(view(0), key(2));
+        index.insert(view(2), key(9));
+        index.remove(ids[2]);
+        index.insert(view(2), key(4));
+        let keyed = index.keyed();
+        assert_eq!(
+            keyed,
+            [(key(6), ids[1]), (key(4), ids[2]), (key(2), ids[0])]
+        );
+        assert_eq!(index.keyed(), keyed);
+    }
 }
