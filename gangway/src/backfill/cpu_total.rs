@@ -18,7 +18,13 @@ pub(super) struct FreeCpus {
     steps: Vec<(u64, u64)>,
     counted: Vec<bool>,
     memo: BTreeMap<u64, Answers>,
+    /// The least free cpus of each run of [`BLOCK`] steps, built when a window is first asked
+    /// about and dropped by any change to the steps.
+    block_least: Vec<u64>,
 }
+
+/// Steps per block of [`FreeCpus::block_least`].
+const BLOCK: usize = 32;
 
 impl FreeCpus {
     /// Sums `available − used` over the nodes taking work, with each node's usage steps from
@@ -73,6 +79,7 @@ impl FreeCpus {
             steps,
             counted,
             memo: BTreeMap::new(),
+            block_least: Vec::new(),
         }
     }
 
@@ -90,6 +97,7 @@ impl FreeCpus {
         }
         let first = self.split(start);
         let last = self.split(end);
+        self.block_least.clear();
         for (_, free) in &mut self.steps[first..last] {
             *free = free.saturating_sub(cpu_milli);
         }
@@ -106,6 +114,7 @@ impl FreeCpus {
         }
         let free = self.steps[i].1;
         self.steps.insert(i + 1, (at, free));
+        self.block_least.clear();
         i + 1
     }
 
@@ -122,6 +131,56 @@ impl FreeCpus {
             answers.remember(start, len, answer);
         }
         answer
+    }
+
+    /// Whether fewer than `cpu_milli` cpus are free at some instant of the window of `len`
+    /// milliseconds (at least 1) from `start`: exactly when [`FreeCpus::earliest`] would answer
+    /// later than `start`, found by a walk of the window alone, which stops at the first
+    /// shortfall (an earlier answer for the same cpus may already say so), whole blocks of
+    /// steps read by their least value.
+    pub(super) fn short_within(&mut self, cpu_milli: u64, start: u64, len: u64) -> bool {
+        if self
+            .memo
+            .get(&cpu_milli)
+            .is_some_and(|answers| answers.bound(start, len) > start)
+        {
+            return true;
+        }
+        let end = start.saturating_add(len.max(1));
+        let first = self
+            .steps
+            .partition_point(|(at, _)| *at <= start)
+            .saturating_sub(1);
+        let last = self.steps.partition_point(|(at, _)| *at < end).max(first);
+        self.least_free(first, last) < cpu_milli
+    }
+
+    /// The least free cpus over `steps[from..to]` (`u64::MAX` when empty).
+    fn least_free(&mut self, from: usize, to: usize) -> u64 {
+        let scan = |steps: &[(u64, u64)]| steps.iter().map(|&(_, free)| free).min();
+        if to - from < 2 * BLOCK {
+            return scan(&self.steps[from..to]).unwrap_or(u64::MAX);
+        }
+        if self.block_least.is_empty() {
+            self.block_least = self
+                .steps
+                .chunks(BLOCK)
+                .map(|block| scan(block).unwrap_or(u64::MAX))
+                .collect();
+        }
+        // Whole blocks in between, and the partial ones at both ends step by step.
+        let (first_block, last_block) = (from.div_ceil(BLOCK), to / BLOCK);
+        let head = scan(&self.steps[from..first_block * BLOCK]);
+        let blocks = self.block_least[first_block..last_block]
+            .iter()
+            .copied()
+            .min();
+        let tail = scan(&self.steps[last_block * BLOCK..to]);
+        [head, blocks, tail]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(u64::MAX)
     }
 
     /// The earliest `t ≥ start` from which at least `cpu_milli` cpus stay free in all over a
@@ -145,5 +204,46 @@ impl FreeCpus {
             }
         }
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long timeline of free cpus, booked into at random: the window test by blocks
+    /// answers as the sweep for the earliest start, whatever the window.
+    #[test]
+    fn a_window_is_short_exactly_when_the_earliest_start_is_later() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let changes: Vec<(u64, i64)> = (0..600)
+            .map(|_| (1 + next(10_000), next(4_000) as i64 - 1_500))
+            .collect();
+        let mut free = FreeCpus::from_changes(0, 64_000, changes, vec![true; 4]);
+        let mut windows = 0;
+        for round in 0..3_000 {
+            if round % 50 == 0 {
+                let start = next(10_000);
+                let held = [(NodeId(next(4) as u32), next(3_000))];
+                free.book(held.into_iter(), start, start + 1 + next(2_000));
+            }
+            let (need, start, len) = (next(80_000), next(11_000), 1 + next(9_000));
+            let short = free.short_within(need, start, len);
+            assert_eq!(
+                short,
+                free.earliest(need, start, len) > start,
+                "round {round}"
+            );
+            let first = free.steps.partition_point(|(at, _)| *at <= start);
+            let last = free.steps.partition_point(|(at, _)| *at < start + len);
+            windows += usize::from(last.saturating_sub(first) > 2 * BLOCK);
+        }
+        assert!(windows > 1_000, "the blocks were read in {windows} rounds");
     }
 }

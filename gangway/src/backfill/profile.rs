@@ -558,6 +558,44 @@ impl Profile {
         answer
     }
 
+    /// Whether gangs needing `cpu_milli` cpus in all are short of them, summed over the nodes
+    /// taking work, at some instant of the window of `len` milliseconds from `start`: exactly
+    /// when [`Profile::earliest_cpu_fit`] answers later than `start`, without searching for
+    /// that later start.
+    ///
+    /// ```
+    /// use gangway::backfill::Profile;
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+    /// let mut s = Scheduler::new(cluster).unwrap();
+    /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 100, 3) }]).unwrap();
+    /// let mut profile = Profile::build(s.state(), 0);
+    /// let running = s.state().running_ends();
+    /// let nodes: Vec<_> = s.state().nodes().map(|n| Some(n.record().clone())).collect();
+    /// assert!(!profile.short_of_cpus(running, &nodes, 1_000, 0, 50));
+    /// assert!(profile.short_of_cpus(running, &nodes, 2_000, 0, 50));
+    /// assert!(!profile.short_of_cpus(running, &nodes, 2_000, 100, 50));
+    /// ```
+    pub fn short_of_cpus(
+        &mut self,
+        running: &RunningEnds,
+        nodes: &[Option<Node>],
+        cpu_milli: u64,
+        start: u64,
+        len: u64,
+    ) -> bool {
+        if cpu_milli == 0 {
+            return false;
+        }
+        let mut free_cpus = self
+            .free_cpus
+            .take()
+            .unwrap_or_else(|| self.sum_free_cpus(running, nodes));
+        let short = free_cpus.short_within(cpu_milli, start, len);
+        self.free_cpus = Some(free_cpus);
+        short
+    }
+
     /// The cluster's free cpus over time: the nodes taking work, less what the running jobs
     /// hold (their sums kept across ticks, [`RunningEnds::cpu_releases`]) and what this pass
     /// has reserved. A walk of the nodes and of the reserved nodes' timelines, not of every
@@ -968,11 +1006,20 @@ mod tests {
             let steps = |id| profile.usage_steps(&running, (id, false), 0);
             let fresh = FreeCpus::build(&nodes, 0, steps);
             let (need, from, len) = (next(24) * 1_000, next(100) * 10, 1 + next(30) * 10);
+            let short = profile.short_of_cpus(&running, &nodes, need, from, len);
             assert_eq!(
                 profile.earliest_cpu_fit(&running, &nodes, need, from, len),
                 fresh.earliest(need, from, len),
                 "round {round}"
             );
+            assert_eq!(
+                short,
+                fresh.earliest(need, from, len) > from,
+                "round {round}"
+            );
+            // Asked again, now with the answer remembered.
+            let again = profile.short_of_cpus(&running, &nodes, need, from, len);
+            assert_eq!(again, short, "round {round}");
         }
     }
 }

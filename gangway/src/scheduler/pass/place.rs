@@ -131,7 +131,7 @@ impl Scheduler {
             .sum();
         let (running, nodes) = (&self.state.running_ends, &self.state.nodes);
         let len = end.saturating_sub(pass.now);
-        profile.earliest_cpu_fit(running, nodes, need, pass.now, len) > pass.now
+        profile.short_of_cpus(running, nodes, need, pass.now, len)
     }
 
     /// `priority` when the job would fit on what is free now (outside maintenance windows, with
