@@ -11,6 +11,7 @@ use crate::policy::PassFigures;
 use crate::scheduler::Plan;
 use crate::scheduler::pass::head::Head;
 use crate::scheduler::pass::order::calc_period::PriorityCalc;
+use crate::scheduler::pass::preempt::PreemptTaken;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::kept_plans::KeptPlans;
 use crate::scheduler::shortcuts::resume::LastPass;
@@ -53,6 +54,8 @@ pub(in crate::scheduler) struct LastOutcome {
     /// The profile of a pass that cannot be continued: its memory, for the next pass to
     /// rebuild its profile in ([`crate::backfill::Profile::rebuild`]), not its contents.
     pub(in crate::scheduler) spare_profile: Option<crate::backfill::Profile>,
+    /// How often preemption searches took their shortcuts so far.
+    pub(in crate::scheduler) preempt_taken: PreemptTaken,
 }
 
 impl LastOutcome {
@@ -72,6 +75,7 @@ impl LastOutcome {
             kept: None,
             resume: LastPass::default(),
             spare_profile: None,
+            preempt_taken: PreemptTaken::default(),
         }
     }
 

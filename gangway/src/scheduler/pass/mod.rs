@@ -142,9 +142,11 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) resumed: bool,
     /// The running jobs by queue, gathered at the pass's first preemption search.
     pub(in crate::scheduler) running_by_queue: Option<RunningByQueue>,
-    /// Running jobs' order keys read by order-based preemption in this pass
+    /// Running jobs sorted by order for order-based preemption in this pass
     /// ([`preempt::RunningKeys`]).
     pub(in crate::scheduler) running_keys: preempt::RunningKeys,
+    /// Order-based searches of this pass that found no room ([`preempt::NoRoom`]).
+    pub(in crate::scheduler) no_room: preempt::NoRoom,
     /// This pass's head, where passes track one ([`head`]).
     pub(in crate::scheduler) head: Option<head::Head>,
     /// The last pass's head, until this pass finds its own.
@@ -178,6 +180,7 @@ impl Pass {
             resumed: false,
             running_by_queue: None,
             running_keys: preempt::RunningKeys::default(),
+            no_room: preempt::NoRoom::default(),
             head: None,
             carried: None,
         }

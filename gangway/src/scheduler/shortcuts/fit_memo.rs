@@ -25,7 +25,7 @@ pub(in crate::scheduler) struct FitMemo {
 
 /// One attempt: the gang's kind, its fewest tasks (at least 1) and the end of its window.
 #[derive(Clone, Copy, Debug)]
-struct Attempt {
+pub(in crate::scheduler) struct Attempt {
     kind: Kind,
     tasks: u32,
     end: u64,
@@ -43,7 +43,7 @@ struct Kind {
 impl Attempt {
     /// The attempt of `gang` over a window ending at `end`; `None` for gangs the memo does not
     /// cover (several groups, or topology constraints).
-    fn of(gang: &GangRequest<'_>, end: u64) -> Option<Self> {
+    pub(in crate::scheduler) fn of(gang: &GangRequest<'_>, end: u64) -> Option<Self> {
         let [shape] = gang.shapes else {
             return None;
         };
@@ -67,7 +67,7 @@ impl Attempt {
 
     /// Whether this attempt needs no more than `other`: as many tasks or fewer, for as long or
     /// shorter, of the same kind.
-    fn within(&self, other: &Attempt) -> bool {
+    pub(in crate::scheduler) fn within(&self, other: &Attempt) -> bool {
         self.kind == other.kind && self.tasks <= other.tasks && self.end <= other.end
     }
 }
