@@ -45,7 +45,7 @@ use crate::scheduler::pass::order::calc_period::PriorityCalc;
 use crate::scheduler::pass::order::slots::PassOrder;
 use crate::scheduler::pass::preempt::RunningByQueue;
 use crate::scheduler::pass::report::PendingEntry;
-use crate::scheduler::shortcuts::fit_memo::FitMemo;
+use crate::scheduler::shortcuts::fit_memo::{EarmarkedFits, FitMemo};
 use crate::scheduler::shortcuts::kept_plans::{Confirmed, KeptPlans};
 use crate::scheduler::shortcuts::resume::Resumable;
 use crate::scheduler::shortcuts::settled::DeferredReport;
@@ -120,6 +120,8 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) always_plan: Option<JobId>,
     /// Placements now (around reservations, nothing earmarked) already tried in this pass.
     pub(in crate::scheduler) fits_now: FitMemo,
+    /// Placements now around every earmark already tried since the earmarks last changed.
+    pub(in crate::scheduler) fits_earmarked: EarmarkedFits,
     /// Whether no queue admits the least any pending job demands; known until a job starts.
     pub(in crate::scheduler) quota_closed: Option<bool>,
     /// The last pass's reservations made again identically.
@@ -171,6 +173,7 @@ impl Pass {
             bookings: Bookings::default(),
             always_plan,
             fits_now: FitMemo::default(),
+            fits_earmarked: EarmarkedFits::default(),
             quota_closed: None,
             confirmed: Confirmed::default(),
             denied,
