@@ -351,6 +351,13 @@ impl Profile {
         }
     }
 
+    /// Drops the free cpus summed so far ([`Profile::earliest_cpu_fit`]): a running job's
+    /// release moved earlier (it was told to stop by its grace deadline), which no booking
+    /// records, so the next query sums them again.
+    pub fn forget_free_cpus(&mut self) {
+        self.free_cpus = None;
+    }
+
     /// Records, for the sums kept from the running jobs' part, that a job started now holds
     /// `charges` (amounts by node) until `end` (the running jobs' part itself already has it).
     pub fn add_running(&mut self, charges: impl Iterator<Item = (NodeId, NodeAmounts)>, end: u64) {

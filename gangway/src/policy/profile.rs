@@ -615,6 +615,34 @@ impl Profile {
         self.global.order_built_in
     }
 
+    /// Whether every victim veto and victim order plug-in is a built-in that reads of the
+    /// preemptor at most its partition (which also chooses the hooks asked), keeps no state
+    /// and never faults: then two preemptors of one partition meet the same vetoes, with the
+    /// same ends, on every victim.
+    pub(crate) fn victim_plugins_read_partition_only(&self) -> bool {
+        use crate::policy::builtin::{
+            BorrowingFirst, LeastLostWork, LowerPriorityFirst, LowerTierFirst, MinRunTime,
+            NewestFirst, TierGuard,
+        };
+        self.plugins
+            .iter()
+            .filter(|p| {
+                p.hooks()
+                    .iter()
+                    .any(|h| matches!(h, Hook::VictimVeto | Hook::VictimOrder))
+            })
+            .all(|p| {
+                let plugin = p.as_any();
+                plugin.is::<TierGuard>()
+                    || plugin.is::<MinRunTime>()
+                    || plugin.is::<LowerTierFirst>()
+                    || plugin.is::<BorrowingFirst>()
+                    || plugin.is::<LowerPriorityFirst>()
+                    || plugin.is::<NewestFirst>()
+                    || plugin.is::<LeastLostWork>()
+            })
+    }
+
     /// Whether a plug-in that keyed this pass's order was silenced since: its slot must then
     /// be 0 for every job, so the keys compare alike.
     pub(crate) fn order_silenced(&self) -> Vec<usize> {

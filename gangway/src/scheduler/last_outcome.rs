@@ -12,6 +12,7 @@ use crate::scheduler::Plan;
 use crate::scheduler::pass::head::Head;
 use crate::scheduler::pass::order::calc_period::PriorityCalc;
 use crate::scheduler::pass::order::order_index::OrderIndex;
+use crate::scheduler::pass::preempt::PreemptTaken;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::kept_plans::KeptPlans;
 use crate::scheduler::shortcuts::resume::LastPass;
@@ -57,6 +58,8 @@ pub(in crate::scheduler) struct LastOutcome {
     /// The profile of a pass that cannot be continued: its memory, for the next pass to
     /// rebuild its profile in ([`crate::backfill::Profile::rebuild`]), not its contents.
     pub(in crate::scheduler) spare_profile: Option<crate::backfill::Profile>,
+    /// How often preemption searches took their shortcuts so far.
+    pub(in crate::scheduler) preempt_taken: PreemptTaken,
 }
 
 impl LastOutcome {
@@ -77,6 +80,7 @@ impl LastOutcome {
             kept: None,
             resume: LastPass::default(),
             spare_profile: None,
+            preempt_taken: PreemptTaken::default(),
         }
     }
 

@@ -236,16 +236,24 @@ impl Scheduler {
     }
 
     /// Which shortcuts the last pass took: whether it stopped settled, how many plans it kept
-    /// without a search (and of those, how many without a placement either); how many
-    /// passes so far continued the one before; and whether it took the pending order kept
-    /// from the pass before.
+    /// without a search (and of those, how many without a placement either); how many passes
+    /// so far continued the one before; how many preemption searches so far read only the
+    /// jobs their preemptor outranks, bisected for the first placeable prefix, or were skipped
+    /// as known to find no room; and whether it took the pending order kept from the pass
+    /// before.
     #[cfg(any(test, feature = "testkit"))]
-    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, bool) {
+    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 3], bool) {
         let kept = self.last.kept.as_ref();
+        let preempt = &self.last.preempt_taken;
         (
             self.last.deferred.is_some(),
             kept.map_or((0, 0), |k| (k.kept, k.unplaced)),
             self.last.resume.continued,
+            [
+                preempt.outranked_walks,
+                preempt.bisections,
+                preempt.no_room_skips,
+            ],
             self.last
                 .order_index
                 .as_ref()
@@ -591,6 +599,7 @@ impl std::fmt::Debug for Scheduler {
             .field("running", &self.state.running.len())
             .field("plans_kept", &self.last.kept.as_ref().map_or(0, |k| k.kept))
             .field("passes_continued", &self.last.resume.continued)
+            .field("preemption_shortcuts", &self.last.preempt_taken)
             .finish_non_exhaustive()
     }
 }

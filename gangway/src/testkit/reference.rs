@@ -42,6 +42,15 @@ pub struct ShortcutsTaken {
     pub kept_unplaced: usize,
     /// Passes that continued the one before instead of starting over.
     pub continued: u64,
+    /// Order-based preemption searches that read only the running jobs their preemptor
+    /// outranks, from the running jobs sorted once per pass.
+    pub outranked_walks: u64,
+    /// Preemption searches that found the first placeable prefix of their candidates by
+    /// bisection.
+    pub bisections: u64,
+    /// Order-based preemption searches skipped as known to find no room, from a failed search
+    /// of the same pass.
+    pub no_room_skips: u64,
     /// Passes that took the pending order kept from the pass before, with only its changes
     /// applied (under `policy.priority.calc_period_ms`).
     pub kept_order: usize,
@@ -53,8 +62,9 @@ pub struct Twins {
     fast: Scheduler,
     reference: Scheduler,
     taken: ShortcutsTaken,
-    /// The fast scheduler's count of continued passes when it was last replaced.
-    continued_before: u64,
+    /// The fast scheduler's cumulative counts (continued passes, preemption shortcuts) when
+    /// it was last replaced.
+    before: ShortcutsTaken,
 }
 
 impl Twins {
@@ -64,15 +74,19 @@ impl Twins {
             reference: reference_of(&scheduler),
             fast: scheduler,
             taken: ShortcutsTaken::default(),
-            continued_before: 0,
+            before: ShortcutsTaken::default(),
         }
     }
 
     /// The shortcuts the fast scheduler took so far.
     pub fn shortcuts_taken(&self) -> ShortcutsTaken {
-        let (_, _, continued, _) = self.fast.shortcuts_taken();
+        let (_, _, continued, [outranked_walks, bisections, no_room_skips], _) =
+            self.fast.shortcuts_taken();
         ShortcutsTaken {
-            continued: self.continued_before + continued,
+            continued: self.before.continued + continued,
+            outranked_walks: self.before.outranked_walks + outranked_walks,
+            bisections: self.before.bisections + bisections,
+            no_room_skips: self.before.no_room_skips + no_room_skips,
             ..self.taken
         }
     }
@@ -90,7 +104,7 @@ impl Twins {
     /// Replaces the fast scheduler (by its restore from a snapshot, say), keeping the reference
     /// as it is: from then on the restored one must decide as the uninterrupted reference.
     pub fn replace_fast(&mut self, fast: Scheduler) {
-        self.continued_before = self.shortcuts_taken().continued;
+        self.before = self.shortcuts_taken();
         self.fast = fast;
     }
 
@@ -137,7 +151,7 @@ impl Twins {
             ));
         }
         self.same().map_err(|e| format!("at {now_ms} ms: {e}"))?;
-        let (settled, (kept, unplaced), _, kept_order) = self.fast.shortcuts_taken();
+        let (settled, (kept, unplaced), _, _, kept_order) = self.fast.shortcuts_taken();
         self.taken.settled += usize::from(settled);
         self.taken.kept_order += usize::from(kept_order);
         self.taken.kept += kept;

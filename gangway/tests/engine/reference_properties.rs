@@ -12,7 +12,9 @@
 //! user backfill rule, the pinned head, `reconfigure` half-way, the order keys calculated once a period (`calc_period_ms`), profiles (the default, LAS, shortest-first, adversarial plug-ins) and
 //! the fast scheduler snapshotted and restored half-way, which must then go on deciding as the
 //! uninterrupted reference. A second family runs busy clusters of few job shapes, where passes keep
-//! many reservations from the pass before and many jobs wait behind a blocked head. `the_cases_reach_every_shortcut` shows that the
+//! many reservations from the pass before and many jobs wait behind a blocked head; a third, contended clusters with order-based preemption,
+//! where long queues of preemptors outrank some running jobs and most find no room (the
+//! running jobs sorted by order, the bisection, the failed searches remembered). `the_cases_reach_every_shortcut` shows that the
 //! comparisons are not vacuous. `GANGWAY_PROPTEST_SCALE=N` multiplies the case count.
 
 use gangway::config::{FairSharingConfig, WaitForReadyConfig};
@@ -453,6 +455,98 @@ fn busy() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
     })
 }
 
+/// A submit of job `j{id}` for [`contended_stream`]: one group of 1–3 tasks of 2 or 4 cpus and
+/// 0 or 1 GPU, packed or spread (few kinds, so that preemptors of one kind queue up), 1 to 20
+/// min, priority 0..3, a grace period of 0 or 30 s.
+fn contended_submit() -> impl Strategy<Value = StreamEvent> {
+    let group =
+        (1u32..=3, prop::bool::ANY, 0u64..=1, prop::bool::ANY).prop_map(|(n, big, g, spread)| {
+            let c = if big { 4 } else { 2 };
+            let placement = if spread { "spread" } else { "pack" };
+            json!({"count": n, "cpus": c, "memory_mib": c * 1_000, "gpus": g,
+                   "placement": placement})
+        });
+    let grace = prop_oneof![Just(0u64), Just(30_000)];
+    (0u32..60, group, 60_000u64..=1_200_000, 0i32..=3, grace).prop_map(
+        |(id, group, limit, priority, grace)| {
+            let job = json!({"id": format!("j{id}"), "time_limit_ms": limit,
+                             "priority": priority, "grace_ms": grace, "groups": [group]});
+            StreamEvent::Raw(serde_json::from_value(json!({"type": "submit", "job": job})).unwrap())
+        },
+    )
+}
+
+/// Ticks of many submits on the busy cluster with order-based preemption: long queues of
+/// preemptors that outrank some running jobs, most finding no room. Every other tick, at the
+/// same instant as the one before, has submits only; the others also finish running jobs and
+/// acknowledge preemptions.
+fn contended_stream() -> impl Strategy<Value = Stream> {
+    let other = prop_oneof![
+        (any::<u8>(), any::<bool>())
+            .prop_map(|(pick, failed)| StreamEvent::FinishRunning { pick, failed }),
+        any::<u8>().prop_map(|pick| StreamEvent::AckPreempted { pick }),
+    ];
+    let tick = (
+        0u64..=60_000,
+        vec(contended_submit(), 0..=6),
+        vec(other, 0..=2),
+    );
+    vec(tick, 1..=30).prop_map(|ticks| {
+        let mut at_ms = 0;
+        let ticks = ticks
+            .into_iter()
+            .enumerate()
+            .map(|(i, (delta, mut events, others))| {
+                if i % 2 == 0 {
+                    at_ms += delta;
+                    events.extend(others);
+                }
+                TickStep { at_ms, events }
+            })
+            .collect();
+        Stream { ticks }
+    })
+}
+
+/// The contended arm: the busy cluster (conservative, EASY or no backfill) with order-based
+/// preemption and, now and then, partition tiers, no quota tree, [`contended_stream`]; the
+/// default profile mostly, else shortest-first (keys fixed for a pass too) or LAS (keys that
+/// change, where the searches take none of the order-based shortcuts).
+fn contended() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
+    let mode = prop_oneof![
+        2 => Just("conservative"),
+        2 => Just("easy"),
+        1 => Just("none"),
+    ];
+    let profile = prop_oneof![
+        6 => Just(Plugins::Config),
+        1 => Just(Plugins::ShortestFirst),
+        1 => Just(Plugins::Las),
+    ];
+    let tiers = prop::bool::weighted(0.2);
+    (contended_stream(), mode, profile, tiers).prop_map(|(stream, mode, profile, tiers)| {
+        let mut config = busy_cluster(mode, None, "order", false);
+        let preemption = &mut config.policy.preemption;
+        preemption.enabled = true;
+        preemption.order_based = true;
+        preemption.partition_tiers = tiers;
+        let plain = Features {
+            fair_sharing: false,
+            admission_fair_sharing: false,
+            wait_for_ready: None,
+            order_based: true,
+            no_preemption: false,
+            licenses: None,
+            maintenance: None,
+            profile,
+            restore_at: None,
+            reconfigure_at: None,
+            calc_period: None,
+        };
+        (config, stream, plain)
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 192 * scale(), failure_persistence: crate::common::kept_beside(), ..ProptestConfig::default() })]
 
@@ -469,11 +563,19 @@ proptest! {
     ) {
         run(&config, &stream, &features, &mut Reached::default())?;
     }
+
+    #[test]
+    fn order_based_preemption_on_busy_clusters_decides_as_the_reference_pass(
+        (config, stream, features) in contended()
+    ) {
+        run(&config, &stream, &features, &mut Reached::default())?;
+    }
 }
 
 /// The comparisons are not vacuous: over a fixed sample of cases of each family most
-/// configurations are accepted, the fast scheduler took every shortcut many times, and the
-/// head rules, a user backfill rule and the pinned head held jobs back many times.
+/// configurations are accepted, the fast scheduler took every shortcut many times (the
+/// preemption searches' too), and the head rules, a user backfill rule and the pinned head
+/// held jobs back many times.
 #[test]
 fn the_cases_reach_every_shortcut() {
     use proptest::strategy::ValueTree;
@@ -494,9 +596,31 @@ fn the_cases_reach_every_shortcut() {
             total.kept += taken.kept;
             total.kept_unplaced += taken.kept_unplaced;
             total.continued += taken.continued;
+            total.outranked_walks += taken.outranked_walks;
+            total.bisections += taken.bisections;
+            total.no_room_skips += taken.no_room_skips;
             total.kept_order += taken.kept_order;
         }
     }
+    // The contended family on a stream of its own, so that the others' draws stay as they were.
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[11; 32]);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let mut contended_accepted = 0;
+    for _ in 0..cases / 2 {
+        let (config, stream, features) = contended().new_tree(&mut runner).unwrap().current();
+        if let Some(taken) = run(&config, &stream, &features, &mut reached).unwrap() {
+            contended_accepted += 1;
+            total.outranked_walks += taken.outranked_walks;
+            total.bisections += taken.bisections;
+            total.no_room_skips += taken.no_room_skips;
+        }
+    }
+    assert_eq!(
+        contended_accepted,
+        cases / 2,
+        "every contended case is accepted"
+    );
+    eprintln!("{total:?}");
     assert!(
         accepted * 10 >= 2 * cases * 7,
         "only {accepted} of {} configurations accepted",
@@ -506,6 +630,11 @@ fn the_cases_reach_every_shortcut() {
     assert!(total.kept >= 1_000, "{total:?}");
     assert!(total.kept_unplaced >= 400, "{total:?}");
     assert!(total.continued >= 200, "{total:?}");
+    // The order-based preemption shortcuts, mostly from the contended family (about 6,000,
+    // 110 and 2,300).
+    assert!(total.outranked_walks >= 2_000, "{total:?}");
+    assert!(total.bisections >= 50, "{total:?}");
+    assert!(total.no_room_skips >= 800, "{total:?}");
     // The order kept across passes under a calculation period (about 315 passes).
     assert!(total.kept_order >= 150, "{total:?}");
     // The head rules, the submit-order candidates, a user backfill rule and the pinned head

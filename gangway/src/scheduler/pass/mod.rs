@@ -45,7 +45,7 @@ use crate::scheduler::pass::order::calc_period::PriorityCalc;
 use crate::scheduler::pass::order::slots::PassOrder;
 use crate::scheduler::pass::preempt::RunningByQueue;
 use crate::scheduler::pass::report::PendingEntry;
-use crate::scheduler::shortcuts::fit_memo::FitMemo;
+use crate::scheduler::shortcuts::fit_memo::{EarmarkedFits, FitMemo};
 use crate::scheduler::shortcuts::kept_plans::{Confirmed, KeptPlans};
 use crate::scheduler::shortcuts::resume::Resumable;
 use crate::scheduler::shortcuts::settled::DeferredReport;
@@ -120,6 +120,8 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) always_plan: Option<JobId>,
     /// Placements now (around reservations, nothing earmarked) already tried in this pass.
     pub(in crate::scheduler) fits_now: FitMemo,
+    /// Placements now around every earmark already tried since the earmarks last changed.
+    pub(in crate::scheduler) fits_earmarked: EarmarkedFits,
     /// Whether no queue admits the least any pending job demands; known until a job starts.
     pub(in crate::scheduler) quota_closed: Option<bool>,
     /// The last pass's reservations made again identically.
@@ -142,9 +144,11 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) resumed: bool,
     /// The running jobs by queue, gathered at the pass's first preemption search.
     pub(in crate::scheduler) running_by_queue: Option<RunningByQueue>,
-    /// Running jobs' order keys read by order-based preemption in this pass
+    /// Running jobs sorted by order for order-based preemption in this pass
     /// ([`preempt::RunningKeys`]).
     pub(in crate::scheduler) running_keys: preempt::RunningKeys,
+    /// Order-based searches of this pass that found no room ([`preempt::NoRoom`]).
+    pub(in crate::scheduler) no_room: preempt::NoRoom,
     /// This pass's head, where passes track one ([`head`]).
     pub(in crate::scheduler) head: Option<head::Head>,
     /// The last pass's head, until this pass finds its own.
@@ -169,6 +173,7 @@ impl Pass {
             bookings: Bookings::default(),
             always_plan,
             fits_now: FitMemo::default(),
+            fits_earmarked: EarmarkedFits::default(),
             quota_closed: None,
             confirmed: Confirmed::default(),
             denied,
@@ -178,6 +183,7 @@ impl Pass {
             resumed: false,
             running_by_queue: None,
             running_keys: preempt::RunningKeys::default(),
+            no_room: preempt::NoRoom::default(),
             head: None,
             carried: None,
         }

@@ -70,16 +70,22 @@ impl Scheduler {
         {
             return Some(plan.assignments.clone());
         }
-        // The memo holds only for the one view every job without earmarks sees, and for
-        // filters and scorers that answer by shape.
+        // The memos hold only for the views every job without earmarks sees (nothing held), or
+        // every job without an earmark of its own (every earmark held), and for filters and
+        // scorers that answer by shape.
         let remembered = self.shortcuts
             && released.is_empty()
-            && held.is_empty()
+            && (held.is_empty() || !self.state.earmarks.contains_key(&id))
             && gate.as_ref().is_none_or(JobGate::shape_only);
+        let changes = self.state.quota.earmark_changes;
+        let memo = match held.is_empty() {
+            true => &mut pass.fits_now,
+            false => pass.fits_earmarked.at(changes),
+        };
         // Filters must run for `explain` to tell this job why no node passed them: a failure
         // remembered from another job of its shape does not spare it the placement.
         let filtered = gate.as_ref().is_some_and(JobGate::filters);
-        if remembered && !filtered && pass.fits_now.known(&gang, end) == Some(false) {
+        if remembered && !filtered && memo.known(&gang, end) == Some(false) {
             return None;
         }
         // Counts first: without filters to report on, a gang short of cpus in all is not placed.
@@ -89,7 +95,7 @@ impl Scheduler {
         let placed = place_gang(&self.state.nodes, &candidates, &view, gang);
         // Only failures: a gang that fits needs its own assignments.
         if remembered && placed.is_none() {
-            pass.fits_now.record(&gang, end, false);
+            memo.record(&gang, end, false);
         }
         if placed.is_none()
             && released.is_empty()

@@ -8,7 +8,9 @@
 //! rules out every later gang of the same kind needing at least as many tasks for at least as
 //! long, for the rest of the pass; one that fitted vouches for gangs of its kind needing at most
 //! as many tasks for at most as long, until capacity shrinks again ([`FitMemo::forget_fits`]).
-//! The memo answers only what the placement would have answered: decisions are unchanged.
+//! The memo answers only what the placement would have answered: decisions are unchanged. Where
+//! preemptors hold earmarks, every job without one of its own sees the view around all of them:
+//! [`EarmarkedFits`] remembers that view's failures until an earmark changes.
 
 use crate::model::ids::PartitionId;
 use crate::model::shape::TaskShape;
@@ -25,7 +27,7 @@ pub(in crate::scheduler) struct FitMemo {
 
 /// One attempt: the gang's kind, its fewest tasks (at least 1) and the end of its window.
 #[derive(Clone, Copy, Debug)]
-struct Attempt {
+pub(in crate::scheduler) struct Attempt {
     kind: Kind,
     tasks: u32,
     end: u64,
@@ -43,7 +45,7 @@ struct Kind {
 impl Attempt {
     /// The attempt of `gang` over a window ending at `end`; `None` for gangs the memo does not
     /// cover (several groups, or topology constraints).
-    fn of(gang: &GangRequest<'_>, end: u64) -> Option<Self> {
+    pub(in crate::scheduler) fn of(gang: &GangRequest<'_>, end: u64) -> Option<Self> {
         let [shape] = gang.shapes else {
             return None;
         };
@@ -67,7 +69,7 @@ impl Attempt {
 
     /// Whether this attempt needs no more than `other`: as many tasks or fewer, for as long or
     /// shorter, of the same kind.
-    fn within(&self, other: &Attempt) -> bool {
+    pub(in crate::scheduler) fn within(&self, other: &Attempt) -> bool {
         self.kind == other.kind && self.tasks <= other.tasks && self.end <= other.end
     }
 }
@@ -103,6 +105,30 @@ impl FitMemo {
     /// Drops what fitted: capacity shrank (a job started, or a reservation was pinned).
     pub(in crate::scheduler) fn forget_fits(&mut self) {
         self.fitted.clear();
+    }
+}
+
+/// A [`FitMemo`] of placements now around every earmark (those of jobs without an earmark of
+/// their own, which all see the same view), valid while the earmarks stay as they were: a
+/// change can free capacity (an earmark released, or victims told to stop by a deadline).
+#[derive(Debug, Default)]
+pub(in crate::scheduler) struct EarmarkedFits {
+    /// The state's count of earmark changes the memo belongs to.
+    changes: u64,
+    memo: FitMemo,
+}
+
+impl EarmarkedFits {
+    /// The memo for the earmarks as they stand after `changes` changes (emptied when they
+    /// changed since).
+    pub(in crate::scheduler) fn at(&mut self, changes: u64) -> &mut FitMemo {
+        if self.changes != changes {
+            *self = EarmarkedFits {
+                changes,
+                memo: FitMemo::default(),
+            };
+        }
+        &mut self.memo
     }
 }
 

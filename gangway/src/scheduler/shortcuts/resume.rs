@@ -72,7 +72,7 @@ use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::order::OrderKey;
 use crate::scheduler::pass::order::lazy::LazyOrder;
 use crate::scheduler::pass::report::PendingEntry;
-use crate::scheduler::shortcuts::fit_memo::FitMemo;
+use crate::scheduler::shortcuts::fit_memo::{EarmarkedFits, FitMemo};
 
 /// What a finished pass leaves for the next tick to continue.
 #[derive(Debug)]
@@ -153,6 +153,7 @@ impl Scheduler {
         pass.now = now;
         pass.quota_closed = None;
         pass.fits_now = FitMemo::default();
+        pass.fits_earmarked = EarmarkedFits::default();
         pass.blocking.fits_free = FitMemo::default();
         pass.denied = denied;
         pass.details = std::mem::take(&mut self.last.details);

@@ -69,22 +69,28 @@
 //! ```
 
 pub(in crate::scheduler) mod fair_sharing;
+mod no_room;
 mod pool;
+mod running_keys;
 
+pub(in crate::scheduler) use no_room::NoRoom;
 pub(in crate::scheduler) use pool::RunningByQueue;
+pub(in crate::scheduler) use running_keys::RunningKeys;
+
+use no_room::Failure;
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use crate::config::{ReclaimWithinCohort, WithinQueue};
 use crate::decision::Decision;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::placement::Assignment;
-use crate::policy::{OrderKeys, PartitionHooks, PassFigures, VictimKeys};
+use crate::policy::{PartitionHooks, VictimKeys};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
+use crate::scheduler::shortcuts::fit_memo::Attempt;
 
 /// Why a running job may be a victim: it decides what the preemptor's quota must satisfy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,22 +109,31 @@ pub(in crate::scheduler) enum Basis {
 /// later job id.
 type VictimRank = (VictimKeys, Reverse<JobId>);
 
-/// Running jobs' order keys (partition tier and the profile's keys) as order-based preemption
-/// compares them with a preemptor's, kept for the pass whose figures they were computed
-/// against. A shortcut (the reference pass computes every key at every search): used only where
-/// the profile's keys are fixed for a pass ([`crate::policy::Profile`]'s
-/// `order_keys_fixed_in_pass`), so a kept key is the one a search would compute. Every pending
-/// job that outranks running ones searches, at every pass, and compared every running job's
-/// key again.
-#[derive(Debug, Default)]
-pub(in crate::scheduler) struct RunningKeys {
-    /// The figures of the pass the keys belong to (compared by identity: each pass makes its
-    /// own).
-    figures: Option<Arc<PassFigures>>,
-    /// The searches of that pass so far: keys are kept from the second on (a pass with one
-    /// search would pay for the map and ask no key twice).
-    searches: u32,
-    keys: BTreeMap<JobId, (Reverse<i32>, Reverse<OrderKeys>)>,
+/// Where a victim search reads the running jobs.
+pub(in crate::scheduler) enum Walk {
+    /// Every running job, each one's order computed where order-based preemption asks it.
+    Every,
+    /// The running jobs that can have a basis under the queue policies alone, in job order
+    /// ([`Scheduler::victim_pool`]).
+    Pool(Vec<JobId>),
+    /// Order-based preemption with the running jobs' keys kept for the pass
+    /// ([`RunningKeys`]): the jobs the preemptor outranks, in job order; `alone` where they
+    /// are the only ones that can have a basis (no quota tree: the queue policies give none,
+    /// and a lower partition tier is a lower order), else every running job is read.
+    Outranked { jobs: Vec<JobId>, alone: bool },
+}
+
+/// How often this scheduler's preemption searches took their shortcuts, for the reference
+/// family's check that it reaches them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(in crate::scheduler) struct PreemptTaken {
+    /// Searches that read only the running jobs their preemptor outranks ([`Walk::Outranked`]).
+    pub(in crate::scheduler) outranked_walks: u64,
+    /// Searches for the first placeable prefix by bisection
+    /// ([`Scheduler::first_placeable`]).
+    pub(in crate::scheduler) bisections: u64,
+    /// Searches skipped as known to find no room ([`NoRoom`]).
+    pub(in crate::scheduler) no_room_skips: u64,
 }
 
 /// Victims chosen for a preemptor and where it will run once they have stopped.
@@ -154,36 +169,44 @@ impl Scheduler {
         if hopeless && self.shortcuts {
             return false;
         }
+        let no_room = self.no_room_failure(id, end);
+        if let Some((failure, _)) = &no_room
+            && pass.no_room.known_to_fail(
+                &self.last.figures,
+                self.state.quota.earmark_changes,
+                failure,
+            )
+        {
+            self.last.preempt_taken.no_room_skips += 1;
+            return false;
+        }
         let running = pass
             .running_by_queue
             .get_or_insert_with(|| RunningByQueue::of(&self.state));
-        let pool = self.victim_pool(id, running);
-        let kept = &mut pass.running_keys;
-        let keep = self.shortcuts && self.profile.order_keys_fixed_in_pass();
-        if keep
-            && !kept
-                .figures
-                .as_ref()
-                .is_some_and(|f| Arc::ptr_eq(f, &self.last.figures))
-        {
-            *kept = RunningKeys {
-                figures: Some(Arc::clone(&self.last.figures)),
-                searches: 0,
-                keys: BTreeMap::new(),
-            };
+        let walk = match self.victim_pool(id, running) {
+            Some(pool) => Walk::Pool(pool),
+            None => self.outranked_walk(id, fair, &mut pass.running_keys),
+        };
+        if matches!(walk, Walk::Outranked { alone: true, .. }) {
+            self.last.preempt_taken.outranked_walks += 1;
         }
-        kept.searches = kept.searches.saturating_add(u32::from(keep));
-        let keep = keep && kept.searches > 1;
-        let (candidates, veto_ends) = self.victim_candidates(id, pool, keep.then_some(kept));
+        let (candidates, veto_ends) = self.victim_candidates(id, walk);
         let choice = self.choose_victims(id, candidates, fair, pass, end);
         let Some(choice) = choice else {
             // A veto that ends lets the preemptor try again then.
             if !hopeless {
                 self.last.veto_ends_ms = self.last.veto_ends_ms.into_iter().chain(veto_ends).min();
             }
+            if let Some((failure, true)) = no_room {
+                pass.no_room.record(failure);
+            }
             return false;
         };
         self.preempt(id, choice, decisions);
+        // The victims now release by their grace deadlines.
+        if let Some(profile) = pass.profile.as_mut() {
+            profile.forget_free_cpus();
+        }
         true
     }
 
@@ -264,16 +287,13 @@ impl Scheduler {
     /// victim order (the later job id breaks ties). The engine's rules come first: never a
     /// non-preemptible job, one already told to stop, one started in this tick, nor (with
     /// `anti_thrash`) one that preempted `id`; then a basis (a lower partition tier, the queue
-    /// policies, or order-based preemption); then the profile's vetoes. `pool`: the running
-    /// jobs that can have a basis, in job order ([`Scheduler::victim_pool`]); `None`: every
-    /// running job. `kept`: running jobs' order keys kept for this pass, where the profile's
-    /// keys are fixed for a pass. Also returns the earliest end after now of a veto that removed
+    /// policies, or order-based preemption); then the profile's vetoes. `walk`: the running
+    /// jobs to read ([`Walk`]). Also returns the earliest end after now of a veto that removed
     /// a candidate.
     pub(in crate::scheduler) fn victim_candidates(
         &self,
         id: JobId,
-        pool: Option<Vec<JobId>>,
-        mut kept: Option<&mut RunningKeys>,
+        walk: Walk,
     ) -> (Vec<(JobId, Basis)>, Option<u64>) {
         let Some(preemptor) = self.state.job_view(id) else {
             return (Vec::new(), None);
@@ -302,14 +322,17 @@ impl Scheduler {
             .then(|| self.pass_key(preemptor, &context));
         let mut candidates: Vec<(VictimRank, Basis)> = Vec::new();
         let mut veto_ends: Option<u64> = None;
-        let all: &mut dyn Iterator<Item = JobId> = &mut self.state.running.iter().copied();
-        let pooled;
-        let running: &mut dyn Iterator<Item = JobId> = match pool {
-            Some(pool) => {
-                pooled = pool;
-                &mut pooled.iter().copied()
-            }
-            None => all,
+        // The jobs read, where not every running job; the outranked ones, where kept; whether
+        // every job read is outranked.
+        let (listed, outranked, all_outranked) = match walk {
+            Walk::Every => (None, None, false),
+            Walk::Pool(pool) => (Some(pool), None, false),
+            Walk::Outranked { jobs, alone: true } => (Some(jobs), None, true),
+            Walk::Outranked { jobs, alone: false } => (None, Some(jobs), false),
+        };
+        let running: Box<dyn Iterator<Item = JobId> + '_> = match &listed {
+            Some(jobs) => Box::new(jobs.iter().copied()),
+            None => Box::new(self.state.running.iter().copied()),
         };
         for v in running {
             let Some(victim) = self.state.job_view(v) else {
@@ -333,18 +356,13 @@ impl Scheduler {
             {
                 continue;
             }
-            let mut outranked = || {
-                own_key.is_some_and(|(tier, keys, ..)| {
-                    let key = || {
-                        let (victim_tier, victim_keys, ..) = self.pass_key(victim, &context);
-                        (victim_tier, victim_keys)
-                    };
-                    let victim_key = match kept.as_deref_mut() {
-                        Some(kept) => *kept.keys.entry(v).or_insert_with(key),
-                        None => key(),
-                    };
-                    (tier, keys) < victim_key
-                })
+            let outranked = || match &outranked {
+                _ if all_outranked => true,
+                Some(jobs) => jobs.binary_search(&v).is_ok(),
+                None => own_key.is_some_and(|(tier, keys, ..)| {
+                    let (victim_tier, victim_keys, ..) = self.pass_key(victim, &context);
+                    (tier, keys) < (victim_tier, victim_keys)
+                }),
             };
             let basis = if fair {
                 self.queue_basis(id, v)
@@ -374,6 +392,56 @@ impl Scheduler {
             .map(|((_, Reverse(v)), basis)| (v, basis))
             .collect();
         (candidates, veto_ends)
+    }
+
+    /// The walk of an order-based search for `id` where the running jobs' keys are kept for
+    /// the pass ([`Walk::Outranked`]); [`Walk::Every`] otherwise.
+    fn outranked_walk(&self, id: JobId, fair: bool, kept: &mut RunningKeys) -> Walk {
+        if !self.state.config.policy.preemption.order_based || fair {
+            return Walk::Every;
+        }
+        let (Some(preemptor), Some(keys)) = (self.state.job_view(id), self.running_keys(kept))
+        else {
+            return Walk::Every;
+        };
+        let context = self.last.figures.context(&self.state);
+        let (tier, own, ..) = self.pass_key(preemptor, &context);
+        Walk::Outranked {
+            jobs: keys.outranked_by(&(tier, own)),
+            alone: self.state.quota.tree.is_none(),
+        }
+    }
+
+    /// What a search for `id` until `end` that finds no room is remembered as ([`NoRoom`]),
+    /// and whether it may be recorded: `id` has no licenses to be short of, and no victim is
+    /// left out for having preempted it (a later preemptor's candidates must be among its own).
+    /// `None` where the memo does not hold, or the pass runs without shortcuts.
+    fn no_room_failure(&self, id: JobId, end: u64) -> Option<(Failure, bool)> {
+        let settings = &self.state.config.policy.preemption;
+        let holds = self.shortcuts
+            && settings.order_based
+            && self.state.quota.tree.is_none()
+            && self.profile.order_keys_fixed_in_pass()
+            && self.profile.victim_plugins_read_partition_only();
+        if !holds {
+            return None;
+        }
+        let preemptor = self.state.job_view(id)?;
+        let job = preemptor.record();
+        let hooks = self.profile.partition(job.partition.index());
+        if !hooks.is_none_or(|h| h.shape_only) {
+            return None;
+        }
+        let attempt = Attempt::of(&self.state.gang_request(job), end)?;
+        let context = self.last.figures.context(&self.state);
+        let (tier, keys, ..) = self.pass_key(preemptor, &context);
+        let recordable =
+            job.licenses.is_empty() && (!settings.anti_thrash || job.preempted_by.is_empty());
+        let failure = Failure {
+            attempt,
+            key: (tier, keys),
+        };
+        Some((failure, recordable))
     }
 
     /// What the preemptor's queue policy lets it do to running job `v` of a queue.
@@ -433,6 +501,7 @@ impl Scheduler {
         if !plain {
             return Some(1);
         }
+        self.last.preempt_taken.bisections += 1;
         let held = self.state.earmark_holds(Some(id));
         // `false` only where the prefix of length `k` is known not to make room; a prefix that
         // releases nothing is not judged here.
