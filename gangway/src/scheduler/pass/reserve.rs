@@ -49,8 +49,7 @@ impl Scheduler {
         let wanted = self.reservation(job, &minimal, gate.as_ref());
         pass.verdicts_stand &= minimal.len() == 1 && wanted.gang.topology.is_none();
         // Filters and scorers may change their answers between passes: plans they shaped are
-        // searched again.
-        // Under compression a plan is searched again at every pass, for an earlier start.
+        // searched again; so is every plan under compression, for an earlier start.
         let compress = self.compresses();
         let rank = self
             .kept_rank(id)
