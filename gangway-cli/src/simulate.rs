@@ -43,7 +43,8 @@ pub struct SimulateArgs {
     #[arg(long)]
     strict: bool,
     /// The policy, or a comma-separated list of policies to compare (e.g. `fcfs,easy,sjf,las`),
-    /// among ssh, fcfs, easy, conservative, full, sjf, las and rlscheduler. Default: compare
+    /// among ssh, fcfs, easy, conservative, full, sjf, las, rlscheduler and
+    /// conservative-compress. Default: compare
     /// ssh (no scheduler), fcfs, easy, conservative and full.
     #[arg(long, value_name = "POLICY[,POLICY...]", value_parser = parse_policies)]
     policy: Option<Policies>,

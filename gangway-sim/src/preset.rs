@@ -11,7 +11,8 @@ use gangway::policy::spec::PluginSpec;
 /// A scheduling policy preset.
 ///
 /// [`PolicyPreset::ALL`] holds the five `gangway simulate` compares by default;
-/// [`PolicyPreset::EVERY`] every preset, also `sjf`, `las` and `rlscheduler`.
+/// [`PolicyPreset::EVERY`] every preset, also `sjf`, `las`, `rlscheduler` and
+/// `conservative-compress`.
 ///
 /// ```
 /// use gangway_sim::PolicyPreset;
@@ -19,7 +20,8 @@ use gangway::policy::spec::PluginSpec;
 /// assert_eq!(PolicyPreset::ALL.len(), 5);
 /// assert_eq!(
 ///     PolicyPreset::names(),
-///     ["ssh", "fcfs", "easy", "conservative", "full", "sjf", "las", "rlscheduler"]
+///     ["ssh", "fcfs", "easy", "conservative", "full", "sjf", "las", "rlscheduler",
+///      "conservative-compress"]
 /// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +55,11 @@ pub enum PolicyPreset {
     /// `before_head_estimate` (a job passes the head only if it ends strictly before the head's
     /// start as estimated, once, from requested times), no quotas, no preemption.
     Rlscheduler,
+    /// The textbook's conservative backfill with compression (Mu'alem & Feitelson 2001) in
+    /// submit order: `policy.backfill` `{"mode": "conservative", "compress": true}`, each
+    /// reservation made once and only ever moved earlier.
+    #[serde(rename = "conservative-compress")]
+    ConservativeCompress,
 }
 
 impl PolicyPreset {
@@ -66,8 +73,9 @@ impl PolicyPreset {
         PolicyPreset::Full,
     ];
 
-    /// Every preset: [`PolicyPreset::ALL`], then `sjf`, `las` and `rlscheduler`.
-    pub const EVERY: [PolicyPreset; 8] = [
+    /// Every preset: [`PolicyPreset::ALL`], then `sjf`, `las`, `rlscheduler` and
+    /// `conservative-compress`.
+    pub const EVERY: [PolicyPreset; 9] = [
         PolicyPreset::Ssh,
         PolicyPreset::Fcfs,
         PolicyPreset::Easy,
@@ -76,10 +84,11 @@ impl PolicyPreset {
         PolicyPreset::Sjf,
         PolicyPreset::Las,
         PolicyPreset::Rlscheduler,
+        PolicyPreset::ConservativeCompress,
     ];
 
     /// The names of [`PolicyPreset::EVERY`], in order.
-    pub fn names() -> [&'static str; 8] {
+    pub fn names() -> [&'static str; 9] {
         PolicyPreset::EVERY.map(PolicyPreset::name)
     }
 
@@ -117,6 +126,7 @@ impl PolicyPreset {
             PolicyPreset::Sjf => "sjf",
             PolicyPreset::Las => "las",
             PolicyPreset::Rlscheduler => "rlscheduler",
+            PolicyPreset::ConservativeCompress => "conservative-compress",
         }
     }
 
@@ -161,9 +171,12 @@ impl PolicyPreset {
         policy.backfill.mode = match self {
             PolicyPreset::Ssh | PolicyPreset::Fcfs | PolicyPreset::Las => BackfillMode::None,
             PolicyPreset::Easy | PolicyPreset::Full | PolicyPreset::Sjf => BackfillMode::Easy,
-            PolicyPreset::Conservative => BackfillMode::Conservative,
+            PolicyPreset::Conservative | PolicyPreset::ConservativeCompress => {
+                BackfillMode::Conservative
+            }
             PolicyPreset::Rlscheduler => BackfillMode::BeforeHeadEstimate,
         };
+        policy.backfill.compress = self == PolicyPreset::ConservativeCompress;
         policy.backfill.depth = None;
         policy.priority.pinned_head = self == PolicyPreset::Rlscheduler;
         if self == PolicyPreset::Full {
@@ -193,6 +206,7 @@ impl PolicyPreset {
             PolicyPreset::Fcfs
             | PolicyPreset::Easy
             | PolicyPreset::Conservative
+            | PolicyPreset::ConservativeCompress
             | PolicyPreset::Full
             | PolicyPreset::Rlscheduler => return,
         };

@@ -4,7 +4,9 @@
 //! nothing else. It is the yardstick gangway is measured against: the engine's `easy` preset
 //! starts every job at the same second on machines of one-cpu nodes
 //! (gangway-sim/tests/sim/easy_reference.rs), and the benchmarks put the two side by side
-//! (BENCHMARKS.md).
+//! (BENCHMARKS.md). Its conservative counterpart, with compression, is [`conservative`]
+//! (gangway-sim/tests/sim/conservative_reference.rs holds the engine's `conservative-compress`
+//! preset to it).
 //!
 //! The rules:
 //! - the queue is in submit order, ties in input order;
@@ -24,6 +26,10 @@
 //! let jobs = [job(0, 10, 10, 2), job(1, 5, 5, 3), job(2, 3, 5, 2)];
 //! assert_eq!(easy(4, &jobs), [0, 10, 2]);
 //! ```
+
+mod conservative;
+
+pub use conservative::conservative;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

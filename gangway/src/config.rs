@@ -630,6 +630,21 @@ pub struct BackfillConfig {
     /// ```
     #[serde(default, skip_serializing_if = "BackfillCandidates::is_default")]
     pub candidates: BackfillCandidates,
+    /// Mode `conservative` only: the textbook's conservative backfill with compression
+    /// (Mu'alem & Feitelson 2001) instead of re-planning every reservation at every pass. A
+    /// job's reservation is made once, around every reservation already made, and is never
+    /// moved later; at each pass the reservations are compressed in the pass's order, each to
+    /// the earliest start no later than its own that fits around all the others. Only the
+    /// causes docs/protocol.md lists (a lost node, a changed time limit, a running job past its
+    /// limit, ...) re-plan a reservation later. Default false.
+    ///
+    /// ```
+    /// let b: gangway::config::BackfillConfig = serde_json::from_str(
+    ///     r#"{"mode": "conservative", "compress": true}"#).unwrap();
+    /// assert!(b.compress);
+    /// ```
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compress: bool,
 }
 
 /// The order of backfill candidates behind a head-rule head ([`BackfillConfig::candidates`]).

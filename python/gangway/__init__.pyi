@@ -11,7 +11,7 @@ PROTOCOL_VERSION: int
 """The protocol version the shim's configure answers with."""
 POLICIES: List[str]
 """The policy presets `simulate` accepts (ssh, fcfs, easy, conservative, full, sjf, las,
-rlscheduler)."""
+rlscheduler, conservative-compress)."""
 
 class GangwayError(Exception):
     """A request the shim would refuse: `.kind` is the shim's error kind (parse, not_configured,

@@ -9,6 +9,7 @@ mod files;
 mod shared;
 
 mod bad_traces;
+mod conservative_reference;
 mod easy_reference;
 mod fuzz_corpus;
 mod pictures;

@@ -59,6 +59,17 @@ impl LicenseProfile {
         }
     }
 
+    /// Takes back a reservation of `need` over `[start, end)` made before.
+    pub fn unreserve(&mut self, need: &LicenseNeed, start: u64, end: u64) {
+        if let Some(at) = self
+            .reserved
+            .iter()
+            .position(|(s, e, n)| (*s, *e) == (start, end) && n == need)
+        {
+            self.reserved.remove(at);
+        }
+    }
+
     /// Whether `need` is free during the whole of `[start, end)`. At `start == now` every
     /// running job holds its licenses, even one past its limit.
     pub fn covers(&self, need: &LicenseNeed, start: u64, end: u64) -> bool {

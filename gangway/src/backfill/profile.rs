@@ -93,6 +93,18 @@ impl Timeline {
             usage.add(amounts);
         }
     }
+
+    /// Takes back `amounts` over `[start, end)`, added there before.
+    fn remove(&mut self, start: u64, end: u64, amounts: &NodeAmounts) {
+        if end <= start {
+            return;
+        }
+        let first = self.split(start);
+        let last = self.split(end);
+        for (_, usage) in &mut self.steps[first..last] {
+            usage.sub(amounts);
+        }
+    }
 }
 
 /// One node's usage as `(from, usage)` steps from a time on (the first step): the running
@@ -401,6 +413,23 @@ impl Profile {
             }
         }
         self.releases.insert(end);
+    }
+
+    /// Takes back a reservation [`Profile::reserve_all`] made with the same `charges` over
+    /// `[start, end)` (conservative backfill with compression moves a reservation within a
+    /// pass). The usage so falls: the memos, which assume it only grows, are forgotten, and the
+    /// free cpus are summed again when next read. The release time stays, a candidate start
+    /// that never makes a search's answer earlier than the truth.
+    pub fn unreserve_all(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
+        for &(node, ref amounts) in charges {
+            if let Some(timeline) = self.booked.get_mut(node) {
+                timeline.remove(start, end, amounts);
+            }
+        }
+        for memo in &mut self.memo {
+            memo.by_node.clear();
+        }
+        self.free_cpus = None;
     }
 
     /// The usage steps a window on `node` from `at` on reads (`at` at or after now): the

@@ -65,6 +65,11 @@ pub struct Plan {
     pub start_ms: u64,
     /// Planned resources.
     pub assignments: Vec<Assignment>,
+    /// Under conservative backfill with compression, the end of the window the plan was
+    /// booked for (its start plus the time limit then): the window every later pass keeps for
+    /// it ([`crate::config::BackfillConfig::compress`]). `None` in every other mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_ms: Option<u64>,
 }
 
 /// The snapshot format this version of gangway writes ([`Snapshot`]'s `version`); it reads

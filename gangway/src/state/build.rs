@@ -105,6 +105,14 @@ impl ClusterState {
                  make no reservation",
             ));
         }
+        if config.policy.backfill.compress
+            && config.policy.backfill.mode != BackfillMode::Conservative
+        {
+            return Err(ConfigError::new(
+                "policy.backfill.compress",
+                "applies to mode conservative only",
+            ));
+        }
         if !config.policy.backfill.mode.head_rule()
             && config.policy.backfill.candidates != BackfillCandidates::Order
         {

@@ -13,6 +13,7 @@ mod admission_fair_sharing;
 mod backfill_properties;
 mod bad_input;
 mod busy_first;
+mod compress_properties;
 mod computed_times;
 mod custom_policy;
 mod daemon_example;

@@ -17,6 +17,7 @@
 //! What a pass may skip because the last one already knew it lives in
 //! [`crate::scheduler::shortcuts`], each with its argument.
 
+mod compress;
 pub(in crate::scheduler) mod enforce;
 pub(in crate::scheduler) mod head;
 pub(in crate::scheduler) mod node_gate;
@@ -116,6 +117,8 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) profile: Option<Profile>,
     /// The reservations made in this pass.
     bookings: Bookings,
+    /// Under compression, the last pass's reservations still booked, until their jobs' turns.
+    kept: compress::KeptBookings,
     /// A job planned even beyond the backfill depth (a what-if question's job).
     pub(in crate::scheduler) always_plan: Option<JobId>,
     /// Placements now (around reservations, nothing earmarked) already tried in this pass.
@@ -171,6 +174,7 @@ impl Pass {
             blocking: Blocking::default(),
             profile: None,
             bookings: Bookings::default(),
+            kept: compress::KeptBookings::new(),
             always_plan,
             fits_now: FitMemo::default(),
             fits_earmarked: EarmarkedFits::default(),
@@ -243,6 +247,7 @@ impl Scheduler {
             Err((keyed, denied)) => {
                 let mut pass = Pass::new(now, self.state.backfill_depth(), always_plan, denied);
                 pass.blocking.unready = self.admission_blocked();
+                self.book_kept(&mut pass);
                 (
                     pass,
                     PassOrder::fresh(keyed, sorted, &self.state),
@@ -361,6 +366,7 @@ impl Scheduler {
         pass: &mut Pass,
         decisions: &mut Vec<Decision>,
     ) -> Result<Verdict, NoSuchJob> {
+        self.take_back_kept(id, pass);
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
         if let Some(reason) = waiting_reason(job, pass.now).or_else(|| {
             pass.denied

@@ -7,7 +7,7 @@ use crate::model::ids::{JobId, NodeId};
 use crate::model::job::PlacementMode;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::{GpuNeed, TaskShape};
-use crate::placement::{Assignment, GangRequest, NodeGate, Reach, place_gang};
+use crate::placement::{Assignment, GangRequest, NodeGate, Reach, assignments_fit, place_gang};
 use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::node_gate::JobGate;
 use crate::scheduler::{Plan, Scheduler};
@@ -49,10 +49,11 @@ impl Scheduler {
         let wanted = self.reservation(job, &minimal, gate.as_ref());
         pass.verdicts_stand &= minimal.len() == 1 && wanted.gang.topology.is_none();
         // Filters and scorers may change their answers between passes: plans they shaped are
-        // searched again.
+        // searched again; so is every plan under compression, for an earlier start.
+        let compress = self.compresses();
         let rank = self
             .kept_rank(id)
-            .filter(|_| !gate.as_ref().is_some_and(JobGate::shapes_plans));
+            .filter(|_| !compress && !gate.as_ref().is_some_and(JobGate::shapes_plans));
         let booked = pass.bookings.made();
         let stands = previous.as_ref().zip(rank).is_some_and(|(plan, rank)| {
             let need = (wanted.limit, wanted.licenses);
@@ -71,6 +72,7 @@ impl Scheduler {
         pass.verdicts_stand &= stands;
         let plan = match previous.as_ref().filter(|_| stands) {
             Some(kept) => kept.clone(),
+            None if compress => self.compressed(&wanted, profile, pass.now, previous.as_ref())?,
             None => self.earliest_start(&wanted, profile, pass.now, previous.as_ref())?,
         };
         if plan.start_ms > crate::model::time::MAX_MS {
@@ -107,9 +109,57 @@ impl Scheduler {
         (plan.start_ms <= crate::model::time::MAX_MS).then_some(plan.start_ms)
     }
 
+    /// Under compression, `wanted`'s plan around every other reservation: the earliest start,
+    /// when no later than the `previous` plan's; else the previous plan itself, when its
+    /// resources still fit over its window (a greedy placement may miss what a kept one
+    /// shows); else, the room it was booked on being gone (docs/protocol.md lists the causes),
+    /// the earliest start. The plan carries the end of its window.
+    fn compressed(
+        &self,
+        wanted: &Reservation<'_>,
+        profile: &mut Profile,
+        now: u64,
+        previous: Option<&Plan>,
+    ) -> Option<Plan> {
+        let found = self.earliest_start(wanted, profile, now, previous);
+        let plan = match previous {
+            Some(kept)
+                if found.as_ref().is_none_or(|f| f.start_ms > kept.start_ms)
+                    && self.still_fits(wanted, profile, kept) =>
+            {
+                kept.clone()
+            }
+            _ => found?,
+        };
+        Some(Plan {
+            end_ms: Some(plan.start_ms.saturating_add(wanted.limit)),
+            ..plan
+        })
+    }
+
+    /// Whether `plan`'s own resources and `wanted`'s licenses are free over its window.
+    fn still_fits(&self, wanted: &Reservation<'_>, profile: &Profile, plan: &Plan) -> bool {
+        let end = plan.start_ms.saturating_add(wanted.limit);
+        let view = FutureView {
+            profile,
+            running: &self.state.running_ends,
+            start: plan.start_ms,
+            end,
+            maintenance: &self.state.maintenance,
+            previous: &plan.assignments,
+            quick_rejects: self.shortcuts,
+        };
+        profile.licenses.covers(wanted.licenses, plan.start_ms, end)
+            && assignments_fit(&self.state.nodes, &view, wanted.gang, &plan.assignments)
+    }
+
     /// The pass's availability profile in `slot`, built at `now` on first use (in the memory
     /// of the last pass's, when it left one).
-    fn pass_profile<'p>(&mut self, slot: &'p mut Option<Profile>, now: u64) -> &'p mut Profile {
+    pub(super) fn pass_profile<'p>(
+        &mut self,
+        slot: &'p mut Option<Profile>,
+        now: u64,
+    ) -> &'p mut Profile {
         let spare = match slot {
             None => self.last.spare_profile.take(),
             Some(_) => None,
@@ -198,6 +248,7 @@ impl Scheduler {
                 return Some(Plan {
                     start_ms: start,
                     assignments,
+                    end_ms: None,
                 });
             }
         }

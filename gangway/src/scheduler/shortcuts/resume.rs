@@ -219,6 +219,7 @@ impl Scheduler {
     pub(in crate::scheduler) fn continuable(&self, pass: &Pass) -> bool {
         self.shortcuts
             && !self.tracks_head()
+            && !self.compresses()
             && pass.verdicts_stand
             && !pass.blocking.heuristic_fit_read
             && pass.always_plan.is_none()

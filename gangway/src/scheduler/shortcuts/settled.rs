@@ -59,6 +59,7 @@ impl Scheduler {
     pub(in crate::scheduler) fn settled(&self, pass: &mut Pass, pending: &PendingSummary) -> bool {
         let settled = self.shortcuts
             && !self.tracks_head()
+            && !self.compresses()
             && pass.always_plan.is_none()
             && !self.state.config.policy.preemption.enabled
             && self.state.earmarks.is_empty()
