@@ -143,6 +143,7 @@ impl QuotaTree {
             usage: vec![QuotaVec::ZERO; nodes.len()],
             children,
             changes: 0,
+            model_keys: gpu_models.iter().map(|m| keys.model(m)).collect(),
             keys,
             queue_names,
             cohort_names,

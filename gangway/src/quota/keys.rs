@@ -36,7 +36,7 @@ impl ResourceKeys {
     }
 
     /// The id of the `gpu:MODEL` key for `model`, without building the key string.
-    fn model(&self, model: &str) -> Option<KeyId> {
+    pub(super) fn model(&self, model: &str) -> Option<KeyId> {
         let index = self
             .names
             .iter()
@@ -98,16 +98,35 @@ impl ResourceKeys {
         memory_mib: u64,
         gpus_by_model: &[(&str, u64)],
     ) -> QuotaVec {
+        let mut v = self.demand_on(cpu_milli, memory_mib, 0, None);
+        for &(model, milli) in gpus_by_model {
+            add_gpus(&mut v, milli, self.model(model));
+        }
+        v
+    }
+
+    /// [`ResourceKeys::demand`] with all `gpu_milli` GPU thousandths on one model, whose
+    /// `gpu:MODEL` key (if any) is `model_key`.
+    pub(crate) fn demand_on(
+        &self,
+        cpu_milli: u64,
+        memory_mib: u64,
+        gpu_milli: u64,
+        model_key: Option<KeyId>,
+    ) -> QuotaVec {
         let mut v = QuotaVec::ZERO;
         v[KeyId::CPU] = cpu_milli;
         v[KeyId::MEMORY_MIB] = memory_mib.saturating_mul(1000);
-        for &(model, milli) in gpus_by_model {
-            v[KeyId::GPU] = v[KeyId::GPU].saturating_add(milli);
-            if let Some(key) = self.model(model) {
-                v[key] = v[key].saturating_add(milli);
-            }
-        }
+        add_gpus(&mut v, gpu_milli, model_key);
         v
+    }
+}
+
+/// Counts `milli` GPU thousandths toward `gpu` and toward the model's key, if any.
+fn add_gpus(v: &mut QuotaVec, milli: u64, model_key: Option<KeyId>) {
+    v[KeyId::GPU] = v[KeyId::GPU].saturating_add(milli);
+    if let Some(key) = model_key {
+        v[key] = v[key].saturating_add(milli);
     }
 }
 

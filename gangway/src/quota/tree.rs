@@ -215,6 +215,8 @@ pub struct QuotaTree {
     pub(crate) children: Vec<Vec<u32>>,
     /// How many times usage changed (share values read before are stale once it moves).
     pub(crate) changes: u64,
+    /// The `gpu:MODEL` key of each GPU model the tree was built with, by model index.
+    pub(crate) model_keys: Vec<Option<KeyId>>,
 }
 
 impl QuotaTree {
@@ -314,6 +316,20 @@ impl QuotaTree {
         gpus_by_model: &[(&str, u64)],
     ) -> QuotaVec {
         self.keys.demand(cpu_milli, memory_mib, gpus_by_model)
+    }
+
+    /// [`QuotaTree::demand`] with all `gpu_milli` GPU thousandths on the GPU model of index
+    /// `model` (`name`: a model interned after the tree was built is looked up by name).
+    pub(crate) fn demand_on_model(
+        &self,
+        (cpu_milli, memory_mib, gpu_milli): (u64, u64, u64),
+        model: Option<(usize, &str)>,
+    ) -> QuotaVec {
+        let key = model.and_then(|(index, name)| match self.model_keys.get(index) {
+            Some(key) => *key,
+            None => self.keys.model(name),
+        });
+        self.keys.demand_on(cpu_milli, memory_mib, gpu_milli, key)
     }
 
     /// Adds `slices` MIG slices of `profile` to a demand: one unit each under `mig:PROFILE`

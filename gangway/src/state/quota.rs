@@ -125,8 +125,9 @@ impl ClusterState {
         demand
     }
 
-    /// The demand of a pending job if all its GPUs were of `model` (before it is placed).
-    pub(crate) fn shape_demand(&self, id: JobId, model: Option<&str>) -> QuotaVec {
+    /// The demand of a pending job if all its GPUs were of the model of index `model` (before
+    /// it is placed).
+    pub(crate) fn shape_demand(&self, id: JobId, model: Option<usize>) -> QuotaVec {
         let (Some(tree), Some(job)) = (self.quota.tree.as_ref(), self.job(id)) else {
             return QuotaVec::ZERO;
         };
@@ -135,10 +136,10 @@ impl ClusterState {
             job.totals.memory_mib,
             job.totals.gpu_milli,
         );
-        let mut demand = match model {
-            Some(model) if gpu > 0 => tree.demand(cpu, memory, &[(model, gpu)]),
-            _ => tree.demand(cpu, memory, &[("", gpu)]),
-        };
+        let model = model
+            .filter(|_| gpu > 0)
+            .and_then(|m| Some((m, self.models.get(m)?.as_str())));
+        let mut demand = tree.demand_on_model((cpu, memory, gpu), model);
         for shape in &job.shapes {
             if let GpuNeed::Mig(profile) = shape.gpu {
                 let name = self.mig_profile_name(profile);

@@ -137,9 +137,9 @@ impl Scheduler {
         let Some(job) = self.state.job(id).filter(|job| job.queue.is_some()) else {
             return demands;
         };
-        for (m, model) in self.state.models.iter().enumerate() {
+        for m in 0..self.state.models.len() {
             if job.shapes.iter().all(|s| s.models.allows(m as u32)) {
-                let demand = self.state.shape_demand(id, Some(model));
+                let demand = self.state.shape_demand(id, Some(m));
                 if !demands.contains(&demand) {
                     demands.push(demand);
                 }
