@@ -210,7 +210,9 @@ pub fn jobs_of(workload: &Workload) -> Result<(u64, Vec<TextbookJob>), String> {
 mod tests {
     use super::*;
 
-    fn job(submit: u64, run: u64, estimate: u64, size: u64) -> TextbookJob {
+    /// A job submitted at `submit`, running `run` seconds on an estimate of `estimate`, on
+    /// `size` processors.
+    pub(super) fn job(submit: u64, run: u64, estimate: u64, size: u64) -> TextbookJob {
         TextbookJob {
             submit,
             run,

@@ -152,15 +152,7 @@ pub fn conservative(processors: u64, jobs: &[TextbookJob]) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn job(submit: u64, run: u64, estimate: u64, size: u64) -> TextbookJob {
-        TextbookJob {
-            submit,
-            run,
-            estimate,
-            size,
-        }
-    }
+    use crate::textbook::tests::job;
 
     #[test]
     fn a_reservation_is_never_delayed_by_a_later_arrival() {

@@ -18,35 +18,12 @@
 //! slowest of the modes); a missing trace skips with a note (`GANGWAY_REQUIRE_SHARED=1` makes
 //! it a failure); the committed KTH fixture always runs.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::shared;
-use gangway::testkit::check_tick;
+use crate::reference_starts::{assert_same_starts, first_starts, shared_trace};
 use gangway_sim::textbook;
 use gangway_sim::workload::{TraceNode, Workload, swf};
-use gangway_sim::{Overrun, PolicyPreset, SimOptions, Simulator, prepare};
-
-/// gangway's `conservative-compress` on `workload` (overruns killed, the oracle after every
-/// tick): every job's first start, in ms, in input order.
-fn gangway_compress(workload: &Workload) -> Vec<Option<u64>> {
-    let (cluster, jobs) = prepare(
-        workload,
-        None,
-        PolicyPreset::ConservativeCompress,
-        Overrun::Kill,
-    );
-    let simulator = Simulator::new(cluster, jobs, SimOptions::default()).unwrap();
-    let result = simulator
-        .run(|view| check_tick(view.scheduler, view.outcome))
-        .unwrap();
-    let by_id: BTreeMap<&str, Option<u64>> = result
-        .jobs
-        .iter()
-        .map(|j| (j.id.as_str(), j.first_start_ms))
-        .collect();
-    workload.jobs.iter().map(|j| by_id[j.id.as_str()]).collect()
-}
+use gangway_sim::{Overrun, PolicyPreset};
 
 /// `workload` with its nodes gathered into one, of their cpus and memory summed.
 fn one_node(mut workload: Workload) -> Workload {
@@ -71,49 +48,12 @@ fn assert_equal_to_reference(name: &str, mut workload: Workload, window: Option<
     }
     let (processors, jobs) = textbook::jobs_of(&workload).unwrap();
     let expected = textbook::conservative(processors, &jobs);
-    let got = gangway_compress(&one_node(workload.clone()));
-    if std::env::var("DEBUG_REF").is_ok() {
-        let mut d: Vec<_> = workload
-            .jobs
-            .iter()
-            .zip(jobs.iter())
-            .zip(expected.iter().zip(&got))
-            .filter(|(_, (want, got))| want.checked_mul(1000) != **got)
-            .map(|((j, t), (w, g))| {
-                (
-                    w.min(&(g.unwrap_or(0) / 1000)).to_owned(),
-                    j.id.clone(),
-                    *t,
-                    *w,
-                    *g,
-                )
-            })
-            .collect();
-        d.sort_by_key(|x| (x.0, x.1.clone()));
-        for x in d.iter().take(8) {
-            eprintln!("{x:?}");
-        }
-    }
-    let differ: Vec<String> = workload
-        .jobs
-        .iter()
-        .zip(expected.iter().zip(&got))
-        .filter(|(_, (want, got))| want.checked_mul(1000) != **got)
-        .map(|(job, (want, got))| format!("job {}: reference {want} s, gangway {got:?} ms", job.id))
-        .collect();
-    assert!(
-        differ.is_empty(),
-        "{name}: {} of {} jobs start otherwise than under count-based conservative; first: {:?}",
-        differ.len(),
-        workload.jobs.len(),
-        &differ[..differ.len().min(5)]
+    let got = first_starts(
+        &one_node(workload.clone()),
+        PolicyPreset::ConservativeCompress,
+        Overrun::Kill,
     );
-}
-
-/// Reads a shared trace, or `None` (skipped with a note) when it is not beside the checkout.
-fn shared_trace(file: &str) -> Option<Workload> {
-    let path = shared::path(&format!("traces/{file}"))?;
-    Some(swf::from_path(path, None).unwrap())
+    assert_same_starts(name, "conservative", &workload, &expected, &got);
 }
 
 #[test]

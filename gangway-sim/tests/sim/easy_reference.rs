@@ -14,30 +14,12 @@
 //! equals MaxProcs, or one header alone); the test asserts it. A missing trace skips with a note
 //! (`GANGWAY_REQUIRE_SHARED=1` makes it a failure); the committed KTH fixture always runs.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::shared;
-use gangway::testkit::check_tick;
+use crate::reference_starts::{assert_same_starts, first_starts, shared_trace};
 use gangway_sim::textbook;
 use gangway_sim::workload::{Workload, swf};
-use gangway_sim::{Overrun, PolicyPreset, SimOptions, Simulator, prepare};
-
-/// gangway's EASY on `workload` (the `easy` preset, overruns allowed, the oracle after every
-/// tick): every job's first start, in ms, in input order.
-fn gangway_easy(workload: &Workload) -> Vec<Option<u64>> {
-    let (cluster, jobs) = prepare(workload, None, PolicyPreset::Easy, Overrun::Allow);
-    let simulator = Simulator::new(cluster, jobs, SimOptions::default()).unwrap();
-    let result = simulator
-        .run(|view| check_tick(view.scheduler, view.outcome))
-        .unwrap();
-    let by_id: BTreeMap<&str, Option<u64>> = result
-        .jobs
-        .iter()
-        .map(|j| (j.id.as_str(), j.first_start_ms))
-        .collect();
-    workload.jobs.iter().map(|j| by_id[j.id.as_str()]).collect()
-}
+use gangway_sim::{Overrun, PolicyPreset};
 
 /// Asserts that gangway's EASY starts every job of `workload` (its first `window` jobs, when
 /// given) when count-based EASY does.
@@ -47,27 +29,8 @@ fn assert_equal_to_reference(name: &str, mut workload: Workload, window: Option<
     }
     let (processors, jobs) = textbook::jobs_of(&workload).unwrap();
     let expected = textbook::easy(processors, &jobs);
-    let got = gangway_easy(&workload);
-    let differ: Vec<String> = workload
-        .jobs
-        .iter()
-        .zip(expected.iter().zip(&got))
-        .filter(|(_, (want, got))| Some(**want * 1000) != **got)
-        .map(|(job, (want, got))| format!("job {}: reference {want} s, gangway {got:?} ms", job.id))
-        .collect();
-    assert!(
-        differ.is_empty(),
-        "{name}: {} of {} jobs start otherwise than under count-based EASY; first: {:?}",
-        differ.len(),
-        workload.jobs.len(),
-        &differ[..differ.len().min(5)]
-    );
-}
-
-/// Reads a shared trace, or `None` (skipped with a note) when it is not beside the checkout.
-fn shared_trace(file: &str) -> Option<Workload> {
-    let path = shared::path(&format!("traces/{file}"))?;
-    Some(swf::from_path(path, None).unwrap())
+    let got = first_starts(&workload, PolicyPreset::Easy, Overrun::Allow);
+    assert_same_starts(name, "EASY", &workload, &expected, &got);
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod conservative_reference;
 mod easy_reference;
 mod fuzz_corpus;
 mod pictures;
+mod reference_starts;
 mod rlscheduler_table;
 mod sim_faults;
 mod simulate;

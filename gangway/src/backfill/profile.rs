@@ -585,13 +585,9 @@ impl Profile {
         if cpu_milli == 0 {
             return start;
         }
-        let mut free_cpus = self
-            .free_cpus
-            .take()
-            .unwrap_or_else(|| self.sum_free_cpus(running, nodes));
-        let answer = free_cpus.earliest_memo(cpu_milli, start, len);
-        self.free_cpus = Some(free_cpus);
-        answer
+        self.with_free_cpus(running, nodes, |free| {
+            free.earliest_memo(cpu_milli, start, len)
+        })
     }
 
     /// Whether gangs needing `cpu_milli` cpus in all are short of them, summed over the nodes
@@ -623,13 +619,26 @@ impl Profile {
         if cpu_milli == 0 {
             return false;
         }
+        self.with_free_cpus(running, nodes, |free| {
+            free.short_within(cpu_milli, start, len)
+        })
+    }
+
+    /// `ask` of the cluster's free cpus, summed when first needed in the pass
+    /// ([`Profile::sum_free_cpus`]) and kept current by the bookings after.
+    fn with_free_cpus<T>(
+        &mut self,
+        running: &RunningEnds,
+        nodes: &[Option<Node>],
+        ask: impl FnOnce(&mut FreeCpus) -> T,
+    ) -> T {
         let mut free_cpus = self
             .free_cpus
             .take()
             .unwrap_or_else(|| self.sum_free_cpus(running, nodes));
-        let short = free_cpus.short_within(cpu_milli, start, len);
+        let answer = ask(&mut free_cpus);
         self.free_cpus = Some(free_cpus);
-        short
+        answer
     }
 
     /// The cluster's free cpus over time: the nodes taking work, less what the running jobs

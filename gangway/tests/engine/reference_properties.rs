@@ -400,21 +400,7 @@ fn busy_stream() -> impl Strategy<Value = Stream> {
         }),
     ];
     let tick = (0u64..=60_000, vec(busy_submit(), 0..=3), vec(other, 0..=2));
-    vec(tick, 1..=40).prop_map(|ticks| {
-        let mut at_ms = 0;
-        let ticks = ticks
-            .into_iter()
-            .enumerate()
-            .map(|(i, (delta, mut events, others))| {
-                if i % 2 == 0 {
-                    at_ms += delta;
-                    events.extend(others);
-                }
-                TickStep { at_ms, events }
-            })
-            .collect();
-        Stream { ticks }
-    })
+    vec(tick, 1..=40).prop_map(paired_ticks)
 }
 
 /// The busy arm: the busy cluster (mostly conservative; else EASY with a shallow depth, no
@@ -491,21 +477,25 @@ fn contended_stream() -> impl Strategy<Value = Stream> {
         vec(contended_submit(), 0..=6),
         vec(other, 0..=2),
     );
-    vec(tick, 1..=30).prop_map(|ticks| {
-        let mut at_ms = 0;
-        let ticks = ticks
-            .into_iter()
-            .enumerate()
-            .map(|(i, (delta, mut events, others))| {
-                if i % 2 == 0 {
-                    at_ms += delta;
-                    events.extend(others);
-                }
-                TickStep { at_ms, events }
-            })
-            .collect();
-        Stream { ticks }
-    })
+    vec(tick, 1..=30).prop_map(paired_ticks)
+}
+
+/// A stream from drawn ticks of (time step, submits, other events): time moves and the other
+/// events come on every second tick, so that the ticks between are submits at the same time.
+fn paired_ticks(ticks: Vec<(u64, Vec<StreamEvent>, Vec<StreamEvent>)>) -> Stream {
+    let mut at_ms = 0;
+    let ticks = ticks
+        .into_iter()
+        .enumerate()
+        .map(|(i, (delta, mut events, others))| {
+            if i % 2 == 0 {
+                at_ms += delta;
+                events.extend(others);
+            }
+            TickStep { at_ms, events }
+        })
+        .collect();
+    Stream { ticks }
 }
 
 /// The contended arm: the busy cluster (conservative, EASY or no backfill) with order-based

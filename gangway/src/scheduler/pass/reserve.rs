@@ -140,17 +140,28 @@ impl Scheduler {
     /// Whether `plan`'s own resources and `wanted`'s licenses are free over its window.
     fn still_fits(&self, wanted: &Reservation<'_>, profile: &Profile, plan: &Plan) -> bool {
         let end = plan.start_ms.saturating_add(wanted.limit);
-        let view = FutureView {
-            profile,
-            running: &self.state.running_ends,
-            start: plan.start_ms,
-            end,
-            maintenance: &self.state.maintenance,
-            previous: &plan.assignments,
-            quick_rejects: self.shortcuts,
-        };
+        let view = self.future_view(profile, (plan.start_ms, end), &plan.assignments);
         profile.licenses.covers(wanted.licenses, plan.start_ms, end)
             && assignments_fit(&self.state.nodes, &view, wanted.gang, &plan.assignments)
+    }
+
+    /// What is free over `[start, end)` on `profile`, a reservation's `previous` resources
+    /// first among equals ([`FutureView`]).
+    pub(in crate::scheduler) fn future_view<'v>(
+        &'v self,
+        profile: &'v Profile,
+        (start, end): (u64, u64),
+        previous: &'v [Assignment],
+    ) -> FutureView<'v> {
+        FutureView {
+            profile,
+            running: &self.state.running_ends,
+            start,
+            end,
+            maintenance: &self.state.maintenance,
+            previous,
+            quick_rejects: self.shortcuts,
+        }
     }
 
     /// The pass's availability profile in `slot`, built at `now` on first use (in the memory
@@ -235,15 +246,8 @@ impl Scheduler {
                 cursor = bound;
                 continue;
             }
-            let view = FutureView {
-                profile,
-                running,
-                start,
-                end,
-                maintenance: &self.state.maintenance,
-                previous: previous.map_or(&[], |plan| &plan.assignments),
-                quick_rejects: self.shortcuts,
-            };
+            let previous = previous.map_or(&[][..], |plan| &plan.assignments);
+            let view = self.future_view(profile, (start, end), previous);
             if let Some(assignments) = self.pin(&view, wanted.gang) {
                 return Some(Plan {
                     start_ms: start,

@@ -41,7 +41,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::backfill::{FutureView, Profile};
+use crate::backfill::Profile;
 use crate::model::ids::JobId;
 use crate::placement::GangRequest;
 use crate::scheduler::{Plan, Scheduler};
@@ -183,15 +183,7 @@ impl Scheduler {
         end: u64,
         profile: &Profile,
     ) -> bool {
-        let view = FutureView {
-            profile,
-            running: &self.state.running_ends,
-            start: plan.start_ms,
-            end,
-            maintenance: &self.state.maintenance,
-            previous: &plan.assignments,
-            quick_rejects: self.shortcuts,
-        };
+        let view = self.future_view(profile, (plan.start_ms, end), &plan.assignments);
         self.pin(&view, *gang)
             .is_some_and(|fresh| fresh == plan.assignments)
     }
