@@ -44,6 +44,11 @@ impl ResourceKeys {
         KeyId::from_index(index)
     }
 
+    /// Whether `key` is a `gpu:MODEL` key.
+    pub(super) fn is_model(&self, key: KeyId) -> bool {
+        self.name(key).starts_with("gpu:")
+    }
+
     /// The id of the `mig:PROFILE` key for `profile`, without building the key string.
     fn mig(&self, profile: &str) -> Option<KeyId> {
         let index = self

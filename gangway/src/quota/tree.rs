@@ -318,6 +318,17 @@ impl QuotaTree {
         self.keys.demand(cpu_milli, memory_mib, gpus_by_model)
     }
 
+    /// Whether a queue or cohort limits a GPU model apart (a `gpu:MODEL` quota or user cap),
+    /// so that whether a demand fits depends on the models of the nodes a job is placed on.
+    /// Unlisted keys limit nothing and weigh in no share.
+    pub(crate) fn splits_models(&self) -> bool {
+        let node_limits = self.nodes.iter().map(|node| node.limits);
+        let user_caps = self.queues.iter().map(|info| info.user_capped);
+        node_limits
+            .chain(user_caps)
+            .any(|mask| mask.iter().any(|key| self.keys.is_model(key)))
+    }
+
     /// [`QuotaTree::demand`] with all `gpu_milli` GPU thousandths on the GPU model of index
     /// `model` (`name`: a model interned after the tree was built is looked up by name).
     pub(crate) fn demand_on_model(

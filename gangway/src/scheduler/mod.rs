@@ -244,10 +244,10 @@ impl Scheduler {
     /// without a search (and of those, how many without a placement either); how many passes
     /// so far continued the one before; how many preemption searches so far read only the
     /// jobs their preemptor outranks, bisected for the first placeable prefix, or were skipped
-    /// as known to find no room; and whether it took the pending order kept from the pass
+    /// as known to find no room (order-based, then fair-sharing); and whether it took the pending order kept from the pass
     /// before.
     #[cfg(any(test, feature = "testkit"))]
-    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 3], bool) {
+    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 4], bool) {
         let kept = self.last.kept.as_ref();
         let preempt = &self.last.preempt_taken;
         (
@@ -258,6 +258,7 @@ impl Scheduler {
                 preempt.outranked_walks,
                 preempt.bisections,
                 preempt.no_room_skips,
+                preempt.fair_no_room_skips,
             ],
             self.last
                 .order_index

@@ -51,6 +51,9 @@ pub struct ShortcutsTaken {
     /// Order-based preemption searches skipped as known to find no room, from a failed search
     /// of the same pass.
     pub no_room_skips: u64,
+    /// Fair-sharing preemption searches skipped as equal to a failed search of the same pass,
+    /// with nothing changed since.
+    pub fair_no_room_skips: u64,
     /// Passes that took the pending order kept from the pass before, with only its changes
     /// applied (under `policy.priority.calc_period_ms`).
     pub kept_order: usize,
@@ -80,13 +83,24 @@ impl Twins {
 
     /// The shortcuts the fast scheduler took so far.
     pub fn shortcuts_taken(&self) -> ShortcutsTaken {
-        let (_, _, continued, [outranked_walks, bisections, no_room_skips], _) =
-            self.fast.shortcuts_taken();
+        let (
+            _,
+            _,
+            continued,
+            [
+                outranked_walks,
+                bisections,
+                no_room_skips,
+                fair_no_room_skips,
+            ],
+            _,
+        ) = self.fast.shortcuts_taken();
         ShortcutsTaken {
             continued: self.before.continued + continued,
             outranked_walks: self.before.outranked_walks + outranked_walks,
             bisections: self.before.bisections + bisections,
             no_room_skips: self.before.no_room_skips + no_room_skips,
+            fair_no_room_skips: self.before.fair_no_room_skips + fair_no_room_skips,
             ..self.taken
         }
     }

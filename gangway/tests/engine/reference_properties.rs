@@ -537,6 +537,58 @@ fn contended() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
     })
 }
 
+/// The fair-sharing contended arm: the busy cluster (EASY or conservative) shared by three
+/// queues of a cohort with fair sharing on, each guaranteed a third of the GPUs and free to
+/// borrow the rest, any borrower reclaimable ([`contended_stream`]'s ticks, each job in a drawn
+/// queue, of few shapes and priorities; each queue preempting by priority within itself, and
+/// reclaiming from any borrower or from lower priorities only, as drawn), so that many waiting
+/// jobs of one queue search for victims with the same request, most finding none.
+fn fair_contended() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
+    let mode = prop_oneof![Just("conservative"), Just("easy")];
+    let queues = vec(0usize..3, 64);
+    let policies = (prop::bool::ANY, prop::bool::ANY);
+    (contended_stream(), mode, queues, policies).prop_map(
+        |(mut stream, mode, queues, (within, reclaim_any))| {
+            let mut config = busy_cluster(mode, None, "order", false);
+            let within = if within { "lower_priority" } else { "never" };
+            let reclaim = if reclaim_any { "any" } else { "lower_priority" };
+            let queue = |name: &str| {
+                json!({"name": name, "cohort": "lab", "quota": {"gpu": {"nominal": 4}},
+                   "preemption": {"within_queue": within, "reclaim_within_cohort": reclaim}})
+            };
+            config.cohorts = serde_json::from_value(json!([{"name": "lab"}])).unwrap();
+            config.queues =
+                serde_json::from_value(json!([queue("qa"), queue("qb"), queue("qc")])).unwrap();
+            config.policy.fair_sharing.enabled = true;
+            config.policy.preemption.enabled = true;
+            let submits = stream.ticks.iter_mut().flat_map(|t| t.events.iter_mut());
+            for (event, q) in submits.zip(queues.iter().cycle()) {
+                if let StreamEvent::Raw(Event::Submit { job }) = event {
+                    job.queue = Some(["qa", "qb", "qc"][*q].to_string());
+                    job.priority = job.priority.min(1);
+                    for group in &mut job.groups {
+                        group.count = group.count.min(2);
+                    }
+                }
+            }
+            let plain = Features {
+                fair_sharing: true,
+                admission_fair_sharing: false,
+                wait_for_ready: None,
+                order_based: false,
+                no_preemption: false,
+                licenses: None,
+                maintenance: None,
+                profile: Plugins::Config,
+                restore_at: None,
+                reconfigure_at: None,
+                calc_period: None,
+            };
+            (config, stream, plain)
+        },
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 192 * scale(), failure_persistence: crate::common::kept_beside(), ..ProptestConfig::default() })]
 
@@ -557,6 +609,13 @@ proptest! {
     #[test]
     fn order_based_preemption_on_busy_clusters_decides_as_the_reference_pass(
         (config, stream, features) in contended()
+    ) {
+        run(&config, &stream, &features, &mut Reached::default())?;
+    }
+
+    #[test]
+    fn fair_sharing_preemption_on_busy_clusters_decides_as_the_reference_pass(
+        (config, stream, features) in fair_contended()
     ) {
         run(&config, &stream, &features, &mut Reached::default())?;
     }
@@ -589,6 +648,7 @@ fn the_cases_reach_every_shortcut() {
             total.outranked_walks += taken.outranked_walks;
             total.bisections += taken.bisections;
             total.no_room_skips += taken.no_room_skips;
+            total.fair_no_room_skips += taken.fair_no_room_skips;
             total.kept_order += taken.kept_order;
         }
     }
@@ -610,6 +670,22 @@ fn the_cases_reach_every_shortcut() {
         cases / 2,
         "every contended case is accepted"
     );
+    // The fair-sharing contended family, on a stream of its own too.
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[13; 32]);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let mut fair_accepted = 0;
+    for _ in 0..cases / 2 {
+        let (config, stream, features) = fair_contended().new_tree(&mut runner).unwrap().current();
+        if let Some(taken) = run(&config, &stream, &features, &mut reached).unwrap() {
+            fair_accepted += 1;
+            total.fair_no_room_skips += taken.fair_no_room_skips;
+        }
+    }
+    assert_eq!(
+        fair_accepted,
+        cases / 2,
+        "every fair contended case is accepted"
+    );
     eprintln!("{total:?}");
     assert!(
         accepted * 10 >= 2 * cases * 7,
@@ -625,6 +701,8 @@ fn the_cases_reach_every_shortcut() {
     assert!(total.outranked_walks >= 2_000, "{total:?}");
     assert!(total.bisections >= 50, "{total:?}");
     assert!(total.no_room_skips >= 800, "{total:?}");
+    // The fair-sharing searches' memo, from the fair contended family (about 950).
+    assert!(total.fair_no_room_skips >= 400, "{total:?}");
     // The order kept across passes under a calculation period (about 315 passes).
     assert!(total.kept_order >= 150, "{total:?}");
     // The head rules, the submit-order candidates, a user backfill rule and the pinned head

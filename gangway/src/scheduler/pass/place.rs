@@ -223,6 +223,7 @@ impl Scheduler {
         pass.verdicts_stand &= !pass.waited;
         pass.blocking.fits_free.forget_fits();
         pass.quota_closed = None;
+        pass.no_room.forget_fair();
         if let Some(profile) = pass.profile.as_mut() {
             profile.add_running(self.state.node_charges(id), end);
             if let Some(job) = self.state.job(id) {

@@ -26,7 +26,7 @@ pub(in crate::scheduler) struct FitMemo {
 }
 
 /// One attempt: the gang's kind, its fewest tasks (at least 1) and the end of its window.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::scheduler) struct Attempt {
     kind: Kind,
     tasks: u32,
@@ -71,6 +71,12 @@ impl Attempt {
     /// shorter, of the same kind.
     pub(in crate::scheduler) fn within(&self, other: &Attempt) -> bool {
         self.kind == other.kind && self.tasks <= other.tasks && self.end <= other.end
+    }
+
+    /// Whether this attempt is `other` over a window that ends no later: as many tasks, of
+    /// the same kind.
+    pub(in crate::scheduler) fn no_longer_than(&self, other: &Attempt) -> bool {
+        self.within(other) && self.tasks == other.tasks
     }
 }
 

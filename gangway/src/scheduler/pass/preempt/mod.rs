@@ -86,6 +86,7 @@ use crate::config::{ReclaimWithinCohort, WithinQueue};
 use crate::decision::Decision;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
+use crate::model::shape::GpuNeed;
 use crate::placement::Assignment;
 use crate::policy::{PartitionHooks, VictimKeys};
 use crate::scheduler::Scheduler;
@@ -132,8 +133,10 @@ pub(in crate::scheduler) struct PreemptTaken {
     /// Searches for the first placeable prefix by bisection
     /// ([`Scheduler::first_placeable`]).
     pub(in crate::scheduler) bisections: u64,
-    /// Searches skipped as known to find no room ([`NoRoom`]).
+    /// Order-based searches skipped as known to find no room ([`NoRoom`]).
     pub(in crate::scheduler) no_room_skips: u64,
+    /// Fair-sharing searches skipped as equal to one that found no room ([`NoRoom`]).
+    pub(in crate::scheduler) fair_no_room_skips: u64,
 }
 
 /// Victims chosen for a preemptor and where it will run once they have stopped.
@@ -163,21 +166,28 @@ impl Scheduler {
         if fair && self.queue_preempting(id) {
             return false;
         }
+        let no_room = self.no_room_failure(id, end, fair);
+        if let Some((failure, _)) = &no_room
+            && pass
+                .no_room
+                .known_to_fail(&self.last.figures, self.state_changes(), failure)
+        {
+            match failure {
+                Failure::Ranked { .. } => self.last.preempt_taken.no_room_skips += 1,
+                Failure::Fair { .. } => {
+                    self.last.preempt_taken.fair_no_room_skips += 1;
+                    eprintln!("SKIP");
+                }
+            }
+            return false;
+        }
         // Known also without the shortcut, so that a hopeless search asks for no retry at a
         // veto's end in the reference pass either (no victim would do then).
         let hopeless = fair && self.fair_search_hopeless(id);
         if hopeless && self.shortcuts {
-            return false;
-        }
-        let no_room = self.no_room_failure(id, end);
-        if let Some((failure, _)) = &no_room
-            && pass.no_room.known_to_fail(
-                &self.last.figures,
-                self.state.quota.earmark_changes,
-                failure,
-            )
-        {
-            self.last.preempt_taken.no_room_skips += 1;
+            if let Some((failure, true)) = no_room {
+                pass.no_room.record(failure);
+            }
             return false;
         }
         let running = pass
@@ -413,17 +423,20 @@ impl Scheduler {
     }
 
     /// What a search for `id` until `end` that finds no room is remembered as ([`NoRoom`]),
-    /// and whether it may be recorded: `id` has no licenses to be short of, and no victim is
-    /// left out for having preempted it (a later preemptor's candidates must be among its own).
-    /// `None` where the memo does not hold, or the pass runs without shortcuts.
-    fn no_room_failure(&self, id: JobId, end: u64) -> Option<(Failure, bool)> {
+    /// and whether it may be recorded: for an order-based search, `id` has no licenses to be
+    /// short of, and no victim is left out for having preempted it (a later preemptor's
+    /// candidates must be among its own); a fair-sharing search (`fair`) is looked up only
+    /// where it may be recorded. `None` where the memo does not hold, or the pass runs without
+    /// shortcuts.
+    fn no_room_failure(&self, id: JobId, end: u64, fair: bool) -> Option<(Failure, bool)> {
         let settings = &self.state.config.policy.preemption;
-        let holds = self.shortcuts
-            && settings.order_based
+        let ranked = settings.order_based
             && self.state.quota.tree.is_none()
-            && self.profile.order_keys_fixed_in_pass()
-            && self.profile.victim_plugins_read_partition_only();
-        if !holds {
+            && self.profile.order_keys_fixed_in_pass();
+        if !self.shortcuts
+            || !(ranked || fair)
+            || !self.profile.victim_plugins_read_partition_only()
+        {
             return None;
         }
         let preemptor = self.state.job_view(id)?;
@@ -432,16 +445,54 @@ impl Scheduler {
         if !hooks.is_none_or(|h| h.shape_only) {
             return None;
         }
-        let attempt = Attempt::of(&self.state.gang_request(job), end)?;
-        let context = self.last.figures.context(&self.state);
-        let (tier, keys, ..) = self.pass_key(preemptor, &context);
+        let gang = self.state.gang_request(job);
+        let attempt = Attempt::of(&gang, end)?;
         let recordable =
             job.licenses.is_empty() && (!settings.anti_thrash || job.preempted_by.is_empty());
-        let failure = Failure {
+        if fair {
+            let queue = self.state.job_queue(id)?;
+            let policy = &self.state.config.queues[queue.index()].preemption;
+            // The own queue's candidates under this policy read the preemptor's submit time.
+            let reads_submit = policy.within_queue == WithinQueue::LowerOrNewerEqualPriority;
+            let plain_demand = !gang.exclusive
+                && gang.shapes.iter().all(|shape| {
+                    shape.count == shape.min_count && !matches!(shape.gpu, GpuNeed::Mig(_))
+                })
+                && !self
+                    .state
+                    .quota
+                    .tree
+                    .as_ref()
+                    .is_some_and(|tree| tree.splits_models());
+            if !recordable || reads_submit || !plain_demand {
+                return None;
+            }
+            let failure = Failure::Fair {
+                attempt,
+                queue,
+                priority: job.spec.priority,
+            };
+            return Some((failure, true));
+        }
+        let context = self.last.figures.context(&self.state);
+        let (tier, keys, ..) = self.pass_key(preemptor, &context);
+        let failure = Failure::Ranked {
             attempt,
             key: (tier, keys),
         };
         Some((failure, recordable))
+    }
+
+    /// What a preemption search reads of the state that a pass changes: the earmarks and the
+    /// quota usage, by their counts of changes ([`NoRoom`]).
+    fn state_changes(&self) -> (u64, u64) {
+        let usage = self
+            .state
+            .quota
+            .tree
+            .as_ref()
+            .map_or(0, |tree| tree.changes);
+        (self.state.quota.earmark_changes, usage)
     }
 
     /// What the preemptor's queue policy lets it do to running job `v` of a queue.
