@@ -30,8 +30,9 @@ GRID = {
 
 
 def main():
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False)
+    # A cluster of its own ("local"), never one already running here.
+    ray.init(address="local", num_cpus=2, include_dashboard=False,
+             _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         table = gangway.sweep_traces(**GRID, executor="ray")
     finally:

@@ -21,8 +21,9 @@ TRACE = REPO / "gangway-sim" / "tests" / "fixtures" / "KTH-SP2-1996-2.1-cln-firs
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False)
+    # A cluster of its own ("local"), never one already running here.
+    ray.init(address="local", num_cpus=2, include_dashboard=False,
+             _node_ip_address="127.0.0.1", log_to_driver=False)
     yield
     ray.shutdown()
 
