@@ -8,7 +8,9 @@ the results, merged in grid order, are the same whatever runs them.
 """
 
 import concurrent.futures
+import importlib
 import os
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ._gangway import (
     POLICIES,
@@ -22,17 +24,22 @@ from ._gangway import (
 _BUILTIN_WORKLOADS = ("gpu-ml", "gpu-ml-heavy-tail", "team")
 
 
-class SweepTable(list):
+class SweepTable(List[Dict[str, Any]]):
     """The cells of :func:`sweep` or :func:`sweep_traces`: a list of dicts, one per record, in
     grid order. Always this type, whatever is installed; :meth:`to_pandas` needs pandas."""
 
-    def to_pandas(self):
+    def to_pandas(self) -> Any:
         """The table as a pandas.DataFrame; ImportError without pandas."""
         try:
-            import pandas
+            pandas = importlib.import_module("pandas")
         except ImportError as error:
             raise ImportError(f"SweepTable.to_pandas() needs pandas: {error}") from error
         return pandas.DataFrame(list(self))
+
+
+def _call(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+    """A call submitted to a :class:`RayExecutor`, run in a Ray worker."""
+    return fn(*args, **kwargs)
 
 
 class RayExecutor(concurrent.futures.Executor):
@@ -43,30 +50,27 @@ class RayExecutor(concurrent.futures.Executor):
     nor stops the cluster: :meth:`shutdown` only refuses further calls. ImportError without
     ray."""
 
-    def __init__(self, **options):
+    def __init__(self, **options: Any) -> None:
         try:
             import ray
         except ImportError as error:
             raise ImportError(f"RayExecutor needs ray (pip install ray): {error}") from error
-        self._ray = ray
-        self._options = options
-        self._remote = {}
+        self._task = ray.remote(**options)(_call) if options else ray.remote(_call)
         self._shut_down = False
 
-    def submit(self, fn, /, *args, **kwargs):
+    def submit(
+        self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+    ) -> "concurrent.futures.Future[Any]":
         if self._shut_down:
             raise RuntimeError("cannot submit to a RayExecutor after shutdown()")
-        remote = self._remote.get(fn)
-        if remote is None:
-            remote = self._ray.remote(**self._options)(fn) if self._options else self._ray.remote(fn)
-            self._remote[fn] = remote
-        return remote.remote(*args, **kwargs).future()
+        future: "concurrent.futures.Future[Any]" = self._task.remote(fn, args, kwargs).future()
+        return future
 
-    def shutdown(self, wait=True, *, cancel_futures=False):
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self._shut_down = True
 
 
-def _resolve(executor):
+def _resolve(executor: Any) -> Any:
     """The executor a sweep runs its cells on: None (in this process), ``"ray"`` (a
     :class:`RayExecutor`), or what was given when it can run calls."""
     if executor is None:
@@ -88,9 +92,11 @@ def _resolve(executor):
     )
 
 
-def _run_cells(executor, fn, calls):
+def _run_cells(
+    executor: Any, fn: Callable[..., Any], calls: Iterable[Tuple[Any, ...]]
+) -> List[Any]:
     """``[fn(*args) for args in calls]``, each call submitted to `executor` as one task; the
-    results in the order of `calls`. The first error raises, and the tasks not yet started are
+    results in the order of `calls`. The first error raises, and the futures not yet done are
     cancelled."""
     futures = []
     try:
@@ -111,12 +117,19 @@ def _run_cells(executor, fn, calls):
         raise
 
 
-def _sweep_task(index, spec):
+def _sweep_task(index: int, spec: Dict[str, Any]) -> List[Dict[str, Any]]:
     """One task of :func:`sweep`: the records of the cell at `index` of the grid of `spec`."""
     return _sweep_cell(index, **spec)
 
 
-def sweep(gpus=None, users=None, seed=1, weeks=2, policies=None, executor=None):
+def sweep(
+    gpus: Optional[Sequence[int]] = None,
+    users: Optional[Sequence[int]] = None,
+    seed: int = 1,
+    weeks: int = 2,
+    policies: Optional[Sequence[str]] = None,
+    executor: Any = None,
+) -> SweepTable:
     """`gangway simulate --sweep`: cluster sizes (GPUs, nodes of up to 8) x numbers of users,
     each user their own account with the team workload's profile, for `weeks` weeks, under a
     baseline and each policy compared with it: `policies` names the baseline first (default
@@ -125,7 +138,9 @@ def sweep(gpus=None, users=None, seed=1, weeks=2, policies=None, executor=None):
     any object whose ``submit(fn, *args)`` returns futures) each cell of the grid is one task.
     Returns a :class:`SweepTable`, the same whatever runs it."""
     runner = _resolve(executor)
-    spec = {"gpus": gpus, "users": users, "seed": seed, "weeks": weeks, "policies": policies}
+    spec: Dict[str, Any] = {
+        "gpus": gpus, "users": users, "seed": seed, "weeks": weeks, "policies": policies
+    }
     if runner is None:
         return SweepTable(_sweep_records(**spec))
     # Checks every argument before a task is submitted.
@@ -134,9 +149,13 @@ def sweep(gpus=None, users=None, seed=1, weeks=2, policies=None, executor=None):
     return SweepTable(record for records in results for record in records)
 
 
-def _trace_task(trace, label, seed, policy, jobs, faults):
+def _trace_task(
+    trace: str, label: str, seed: int, policy: str, jobs: Optional[int], faults: bool
+) -> Dict[str, Any]:
     """One task of :func:`sweep_traces`: one simulation, as a record."""
-    source = {"workload": trace} if trace in _BUILTIN_WORKLOADS else {"trace": trace}
+    source: Dict[str, Any] = (
+        {"workload": trace} if trace in _BUILTIN_WORKLOADS else {"trace": trace}
+    )
     out = simulate(
         **source,
         policies=[policy],
@@ -159,7 +178,7 @@ def _trace_task(trace, label, seed, policy, jobs, faults):
     }
 
 
-def _names(value, what):
+def _names(value: Any, what: str) -> List[Any]:
     """`value` as a non-empty list; a lone string is refused (it is not a list of names)."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise TypeError(f"sweep_traces: {what}: expected a list, got {type(value).__name__}")
@@ -169,7 +188,14 @@ def _names(value, what):
     return items
 
 
-def sweep_traces(traces, policies=None, seeds=(1,), jobs=None, faults=False, executor=None):
+def sweep_traces(
+    traces: Sequence[Any],
+    policies: Optional[Sequence[str]] = None,
+    seeds: Sequence[int] = (1,),
+    jobs: Optional[int] = None,
+    faults: bool = False,
+    executor: Any = None,
+) -> SweepTable:
     """Policies x traces x seeds, one simulation per task, for research sweeps. Each of
     `traces` is a trace file (SWF, Alibaba CSV, as ``simulate(trace=...)`` reads) or a
     built-in workload (gpu-ml, gpu-ml-heavy-tail, team), which each seed draws anew; with
@@ -177,8 +203,8 @@ def sweep_traces(traces, policies=None, seeds=(1,), jobs=None, faults=False, exe
     that a trace's replays differ by seed too. `policies` are presets among
     :data:`POLICIES` (default ``simulate``'s: ssh, fcfs, easy, conservative, full), `jobs`
     the number of jobs a built-in workload draws (a trace file is replayed whole, as
-    ``simulate`` replays it). Without `executor` the simulations run in this process on every core; with one, as
-    for :func:`sweep`. Returns a :class:`SweepTable` in grid order (traces, then seeds, then
+    ``simulate`` replays it). Without `executor` the simulations run in this process on every
+    core; with one, as for :func:`sweep`. Returns a :class:`SweepTable` in grid order (traces, then seeds, then
     policies as given) of records {trace, seed, policy, jobs, wait_mean_s, wait_p95_s,
     bounded_slowdown, utilization, makespan_s, metrics}, ``metrics`` the policy's whole
     metrics as ``simulate`` gives them."""

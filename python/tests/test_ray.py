@@ -28,10 +28,33 @@ def cluster():
     ray.shutdown()
 
 
-def test_sweep_on_ray_equals_the_in_process_sweep():
+class Counting(gangway.RayExecutor):
+    """A RayExecutor that counts its tasks."""
+
+    made = []
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.tasks = 0
+        Counting.made.append(self)
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.tasks += 1
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_a_ray_executor_runs_calls_in_ray_workers():
+    future = gangway.RayExecutor().submit(os.getpid)
+    assert future.result(timeout=60) != os.getpid()
+
+
+def test_sweep_on_ray_equals_the_in_process_sweep(monkeypatch):
     grid = {"gpus": [4, 8], "users": [2, 3], "seed": 5, "weeks": 1,
             "policies": ["ssh", "easy", "full"]}
+    # executor="ray" makes a RayExecutor for the call: one task per cell of the grid.
+    monkeypatch.setattr(gangway._sweeps, "RayExecutor", Counting)
     table = gangway.sweep(**grid, executor="ray")
+    assert [executor.tasks for executor in Counting.made] == [4]
     assert type(table) is gangway.SweepTable and len(table) == 8
     assert table == gangway.sweep(**grid)
 
