@@ -188,27 +188,15 @@ def _names(value: Any, what: str) -> List[Any]:
     return items
 
 
-def sweep_traces(
+def _trace_calls(
     traces: Sequence[Any],
     policies: Optional[Sequence[str]] = None,
     seeds: Sequence[int] = (1,),
     jobs: Optional[int] = None,
     faults: bool = False,
-    executor: Any = None,
-) -> SweepTable:
-    """Policies x traces x seeds, one simulation per task, for research sweeps. Each of
-    `traces` is a trace file (SWF, Alibaba CSV, as ``simulate(trace=...)`` reads) or a
-    built-in workload (gpu-ml, gpu-ml-heavy-tail, team), which each seed draws anew; with
-    ``faults=True`` the seed also draws the faults injected (``simulate(faults=seed)``), so
-    that a trace's replays differ by seed too. `policies` are presets among
-    :data:`POLICIES` (default ``simulate``'s: ssh, fcfs, easy, conservative, full), `jobs`
-    the number of jobs a built-in workload draws (a trace file is replayed whole, as
-    ``simulate`` replays it). Without `executor` the simulations run in this process on every
-    core; with one, as for :func:`sweep`. Returns a :class:`SweepTable` in grid order (traces, then seeds, then
-    policies as given) of records {trace, seed, policy, jobs, wait_mean_s, wait_p95_s,
-    bounded_slowdown, utilization, makespan_s, metrics}, ``metrics`` the policy's whole
-    metrics as ``simulate`` gives them."""
-    runner = _resolve(executor)
+) -> List[Tuple[Any, ...]]:
+    """The arguments of :func:`sweep_traces`, checked, as the calls of :func:`_trace_task` in
+    grid order."""
     traces = _names(traces, "traces")
     for trace in traces:
         if not isinstance(trace, (str, os.PathLike)):
@@ -232,12 +220,14 @@ def sweep_traces(
     seeds = _names(seeds, "seeds")
     for seed in seeds:
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-            raise ValueError(f"sweep_traces: seeds: {seed!r} is not an integer from 0 to 2**64 - 1")
+            raise ValueError(
+                f"sweep_traces: seeds: {seed!r} is not an integer from 0 to 2**64 - 1"
+            )
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0):
         raise ValueError(f"sweep_traces: jobs: {jobs!r} is not a number of jobs")
     # A file by its absolute path, so that a worker started elsewhere (a Ray worker) finds it;
     # each record names it as given.
-    calls = [
+    return [
         (
             str(trace) if str(trace) in _BUILTIN_WORKLOADS else os.path.abspath(trace),
             str(trace),
@@ -250,6 +240,30 @@ def sweep_traces(
         for seed in seeds
         for policy in policies
     ]
+
+
+def sweep_traces(
+    traces: Sequence[Any],
+    policies: Optional[Sequence[str]] = None,
+    seeds: Sequence[int] = (1,),
+    jobs: Optional[int] = None,
+    faults: bool = False,
+    executor: Any = None,
+) -> SweepTable:
+    """Policies x traces x seeds, one simulation per task, for research sweeps. Each of
+    `traces` is a trace file (SWF, Alibaba CSV, as ``simulate(trace=...)`` reads) or a
+    built-in workload (gpu-ml, gpu-ml-heavy-tail, team), which each seed draws anew; with
+    ``faults=True`` the seed also draws the faults injected (``simulate(faults=seed)``), so
+    that a trace's replays differ by seed too. `policies` are presets among
+    :data:`POLICIES` (default ``simulate``'s: ssh, fcfs, easy, conservative, full), `jobs`
+    the number of jobs a built-in workload draws (a trace file is replayed whole, as
+    ``simulate`` replays it). Without `executor` the simulations run in this process on every
+    core; with one, as for :func:`sweep`. Returns a :class:`SweepTable` in grid order
+    (traces, then seeds, then policies as given) of records {trace, seed, policy, jobs,
+    wait_mean_s, wait_p95_s, bounded_slowdown, utilization, makespan_s, metrics},
+    ``metrics`` the policy's whole metrics as ``simulate`` gives them."""
+    runner = _resolve(executor)
+    calls = _trace_calls(traces, policies, seeds, jobs, faults)
     if runner is None:
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
             return SweepTable(_run_cells(pool, _trace_task, calls))

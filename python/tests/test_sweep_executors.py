@@ -196,3 +196,41 @@ def test_the_job_array_command_line(tmp_path, in_process):
     assert missing.returncode == 2 and "missing [0]" in missing.stderr
     beyond = subprocess.run(command + ["run", "4"] + grid, capture_output=True, text=True)
     assert beyond.returncode == 2 and "no cell 4" in beyond.stderr
+
+
+def test_trace_sweep_cells_merged_are_sweep_traces(traces_in_process):
+    arguments = {key: value for key, value in TRACES.items()}
+    assert cells.count("sweep_traces", **arguments) == 8
+    documents = [cells.run(index, "sweep_traces", **arguments) for index in range(8)]
+    random.Random(4).shuffle(documents)
+    merged = cells.merge(json.loads(json.dumps(d)) for d in documents)
+    assert merged == traces_in_process
+    # A trace sweep's cells are not a team sweep's.
+    with pytest.raises(ValueError, match="another sweep"):
+        cells.merge(documents[1:] + [cells.run(0, **GRID)])
+    with pytest.raises(TypeError, match="no argument gpus"):
+        cells.count("sweep_traces", traces=["gpu-ml"], gpus=[4])
+    with pytest.raises(TypeError, match="no argument traces"):
+        cells.count("sweep", traces=["gpu-ml"])
+    with pytest.raises(ValueError, match="unknown kind"):
+        cells.count("sweeps", **GRID)
+
+
+def test_the_job_array_command_line_for_traces(tmp_path, traces_in_process):
+    options = ["--traces", f"{TRACE},gpu-ml", "--policies", "fcfs,easy", "--seeds", "1,2",
+               "--jobs", "500", "--faults"]
+    command = [sys.executable, "-m", "gangway.cells"]
+    count = subprocess.run(command + ["count"] + options, capture_output=True, text=True,
+                           check=True)
+    assert count.stdout == "8\n"
+    for index in range(8):
+        subprocess.run(command + ["run", str(index)] + options
+                       + ["--out", str(tmp_path / f"cell-{index}.json")], check=True)
+    merged = subprocess.run(command + ["merge"] + [str(p) for p in tmp_path.glob("*.json")],
+                            capture_output=True, text=True, check=True)
+    assert json.loads(merged.stdout) == list(traces_in_process)
+    mixed = subprocess.run(command + ["count", "--gpus", "4"] + options, capture_output=True,
+                           text=True)
+    assert mixed.returncode == 2 and "--gpus is not for --traces" in mixed.stderr
+    stray = subprocess.run(command + ["count", "--seeds", "1"], capture_output=True, text=True)
+    assert stray.returncode == 2 and "--seeds is for --traces" in stray.stderr
