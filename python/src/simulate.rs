@@ -376,7 +376,7 @@ fn sweep_params(
 
 /// `gangway.sweep`'s native part: the sweep's cells as records (`SweepRow` fields), in grid
 /// order; `gangway.sweep` wraps them in a `SweepTable`. `policies`: the baseline, then the
-/// policies compared with it.
+/// policies compared with it (one alone is compared with ssh); default ssh, full.
 #[pyfunction]
 #[pyo3(signature = (gpus = None, users = None, seed = 1, weeks = 2, policies = None))]
 pub fn sweep_records<'py>(
