@@ -96,6 +96,22 @@ impl SweepParams {
             None => self.gpus.clone(),
         }
     }
+
+    /// The cells of the grid in grid order (users, then GPUs), each as its `(gpus, users)`:
+    /// [`run_sweep_cell`] runs the one at an index of this list.
+    ///
+    /// ```
+    /// use gangway_sim::sweep::SweepParams;
+    /// let params = SweepParams { gpus: vec![4, 8], users: vec![2, 6], ..SweepParams::default() };
+    /// assert_eq!(params.grid(), [(4, 2), (8, 2), (4, 6), (8, 6)]);
+    /// ```
+    pub fn grid(&self) -> Vec<(u32, u32)> {
+        let sizes = self.grid_gpus();
+        self.users
+            .iter()
+            .flat_map(|&users| sizes.iter().map(move |&gpus| (gpus, users)))
+            .collect()
+    }
 }
 
 /// One cell of the grid and one policy compared in it: its size, and the baseline's and the
@@ -317,12 +333,7 @@ pub fn run_sweep(
 ) -> Result<Vec<SweepCell>, SimError> {
     check_policies(&params.policies)?;
     let compared = params.policies.len() - 1;
-    let sizes = params.grid_gpus();
-    let grid: Vec<(u32, u32)> = params
-        .users
-        .iter()
-        .flat_map(|&users| sizes.iter().map(move |&gpus| (gpus, users)))
-        .collect();
+    let grid = params.grid();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<CellResult>>> = grid.iter().map(|_| Mutex::new(None)).collect();
@@ -354,6 +365,33 @@ pub fn run_sweep(
         );
     }
     Ok(cells)
+}
+
+/// Runs the cell at `index` of the grid ([`SweepParams::grid`]) alone, in this thread: the
+/// [`SweepCell`]s that [`run_sweep`] gives for it, one per compared policy. A sweep split over
+/// processes or machines, one cell per task, is [`run_sweep`]'s table when its cells are
+/// concatenated in index order. An index beyond the grid, or policies that [`run_sweep`]
+/// refuses, is an error.
+///
+/// ```
+/// use gangway_sim::sweep::{run_sweep, run_sweep_cell, SweepParams};
+/// let params = SweepParams { gpus: vec![4, 8], users: vec![2], weeks: 1, ..SweepParams::default() };
+/// let mut cells = run_sweep_cell(&params, 1).unwrap();
+/// cells.splice(0..0, run_sweep_cell(&params, 0).unwrap());
+/// assert_eq!(cells, run_sweep(&params, 2, |_| {}).unwrap());
+/// assert!(run_sweep_cell(&params, 2).unwrap_err().to_string().contains("no cell 2"));
+/// ```
+pub fn run_sweep_cell(params: &SweepParams, index: usize) -> Result<Vec<SweepCell>, SimError> {
+    check_policies(&params.policies)?;
+    let grid = params.grid();
+    let &(gpus, users) = grid.get(index).ok_or_else(|| {
+        ParamError(format!(
+            "the sweep's grid has no cell {index}: it has {} (0 to {})",
+            grid.len(),
+            grid.len().saturating_sub(1)
+        ))
+    })?;
+    run_cell(params, gpus, users)
 }
 
 /// What one cell of the grid gives: a [`SweepCell`] per compared policy.

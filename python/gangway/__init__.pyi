@@ -1,7 +1,21 @@
 """Type stubs of gangway's Python bindings (docs/python.md)."""
 
+import concurrent.futures
 from os import PathLike
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    TypeVar,
+    Union,
+)
+
+_T = TypeVar("_T")
 
 JSON = Any
 """A JSON-shaped value: dicts with str keys, lists, str, int, float, bool, None."""
@@ -102,13 +116,34 @@ def simulate(
 
 
 class SweepTable(List[Dict[str, Any]]):
-    """The cells of sweep(): one dict per cell and compared policy (gpus, users, jobs,
-    baseline, policy, wait_baseline_s, wait_policy_s, wait_saved, idle_baseline_hours,
-    idle_policy_hours, idle_saved, pays_off)."""
+    """The records of sweep() (gpus, users, jobs, baseline, policy, wait_baseline_s,
+    wait_policy_s, wait_saved, idle_baseline_hours, idle_policy_hours, idle_saved, pays_off)
+    or of sweep_traces() (trace, seed, policy, jobs, wait_mean_s, wait_p95_s,
+    bounded_slowdown, utilization, makespan_s, metrics), in grid order."""
 
     def to_pandas(self) -> Any:
         """A pandas.DataFrame of the cells; ImportError without pandas."""
         ...
+
+class _Submitter(Protocol):
+    """What a sweep runs its cells on: submit(fn, *args) returns a future with result()."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any: ...
+
+_Executor = Union[concurrent.futures.Executor, _Submitter, str]
+"""A sweep's executor: a concurrent.futures.Executor (RayExecutor is one), any object whose
+submit(fn, *args) returns futures (a dask.distributed.Client), or "ray"."""
+
+class RayExecutor(concurrent.futures.Executor):
+    """Each submitted call runs as a Ray task on the cluster this process is connected to
+    (ray.init); `options` are ray.remote options for every task. Neither starts nor stops
+    the cluster. ImportError without ray."""
+
+    def __init__(self, **options: Any) -> None: ...
+    def submit(
+        self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[_T]: ...
+    def shutdown(self, wait: bool = ..., *, cancel_futures: bool = ...) -> None: ...
 
 def sweep(
     gpus: Optional[Sequence[int]] = ...,
@@ -116,7 +151,22 @@ def sweep(
     seed: int = ...,
     weeks: int = ...,
     policies: Optional[Sequence[str]] = ...,
+    executor: Optional[_Executor] = ...,
 ) -> SweepTable:
     """gangway simulate --sweep: GPUs x users, a baseline (first of `policies`, default
-    ssh) against each other policy (default full)."""
+    ssh) against each other policy (default full). In this process on every core, or one
+    cell per task on `executor`; the same table either way."""
+    ...
+
+def sweep_traces(
+    traces: Sequence[Union[str, PathLike[str]]],
+    policies: Optional[Sequence[str]] = ...,
+    seeds: Sequence[int] = ...,
+    jobs: Optional[int] = ...,
+    faults: bool = ...,
+    executor: Optional[_Executor] = ...,
+) -> SweepTable:
+    """Policies x traces (files, or built-in workloads drawn from the seed) x seeds (with
+    faults=True, the seed of the faults injected too), one simulation per task on
+    `executor`, or in this process on every core; the same table either way."""
     ...

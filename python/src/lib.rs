@@ -397,6 +397,8 @@ fn _gangway(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Plugin>()?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::sweep_records, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate::sweep_grid, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate::sweep_cell, m)?)?;
     m.add("POLICIES", gangway_sim::PolicyPreset::names().to_vec())?;
     Ok(())
 }

@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 
 use gangway::ClusterConfig;
 use gangway_sim::metrics::Metrics;
+use gangway_sim::sweep::{SweepParams, SweepRow, run_sweep, run_sweep_cell, sweep_policies};
 use gangway_sim::team::{TeamFile, TeamParams};
 use gangway_sim::workload::gpu_ml::GpuMlParams;
 use gangway_sim::workload::{NonPositiveRequest, ParamError, QosPriority, ReaderRules, Workload};
 use gangway_sim::{
     FaultOptions, LookSchedule, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
 };
-use pyo3::exceptions::{PyImportError, PyValueError};
+use pyo3::exceptions::{PyImportError, PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
 
@@ -337,6 +338,42 @@ pub fn simulate<'py>(
     Ok(out)
 }
 
+/// The sweep of `gangway.sweep(gpus, users, seed, weeks, policies)`, its arguments checked:
+/// `policies` the baseline, then the policies compared with it (`sweep_policies`); `None`
+/// takes the default grid or policies.
+fn sweep_params(
+    gpus: Option<Vec<u32>>,
+    users: Option<Vec<u32>>,
+    seed: u64,
+    weeks: u32,
+    policies: Option<Vec<String>>,
+) -> PyResult<SweepParams> {
+    let defaults = SweepParams::default();
+    let policies = match policies {
+        None => defaults.policies.clone(),
+        Some(names) => {
+            let given =
+                PolicyPreset::parse_list(&names.join(",")).map_err(PyValueError::new_err)?;
+            sweep_policies(&given)
+                .map_err(|e| PyValueError::new_err(format!("sweep: policies: {}", e.0)))?
+        }
+    };
+    let params = SweepParams {
+        gpus: gpus.unwrap_or_else(|| defaults.gpus.clone()),
+        users: users.unwrap_or_else(|| defaults.users.clone()),
+        seed,
+        weeks,
+        policies,
+        ..defaults
+    };
+    if params.gpus.is_empty() || params.users.is_empty() || params.gpus.contains(&0) {
+        return Err(PyValueError::new_err(
+            "sweep: gpus and users must be non-empty lists of positive numbers",
+        ));
+    }
+    Ok(params)
+}
+
 /// `gangway.sweep`'s native part: the sweep's cells as records (`SweepRow` fields), in grid
 /// order; `gangway.sweep` wraps them in a `SweepTable`. `policies`: the baseline, then the
 /// policies compared with it (one alone is compared with ssh); default ssh, full.
@@ -350,34 +387,53 @@ pub fn sweep_records<'py>(
     weeks: u32,
     policies: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let defaults = gangway_sim::sweep::SweepParams::default();
-    let policies = match policies {
-        None => defaults.policies.clone(),
-        Some(names) => {
-            let given =
-                PolicyPreset::parse_list(&names.join(",")).map_err(PyValueError::new_err)?;
-            gangway_sim::sweep::sweep_policies(&given)
-                .map_err(|e| PyValueError::new_err(format!("sweep: policies: {}", e.0)))?
-        }
-    };
-    let params = gangway_sim::sweep::SweepParams {
-        gpus: gpus.unwrap_or_else(|| defaults.gpus.clone()),
-        users: users.unwrap_or_else(|| defaults.users.clone()),
-        seed,
-        weeks,
-        policies,
-        ..defaults
-    };
-    if params.gpus.is_empty() || params.users.is_empty() || params.gpus.contains(&0) {
-        return Err(PyValueError::new_err(
-            "sweep: gpus and users must be non-empty lists of positive numbers",
-        ));
-    }
+    let params = sweep_params(gpus, users, seed, weeks, policies)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cells = py
-        .detach(|| gangway_sim::sweep::run_sweep(&params, threads, |_| {}))
+        .detach(|| run_sweep(&params, threads, |_| {}))
         .map_err(|e| gangway_error(py, "simulation", &e.to_string(), None))?;
-    let rows: Vec<gangway_sim::sweep::SweepRow> =
-        cells.iter().map(gangway_sim::sweep::SweepRow::of).collect();
+    let rows: Vec<SweepRow> = cells.iter().map(SweepRow::of).collect();
+    Ok(pythonize::pythonize(py, &rows)?)
+}
+
+/// The grid of `gangway.sweep(...)` with these arguments, checked: its cells' `(gpus, users)`
+/// in grid order, the cells `sweep_cell` runs by index.
+#[pyfunction]
+#[pyo3(signature = (gpus = None, users = None, seed = 1, weeks = 2, policies = None))]
+pub fn sweep_grid(
+    gpus: Option<Vec<u32>>,
+    users: Option<Vec<u32>>,
+    seed: u64,
+    weeks: u32,
+    policies: Option<Vec<String>>,
+) -> PyResult<Vec<(u32, u32)>> {
+    Ok(sweep_params(gpus, users, seed, weeks, policies)?.grid())
+}
+
+/// One cell of `gangway.sweep(...)`, the one at `index` of its grid, run in this thread with
+/// the GIL released: its records (one per compared policy), as `sweep_records` gives them.
+#[pyfunction]
+#[pyo3(signature = (index, gpus = None, users = None, seed = 1, weeks = 2, policies = None))]
+pub fn sweep_cell<'py>(
+    py: Python<'py>,
+    index: usize,
+    gpus: Option<Vec<u32>>,
+    users: Option<Vec<u32>>,
+    seed: u64,
+    weeks: u32,
+    policies: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let params = sweep_params(gpus, users, seed, weeks, policies)?;
+    let cells = params.grid().len();
+    if index >= cells {
+        return Err(PyIndexError::new_err(format!(
+            "sweep: no cell {index}: the grid has {cells} (0 to {})",
+            cells.saturating_sub(1)
+        )));
+    }
+    let cells = py
+        .detach(|| run_sweep_cell(&params, index))
+        .map_err(|e| gangway_error(py, "simulation", &e.to_string(), None))?;
+    let rows: Vec<SweepRow> = cells.iter().map(SweepRow::of).collect();
     Ok(pythonize::pythonize(py, &rows)?)
 }
