@@ -49,16 +49,36 @@ impl QuotaTree {
         added: &[(QueueId, QuotaVec)],
         removed: &[(QueueId, QuotaVec)],
     ) -> AdjustedQuota<'_> {
-        if added.is_empty() && removed.is_empty() {
-            return AdjustedQuota {
-                tree: self,
-                usage: Cow::Borrowed(&self.usage),
-            };
+        if added.is_empty() {
+            return self.adjusted_from(&self.usage, removed);
         }
         let mut usage = self.usage.clone();
         for (q, demand) in added {
             add_usage_in(&self.nodes, &mut usage, *q, demand);
         }
+        for (q, demand) in removed {
+            remove_usage_in(&self.nodes, &mut usage, *q, demand);
+        }
+        AdjustedQuota {
+            tree: self,
+            usage: Cow::Owned(usage),
+        }
+    }
+
+    /// [`QuotaTree::adjusted`] from `base`, a usage of this tree's nodes already adjusted
+    /// (one [`AdjustedQuota::into_usage`] gave), with each `removed` demand released in order.
+    pub(crate) fn adjusted_from<'a>(
+        &'a self,
+        base: &'a [QuotaVec],
+        removed: &[(QueueId, QuotaVec)],
+    ) -> AdjustedQuota<'a> {
+        if removed.is_empty() {
+            return AdjustedQuota {
+                tree: self,
+                usage: Cow::Borrowed(base),
+            };
+        }
+        let mut usage = base.to_vec();
         for (q, demand) in removed {
             remove_usage_in(&self.nodes, &mut usage, *q, demand);
         }
@@ -78,5 +98,10 @@ impl AdjustedQuota<'_> {
     /// [`QuotaTree::within_nominal`] on the adjusted usage.
     pub fn within_nominal(&self, q: QueueId, demand: &QuotaVec) -> bool {
         self.tree.within_nominal_in(&self.usage, q, demand)
+    }
+
+    /// Every node's adjusted usage, for [`QuotaTree::adjusted_from`].
+    pub(crate) fn into_usage(self) -> Vec<QuotaVec> {
+        self.usage.into_owned()
     }
 }

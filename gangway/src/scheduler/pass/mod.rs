@@ -127,6 +127,8 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) fits_earmarked: EarmarkedFits,
     /// Whether no queue admits the least any pending job demands; known until a job starts.
     pub(in crate::scheduler) quota_closed: Option<bool>,
+    /// What the earmarks promise, kept while they and the usage stay as they are.
+    pub(in crate::scheduler) promised: quota::PromisedQuota,
     /// The last pass's reservations made again identically.
     confirmed: Confirmed,
     /// Jobs the admission plug-ins denied, with the first deny.
@@ -177,6 +179,7 @@ impl Pass {
             kept: compress::KeptBookings::new(),
             always_plan,
             fits_now: FitMemo::default(),
+            promised: quota::PromisedQuota::default(),
             fits_earmarked: EarmarkedFits::default(),
             quota_closed: None,
             confirmed: Confirmed::default(),
@@ -385,9 +388,10 @@ impl Scheduler {
         let quota_ok = match &placed {
             Some(assignments) => {
                 let demand = self.assignments_demand(id, assignments);
-                self.quota_fits(id, &[], false, false, &demand)
+                let earmarks = pass.promised.of(&self.state);
+                self.quota_fits(earmarks, id, &[], false, false, &demand)
             }
-            None => self.quota_fits_unplaced(id),
+            None => self.quota_fits_unplaced(pass.promised.of(&self.state), id),
         };
         if let Some(assignments) = placed.filter(|_| quota_ok) {
             if pass.blocking.unready {

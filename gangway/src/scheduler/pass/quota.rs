@@ -5,6 +5,61 @@ use crate::model::ids::JobId;
 use crate::placement::Assignment;
 use crate::quota::{QueueId, QuotaVec};
 use crate::scheduler::Scheduler;
+use crate::state::ClusterState;
+
+/// What the earmarks promise, for one state of the earmarks and the quota usage: each
+/// earmarked preemptor's demand with its queue, in preemptor order, the usage with all of
+/// them charged, and the usage once all of them have completed. A quota check of a job without an earmark reads both instead of charging every
+/// earmark's demand again (a pass checks every pending job; the earmarks change only when a
+/// preemption is made or given up, the usage when a job starts).
+#[derive(Debug, Default)]
+pub(in crate::scheduler) struct PromisedQuota {
+    /// The state's counts of earmark and usage changes it was made for.
+    changes: Option<(u64, u64)>,
+    demands: Vec<(JobId, QueueId, QuotaVec)>,
+    charged: Vec<QuotaVec>,
+    /// The usage once every preemption under way has completed
+    /// ([`ClusterState::promised_usage`]).
+    pub(in crate::scheduler) after_preemptions: Vec<QuotaVec>,
+}
+
+impl PromisedQuota {
+    /// Made from `state` (keeping this one's allocations), without its counts.
+    fn rebuilt(mut self, state: &ClusterState) -> Self {
+        let Some(tree) = state.quota.tree.as_ref() else {
+            return self;
+        };
+        self.demands = state.earmark_demands();
+        let added: Vec<(QueueId, QuotaVec)> =
+            self.demands.iter().map(|(_, q, d)| (*q, *d)).collect();
+        self.charged = tree.adjusted(&added, &[]).into_usage();
+        self.after_preemptions = state
+            .promised_usage()
+            .map_or_else(Vec::new, std::borrow::Cow::into_owned);
+        self
+    }
+
+    /// What `state`'s earmarks promise now, made again only where they or the usage changed.
+    /// Debug builds check it against a rebuild.
+    pub(in crate::scheduler) fn of(&mut self, state: &ClusterState) -> &Self {
+        let Some(tree) = state.quota.tree.as_ref() else {
+            return self;
+        };
+        let changes = (state.quota.earmark_changes, tree.changes);
+        if self.changes != Some(changes) {
+            *self = std::mem::take(self).rebuilt(state);
+            self.changes = Some(changes);
+        }
+        #[cfg(debug_assertions)]
+        {
+            let fresh = PromisedQuota::default().rebuilt(state);
+            debug_assert_eq!(self.demands, fresh.demands, "promised demands stale");
+            debug_assert_eq!(self.charged, fresh.charged, "promised usage stale");
+            debug_assert_eq!(self.after_preemptions, fresh.after_preemptions, "stale");
+        }
+        self
+    }
+}
 
 impl Scheduler {
     /// The quota demand of a job placed on `assignments`.
@@ -34,8 +89,11 @@ impl Scheduler {
     /// victims gone and their preemptors started, as
     /// [`crate::state::ClusterState::promised_usage`] does, so that two preemptors in one
     /// pass do not each take victims for the other's promise.
+    ///
+    /// `earmarks`: what the earmarks promise now ([`PromisedQuota::of`]).
     pub(in crate::scheduler) fn quota_fits(
         &self,
+        earmarks: &PromisedQuota,
         id: JobId,
         victims: &[JobId],
         reclaiming: bool,
@@ -46,13 +104,15 @@ impl Scheduler {
         else {
             return true;
         };
-        let promised = match self.state.earmarks.get(&id) {
+        let own = self.state.earmarks.get(&id);
+        let promised: Vec<(JobId, QueueId, QuotaVec)> = match own {
+            None => Vec::new(),
             Some(earmark) if earmark.victims.is_empty() => Vec::new(),
-            _ => self
-                .state
-                .earmark_demands()
-                .into_iter()
+            Some(_) => earmarks
+                .demands
+                .iter()
                 .filter(|(p, ..)| *p != id)
+                .copied()
                 .collect(),
         };
         let mut freed = self.state.earmarked_quota(id);
@@ -72,9 +132,21 @@ impl Scheduler {
                 );
             }
         }
-        let held = self.user_held_for(id, q, victims, &promised);
-        let added: Vec<(QueueId, QuotaVec)> = promised.iter().map(|(_, pq, d)| (*pq, *d)).collect();
-        let adjusted = tree.adjusted(&added, &freed);
+        // Without an earmark of its own, the job counts every earmark's promise: the charged
+        // usage kept for them.
+        let adjusted = match own {
+            None => tree.adjusted_from(&earmarks.charged, &freed),
+            Some(_) => {
+                let added: Vec<(QueueId, QuotaVec)> =
+                    promised.iter().map(|(_, pq, d)| (*pq, *d)).collect();
+                tree.adjusted(&added, &freed)
+            }
+        };
+        let promised = match own {
+            None => &earmarks.demands[..],
+            Some(_) => &promised[..],
+        };
+        let held = self.user_held_for(id, q, victims, promised);
         adjusted.fits(q, demand)
             && tree.fits_user(q, &held, demand)
             && (!reclaiming || adjusted.within_nominal(q, demand))
@@ -121,13 +193,17 @@ impl Scheduler {
 
     /// Quota check for a job not placed yet: it fits when it would with all its GPUs on some
     /// model it accepts.
-    pub(in crate::scheduler) fn quota_fits_unplaced(&self, id: JobId) -> bool {
+    pub(in crate::scheduler) fn quota_fits_unplaced(
+        &self,
+        earmarks: &PromisedQuota,
+        id: JobId,
+    ) -> bool {
         if self.state.job_queue(id).is_none() {
             return true;
         }
         self.unplaced_demands(id)
             .iter()
-            .any(|demand| self.quota_fits(id, &[], false, false, demand))
+            .any(|demand| self.quota_fits(earmarks, id, &[], false, false, demand))
     }
 
     /// The possible quota demands of a job with a queue: one per GPU model it accepts, models

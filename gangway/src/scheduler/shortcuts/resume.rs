@@ -71,6 +71,7 @@ use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::order::OrderKey;
 use crate::scheduler::pass::order::lazy::LazyOrder;
+use crate::scheduler::pass::quota::PromisedQuota;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::fit_memo::{EarmarkedFits, FitMemo};
 
@@ -153,6 +154,7 @@ impl Scheduler {
         pass.now = now;
         pass.quota_closed = None;
         pass.fits_now = FitMemo::default();
+        pass.promised = PromisedQuota::default();
         pass.fits_earmarked = EarmarkedFits::default();
         pass.blocking.fits_free = FitMemo::default();
         pass.denied = denied;

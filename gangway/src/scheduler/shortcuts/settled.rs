@@ -20,6 +20,7 @@ use crate::placement::NeedFloor;
 use crate::quota::QueueId;
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::order::OrderKey;
+use crate::scheduler::pass::quota::PromisedQuota;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::pass::{Blocking, Pass, waiting_reason};
 use crate::scheduler::shortcuts::fit_memo::FitMemo;
@@ -106,9 +107,14 @@ impl Scheduler {
         };
         // After the jobs the pass visited and left waiting (the started ones left the order).
         let visited = self.last.report.len();
+        let mut earmarks = PromisedQuota::default();
+        let earmarks = earmarks.of(&self.state);
         rest.iter()
             .filter_map(|&(_, id)| {
-                Some((id, self.settled_reason(id, deferred.now, &mut blocking)?))
+                Some((
+                    id,
+                    self.settled_reason(id, deferred.now, earmarks, &mut blocking)?,
+                ))
             })
             .enumerate()
             .map(|(i, (id, reason))| PendingEntry {
@@ -123,10 +129,13 @@ impl Scheduler {
     /// The reason the pass would have given `id` (`None`: no such job). A settled pass's
     /// remaining jobs can neither start, be planned nor preempt, so the pass's own steps for
     /// a job that does none of these decide it: waiting, held back, or unplanned.
+    /// `earmarks`: what the earmarks promise (the state does not change while the report is
+    /// derived).
     fn settled_reason(
         &self,
         id: JobId,
         now: u64,
+        earmarks: &PromisedQuota,
         blocking: &mut Blocking,
     ) -> Option<PendingReason> {
         let job = self.state.job(id)?;
@@ -139,7 +148,7 @@ impl Scheduler {
             })
             .or_else(|| self.held_back(id, job, now, blocking))
             .unwrap_or_else(|| {
-                let quota_ok = self.quota_fits_unplaced(id);
+                let quota_ok = self.quota_fits_unplaced(earmarks, id);
                 self.unplanned_reason(id, job, now, quota_ok, blocking)
             });
         Some(reason)

@@ -47,6 +47,7 @@ use crate::quota::{QueueId, QuotaTree, QuotaVec, Share};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::preempt::{Basis, Choice};
+use crate::scheduler::pass::quota::PromisedQuota;
 
 /// The search's state: the candidates left per queue, the pruned nodes, and the usage with the
 /// preemptor charged and the targets released.
@@ -106,7 +107,13 @@ impl Scheduler {
     /// usage stays as it is while none is taken, and a candidate's release only lowers its
     /// side's share. Cheap next to the candidates (one share per queue, no plug-in call), and
     /// the common case of a busy tree whose shares are even.
-    pub(in crate::scheduler) fn fair_search_hopeless(&self, id: JobId) -> bool {
+    ///
+    /// `earmarks`: what the earmarks promise now ([`PromisedQuota::of`]).
+    pub(in crate::scheduler) fn fair_search_hopeless(
+        &self,
+        earmarks: &PromisedQuota,
+        id: JobId,
+    ) -> bool {
         let (Some(q), Some(tree)) = (self.state.job_queue(id), self.state.quota.tree.as_ref())
         else {
             return false;
@@ -114,10 +121,7 @@ impl Scheduler {
         if self.state.config.queues[q.index()].preemption.within_queue != WithinQueue::Never {
             return false;
         }
-        let Some(usage) = self.state.promised_usage() else {
-            return false;
-        };
-        let mut usage = usage.into_owned();
+        let mut usage = earmarks.after_preemptions.clone();
         let (demand, _) = self.fair_demand(tree, &usage, id, q);
         tree.charge_in(&mut usage, q, &demand);
         if !tree.share_in(&usage, q.index()).borrows_on(&demand) {
@@ -148,7 +152,7 @@ impl Scheduler {
             return None;
         }
         let tree = self.state.quota.tree.clone()?;
-        let mut usage = self.state.promised_usage()?.into_owned();
+        let mut usage = pass.promised.of(&self.state).after_preemptions.clone();
         let (demand, _) = self.fair_demand(&tree, &usage, id, q);
         tree.charge_in(&mut usage, q, &demand);
         let mut search = Search {

@@ -174,16 +174,13 @@ impl Scheduler {
         {
             match failure {
                 Failure::Ranked { .. } => self.last.preempt_taken.no_room_skips += 1,
-                Failure::Fair { .. } => {
-                    self.last.preempt_taken.fair_no_room_skips += 1;
-                    eprintln!("SKIP");
-                }
+                Failure::Fair { .. } => self.last.preempt_taken.fair_no_room_skips += 1,
             }
             return false;
         }
         // Known also without the shortcut, so that a hopeless search asks for no retry at a
         // veto's end in the reference pass either (no victim would do then).
-        let hopeless = fair && self.fair_search_hopeless(id);
+        let hopeless = fair && self.fair_search_hopeless(pass.promised.of(&self.state), id);
         if hopeless && self.shortcuts {
             if let Some((failure, true)) = no_room {
                 pass.no_room.record(failure);
@@ -604,7 +601,8 @@ impl Scheduler {
         let plan = self.place_now(id, pass, end, &held, &released)?;
         let demand = self.assignments_demand(id, &plan);
         let promised_view = self.fair_preemptor(id);
-        self.quota_fits(id, &victims, reclaiming, promised_view, &demand)
+        let earmarks = pass.promised.of(&self.state);
+        self.quota_fits(earmarks, id, &victims, reclaiming, promised_view, &demand)
             .then_some(plan)
     }
 
