@@ -289,6 +289,7 @@ impl ProfileBuilder {
             observe: listed(Hook::Observe),
             backfill: listed(Hook::Backfill),
             order_built_in: false,
+            victims_built_in: false,
         };
         let global = GlobalHooks {
             order_built_in: global.order.iter().all(|&i| {
@@ -296,6 +297,15 @@ impl ProfileBuilder {
                 plugin.is::<crate::policy::builtin::Multifactor>()
                     || plugin.is::<crate::policy::builtin::ShortestFirst>()
             }),
+            victims_built_in: self
+                .plugins
+                .iter()
+                .filter(|(p, _)| {
+                    p.hooks()
+                        .iter()
+                        .any(|h| matches!(h, Hook::VictimVeto | Hook::VictimOrder))
+                })
+                .all(|(p, _)| is_built_in_victim_plugin(p.as_any())),
             ..global
         };
         let faults = FaultLog::new(self.plugins.len());
@@ -325,6 +335,27 @@ struct GlobalHooks {
     /// only the job, the pass's time and figures and the configuration, and they cannot
     /// panic (bounded weights and factors, saturating casts), so they are called unguarded.
     order_built_in: bool,
+    /// Every victim veto and victim order plug-in is a built-in
+    /// ([`is_built_in_victim_plugin`]): they read of the preemptor at most its partition, keep
+    /// no state and cannot panic (lookups by `get`, saturating arithmetic), so they are called
+    /// unguarded.
+    victims_built_in: bool,
+}
+
+/// Whether `plugin` is a built-in victim plug-in that reads of the preemptor at most its
+/// partition, keeps no state and never faults.
+fn is_built_in_victim_plugin(plugin: &dyn std::any::Any) -> bool {
+    use crate::policy::builtin::{
+        BorrowingFirst, LeastLostWork, LowerPriorityFirst, LowerTierFirst, MinRunTime, NewestFirst,
+        TierGuard,
+    };
+    plugin.is::<TierGuard>()
+        || plugin.is::<MinRunTime>()
+        || plugin.is::<LowerTierFirst>()
+        || plugin.is::<BorrowingFirst>()
+        || plugin.is::<LowerPriorityFirst>()
+        || plugin.is::<NewestFirst>()
+        || plugin.is::<LeastLostWork>()
 }
 
 /// The placement and victim hooks that serve one partition, by plug-in index.
@@ -620,27 +651,7 @@ impl Profile {
     /// and never faults: then two preemptors of one partition meet the same vetoes, with the
     /// same ends, on every victim.
     pub(crate) fn victim_plugins_read_partition_only(&self) -> bool {
-        use crate::policy::builtin::{
-            BorrowingFirst, LeastLostWork, LowerPriorityFirst, LowerTierFirst, MinRunTime,
-            NewestFirst, TierGuard,
-        };
-        self.plugins
-            .iter()
-            .filter(|p| {
-                p.hooks()
-                    .iter()
-                    .any(|h| matches!(h, Hook::VictimVeto | Hook::VictimOrder))
-            })
-            .all(|p| {
-                let plugin = p.as_any();
-                plugin.is::<TierGuard>()
-                    || plugin.is::<MinRunTime>()
-                    || plugin.is::<LowerTierFirst>()
-                    || plugin.is::<BorrowingFirst>()
-                    || plugin.is::<LowerPriorityFirst>()
-                    || plugin.is::<NewestFirst>()
-                    || plugin.is::<LeastLostWork>()
-            })
+        self.global.victims_built_in
     }
 
     /// Whether a plug-in that keyed this pass's order was silenced since: its slot must then
@@ -818,13 +829,16 @@ impl Profile {
                 continue;
             }
             seen.push(i);
-            let answer = self.faults.call(
-                i,
-                || self.name_of(i),
-                Hook::VictimVeto,
-                || self.plugins[i].veto_victim(preemptor, victim, context),
-            );
-            if let Some(Some(veto)) = answer {
+            let veto = || self.plugins[i].veto_victim(preemptor, victim, context);
+            let answer = if self.global.victims_built_in {
+                // The built-ins never fault: the guard (a panic catcher per call) is spared.
+                veto()
+            } else {
+                self.faults
+                    .call(i, || self.name_of(i), Hook::VictimVeto, veto)
+                    .flatten()
+            };
+            if let Some(veto) = answer {
                 return Some(veto);
             }
         }
@@ -841,15 +855,15 @@ impl Profile {
     ) -> VictimKeys {
         let mut keys = [0; MAX_VICTIM_KEYS];
         for (slot, &i) in keys.iter_mut().zip(&hooks.victim_order) {
-            *slot = self
-                .faults
-                .call(
-                    i,
-                    || self.name_of(i),
-                    Hook::VictimOrder,
-                    || self.plugins[i].victim_key(preemptor, victim, context),
-                )
-                .unwrap_or(0);
+            let key = || self.plugins[i].victim_key(preemptor, victim, context);
+            *slot = if self.global.victims_built_in {
+                // The built-ins never fault: the guard is spared.
+                key()
+            } else {
+                self.faults
+                    .call(i, || self.name_of(i), Hook::VictimOrder, key)
+                    .unwrap_or(0)
+            };
         }
         keys
     }

@@ -38,6 +38,12 @@ pub(in crate::scheduler) struct FairTurns {
     changes: (u64, u64),
     /// The usage shares are read from ([`crate::state::ClusterState::promised_usage`]).
     usage: Vec<QuotaVec>,
+    /// By tree node: the queue whose head wins below it, once found (`Some(None)`: no queue
+    /// below has a job). Forgotten along a queue's path whenever its head changes, so a turn
+    /// compares only the children on the winner's path again.
+    winners: Vec<Option<Option<usize>>>,
+    /// By queue index: the queue and its cohorts, bottom-up.
+    paths: Vec<Vec<u32>>,
 }
 
 /// A queue's nominee and what the tournament compares.
@@ -49,7 +55,7 @@ struct Head {
     demand: QuotaVec,
     /// The queue and its cohorts, bottom-up, each with its share with the job admitted.
     shares: Vec<(u32, Share)>,
-    /// Whether `shares` were read before the last change of usage.
+    /// Whether `shares` were read before the last change of the usage of its queue's path.
     stale: bool,
 }
 
@@ -104,6 +110,10 @@ impl FairTurns {
             heads: (0..count).map(|_| None).collect(),
             changes: (u64::MAX, u64::MAX),
             usage: Vec::new(),
+            winners: vec![None; tree.children.len()],
+            paths: (0..count)
+                .map(|q| tree.path_nodes(QueueId(q as u32)).to_vec())
+                .collect(),
         })
     }
 
@@ -116,6 +126,14 @@ impl FairTurns {
     pub(in crate::scheduler) fn forget_head(&mut self, q: QueueId) {
         if let Some(head) = self.heads.get_mut(q.index()) {
             *head = None;
+            self.forget_winners(q.index());
+        }
+    }
+
+    /// Forgets the winners on queue `q`'s path: its head changed.
+    fn forget_winners(&mut self, q: usize) {
+        for &n in &self.paths[q] {
+            self.winners[n as usize] = None;
         }
     }
 
@@ -175,18 +193,36 @@ impl Scheduler {
         let changes = (tree.changes, self.state.quota.earmark_changes);
         if turns.changes != changes {
             turns.changes = changes;
-            turns.usage = self
+            let usage = self
                 .state
                 .promised_usage()
                 .map_or_else(Vec::new, std::borrow::Cow::into_owned);
-            for head in turns.heads.iter_mut().flatten() {
-                head.stale = true;
+            // A head's shares read the usage of its queue's path alone: only the heads of
+            // queues whose path holds a node whose usage changed are read again.
+            let changed: Vec<bool> = (0..usage.len())
+                .map(|n| turns.usage.get(n) != usage.get(n))
+                .collect();
+            for q in 0..turns.heads.len() {
+                let Some(head) = turns.heads[q].as_mut() else {
+                    continue;
+                };
+                if !head.stale && turns.paths[q].iter().any(|&n| changed[n as usize]) {
+                    head.stale = true;
+                    turns.forget_winners(q);
+                }
             }
+            turns.usage = usage;
         }
-        let Some(winner) = self.nominee(turns, tenants.as_deref(), tree, tree.root_of(q)) else {
+        let root = tree.root_of(q);
+        let Some(winner) = self.nominee(turns, tenants.as_deref(), tree, root) else {
             return token;
         };
+        debug_assert!(
+            self.nominee_unkept(turns, tenants.as_deref(), tree, root) == Some(winner),
+            "the kept tournament winners disagree with a full tournament"
+        );
         turns.heads[winner] = None;
+        turns.forget_winners(winner);
         let taken = match turns.queues[winner].as_mut() {
             Some(order) => order.next(),
             None => tenants.and_then(|t| t.pop(QueueId(winner as u32))),
@@ -203,6 +239,35 @@ impl Scheduler {
         node: u32,
     ) -> Option<usize> {
         let n = node as usize;
+        if let Some(known) = turns.winners[n] {
+            return known;
+        }
+        let winner = self.find_nominee(turns, tenants, tree, n);
+        turns.winners[n] = Some(winner);
+        winner
+    }
+
+    /// [`Scheduler::nominee`] with every winner found again (debug builds' check of the kept
+    /// winners; the heads are read as the tournament reads them).
+    fn nominee_unkept(
+        &self,
+        turns: &mut FairTurns,
+        tenants: Option<&FairQueues>,
+        tree: &QuotaTree,
+        node: u32,
+    ) -> Option<usize> {
+        turns.winners.iter_mut().for_each(|w| *w = None);
+        self.nominee(turns, tenants, tree, node)
+    }
+
+    /// [`Scheduler::nominee`] found again: the children's nominees compared.
+    fn find_nominee(
+        &self,
+        turns: &mut FairTurns,
+        tenants: Option<&FairQueues>,
+        tree: &QuotaTree,
+        n: usize,
+    ) -> Option<usize> {
         if n < tree.queue_count() {
             return self.load_head(turns, tenants, tree, n).then_some(n);
         }
@@ -235,10 +300,14 @@ impl Scheduler {
         tree: &QuotaTree,
         q: usize,
     ) -> bool {
-        if turns.heads[q].as_ref().is_some_and(|h| !h.stale) {
+        let queue = QueueId(q as u32);
+        if let Some(head) = turns.heads[q].as_ref().filter(|h| !h.stale) {
+            debug_assert!(
+                self.head_is_fresh(head, tree, &turns.usage, queue),
+                "a fair-sharing head's shares kept stale"
+            );
             return true;
         }
-        let queue = QueueId(q as u32);
         let (key, id) = match turns.heads[q].take() {
             Some(head) => (head.key, head.id),
             None => {
@@ -261,6 +330,15 @@ impl Scheduler {
             stale: false,
         });
         true
+    }
+}
+
+impl Scheduler {
+    /// Whether `head` of queue `q` has the demand and shares it would be read with from
+    /// `usage` (debug builds' check of the heads kept across changes of other paths).
+    fn head_is_fresh(&self, head: &Head, tree: &QuotaTree, usage: &[QuotaVec], q: QueueId) -> bool {
+        let (demand, shares) = self.fair_demand(tree, usage, head.id, q);
+        head.demand == demand && head.shares == shares
     }
 }
 
