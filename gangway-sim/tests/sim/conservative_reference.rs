@@ -1,12 +1,15 @@
 //! gangway's conservative backfill with compression (the `conservative-compress` preset)
 //! against textbook count-based conservative backfill with compression (Mu'alem & Feitelson
 //! 2001, `gangway_sim::textbook::conservative`, written from the paper's description), job by
-//! job, on the SWF traces' machines of one-cpu nodes gathered into one node with as many cpus.
+//! job, on the SWF traces' machines of one-cpu nodes, and on those nodes gathered into one node
+//! with as many cpus.
 //!
-//! One node, because a count is what the textbook plans with: a reservation there holds so many
-//! cpus, not which ones. On the trace's one-cpu nodes gangway pins every reservation to nodes and
-//! keeps the pins, and pins made at one time can leave the room a later job needs split between
-//! nodes (docs/design.md, "Conservative backfill with compression"): the two then part.
+//! A count is what the textbook plans with: a reservation holds so many cpus, not which ones. On
+//! one node gangway's reservations are counts too. On the one-cpu nodes gangway pins every
+//! reservation to nodes, and pins made at one time can leave the room a later job needs split
+//! between nodes; it pins the reservations again, in start order, where they stand in the way of
+//! an earlier start the count allows (docs/design.md, "Conservative backfill with compression"),
+//! which on identical nodes always succeeds.
 //!
 //! Jobs are killed at their time limit (the simulator's `kill`), as the reference kills them at
 //! their estimate: a job past its limit is one of the causes that re-plan a reservation later
@@ -22,8 +25,9 @@ use std::path::Path;
 
 use crate::reference_starts::{assert_same_starts, first_starts, shared_trace};
 use gangway_sim::textbook;
-use gangway_sim::workload::{TraceNode, Workload, swf};
+use gangway_sim::workload::{TraceJob, TraceNode, Workload, swf};
 use gangway_sim::{Overrun, PolicyPreset};
+use proptest::prelude::*;
 
 /// `workload` with its nodes gathered into one, of their cpus and memory summed.
 fn one_node(mut workload: Workload) -> Workload {
@@ -40,20 +44,65 @@ fn one_node(mut workload: Workload) -> Workload {
 }
 
 /// Asserts that gangway's conservative backfill with compression starts every job of
-/// `workload` (its first `window` jobs, when given) on one node when the count-based textbook
-/// does on the trace's processors.
+/// `workload` (its first `window` jobs, when given) when the count-based textbook does on the
+/// trace's processors, on the trace's own nodes and on one node of their cpus.
 fn assert_equal_to_reference(name: &str, mut workload: Workload, window: Option<usize>) {
     if let Some(count) = window {
         workload.jobs.truncate(count);
     }
     let (processors, jobs) = textbook::jobs_of(&workload).unwrap();
     let expected = textbook::conservative(processors, &jobs);
-    let got = first_starts(
-        &one_node(workload.clone()),
-        PolicyPreset::ConservativeCompress,
-        Overrun::Kill,
-    );
+    let preset = PolicyPreset::ConservativeCompress;
+    let got = first_starts(&workload, preset, Overrun::Kill);
     assert_same_starts(name, "conservative", &workload, &expected, &got);
+    let got = first_starts(&one_node(workload.clone()), preset, Overrun::Kill);
+    let name = format!("{name} on one node");
+    assert_same_starts(&name, "conservative", &workload, &expected, &got);
+}
+
+/// A random workload on 2 to 6 one-cpu nodes: up to 30 jobs of up to every node, submitted in
+/// the first 10 minutes, asking up to 5 minutes and running up to a minute more (killed at
+/// their limit), in whole seconds.
+fn small_workload() -> impl Strategy<Value = Workload> {
+    (2u32..=6).prop_flat_map(|nodes| {
+        let job = (0u64..=600, 1u64..=300, 1u64..=360, 1..=nodes);
+        prop::collection::vec(job, 1..=30).prop_map(move |mut jobs| {
+            jobs.sort_by_key(|j| j.0);
+            let node = |i| TraceNode {
+                name: format!("n{i}"),
+                cpus_milli: 1000,
+                memory_mib: 0,
+                gpu_model: None,
+                gpus: 0,
+                gpu_memory_mib: 0,
+            };
+            let job = |(i, (submit, limit, run, tasks)): (usize, (u64, u64, u64, u32))| {
+                TraceJob::one_cpu_tasks(
+                    i.to_string(),
+                    submit * 1000,
+                    run * 1000,
+                    limit * 1000,
+                    tasks,
+                )
+            };
+            Workload {
+                nodes: (0..nodes).map(node).collect(),
+                jobs: jobs.into_iter().enumerate().map(job).collect(),
+                ..Workload::default()
+            }
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Small random workloads, where ties and early ends are dense: equal on one-cpu nodes and
+    /// on one node.
+    #[test]
+    fn random_workloads_equal_count_based_conservative(workload in small_workload()) {
+        assert_equal_to_reference("random workload", workload, None);
+    }
 }
 
 #[test]
