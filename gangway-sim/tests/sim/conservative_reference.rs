@@ -18,7 +18,8 @@
 //! order with the preset's zero priority weights (submit time, then arrival).
 //!
 //! A prefix of each shared trace keeps the suite's time down (conservative planning is the
-//! slowest of the modes); a missing trace skips with a note (`GANGWAY_REQUIRE_SHARED=1` makes
+//! slowest of the modes, and pinning again on the trace's nodes the slowest of its passes): the
+//! first 1,000 jobs on the trace's nodes, 2,000 on one node; a missing trace skips with a note (`GANGWAY_REQUIRE_SHARED=1` makes
 //! it a failure); the committed KTH fixture always runs.
 
 use std::path::Path;
@@ -43,20 +44,42 @@ fn one_node(mut workload: Workload) -> Workload {
     workload
 }
 
-/// Asserts that gangway's conservative backfill with compression starts every job of
-/// `workload` (its first `window` jobs, when given) when the count-based textbook does on the
-/// trace's processors, on the trace's own nodes and on one node of their cpus.
-fn assert_equal_to_reference(name: &str, mut workload: Workload, window: Option<usize>) {
+/// The machine gangway runs a workload on.
+#[derive(Clone, Copy, Debug)]
+enum Machine {
+    /// The workload's own nodes, of one cpu each.
+    TraceNodes,
+    /// Those nodes gathered into one ([`one_node`]).
+    OneNode,
+}
+
+/// Both machines.
+const MACHINES: [Machine; 2] = [Machine::TraceNodes, Machine::OneNode];
+
+/// How many jobs of a shared trace each machine runs.
+const SHARED_PREFIXES: [(Machine, usize); 2] =
+    [(Machine::TraceNodes, 1_000), (Machine::OneNode, 2_000)];
+
+/// Asserts that gangway's conservative backfill with compression, on `machine`, starts every
+/// job of `workload` (its first `window` jobs, when given) when the count-based textbook does on
+/// the trace's processors.
+fn assert_equal_to_reference(
+    name: &str,
+    mut workload: Workload,
+    window: Option<usize>,
+    machine: Machine,
+) {
     if let Some(count) = window {
         workload.jobs.truncate(count);
     }
     let (processors, jobs) = textbook::jobs_of(&workload).unwrap();
     let expected = textbook::conservative(processors, &jobs);
-    let preset = PolicyPreset::ConservativeCompress;
-    let got = first_starts(&workload, preset, Overrun::Kill);
-    assert_same_starts(name, "conservative", &workload, &expected, &got);
-    let got = first_starts(&one_node(workload.clone()), preset, Overrun::Kill);
-    let name = format!("{name} on one node");
+    let run_on = match machine {
+        Machine::TraceNodes => workload.clone(),
+        Machine::OneNode => one_node(workload.clone()),
+    };
+    let got = first_starts(&run_on, PolicyPreset::ConservativeCompress, Overrun::Kill);
+    let name = format!("{name} on {machine:?}");
     assert_same_starts(&name, "conservative", &workload, &expected, &got);
 }
 
@@ -101,7 +124,9 @@ proptest! {
     /// on one node.
     #[test]
     fn random_workloads_equal_count_based_conservative(workload in small_workload()) {
-        assert_equal_to_reference("random workload", workload, None);
+        for machine in MACHINES {
+            assert_equal_to_reference("random workload", workload.clone(), None, machine);
+        }
     }
 }
 
@@ -110,20 +135,24 @@ fn the_kth_fixture_equals_count_based_conservative() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/KTH-SP2-1996-2.1-cln-first200.swf");
     let workload = swf::from_path(path, None).unwrap();
-    assert_equal_to_reference("KTH first 200", workload, None);
+    for machine in MACHINES {
+        assert_equal_to_reference("KTH first 200", workload.clone(), None, machine);
+    }
 }
 
 #[test]
 fn the_lublin_traces_equal_count_based_conservative() {
     for file in ["lublin_256.swf", "lublin_256_new2.swf"] {
         if let Some(workload) = shared_trace(file) {
-            assert_equal_to_reference(file, workload, Some(2_000));
+            for (machine, window) in SHARED_PREFIXES {
+                assert_equal_to_reference(file, workload.clone(), Some(window), machine);
+            }
         }
     }
 }
 
 #[test]
-fn the_first_2000_jobs_of_the_sp2_traces_equal_count_based_conservative() {
+fn the_first_jobs_of_the_sp2_traces_equal_count_based_conservative() {
     for file in [
         "SDSC-SP2-1998-4.2-cln.swf.gz",
         "KTH-SP2-1996-2.1-cln.swf.gz",
@@ -131,7 +160,9 @@ fn the_first_2000_jobs_of_the_sp2_traces_equal_count_based_conservative() {
         "HPC2N-2002-2.2-cln.swf.gz",
     ] {
         if let Some(workload) = shared_trace(file) {
-            assert_equal_to_reference(file, workload, Some(2_000));
+            for (machine, window) in SHARED_PREFIXES {
+                assert_equal_to_reference(file, workload.clone(), Some(window), machine);
+            }
         }
     }
 }
