@@ -20,8 +20,9 @@ use proptest::prelude::*;
 use serde_json::json;
 
 /// One job: tasks, GPUs per task (0: a cpu-only job, one cpu a task), limit (minutes), run
-/// (minutes, at most the limit), submit (minute), spread (strict with GPUs), priority.
-type CaseJob = (u32, u32, u64, u64, u64, bool, i32);
+/// (minutes, at most the limit), submit (minute), spread (strict with GPUs), priority, whether
+/// it takes the cluster's one license.
+type CaseJob = (u32, u32, u64, u64, u64, bool, i32, bool);
 
 /// Nodes as (cpus, GPUs), and the jobs.
 #[derive(Clone, Debug)]
@@ -33,20 +34,22 @@ struct Case {
 /// Nodes of 16 cpus and 1 to 4 GPUs, and gangs of 1 to 3 tasks of 1 to 4 GPUs.
 fn gpu_case() -> impl Strategy<Value = Case> {
     let nodes = prop::collection::vec((Just(16u32), 1u32..=4), 1..=4);
-    case(nodes, 1u32..=3, 1u32..=4)
+    case(nodes, 1u32..=3, 1u32..=4, Just(false))
 }
 
-/// Nodes of 1 or 2 cpus, and cpu-only gangs of 1 to 6 tasks.
+/// Nodes of 1 or 2 cpus, and cpu-only gangs of 1 to 6 tasks, some taking the license.
 fn cpu_case() -> impl Strategy<Value = Case> {
     let nodes = prop::collection::vec((1u32..=2, Just(0u32)), 1..=6);
-    case(nodes, 1u32..=6, Just(0u32))
+    case(nodes, 1u32..=6, Just(0u32), any::<bool>())
 }
 
-/// A case of `nodes`, with up to 12 jobs of `tasks` tasks of `gpus` GPUs each.
+/// A case of `nodes`, with up to 12 jobs of `tasks` tasks of `gpus` GPUs each, `licensed` or
+/// not.
 fn case(
     nodes: impl Strategy<Value = Vec<(u32, u32)>>,
     tasks: impl Strategy<Value = u32>,
     gpus: impl Strategy<Value = u32>,
+    licensed: impl Strategy<Value = bool>,
 ) -> impl Strategy<Value = Case> {
     let job = (
         tasks,
@@ -56,15 +59,20 @@ fn case(
         0u64..=10,
         any::<bool>(),
         0i32..4,
+        licensed,
     )
-        .prop_map(|(tasks, gpus, limit, run, submit, spread, priority)| {
-            (tasks, gpus, limit, run.min(limit), submit, spread, priority)
-        });
+        .prop_map(
+            |(tasks, gpus, limit, run, submit, spread, priority, licensed)| {
+                let run = run.min(limit);
+                (tasks, gpus, limit, run, submit, spread, priority, licensed)
+            },
+        );
     let jobs = prop::collection::vec(job, 1..=12);
     (nodes, jobs).prop_map(|(nodes, jobs)| Case { nodes, jobs })
 }
 
-/// A scheduler with compression on the case's nodes (A100s where they have GPUs).
+/// A scheduler with compression on the case's nodes (A100s where they have GPUs) and one
+/// license.
 fn scheduler(nodes: &[(u32, u32)]) -> Scheduler {
     let node = |i: usize, &(cpus, gpus): &(u32, u32)| match gpus {
         0 => json!({"name": format!("n{i}"), "cpus": cpus}),
@@ -74,13 +82,16 @@ fn scheduler(nodes: &[(u32, u32)]) -> Scheduler {
     };
     let nodes: Vec<serde_json::Value> = nodes.iter().enumerate().map(|(i, n)| node(i, n)).collect();
     let backfill = json!({"mode": "conservative", "compress": true});
-    build::scheduler(json!({"nodes": nodes, "policy": {"backfill": backfill}}))
+    let licenses = json!({"lic": 1});
+    build::scheduler(
+        json!({"nodes": nodes, "licenses": licenses, "policy": {"backfill": backfill}}),
+    )
 }
 
 const MINUTE: u64 = 60_000;
 
 /// Job `i` of the case as submitted.
-fn spec(i: usize, &(tasks, gpus, limit, _, _, spread, priority): &CaseJob) -> JobSpec {
+fn spec(i: usize, &(tasks, gpus, limit, _, _, spread, priority, licensed): &CaseJob) -> JobSpec {
     let placement = match (spread, gpus) {
         (false, _) => PlacementMode::Pack,
         (true, 0) => PlacementMode::Spread,
@@ -91,7 +102,11 @@ fn spec(i: usize, &(tasks, gpus, limit, _, _, spread, priority): &CaseJob) -> Jo
         0 => job,
         _ => job.with_gpus(Milli::from_units(u64::from(gpus))),
     };
-    job.with_placement(placement).with_priority(priority)
+    let job = job.with_placement(placement).with_priority(priority);
+    match licensed {
+        true => job.with_license("lic", 1),
+        false => job,
+    }
 }
 
 /// Replays the case, the oracle after every tick; at each tick, every pending job's reason and

@@ -125,13 +125,14 @@ impl Scheduler {
 
     /// Under compression, at job `id`'s turn (its own booking taken back), before it is placed
     /// or planned: where its gang needs cpus only and the cluster's free cpus, summed, hold it
-    /// from a time earlier than its last plan's start (any time, for a job without one), but
-    /// the other reservations' pins leave it no nodes then, pins every reservation of the
-    /// pass again at its own start, in start order (ties by job), with `id`'s at that time
-    /// among them, each on what the running jobs and the reservations pinned before it leave
-    /// (busy first, its old resources first among equals). When every one fits, the new pins
-    /// replace the old and `id`'s becomes its plan, which its turn then starts now, keeps or
-    /// betters ([`Scheduler::reserve`]); else every pin stays as it was. No start moves.
+    /// from a time earlier than its last plan's start (any time, for a job without one), its
+    /// licenses are free then, but the other reservations' pins leave it no nodes, pins every
+    /// reservation of the pass again at its own start, in start order (ties by job), with
+    /// `id`'s at that time among them, each on what the running jobs and the reservations
+    /// pinned before it leave (busy first, its old resources first among equals). When every
+    /// one fits, the new pins replace the old and `id`'s becomes its plan, which its turn
+    /// then starts now, keeps or betters ([`Scheduler::reserve`]); else every pin stays as it
+    /// was. No start moves.
     pub(super) fn repin_for_turn(&mut self, id: JobId, pass: &mut Pass) {
         if !self.compresses() {
             return;
@@ -153,6 +154,10 @@ impl Scheduler {
             return;
         }
         let end = start.saturating_add(limit);
+        if !profile.licenses.covers(&job.licenses, start, end) {
+            // Licenses are counted apart from the nodes: pins cannot give what they refuse.
+            return;
+        }
         let old = previous.map_or_else(Vec::new, |p| p.assignments.clone());
         let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let wanted = self.reservation(job, &minimal, gate.as_ref());
