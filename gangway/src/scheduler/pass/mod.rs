@@ -382,6 +382,8 @@ impl Scheduler {
         if let Some(reason) = self.held_back(id, job, pass.now, &mut pass.blocking) {
             return Ok(Verdict::waits(reason));
         }
+        self.repin_for_turn(id, pass);
+        let job = self.state.job(id).ok_or(NoSuchJob(id))?;
         let end = pass.now.saturating_add(job.spec.time_limit_ms);
         let held = self.state.earmark_holds(Some(id));
         let placed = self.place_now(id, pass, end, &held, &BTreeMap::new());

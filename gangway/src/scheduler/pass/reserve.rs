@@ -24,9 +24,11 @@ pub(super) struct Bookings {
 }
 
 /// What a reservation is sought for: the gang at its minimal counts, for its time limit.
-struct Reservation<'a> {
-    gang: GangRequest<'a>,
-    limit: u64,
+pub(super) struct Reservation<'a> {
+    /// The gang, at its minimal counts, through the job's node gate.
+    pub(super) gang: GangRequest<'a>,
+    /// The window's length: the job's time limit.
+    pub(super) limit: u64,
     licenses: &'a LicenseNeed,
 }
 
@@ -180,7 +182,7 @@ impl Scheduler {
 
     /// What a reservation for `job` is sought for: its gang at `minimal` counts, through
     /// `gate`, for its time limit.
-    fn reservation<'a>(
+    pub(super) fn reservation<'a>(
         &'a self,
         job: &'a Job,
         minimal: &'a [TaskShape],
@@ -211,13 +213,8 @@ impl Scheduler {
         previous: Option<&Plan>,
     ) -> Option<Plan> {
         let shapes = wanted.gang.shapes;
-        let cpu_milli: u64 = shapes
-            .iter()
-            .map(|s| s.cpu_milli * u64::from(s.count))
-            .sum();
-        let cpus_bound_them = shapes.iter().all(|s| {
-            s.gpu == GpuNeed::None && s.memory_mib == 0 && s.mode == PlacementMode::Spread
-        });
+        let cpu_milli = cpu_milli(shapes);
+        let cpus_bound_them = cpus_bound(shapes);
         let mut cursor = now.saturating_add(1);
         loop {
             let running = &self.state.running_ends;
@@ -288,11 +285,27 @@ impl Scheduler {
 }
 
 /// `job`'s task groups at their minimal counts (an elastic gang is reserved at `min_count`).
-fn minimal_shapes(job: &Job) -> Vec<TaskShape> {
+pub(super) fn minimal_shapes(job: &Job) -> Vec<TaskShape> {
     job.shapes
         .iter()
         .map(|s| s.with_count(s.min_count))
         .collect()
+}
+
+/// The cpus `shapes` need in all.
+pub(super) fn cpu_milli(shapes: &[TaskShape]) -> u64 {
+    shapes
+        .iter()
+        .map(|s| s.cpu_milli * u64::from(s.count))
+        .sum()
+}
+
+/// Whether cpus are all `shapes` need, spread: tasks without GPUs or memory, any node's
+/// cpus good for any of them, so that the cluster's free cpus, summed, bound where they fit.
+pub(super) fn cpus_bound(shapes: &[TaskShape]) -> bool {
+    shapes
+        .iter()
+        .all(|s| s.gpu == GpuNeed::None && s.memory_mib == 0 && s.mode == PlacementMode::Spread)
 }
 
 /// Orders the tasks of `assignment` by their devices (each task lists the same number).
