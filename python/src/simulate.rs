@@ -5,8 +5,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use gangway::ClusterConfig;
+use gangway_sim::SimError;
 use gangway_sim::metrics::Metrics;
-use gangway_sim::sweep::{SweepParams, SweepRow, run_sweep, run_sweep_cell, sweep_policies};
+use gangway_sim::sweep::{
+    SweepCell, SweepParams, SweepRow, run_sweep, run_sweep_cell, sweep_policies,
+};
 use gangway_sim::team::{TeamFile, TeamParams};
 use gangway_sim::workload::gpu_ml::GpuMlParams;
 use gangway_sim::workload::{NonPositiveRequest, ParamError, QosPriority, ReaderRules, Workload};
@@ -389,8 +392,16 @@ pub fn sweep_records<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let params = sweep_params(gpus, users, seed, weeks, policies)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    sweep_rows(py, || run_sweep(&params, threads, |_| {}))
+}
+
+/// The records of the sweep cells `run` gives, run with the GIL released.
+fn sweep_rows<'py>(
+    py: Python<'py>,
+    run: impl FnOnce() -> Result<Vec<SweepCell>, SimError> + Send,
+) -> PyResult<Bound<'py, PyAny>> {
     let cells = py
-        .detach(|| run_sweep(&params, threads, |_| {}))
+        .detach(run)
         .map_err(|e| gangway_error(py, "simulation", &e.to_string(), None))?;
     let rows: Vec<SweepRow> = cells.iter().map(SweepRow::of).collect();
     Ok(pythonize::pythonize(py, &rows)?)
@@ -431,9 +442,5 @@ pub fn sweep_cell<'py>(
             cells.saturating_sub(1)
         )));
     }
-    let cells = py
-        .detach(|| run_sweep_cell(&params, index))
-        .map_err(|e| gangway_error(py, "simulation", &e.to_string(), None))?;
-    let rows: Vec<SweepRow> = cells.iter().map(SweepRow::of).collect();
-    Ok(pythonize::pythonize(py, &rows)?)
+    sweep_rows(py, || run_sweep_cell(&params, index))
 }
