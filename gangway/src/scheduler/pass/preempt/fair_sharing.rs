@@ -50,31 +50,30 @@ use crate::scheduler::pass::preempt::{Basis, Choice};
 use crate::scheduler::pass::quota::PromisedQuota;
 
 /// The search's state: the candidates left per queue, the pruned nodes, and the usage with the
-/// preemptor charged and the targets released.
-struct Search {
+/// preemptor charged and the targets released. Candidates are named by their place in the
+/// victim order (an index into `candidates`).
+struct Search<'a> {
     preemptor_queue: QueueId,
     /// The preemptor's queue and its cohorts, bottom-up.
     preemptor_path: Vec<u32>,
+    /// The candidates with their bases, in the victim order.
+    candidates: &'a [(JobId, Basis)],
     /// Candidates left, by queue, in the victim order.
-    left: BTreeMap<QueueId, VecDeque<JobId>>,
-    /// Each candidate's place in the victim order.
-    rank: BTreeMap<JobId, usize>,
+    left: BTreeMap<QueueId, VecDeque<usize>>,
     /// Nodes that will yield no more targets in this round.
     pruned: Vec<bool>,
     /// Usage per node, with the preemptor's demand charged and every target's released.
     usage: Vec<QuotaVec>,
-    /// Each candidate's basis.
-    basis: BTreeMap<JobId, Basis>,
     /// The targets taken so far, in order.
     targets: Vec<(JobId, Basis)>,
     /// Candidates the first strategy turned down, for the second.
-    retry: Vec<JobId>,
+    retry: Vec<usize>,
     /// Whether the preemptor's queue, with the preemptor, stays within its nominal quota on
     /// what the preemptor asks for.
     within_nominal: bool,
 }
 
-impl Search {
+impl Search<'_> {
     fn has_candidates(&self, q: QueueId) -> bool {
         self.left.get(&q).is_some_and(|l| !l.is_empty())
     }
@@ -158,19 +157,17 @@ impl Scheduler {
         let mut search = Search {
             preemptor_queue: q,
             preemptor_path: tree.path_nodes(q).to_vec(),
+            candidates,
             left: BTreeMap::new(),
-            rank: BTreeMap::new(),
             pruned: Vec::new(),
             usage,
-            basis: candidates.iter().copied().collect(),
             targets: Vec::new(),
             retry: Vec::new(),
             within_nominal: false,
         };
         for (i, &(v, _)) in candidates.iter().enumerate() {
             if let Some(vq) = self.state.job_queue(v) {
-                search.left.entry(vq).or_default().push_back(v);
-                search.rank.insert(v, i);
+                search.left.entry(vq).or_default().push_back(i);
             }
         }
         let strategies = self
@@ -207,10 +204,10 @@ impl Scheduler {
             };
             let unconditional = target == search.preemptor_queue || search.within_nominal;
             if unconditional {
-                let Some(v) = search.left.get_mut(&target).and_then(VecDeque::pop_front) else {
+                let Some(i) = search.left.get_mut(&target).and_then(VecDeque::pop_front) else {
                     continue;
                 };
-                if let Some(plan) = self.take(id, search, v, pass, end) {
+                if let Some(plan) = self.take(id, search, i, pass, end) {
                     return Some(plan);
                 }
                 continue;
@@ -223,21 +220,22 @@ impl Scheduler {
                 search.retry.extend(left.into_iter().flatten());
                 continue;
             }
-            while let Some(v) = search.left.get_mut(&target).and_then(VecDeque::pop_front) {
+            while let Some(i) = search.left.get_mut(&target).and_then(VecDeque::pop_front) {
                 let passed = match strategy {
                     PreemptionStrategy::LessThanInitialShare => {
                         after_admission.compare(&before).is_lt()
                     }
                     PreemptionStrategy::LessThanOrEqualToFinalShare => {
+                        let v = search.candidates[i].0;
                         let without = self.share_without(tree, search, v, target_side);
                         after_admission.compare(&without).is_le()
                     }
                 };
                 if !passed {
-                    search.retry.push(v);
+                    search.retry.push(i);
                     continue;
                 }
-                if let Some(plan) = self.take(id, search, v, pass, end) {
+                if let Some(plan) = self.take(id, search, i, pass, end) {
                     return Some(plan);
                 }
                 break;
@@ -259,10 +257,10 @@ impl Scheduler {
         let root = tree.root_of(search.preemptor_queue);
         search.left.clear();
         let mut retry = std::mem::take(&mut search.retry);
-        retry.sort_by_key(|v| search.rank.get(v).copied());
-        for v in retry {
-            if let Some(vq) = self.state.job_queue(v) {
-                search.left.entry(vq).or_default().push_back(v);
+        retry.sort_unstable();
+        for i in retry {
+            if let Some(vq) = self.state.job_queue(search.candidates[i].0) {
+                search.left.entry(vq).or_default().push_back(i);
             }
         }
         search.pruned = vec![false; tree.node_count()];
@@ -274,8 +272,8 @@ impl Scheduler {
             let before = tree.share_in(&search.usage, target_side as usize);
             let after_admission = tree.share_in(&search.usage, preemptor_side as usize);
             let first = search.left.get_mut(&target).and_then(VecDeque::pop_front);
-            if let Some(v) = first.filter(|_| after_admission.compare(&before).is_lt())
-                && let Some(plan) = self.take(id, search, v, pass, end)
+            if let Some(i) = first.filter(|_| after_admission.compare(&before).is_lt())
+                && let Some(plan) = self.take(id, search, i, pass, end)
             {
                 return Some(plan);
             }
@@ -284,23 +282,23 @@ impl Scheduler {
         None
     }
 
-    /// Takes candidate `v` as a target: releases its usage in the search and checks whether
-    /// `id` fits once all targets have stopped.
+    /// Takes the candidate at place `i` as a target: releases its usage in the search and
+    /// checks whether `id` fits once all targets have stopped.
     fn take(
         &mut self,
         id: JobId,
         search: &mut Search,
-        v: JobId,
+        i: usize,
         pass: &mut Pass,
         end: u64,
     ) -> Option<Vec<Assignment>> {
+        let (v, basis) = search.candidates[i];
         if let (Some(tree), Some((vq, charged))) = (
             self.state.quota.tree.as_ref(),
             self.state.quota.charged.get(&v),
         ) {
             tree.release_in(&mut search.usage, *vq, charged);
         }
-        let basis = search.basis.get(&v).copied().unwrap_or(Basis::Fair);
         search.targets.push((v, basis));
         self.fits_without(id, &search.targets, pass, end)
     }
@@ -399,7 +397,6 @@ fn first_rank(search: &Search, q: QueueId) -> usize {
         .left
         .get(&q)
         .and_then(|l| l.front())
-        .and_then(|v| search.rank.get(v))
         .copied()
         .unwrap_or(usize::MAX)
 }
