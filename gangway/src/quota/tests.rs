@@ -279,6 +279,35 @@ fn unlisted_resources_are_unlimited_and_stay_out_of_the_cohort() {
 }
 
 #[test]
+fn a_model_splits_demands_only_where_a_quota_or_cap_lists_it() {
+    let models = ["a100".to_string(), "h100".to_string()];
+    // Every model of the cluster has a key, but only listed keys limit.
+    let plain = [queue("a", None, &[("gpu", q(8, None, None))])];
+    assert!(
+        !QuotaTree::new(&[], &plain, &models)
+            .unwrap()
+            .splits_models()
+    );
+    let by_model = [queue("a", None, &[("gpu:h100", q(8, None, None))])];
+    assert!(
+        QuotaTree::new(&[], &by_model, &models)
+            .unwrap()
+            .splits_models()
+    );
+    let mut capped = queue("a", None, &[("gpu", q(8, None, None))]);
+    capped.max_per_user = [("gpu:a100".to_string(), units(4))].into_iter().collect();
+    assert!(
+        QuotaTree::new(&[], &[capped], &models)
+            .unwrap()
+            .splits_models()
+    );
+    let in_cohort = [cohort("co", None, &[("gpu:a100", q(8, None, None))])];
+    let member = [queue("a", Some("co"), &[])];
+    let tree = QuotaTree::new(&in_cohort, &member, &models).unwrap();
+    assert!(tree.splits_models());
+}
+
+#[test]
 fn per_user_caps_limit_what_one_user_holds() {
     let mut a = queue("a", None, &[("gpu", q(100, None, None))]);
     a.max_per_user = [
