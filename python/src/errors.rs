@@ -182,7 +182,8 @@ fn plain_message(message: &str, path: Option<&str>) -> String {
             );
         }
     }
-    text.to_string()
+    // Serde quotes names in backticks (``unknown field `x` ``); Python in single quotes.
+    text.replace('`', "'")
 }
 
 /// What serde expected (`u64`, `struct JobSpec`), in Python's words.

@@ -72,7 +72,10 @@ def test_cluster_and_job_errors(cluster):
     e = raised(lambda: s.what_if({"id": "x", "time_limit_ms": 10, "groups": [{"count": -1}]}),
                gangway.GangwayValueError)
     assert (e.kind, e.path) == ("invalid", ("job", "groups", 0, "count"))
-    assert "i64" not in str(e) and "u64" not in str(e) and "u32" not in str(e)
+    assert str(e) == "expected a non-negative integer, got the int -1"
+    e = raised(lambda: s.what_if({"id": "x", "extra": 1}), gangway.GangwayValueError)
+    assert (e.kind, e.path) == ("invalid", ("job", "extra"))
+    assert str(e).startswith("unknown field 'extra', expected one of 'id', ")
     s.tick(5, [submit("a")])
     e = raised(lambda: s.what_if(submit("a")["job"]), gangway.GangwayValueError)
     assert (e.kind, e.path) == ("duplicate_job", ())
