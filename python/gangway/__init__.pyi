@@ -11,6 +11,7 @@ from typing import (
     Optional,
     Protocol,
     Sequence,
+    Tuple,
     TypeVar,
     Union,
 )
@@ -28,15 +29,22 @@ POLICIES: List[str]
 rlscheduler, conservative-compress)."""
 
 class GangwayError(Exception):
-    """A request the shim would refuse: `.kind` is the shim's error kind (parse, not_configured,
-    invalid_config, time_went_backwards, invalid_state, internal, an event error kind for
-    what_if, or simulation), `.message` what was wrong and where, `.path` the path of the field
-    it is about (`at_ms`, `cluster.nodes[1].gpus.count`), as the shim's error `path`, or None.
-    State is unchanged."""
+    """A request the shim would refuse: `.kind` is the shim's error kind (parse,
+    invalid_config, time_went_backwards, invalid_state, internal, an event error kind, or
+    simulation), `.path` the field it is about as a tuple of dict keys and list positions
+    (("cluster", "nodes", 1, "gpus", "count"); () when none), `.message` the shim's message,
+    str() what was wrong in plain words. State is unchanged."""
 
     kind: str
     message: str
-    path: Optional[str]
+    path: Tuple[Union[str, int], ...]
+
+class GangwayTypeError(GangwayError, TypeError):
+    """An argument of the wrong type (a str where an int goes; a Plugin hook not callable)."""
+
+class GangwayValueError(GangwayError, ValueError):
+    """A value its field does not take (a negative time, NaN, a bad cluster or job, a
+    rejected event with tick(strict=True))."""
 
 class Plugin:
     """A plug-in whose hooks are Python callables, added to a Scheduler's profile.
@@ -45,7 +53,8 @@ class Plugin:
     better, at `tier` with `weight`. veto_victim(preemptor, victim) -> str | None: a reason
     forbids the preemption. A callable that raises is a misbehaving plug-in: the tick completes
     and lists it in `plugin_faults` (kind "panic"); a NaN, infinite or overflowing score is
-    listed there too (kind "non_finite" or "overflow")."""
+    listed there too (kind "non_finite" or "overflow"). A hook that is not callable raises
+    GangwayTypeError, a weight that is not finite GangwayValueError, here."""
 
     name: str
     tier: int
@@ -71,9 +80,16 @@ class Scheduler:
     plugins: List[Plugin]
     def __init__(self, cluster: Mapping[str, JSON], plugins: Optional[Sequence[Plugin]] = ...) -> None:
         """Configures a scheduler for a CLUSTER dict; GangwayError(invalid_config) if bad."""
-    def tick(self, at_ms: int, events: Optional[Sequence[Mapping[str, JSON]]] = ...) -> Dict[str, Any]:
+    def tick(
+        self,
+        at_ms: int,
+        events: Optional[Sequence[Mapping[str, JSON]]] = ...,
+        *,
+        strict: bool = ...,
+    ) -> Dict[str, Any]:
         """Applies events at at_ms, runs one pass: the shim's tick response object (ok, at_ms,
-        decisions, rejected, next_wakeup_ms, plugin_faults when any)."""
+        decisions, rejected, next_wakeup_ms, plugin_faults when any). With strict=True a
+        rejected event raises (GangwayValueError or GangwayTypeError) and nothing changes."""
     def explain(self, at_ms: Optional[int] = ..., detail: Optional[bool] = ...) -> Dict[str, Any]:
         """The shim's explain response: pending (with reasons), running; detail adds shares,
         priorities and admission_usage."""

@@ -6,6 +6,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import POLICIES as POLICIES
 from . import GangwayError as GangwayError
+from . import GangwayTypeError as GangwayTypeError
+from . import GangwayValueError as GangwayValueError
 from . import Plugin as Plugin
 from . import PROTOCOL_VERSION as PROTOCOL_VERSION
 from . import Scheduler as Scheduler
@@ -14,6 +16,8 @@ from . import simulate as simulate
 
 __all__ = [
     "GangwayError",
+    "GangwayTypeError",
+    "GangwayValueError",
     "PROTOCOL_VERSION",
     "__version__",
     "Scheduler",

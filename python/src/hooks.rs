@@ -14,6 +14,9 @@ use gangway::state::{JobView, NodeView};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::errors::{self, Class};
+use crate::type_name;
+
 /// A plug-in whose hooks are Python callables (docs/python.md, "Python hooks").
 ///
 /// `Plugin(name, *, order_key=None, score_node=None, veto_victim=None, tier=0, weight=1.0,
@@ -27,7 +30,8 @@ use pyo3::types::PyDict;
 ///
 /// `job` is the JOB dict as submitted plus `"submit_ms"`; `node` is `{"name", "gpu_model",
 /// "gpu_count", "free_gpus", "free_cpus", "free_memory_mib", "labels"}`. A callable that raises is a
-/// misbehaving plug-in: the tick completes and reports it in `plugin_faults`.
+/// misbehaving plug-in: the tick completes and reports it in `plugin_faults`. A hook that is not
+/// callable raises `GangwayTypeError`, a weight that is not finite `GangwayValueError`, here.
 #[pyclass(module = "gangway", frozen)]
 pub struct Plugin {
     #[pyo3(get)]
@@ -56,8 +60,31 @@ impl Plugin {
         tier: usize,
         weight: f64,
         partition: Option<String>,
-    ) -> Self {
-        Plugin {
+    ) -> PyResult<Self> {
+        // Called from Python: attaching is free.
+        Python::attach(|py| {
+            for (field, hook) in [
+                ("order_key", &order_key),
+                ("score_node", &score_node),
+                ("veto_victim", &veto_victim),
+            ] {
+                if let Some(hook) = hook
+                    && !hook.bind(py).is_callable()
+                {
+                    let plain = format!(
+                        "{field} must be callable or None, not {}",
+                        type_name(hook.bind(py))
+                    );
+                    return Err(refused(py, Class::Type, field, &plain));
+                }
+            }
+            if !weight.is_finite() {
+                let plain = format!("weight must be a finite number, not {weight}");
+                return Err(refused(py, Class::Value, "weight", &plain));
+            }
+            Ok::<_, PyErr>(())
+        })?;
+        Ok(Plugin {
             name,
             order_key,
             score_node,
@@ -65,7 +92,7 @@ impl Plugin {
             tier,
             weight,
             partition,
-        }
+        })
     }
 
     /// The hooks it implements (`order`, `node_score`, `victim_veto`).
@@ -93,6 +120,12 @@ impl Plugin {
         }
         hooks
     }
+}
+
+/// The `invalid_config` error of a `Plugin` argument `field`.
+fn refused(py: Python<'_>, class: Class, field: &str, plain: &str) -> PyErr {
+    let message = format!("{field}: {plain}");
+    errors::raise(py, class, "invalid_config", &message, plain, Some(field))
 }
 
 /// The engine's side of a [`Plugin`]: the callables and the hooks they serve.

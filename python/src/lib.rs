@@ -12,44 +12,16 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use gangway::protocol::{Shim, WireError};
-use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
+mod errors;
 mod hooks;
 mod simulate;
 
+use errors::{Class, GangwayError, gangway_error, wire_error};
 use hooks::{Plugin, profile_maker};
-
-pyo3::create_exception!(
-    gangway,
-    GangwayError,
-    PyException,
-    "A request the shim would refuse with `{\"ok\": false, \"error\": {...}}`.\n\n\
-     `.kind` is the shim's error kind (`parse`, `not_configured`, `invalid_config`, \
-     `time_went_backwards`, `invalid_state`, `internal`, or an event error kind such as \
-     `duplicate_job` for `what_if`), `.message` says what was wrong and where, `.path` is the \
-     path of the field it is about (`at_ms`, `cluster.nodes[1].gpus.count`, \
-     `job.groups[0].gpus`), as the shim's `error.path`, or None when it is about no one field. \
-     The scheduler's state is unchanged."
-);
-
-/// A `GangwayError` of `kind` with `message` about the field at `path` (`.kind`, `.message`,
-/// `.path`; kind and message in `args`).
-fn gangway_error(py: Python<'_>, kind: &str, message: &str, path: Option<&str>) -> PyErr {
-    let error = GangwayError::new_err((kind.to_string(), message.to_string()));
-    let value = error.value(py);
-    // Setting attributes on a fresh exception instance cannot fail; ignore it if it does.
-    let _ = value.setattr("kind", kind);
-    let _ = value.setattr("message", message);
-    let _ = value.setattr("path", path);
-    error
-}
-
-fn wire_error(py: Python<'_>, error: WireError) -> PyErr {
-    gangway_error(py, &error.kind, &error.message, error.path.as_deref())
-}
 
 /// What a Python argument may hold: what `json.dumps` writes, except that dict keys must be
 /// strings (`json.dumps` would turn other keys into strings silently).
@@ -60,18 +32,21 @@ const JSON_SHAPED: &str = "dicts with str keys, lists, tuples, str, int, float, 
 /// beyond 64 bits becomes the nearest double, as JSON parsers (the shim's included) read such
 /// a number, and is then judged by the field that gets it. A value no JSON text holds (a set,
 /// a NaN or infinity, an int beyond the doubles, a dict key that is not a string, a string
-/// with a lone surrogate, any other object) refuses the request with `parse`, naming its path.
+/// with a lone surrogate, any other object) refuses the request with `parse`, naming its path:
+/// a `TypeError` for an object of another type, a `ValueError` for a value of a JSON type that
+/// JSON cannot hold.
 fn to_value(py: Python<'_>, object: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
-    json_value(object, name).map_err(|(path, what)| {
-        let message = format!("{path}: {what} is not JSON-shaped ({JSON_SHAPED})");
-        gangway_error(py, "parse", &message, Some(&path))
+    json_value(object, name).map_err(|(path, class, what)| {
+        let plain = format!("{what} is not JSON-shaped ({JSON_SHAPED})");
+        let message = format!("{path}: {plain}");
+        errors::raise(py, class, "parse", &message, &plain, Some(&path))
     })
 }
 
 /// [`to_value`]'s walk: the value at `path`, or the path of the first value that is not
-/// JSON-shaped and what it is.
-fn json_value(object: &Bound<'_, PyAny>, path: &str) -> Result<Value, (String, String)> {
-    let refuse = |what: String| Err((path.to_string(), what));
+/// JSON-shaped, its class of error and what it is.
+fn json_value(object: &Bound<'_, PyAny>, path: &str) -> Result<Value, (String, Class, String)> {
+    let refuse = |class: Class, what: String| Err((path.to_string(), class, what));
     if object.is_none() {
         return Ok(Value::Null);
     }
@@ -87,20 +62,26 @@ fn json_value(object: &Bound<'_, PyAny>, path: &str) -> Result<Value, (String, S
         }
         return match int.extract::<f64>().ok().and_then(Number::from_f64) {
             Some(n) => Ok(Value::Number(n)),
-            None => refuse("an int beyond the range of doubles".to_string()),
+            None => refuse(
+                Class::Value,
+                "an int beyond the range of doubles".to_string(),
+            ),
         };
     }
     if let Ok(float) = object.cast::<PyFloat>() {
         let v = float.value();
         return match Number::from_f64(v) {
             Some(n) => Ok(Value::Number(n)),
-            None => refuse(format!("the float {v}")),
+            None => refuse(Class::Value, format!("the float {v}")),
         };
     }
     if let Ok(text) = object.cast::<PyString>() {
         return match text.to_cow() {
             Ok(text) => Ok(Value::String(text.to_string())),
-            Err(_) => refuse("a str that is not valid Unicode (a lone surrogate)".to_string()),
+            Err(_) => refuse(
+                Class::Value,
+                "a str that is not valid Unicode (a lone surrogate)".to_string(),
+            ),
         };
     }
     if let Ok(dict) = object.cast::<PyDict>() {
@@ -110,10 +91,13 @@ fn json_value(object: &Bound<'_, PyAny>, path: &str) -> Result<Value, (String, S
                 .cast::<PyString>()
                 .map(|k| k.to_cow().map(|k| k.into_owned()))
             else {
-                return refuse(format!("a dict with the key {}", repr(&key)));
+                return refuse(Class::Type, format!("a dict with the key {}", repr(&key)));
             };
             let Ok(key) = key else {
-                return refuse("a dict key that is not valid Unicode".to_string());
+                return refuse(
+                    Class::Value,
+                    "a dict key that is not valid Unicode".to_string(),
+                );
             };
             let item = json_value(&item, &format!("{path}.{key}"))?;
             map.insert(key, item);
@@ -125,7 +109,7 @@ fn json_value(object: &Bound<'_, PyAny>, path: &str) -> Result<Value, (String, S
     } else if let Ok(tuple) = object.cast::<PyTuple>() {
         tuple.iter().collect()
     } else {
-        return refuse(format!("a {}", type_name(object)));
+        return refuse(Class::Type, format!("a {}", type_name(object)));
     };
     items
         .iter()
@@ -201,21 +185,37 @@ impl Scheduler {
         self.shim.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs one request with the GIL released; the response, converted to Python.
+    /// Runs one request with the GIL released; the response, converted to Python. `strict`
+    /// (a tick's): a response that rejects an event is an error, and the state goes back to
+    /// what it was before the request.
     fn request<'py>(
         &self,
         py: Python<'py>,
         request: Value,
+        strict: bool,
         started: Instant,
     ) -> PyResult<Bound<'py, PyAny>> {
         let to_rust_ns = nanos(started);
         let handling = Instant::now();
-        // The response becomes a JSON value with the GIL released: its maps then have string
-        // keys, exactly as in the shim's JSON line (a snapshot's maps keyed by numbers).
         let answer = py.detach(|| {
-            let response = self.lock().handle_request(request)?;
-            serde_json::to_value(&response)
-                .map_err(|e| WireError::new("internal", format!("cannot serialize: {e}"), None))
+            let mut shim = self.lock();
+            let before = if strict {
+                let mut snapshot = handle(&mut shim, request_object("snapshot", Vec::new()))?;
+                let state = snapshot.get_mut("state").map(Value::take).ok_or_else(|| {
+                    WireError::new("internal", "a snapshot response without a state", None)
+                })?;
+                Some(state)
+            } else {
+                None
+            };
+            let response = handle(&mut shim, request)?;
+            if let Some(state) = before
+                && let Some(rejection) = first_rejection(&response)
+            {
+                handle(&mut shim, request_object("restore", vec![("state", state)]))?;
+                return Err(rejection);
+            }
+            Ok(response)
         });
         let handle_ns = nanos(handling);
         let converting = Instant::now();
@@ -230,6 +230,27 @@ impl Scheduler {
         };
         result
     }
+}
+
+/// The shim's response to `request` as a JSON value: its maps have string keys, exactly as in
+/// the shim's JSON line (a snapshot's maps keyed by numbers).
+fn handle(shim: &mut Shim, request: Value) -> Result<Value, WireError> {
+    let response = shim.handle_request(request)?;
+    serde_json::to_value(&response)
+        .map_err(|e| WireError::new("internal", format!("cannot serialize: {e}"), None))
+}
+
+/// The error of a tick response's first rejected event; its path is the event's
+/// (`events[2]`) when the rejection names no field.
+fn first_rejection(response: &Value) -> Option<WireError> {
+    let first = response.get("rejected")?.get(0)?;
+    let error = first.get("error")?;
+    let text = |key: &str| error.get(key).and_then(Value::as_str);
+    let path = match text("path") {
+        Some(path) => path.to_string(),
+        None => format!("events[{}]", first.get("index")?),
+    };
+    Some(WireError::new(text("kind")?, text("message")?, Some(path)))
 }
 
 fn request_object(op: &str, fields: Vec<(&str, Value)>) -> Value {
@@ -256,6 +277,7 @@ impl Scheduler {
         scheduler.request(
             py,
             request_object("configure", vec![("cluster", cluster)]),
+            false,
             started,
         )?;
         Ok(scheduler)
@@ -266,14 +288,17 @@ impl Scheduler {
     /// Returns the shim's tick response object: `{"ok": True, "at_ms", "decisions",
     /// "rejected", "next_wakeup_ms"}` (and `"plugin_faults"` when a plug-in failed). A
     /// malformed or refused event is listed in `rejected`; a tick earlier than the last one
-    /// raises `GangwayError` (`time_went_backwards`), one beyond 2**53 - 1 ms `GangwayError`
-    /// (`parse`, naming `at_ms`), and neither changes anything.
-    #[pyo3(signature = (at_ms, events = None))]
+    /// raises `GangwayValueError` (`time_went_backwards`), one beyond 2**53 - 1 ms
+    /// `GangwayValueError` (`parse`, naming `at_ms`), and neither changes anything. With
+    /// `strict=True` a rejected event raises too (the first one's kind and path; the path of
+    /// the event where the rejection names no field) and the tick changes nothing.
+    #[pyo3(signature = (at_ms, events = None, *, strict = false))]
     fn tick<'py>(
         &self,
         py: Python<'py>,
         at_ms: &Bound<'py, PyAny>,
         events: Option<&Bound<'py, PyAny>>,
+        strict: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let started = Instant::now();
         let at_ms = to_value(py, at_ms, "at_ms")?;
@@ -282,7 +307,7 @@ impl Scheduler {
             None => Value::Array(Vec::new()),
         };
         let request = request_object("tick", vec![("at_ms", at_ms), ("events", events)]);
-        self.request(py, request, started)
+        self.request(py, request, strict, started)
     }
 
     /// Why each pending job waits and where each running job runs: the shim's explain response
@@ -306,7 +331,7 @@ impl Scheduler {
             fields.push(("detail", to_value(py, detail, "detail")?));
         }
         let request = request_object("explain", fields);
-        self.request(py, request, started)
+        self.request(py, request, false, started)
     }
 
     /// When and where `job` (a JOB dict) would start if submitted now, changing nothing:
@@ -319,14 +344,19 @@ impl Scheduler {
     ) -> PyResult<Bound<'py, PyAny>> {
         let started = Instant::now();
         let job = to_value(py, job, "job")?;
-        self.request(py, request_object("what_if", vec![("job", job)]), started)
+        self.request(
+            py,
+            request_object("what_if", vec![("job", job)]),
+            false,
+            started,
+        )
     }
 
     /// The whole state as a JSON-shaped dict (the shim's snapshot `"state"`), for
     /// `Scheduler.restore`. Python plug-ins are not part of it.
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let started = Instant::now();
-        let response = self.request(py, request_object("snapshot", Vec::new()), started)?;
+        let response = self.request(py, request_object("snapshot", Vec::new()), false, started)?;
         response.get_item("state")
     }
 
@@ -346,6 +376,7 @@ impl Scheduler {
         scheduler.request(
             py,
             request_object("restore", vec![("state", state)]),
+            false,
             started,
         )?;
         Ok(scheduler)
@@ -360,6 +391,7 @@ impl Scheduler {
         self.request(
             py,
             request_object("reconfigure", vec![("cluster", cluster)]),
+            false,
             started,
         )?;
         Ok(())
@@ -391,6 +423,8 @@ const PROTOCOL_VERSION: u32 = gangway::protocol::PROTOCOL_VERSION;
 fn _gangway(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("GangwayError", py.get_type::<GangwayError>())?;
+    m.add("GangwayTypeError", errors::type_error_class(py)?)?;
+    m.add("GangwayValueError", errors::value_error_class(py)?)?;
     m.add("PROTOCOL_VERSION", PROTOCOL_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Scheduler>()?;

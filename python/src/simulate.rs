@@ -20,7 +20,8 @@ use pyo3::exceptions::{PyImportError, PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict};
 
-use crate::{gangway_error, to_value, wire_error};
+use crate::errors::{gangway_error, wire_error};
+use crate::to_value;
 
 /// How often a running simulation checks for Ctrl-C (`KeyboardInterrupt`).
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);

@@ -46,3 +46,17 @@ def shim_binary():
 @pytest.fixture
 def cluster():
     return {"nodes": [dict(n) for n in CLUSTER["nodes"]]}
+
+
+def wire_path(path):
+    """An error's `.path` tuple written as the shim's `error.path` (`events[0].job`); None for
+    `()`."""
+    if not path:
+        return None
+    written = ""
+    for i, part in enumerate(path):
+        if isinstance(part, int):
+            written += f"[{part}]"
+        else:
+            written += f".{part}" if i else part
+    return written

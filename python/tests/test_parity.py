@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 import gangway
-from conftest import REPO, shim_binary
+from conftest import REPO, shim_binary, wire_path
 
 SCENARIO_DIRS = [REPO / "gangway" / "tests" / "scenarios", REPO.parent / "shared" / "scenarios"]
 
@@ -109,8 +109,8 @@ def through_bindings(requests):
                 raise AssertionError(op)
         except gangway.GangwayError as e:
             error = {"kind": e.kind, "message": e.message}
-            if e.path is not None:
-                error["path"] = e.path
+            if e.path:
+                error["path"] = wire_path(e.path)
             response = {"ok": False, "error": error}
         responses.append(response)
     return responses

@@ -114,6 +114,9 @@ def test_a_failing_cell_raises_and_cancels_the_rest():
             # No week of arrivals: every cell's workload is refused.
             gangway.sweep(gpus=[4], users=[2, 3], weeks=0, executor=pool)
     assert error.value.kind == "simulation"
+    # A failed simulation is neither a TypeError nor a ValueError: a plain GangwayError.
+    assert type(error.value) is gangway.GangwayError
+    assert error.value.path == ()
 
 
 def test_sweep_traces_is_the_same_on_every_executor(traces_in_process):
