@@ -124,11 +124,12 @@ impl CapacityView for FutureView<'_> {
         self.previous
     }
 
-    /// On a node without reservations or earmarks, where every running job still holds what it
-    /// holds at the window's start, the room is the node's capacity less all they hold: too few
-    /// cpus or too little memory there for one task is no room, without reading the window.
+    /// Where every running job on the node still holds what it holds at the window's start,
+    /// the room over the window is at most the node's capacity less all they hold (reservations
+    /// and earmarks only take more away): too few cpus or too little memory there for one task
+    /// is no room, without reading the window.
     fn holds_no_task(&self, id: NodeId, node: &Node, shape: &TaskShape) -> bool {
-        if !self.quick_rejects || self.profile.has_overlay(id, true) {
+        if !self.quick_rejects {
             return false;
         }
         let start = self.start.max(self.profile.now());

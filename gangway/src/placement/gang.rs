@@ -345,19 +345,30 @@ impl Candidates for BusyFirst<'_> {
     /// plan's nodes first.
     fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
         let planned = plan_nodes(self.view.previous());
-        let mut ranked = Vec::with_capacity(self.nodes.len());
+        // A stable sort by four ranks. The nodes of the first rank that can hold any (busy and
+        // planned; busy, without a previous plan) are offered as the inner order meets them,
+        // the others kept by rank and offered after: a placement that finds its nodes among
+        // the first stops the walk there.
+        let first = (false, planned.is_empty());
+        let mut later: [Vec<NodeId>; 4] = Default::default();
+        let mut stopped = false;
         self.inner.visit(shape, &mut |id| {
             let node = self.nodes.get(id.index()).and_then(Option::as_ref);
-            ranked.push((reservation_rank(node, &planned, id), id));
-            ControlFlow::Continue(())
+            let rank = reservation_rank(node, &planned, id);
+            if rank != first {
+                later[usize::from(rank.0) * 2 + usize::from(rank.1)].push(id);
+                return ControlFlow::Continue(());
+            }
+            let flow = f(id);
+            stopped = flow.is_break();
+            flow
         });
-        // A stable sort by four ranks: one walk per rank, in order, which a placement that
-        // has found its nodes stops early.
-        for rank in [(false, false), (false, true), (true, false), (true, true)] {
-            for &(_, id) in ranked.iter().filter(|(r, _)| *r == rank) {
-                if f(id).is_break() {
-                    return;
-                }
+        if stopped {
+            return;
+        }
+        for id in later.iter().flatten() {
+            if f(*id).is_break() {
+                return;
             }
         }
     }
