@@ -26,8 +26,19 @@ __all__ = [
     "sweep_records",
     "sweep_grid",
     "sweep_cell",
+    "_wrong_type",
+    "_invalid",
     "POLICIES",
 ]
+
+def _wrong_type(given: object, path: str, expected: str) -> GangwayTypeError:
+    """The GangwayTypeError of the argument at `path` (a wire path: "traces[0]"): expected
+    `expected`, got `given`."""
+    ...
+
+def _invalid(path: str, plain: str) -> GangwayValueError:
+    """The GangwayValueError of the argument at `path`, saying `plain`."""
+    ...
 
 def sweep_records(
     gpus: Optional[Sequence[int]] = ...,
