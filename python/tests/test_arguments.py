@@ -155,6 +155,8 @@ def test_plugin_name_and_tier_words():
     refused(lambda: gangway.Plugin(1), TYPE, ("name",), kind="invalid_config")
     e = refused(lambda: gangway.Plugin("x", tier=-1), VALUE, ("tier",), kind="invalid_config")
     assert str(e) == "expected a non-negative integer, got the int -1"
+    e = refused(lambda: gangway.Plugin("x", tier=2**70), VALUE, ("tier",), kind="invalid_config")
+    assert str(e) == f"expected an integer from 0 to {2**64 - 1}, got the int {2**70}"
     assert gangway.Plugin("x", tier=2, weight=2).tier == 2
     assert gangway.Plugin("x", weight=2).weight == 2.0
 
