@@ -57,22 +57,25 @@ class GangwayError(Exception):
     path: Tuple[Union[str, int], ...]
 
 class GangwayTypeError(GangwayError, TypeError):
-    """An argument of the wrong type (a str where an int goes; a Plugin hook not callable)."""
+    """An argument of the wrong type (a str where an int goes; a str where a list goes; a
+    Plugin hook not callable)."""
 
 class GangwayValueError(GangwayError, ValueError):
-    """A value its field does not take (a negative time, NaN, a bad cluster or job, a
-    rejected event with tick(strict=True))."""
+    """A value its field does not take (a negative time or seed, NaN, an unknown policy, a bad
+    cluster or job, a rejected event with tick(strict=True))."""
 
 @final
 class Plugin:
     """A plug-in whose hooks are Python callables, added to a Scheduler's profile.
 
     order_key(job) -> int: higher first. score_node(job, group, node) -> float: higher is
-    better, at `tier` with `weight`. veto_victim(preemptor, victim) -> str | None: a reason
-    forbids the preemption. A callable that raises is a misbehaving plug-in: the tick completes
-    and lists it in `plugin_faults` (kind "panic"); a NaN, infinite or overflowing score is
-    listed there too (kind "non_finite" or "overflow"). A hook that is not callable raises
-    GangwayTypeError, a weight that is not finite GangwayValueError, here."""
+    better, at `tier` with `weight`. veto_victim(preemptor, victim) -> str | (str, int) | None:
+    a reason forbids the preemption (until the time in ms, with one). A callable that raises
+    is a misbehaving plug-in: the tick completes and lists it in `plugin_faults` (kind
+    "panic"); a NaN, infinite or overflowing score is listed there too (kind "non_finite" or
+    "overflow"). An argument of the wrong type (a hook that is not callable, a tier that is
+    not an int) raises GangwayTypeError, a weight that is not finite or a negative tier
+    GangwayValueError, here."""
 
     @property
     def name(self) -> str: ...
@@ -91,7 +94,9 @@ class Plugin:
         *,
         order_key: Optional[Callable[[Dict[str, Any]], int]] = ...,
         score_node: Optional[Callable[[Dict[str, Any], int, Dict[str, Any]], float]] = ...,
-        veto_victim: Optional[Callable[[Dict[str, Any], Dict[str, Any]], Optional[str]]] = ...,
+        veto_victim: Optional[
+            Callable[[Dict[str, Any], Dict[str, Any]], Union[str, Tuple[str, int], None]]
+        ] = ...,
         tier: int = ...,
         weight: float = ...,
         partition: Optional[str] = ...,
