@@ -28,6 +28,7 @@ __all__ = [
     "sweep_cell",
     "_wrong_type",
     "_invalid",
+    "_uint",
     "POLICIES",
 ]
 
@@ -38,6 +39,11 @@ def _wrong_type(given: object, path: str, expected: str) -> GangwayTypeError:
 
 def _invalid(path: str, plain: str) -> GangwayValueError:
     """The GangwayValueError of the argument at `path`, saying `plain`."""
+    ...
+
+def _uint(given: object, path: str) -> int:
+    """`given`, an int from 0 to 2**64 - 1; else the GangwayTypeError or GangwayValueError of
+    the argument at `path`."""
     ...
 
 def sweep_records(

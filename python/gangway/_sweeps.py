@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from ._gangway import (
     POLICIES,
     _invalid,
+    _uint,
     _wrong_type,
     simulate,
     sweep_cell as _sweep_cell,
@@ -224,18 +225,9 @@ def _trace_calls(
                 f"unknown policy {policy!r}: expected one of {', '.join(POLICIES)}",
             )
     seeds = _names(seeds, "seeds")
-    for i, seed in enumerate(seeds):
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise _wrong_type(seed, f"seeds[{i}]", "a non-negative integer")
-        if not 0 <= seed < 2**64:
-            raise _invalid(
-                f"seeds[{i}]", f"expected an integer from 0 to {2**64 - 1}, got the int {seed}"
-            )
+    seeds = [_uint(seed, f"seeds[{i}]") for i, seed in enumerate(seeds)]
     if jobs is not None:
-        if isinstance(jobs, bool) or not isinstance(jobs, int):
-            raise _wrong_type(jobs, "jobs", "None or a non-negative integer")
-        if jobs < 0:
-            raise _invalid("jobs", f"expected a non-negative integer, got the int {jobs}")
+        jobs = _uint(jobs, "jobs")
     if not isinstance(faults, bool):
         raise _wrong_type(faults, "faults", "a bool")
     # A file by its absolute path, so that a worker started elsewhere (a Ray worker) finds it;

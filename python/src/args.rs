@@ -290,6 +290,14 @@ pub fn wrong_type_error<'py>(
         .into_any()
 }
 
+/// `gangway._gangway._uint(given, path)`: `given`, an int from 0 to 2**64 - 1, or the
+/// `GangwayTypeError` or `GangwayValueError` of the argument at `path`.
+#[pyfunction]
+#[pyo3(name = "_uint")]
+pub fn uint_argument(given: &Bound<'_, PyAny>, path: &str) -> PyResult<u64> {
+    Arg::new(given, path).uint(0)
+}
+
 /// `gangway._gangway._invalid(path, plain)`: the `GangwayValueError` of the argument at
 /// `path`.
 #[pyfunction]

@@ -443,6 +443,7 @@ fn _gangway(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::sweep_cell, m)?)?;
     m.add_function(wrap_pyfunction!(args::wrong_type_error, m)?)?;
     m.add_function(wrap_pyfunction!(args::invalid_error, m)?)?;
+    m.add_function(wrap_pyfunction!(args::uint_argument, m)?)?;
     m.add("POLICIES", gangway_sim::PolicyPreset::names().to_vec())?;
     Ok(())
 }

@@ -126,6 +126,8 @@ def test_sweep_arguments(arguments, cls, path):
     ({"traces": ["no-such-trace.swf"]}, VALUE, ("traces", 0)),
     ({"traces": ["gpu-ml"], "seeds": [1, -1]}, VALUE, ("seeds", 1)),
     ({"traces": ["gpu-ml"], "seeds": ["1"]}, TYPE, ("seeds", 0)),
+    ({"traces": ["gpu-ml"], "seeds": [2**64]}, VALUE, ("seeds", 0)),
+    ({"traces": ["gpu-ml"], "seeds": [True]}, TYPE, ("seeds", 0)),
     ({"traces": ["gpu-ml"], "jobs": -1}, VALUE, ("jobs",)),
     ({"traces": ["gpu-ml"], "jobs": "1"}, TYPE, ("jobs",)),
     ({"traces": ["gpu-ml"], "policies": ["x"]}, VALUE, ("policies", 0)),
@@ -148,6 +150,13 @@ def test_sweep_traces_arguments(arguments, cls, path):
 ])
 def test_plugin_arguments(arguments, cls, path):
     refused(lambda: gangway.Plugin("x", **arguments), cls, path, kind="invalid_config")
+
+
+def test_the_sweeps_python_checks_say_what_the_native_ones_say():
+    e = refused(lambda: gangway.sweep_traces(["gpu-ml"], seeds=[-1]), VALUE, ("seeds", 0))
+    assert str(e) == "expected a non-negative integer, got the int -1"
+    e = refused(lambda: gangway.sweep_traces(["gpu-ml"], jobs=1.5), TYPE, ("jobs",))
+    assert str(e) == "expected a non-negative integer, got the float 1.5"
 
 
 def test_plugin_name_and_tier_words():
