@@ -239,3 +239,7 @@ def test_the_job_array_command_line_for_traces(tmp_path, traces_in_process):
     assert mixed.returncode == 2 and "--gpus is not for --traces" in mixed.stderr
     stray = subprocess.run(command + ["count", "--seeds", "1"], capture_output=True, text=True)
     assert stray.returncode == 2 and "--seeds is for --traces" in stray.stderr
+    # A refused argument names itself, as its exception's .message does.
+    bad = subprocess.run(command + ["count", "--gpus", "8,-1"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stderr.endswith("error: gpus[1]: expected a positive integer, got the int -1\n")
