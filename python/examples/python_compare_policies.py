@@ -20,7 +20,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_TRACE = HERE.parents[1] / "gangway-sim" / "tests" / "fixtures" / "KTH-SP2-1996-2.1-cln-first200.swf"
 
 
-def main():
+def main() -> int:
     parser = argparse.ArgumentParser(description="compare policies on a trace")
     parser.add_argument("trace", nargs="?", default=str(DEFAULT_TRACE))
     parser.add_argument("--policies", default="fcfs,easy,conservative,sjf")

@@ -17,6 +17,7 @@ import os
 import sqlite3
 import sys
 import tempfile
+from typing import Any, Dict, List, Optional, Tuple
 
 import gangway
 
@@ -39,7 +40,7 @@ create table if not exists scheduler (k text primary key, snapshot text not null
 class QueueService:
     """Tasks in SQLite, decisions from gangway; a restart restores from the last snapshot."""
 
-    def __init__(self, path):
+    def __init__(self, path: str) -> None:
         self.db = sqlite3.connect(path)
         self.db.executescript(SCHEMA)
         row = self.db.execute("select snapshot, now_ms from scheduler where k = 'main'").fetchone()
@@ -49,20 +50,21 @@ class QueueService:
         else:
             self.scheduler = gangway.Scheduler(CLUSTER)
             self.now_ms = 0
-        self.outbox = []
+        self.outbox: List[Dict[str, Any]] = []
 
-    def enqueue(self, task_id, account, gpus, workers=1, minutes=60):
+    def enqueue(self, task_id: str, account: str, gpus: int, workers: int = 1,
+                minutes: int = 60) -> None:
         self.db.execute("insert into tasks values (?, ?, ?, ?, ?, 'queued', null, ?)",
                         (task_id, account, gpus, workers, minutes, self.now_ms))
         self.outbox.append({"type": "submit", "job": {
             "id": task_id, "account": account, "time_limit_ms": minutes * 60_000,
             "groups": [{"count": workers, "gpus": gpus, "cpus": 4 * gpus}]}})
 
-    def complete(self, task_id):
+    def complete(self, task_id: str) -> None:
         self.db.execute("update tasks set state = 'completed' where id = ?", (task_id,))
         self.outbox.append({"type": "finished", "job": task_id, "outcome": "completed"})
 
-    def advance(self, minutes):
+    def advance(self, minutes: int) -> Dict[str, Any]:
         """Ticks at the new time with what happened since; stores the outcome and snapshot."""
         self.now_ms += minutes * 60_000
         out = self.scheduler.tick(self.now_ms, self.outbox)
@@ -84,10 +86,10 @@ class QueueService:
         self.db.commit()
         return out
 
-    def queue(self):
+    def queue(self) -> List[Tuple[str, str, Optional[str]]]:
         """(task, state, where or why) rows: running tasks with nodes, queued ones with reasons."""
         reasons = {p["job"]: p for p in self.scheduler.explain()["pending"]}
-        rows = []
+        rows: List[Tuple[str, str, Optional[str]]] = []
         for task_id, state, nodes in self.db.execute(
                 "select id, state, node_list from tasks where state in ('queued', 'running') order by id"):
             if state == "running":
@@ -100,13 +102,13 @@ class QueueService:
                 rows.append((task_id, f"queued #{pending['position']}", why))
         return rows
 
-    def print_queue(self):
+    def print_queue(self) -> None:
         print(f"t = {self.now_ms // 60_000} min")
         for task_id, state, detail in self.queue():
             print(f"  {task_id:12} {state:10} {detail}")
 
 
-def first_half(service):
+def first_half(service: QueueService) -> None:
     service.enqueue("resnet", "vision", gpus=8, minutes=120)
     service.enqueue("bert-large", "nlp", gpus=8, workers=2, minutes=90)
     service.enqueue("vit-sweep-1", "vision", gpus=2, minutes=30)
@@ -115,14 +117,14 @@ def first_half(service):
     service.advance(5)
 
 
-def second_half(service):
+def second_half(service: QueueService) -> None:
     service.complete("resnet")
     service.advance(120)
     service.enqueue("vit-sweep-2", "vision", gpus=2, minutes=30)
     service.advance(1)
 
 
-def main():
+def main() -> int:
     path = sys.argv[1] if len(sys.argv) > 1 else None
     with tempfile.TemporaryDirectory() as tmp:
         path = path or os.path.join(tmp, "queue.db")

@@ -13,6 +13,7 @@ On a real cluster, connect with ray.init(address="auto") instead: the same call 
 
 import pathlib
 import statistics
+from typing import List, TypedDict
 
 import ray
 
@@ -20,7 +21,19 @@ import gangway
 
 TRACE = (pathlib.Path(__file__).resolve().parents[2] / "gangway-sim" / "tests" / "fixtures"
          / "KTH-SP2-1996-2.1-cln-first200.swf")
-GRID = {
+
+
+class Grid(TypedDict):
+    """The arguments of gangway.sweep_traces this example runs."""
+
+    traces: List[str]
+    policies: List[str]
+    seeds: List[int]
+    jobs: int
+    faults: bool
+
+
+GRID: Grid = {
     "traces": [str(TRACE), "gpu-ml"],
     "policies": ["fcfs", "easy", "conservative"],
     "seeds": [1, 2],
@@ -29,7 +42,7 @@ GRID = {
 }
 
 
-def main():
+def main() -> None:
     # A cluster of its own ("local"), never one already running here.
     ray.init(address="local", num_cpus=2, include_dashboard=False,
              _node_ip_address="127.0.0.1", log_to_driver=False)

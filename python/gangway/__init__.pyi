@@ -14,11 +14,28 @@ from typing import (
     Tuple,
     TypeVar,
     Union,
+    final,
 )
+
+__all__ = [
+    "GangwayError",
+    "GangwayTypeError",
+    "GangwayValueError",
+    "Plugin",
+    "POLICIES",
+    "PROTOCOL_VERSION",
+    "RayExecutor",
+    "Scheduler",
+    "SweepTable",
+    "simulate",
+    "sweep",
+    "sweep_traces",
+    "__version__",
+]
 
 _T = TypeVar("_T")
 
-JSON = Any
+_JSON = Any
 """A JSON-shaped value: dicts with str keys, lists, str, int, float, bool, None."""
 
 __version__: str
@@ -40,50 +57,67 @@ class GangwayError(Exception):
     path: Tuple[Union[str, int], ...]
 
 class GangwayTypeError(GangwayError, TypeError):
-    """An argument of the wrong type (a str where an int goes; a Plugin hook not callable)."""
+    """An argument of the wrong type (a str where an int goes; a str where a list goes; a
+    Plugin hook not callable)."""
 
 class GangwayValueError(GangwayError, ValueError):
-    """A value its field does not take (a negative time, NaN, a bad cluster or job, a
-    rejected event with tick(strict=True))."""
+    """A value its field does not take (a negative time or seed, NaN, an unknown policy, a bad
+    cluster or job, a rejected event with tick(strict=True))."""
 
+@final
 class Plugin:
     """A plug-in whose hooks are Python callables, added to a Scheduler's profile.
 
     order_key(job) -> int: higher first. score_node(job, group, node) -> float: higher is
-    better, at `tier` with `weight`. veto_victim(preemptor, victim) -> str | None: a reason
-    forbids the preemption. A callable that raises is a misbehaving plug-in: the tick completes
-    and lists it in `plugin_faults` (kind "panic"); a NaN, infinite or overflowing score is
-    listed there too (kind "non_finite" or "overflow"). A hook that is not callable raises
-    GangwayTypeError, a weight that is not finite GangwayValueError, here."""
+    better, at `tier` with `weight`. veto_victim(preemptor, victim) -> str | (str, int) | None:
+    a reason forbids the preemption (until the time in ms, with one). A callable that raises
+    is a misbehaving plug-in: the tick completes and lists it in `plugin_faults` (kind
+    "panic"); a NaN, infinite or overflowing score is listed there too (kind "non_finite" or
+    "overflow"). An argument of the wrong type (a hook that is not callable, a tier that is
+    not an int) raises GangwayTypeError, a weight that is not finite or a negative tier
+    GangwayValueError, here."""
 
-    name: str
-    tier: int
-    weight: float
-    partition: Optional[str]
-    hooks: List[str]
-    def __init__(
-        self,
+    @property
+    def name(self) -> str: ...
+    @property
+    def tier(self) -> int: ...
+    @property
+    def weight(self) -> float: ...
+    @property
+    def partition(self) -> Optional[str]: ...
+    @property
+    def hooks(self) -> List[str]:
+        """The hooks it implements (order, node_score, victim_veto)."""
+    def __new__(
+        cls,
         name: str,
         *,
         order_key: Optional[Callable[[Dict[str, Any]], int]] = ...,
         score_node: Optional[Callable[[Dict[str, Any], int, Dict[str, Any]], float]] = ...,
-        veto_victim: Optional[Callable[[Dict[str, Any], Dict[str, Any]], Optional[str]]] = ...,
+        veto_victim: Optional[
+            Callable[[Dict[str, Any], Dict[str, Any]], Union[str, Tuple[str, int], None]]
+        ] = ...,
         tier: int = ...,
         weight: float = ...,
         partition: Optional[str] = ...,
-    ) -> None: ...
+    ) -> "Plugin": ...
 
+@final
 class Scheduler:
     """A gangway scheduler: the shim's protocol as methods. Thread-safe: concurrent calls wait
     for each other; the GIL is released while the scheduler works."""
 
-    plugins: List[Plugin]
-    def __init__(self, cluster: Mapping[str, JSON], plugins: Optional[Sequence[Plugin]] = ...) -> None:
+    @property
+    def plugins(self) -> List[Plugin]:
+        """The Python plug-ins this scheduler was built with."""
+    def __new__(
+        cls, cluster: Mapping[str, _JSON], plugins: Optional[Sequence[Plugin]] = ...
+    ) -> "Scheduler":
         """Configures a scheduler for a CLUSTER dict; GangwayError(invalid_config) if bad."""
     def tick(
         self,
         at_ms: int,
-        events: Optional[Sequence[Mapping[str, JSON]]] = ...,
+        events: Optional[Sequence[Mapping[str, _JSON]]] = ...,
         *,
         strict: bool = ...,
     ) -> Dict[str, Any]:
@@ -93,14 +127,14 @@ class Scheduler:
     def explain(self, at_ms: Optional[int] = ..., detail: Optional[bool] = ...) -> Dict[str, Any]:
         """The shim's explain response: pending (with reasons), running; detail adds shares,
         priorities and admission_usage."""
-    def what_if(self, job: Mapping[str, JSON]) -> Dict[str, Any]:
+    def what_if(self, job: Mapping[str, _JSON]) -> Dict[str, Any]:
         """When and where job would start if submitted now: {ok, start_ms, placement}."""
     def snapshot(self) -> Dict[str, Any]:
         """The whole state (the shim's snapshot "state"), for Scheduler.restore."""
     @staticmethod
-    def restore(state: Mapping[str, JSON], plugins: Optional[Sequence[Plugin]] = ...) -> "Scheduler":
+    def restore(state: Mapping[str, _JSON], plugins: Optional[Sequence[Plugin]] = ...) -> "Scheduler":
         """A scheduler restored from snapshot(); pass the same plugins again."""
-    def reconfigure(self, cluster: Mapping[str, JSON]) -> None:
+    def reconfigure(self, cluster: Mapping[str, _JSON]) -> None:
         """New partitions, queues, cohorts, accounts, QoS and policy; nodes and jobs kept."""
     def _last_timings(self) -> Dict[str, int]:
         """Nanoseconds of the last call: to_rust_ns, handle_ns, to_python_ns."""
@@ -109,14 +143,14 @@ def simulate(
     workload: Optional[str] = ...,
     trace: Optional[Union[str, "PathLike[str]"]] = ...,
     policies: Optional[Sequence[str]] = ...,
-    cluster: Optional[Mapping[str, JSON]] = ...,
+    cluster: Optional[Mapping[str, _JSON]] = ...,
     seed: int = ...,
     jobs: Optional[int] = ...,
     overrun: str = ...,
     checkpoint_delay_s: int = ...,
     faults: Optional[int] = ...,
     dataframe: bool = ...,
-    team: Optional[Mapping[str, JSON]] = ...,
+    team: Optional[Mapping[str, _JSON]] = ...,
     one_event_per_tick: bool = ...,
     qos_priority: Optional[Union[str, Mapping[str, int]]] = ...,
     non_positive_request: Optional[Union[str, int]] = ...,

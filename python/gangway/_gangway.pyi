@@ -26,8 +26,25 @@ __all__ = [
     "sweep_records",
     "sweep_grid",
     "sweep_cell",
+    "_wrong_type",
+    "_invalid",
+    "_uint",
     "POLICIES",
 ]
+
+def _wrong_type(given: object, path: str, expected: str) -> GangwayTypeError:
+    """The GangwayTypeError of the argument at `path` (a wire path: "traces[0]"): expected
+    `expected`, got `given`."""
+    ...
+
+def _invalid(path: str, plain: str) -> GangwayValueError:
+    """The GangwayValueError of the argument at `path`, saying `plain`."""
+    ...
+
+def _uint(given: object, path: str) -> int:
+    """`given`, an int from 0 to 2**64 - 1; else the GangwayTypeError or GangwayValueError of
+    the argument at `path`."""
+    ...
 
 def sweep_records(
     gpus: Optional[Sequence[int]] = ...,

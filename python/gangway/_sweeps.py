@@ -14,6 +14,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from ._gangway import (
     POLICIES,
+    _invalid,
+    _uint,
+    _wrong_type,
     simulate,
     sweep_cell as _sweep_cell,
     sweep_grid as _sweep_grid,
@@ -78,17 +81,20 @@ def _resolve(executor: Any) -> Any:
     if isinstance(executor, str):
         if executor == "ray":
             return RayExecutor()
-        raise ValueError(
-            f"executor: unknown engine {executor!r}: expected \"ray\", a "
-            "concurrent.futures.Executor, or an object with submit(fn, *args) returning futures"
+        raise _invalid(
+            "executor",
+            f"unknown engine {executor!r}: expected 'ray', a concurrent.futures.Executor, or an "
+            "object with submit(fn, *args) returning futures",
         )
     if isinstance(executor, concurrent.futures.Executor) or callable(
         getattr(executor, "submit", None)
     ):
         return executor
-    raise TypeError(
-        "executor: expected None, \"ray\", a concurrent.futures.Executor, or an object with "
-        f"submit(fn, *args) returning futures; got {type(executor).__name__}"
+    raise _wrong_type(
+        executor,
+        "executor",
+        "None, 'ray', a concurrent.futures.Executor, or an object with submit(fn, *args) "
+        "returning futures",
     )
 
 
@@ -181,10 +187,10 @@ def _trace_task(
 def _names(value: Any, what: str) -> List[Any]:
     """`value` as a non-empty list; a lone string is refused (it is not a list of names)."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise TypeError(f"sweep_traces: {what}: expected a list, got {type(value).__name__}")
+        raise _wrong_type(value, what, "a list")
     items = list(value)
     if not items:
-        raise ValueError(f"sweep_traces: {what}: the list is empty")
+        raise _invalid(what, "expected a non-empty list, got an empty one")
     return items
 
 
@@ -198,33 +204,32 @@ def _trace_calls(
     """The arguments of :func:`sweep_traces`, checked, as the calls of :func:`_trace_task` in
     grid order."""
     traces = _names(traces, "traces")
-    for trace in traces:
+    for i, trace in enumerate(traces):
         if not isinstance(trace, (str, os.PathLike)):
-            raise TypeError(
-                f"sweep_traces: traces: expected a path or a built-in workload name, got "
-                f"{type(trace).__name__}"
-            )
+            raise _wrong_type(trace, f"traces[{i}]", "a path or a built-in workload name")
         if str(trace) not in _BUILTIN_WORKLOADS and not os.path.isfile(trace):
-            raise ValueError(
-                f"sweep_traces: traces: {str(trace)!r} is neither a file nor a built-in "
-                f"workload ({', '.join(_BUILTIN_WORKLOADS)})"
+            raise _invalid(
+                f"traces[{i}]",
+                f"{str(trace)!r} is neither a file nor a built-in workload "
+                f"({', '.join(_BUILTIN_WORKLOADS)})",
             )
     if policies is None:
         policies = ["ssh", "fcfs", "easy", "conservative", "full"]
     policies = _names(policies, "policies")
-    for policy in policies:
+    for i, policy in enumerate(policies):
+        if not isinstance(policy, str):
+            raise _wrong_type(policy, f"policies[{i}]", "a str")
         if policy not in POLICIES:
-            raise ValueError(
-                f"sweep_traces: unknown policy {policy!r}: expected one of {', '.join(POLICIES)}"
+            raise _invalid(
+                f"policies[{i}]",
+                f"unknown policy {policy!r}: expected one of {', '.join(POLICIES)}",
             )
     seeds = _names(seeds, "seeds")
-    for seed in seeds:
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-            raise ValueError(
-                f"sweep_traces: seeds: {seed!r} is not an integer from 0 to 2**64 - 1"
-            )
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0):
-        raise ValueError(f"sweep_traces: jobs: {jobs!r} is not a number of jobs")
+    seeds = [_uint(seed, f"seeds[{i}]") for i, seed in enumerate(seeds)]
+    if jobs is not None:
+        jobs = _uint(jobs, "jobs")
+    if not isinstance(faults, bool):
+        raise _wrong_type(faults, "faults", "a bool")
     # A file by its absolute path, so that a worker started elsewhere (a Ray worker) finds it;
     # each record names it as given.
     return [

@@ -20,7 +20,7 @@ import json
 import sys
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ._gangway import __version__, sweep_grid
+from ._gangway import GangwayError, __version__, sweep_grid
 from ._sweeps import SweepTable, _sweep_task, _trace_calls, _trace_task
 
 # The kinds of sweep, by the name of their function in `gangway`.
@@ -209,6 +209,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(count(kind, **arguments))
         else:
             _write(run(args.index, kind, **arguments), args.out)
+    except GangwayError as error:
+        # Its message with the argument it is about (`gpus[1]: expected a positive integer`).
+        parser.exit(2, f"{parser.prog}: error: {error.message}\n")
     except (OSError, ValueError, TypeError, IndexError, OverflowError) as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     return 0

@@ -14,7 +14,8 @@ use gangway::state::{JobView, NodeView};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::errors::{self, Class};
+use crate::args::{Arg, Given};
+use crate::errors::Class;
 use crate::type_name;
 
 /// A plug-in whose hooks are Python callables (docs/python.md, "Python hooks").
@@ -51,39 +52,57 @@ pub struct Plugin {
 impl Plugin {
     #[new]
     #[pyo3(signature = (name, *, order_key = None, score_node = None, veto_victim = None,
-                        tier = 0, weight = 1.0, partition = None))]
+                        tier = Given::Absent, weight = Given::Absent, partition = None),
+           text_signature = "(name, *, order_key=None, score_node=None, veto_victim=None, \
+                             tier=0, weight=1.0, partition=None)")]
+    #[allow(clippy::too_many_arguments)]
     fn new(
-        name: String,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
         order_key: Option<Py<PyAny>>,
         score_node: Option<Py<PyAny>>,
         veto_victim: Option<Py<PyAny>>,
-        tier: usize,
-        weight: f64,
-        partition: Option<String>,
+        tier: Given<'_>,
+        weight: Given<'_>,
+        partition: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        // Called from Python: attaching is free.
-        Python::attach(|py| {
-            for (field, hook) in [
-                ("order_key", &order_key),
-                ("score_node", &score_node),
-                ("veto_victim", &veto_victim),
-            ] {
-                if let Some(hook) = hook
-                    && !hook.bind(py).is_callable()
-                {
-                    let plain = format!(
-                        "{field} must be callable or None, not {}",
-                        type_name(hook.bind(py))
-                    );
-                    return Err(refused(py, Class::Type, field, &plain));
+        fn arg<'py>(object: &Bound<'py, PyAny>, field: &str) -> Arg<'py> {
+            Arg::new(object, field).kind("invalid_config")
+        }
+        let name = arg(name, "name").string()?;
+        for (field, hook) in [
+            ("order_key", &order_key),
+            ("score_node", &score_node),
+            ("veto_victim", &veto_victim),
+        ] {
+            if let Some(hook) = hook
+                && !hook.bind(py).is_callable()
+            {
+                let plain = format!(
+                    "{field} must be callable or None, not {}",
+                    type_name(hook.bind(py))
+                );
+                return Err(arg(hook.bind(py), field).refuse(Class::Type, &plain));
+            }
+        }
+        let tier = match &tier {
+            Given::Absent => 0,
+            Given::Value(object) => arg(object, "tier").uint(0)?,
+        };
+        let weight = match &weight {
+            Given::Absent => 1.0,
+            Given::Value(object) => {
+                let weight = arg(object, "weight").number()?;
+                if !weight.is_finite() {
+                    let plain = format!("weight must be a finite number, not {weight}");
+                    return Err(arg(object, "weight").refuse(Class::Value, &plain));
                 }
+                weight
             }
-            if !weight.is_finite() {
-                let plain = format!("weight must be a finite number, not {weight}");
-                return Err(refused(py, Class::Value, "weight", &plain));
-            }
-            Ok::<_, PyErr>(())
-        })?;
+        };
+        let partition = partition
+            .map(|object| arg(object, "partition").string())
+            .transpose()?;
         Ok(Plugin {
             name,
             order_key,
@@ -120,12 +139,6 @@ impl Plugin {
         }
         hooks
     }
-}
-
-/// The `invalid_config` error of a `Plugin` argument `field`.
-fn refused(py: Python<'_>, class: Class, field: &str, plain: &str) -> PyErr {
-    let message = format!("{field}: {plain}");
-    errors::raise(py, class, "invalid_config", &message, plain, Some(field))
 }
 
 /// The engine's side of a [`Plugin`]: the callables and the hooks they serve.

@@ -16,10 +16,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
+mod args;
 mod errors;
 mod hooks;
 mod simulate;
 
+use args::{Arg, Given};
 use errors::{Class, GangwayError, gangway_error, wire_error};
 use hooks::{Plugin, profile_maker};
 
@@ -165,18 +167,22 @@ struct Scheduler {
 }
 
 impl Scheduler {
-    fn with_plugins(py: Python<'_>, plugins: Option<Vec<Py<Plugin>>>) -> Self {
-        let plugins = plugins.unwrap_or_default();
+    /// A scheduler, not yet configured, with the `plugins=` given (a list of `Plugin`).
+    fn with_plugins(py: Python<'_>, plugins: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let plugins = match plugins {
+            Some(object) => Arg::new(object, "plugins").plugins()?,
+            None => Vec::new(),
+        };
         let shim = if plugins.is_empty() {
             Shim::default()
         } else {
             Shim::with_profile_maker(profile_maker(py, &plugins))
         };
-        Scheduler {
+        Ok(Scheduler {
             shim: Mutex::new(shim),
             plugins,
             timings: Mutex::new(Timings::default()),
-        }
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Shim> {
@@ -269,11 +275,11 @@ impl Scheduler {
     fn new(
         py: Python<'_>,
         cluster: &Bound<'_, PyAny>,
-        plugins: Option<Vec<Py<Plugin>>>,
+        plugins: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let started = Instant::now();
         let cluster = to_value(py, cluster, "cluster")?;
-        let scheduler = Scheduler::with_plugins(py, plugins);
+        let scheduler = Scheduler::with_plugins(py, plugins)?;
         scheduler.request(
             py,
             request_object("configure", vec![("cluster", cluster)]),
@@ -292,15 +298,17 @@ impl Scheduler {
     /// `GangwayValueError` (`parse`, naming `at_ms`), and neither changes anything. With
     /// `strict=True` a rejected event raises too (the first one's kind and path; the path of
     /// the event where the rejection names no field) and the tick changes nothing.
-    #[pyo3(signature = (at_ms, events = None, *, strict = false))]
+    #[pyo3(signature = (at_ms, events = None, *, strict = Given::Absent),
+           text_signature = "($self, at_ms, events=None, *, strict=False)")]
     fn tick<'py>(
         &self,
         py: Python<'py>,
         at_ms: &Bound<'py, PyAny>,
         events: Option<&Bound<'py, PyAny>>,
-        strict: bool,
+        strict: Given<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let started = Instant::now();
+        let strict = strict.or("strict", false, Arg::boolean)?;
         let at_ms = to_value(py, at_ms, "at_ms")?;
         let events = match events {
             Some(events) => to_value(py, events, "events")?,
@@ -368,11 +376,11 @@ impl Scheduler {
     fn restore(
         py: Python<'_>,
         state: &Bound<'_, PyAny>,
-        plugins: Option<Vec<Py<Plugin>>>,
+        plugins: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Scheduler> {
         let started = Instant::now();
         let state = to_value(py, state, "state")?;
-        let scheduler = Scheduler::with_plugins(py, plugins);
+        let scheduler = Scheduler::with_plugins(py, plugins)?;
         scheduler.request(
             py,
             request_object("restore", vec![("state", state)]),
@@ -433,6 +441,9 @@ fn _gangway(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::sweep_records, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::sweep_grid, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::sweep_cell, m)?)?;
+    m.add_function(wrap_pyfunction!(args::wrong_type_error, m)?)?;
+    m.add_function(wrap_pyfunction!(args::invalid_error, m)?)?;
+    m.add_function(wrap_pyfunction!(args::uint_argument, m)?)?;
     m.add("POLICIES", gangway_sim::PolicyPreset::names().to_vec())?;
     Ok(())
 }

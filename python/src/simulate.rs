@@ -16,24 +16,52 @@ use gangway_sim::workload::{NonPositiveRequest, ParamError, QosPriority, ReaderR
 use gangway_sim::{
     FaultOptions, LookSchedule, Overrun, PolicyPreset, SimOptions, SimResult, Simulator, prepare,
 };
-use pyo3::exceptions::{PyImportError, PyIndexError, PyValueError};
+use pyo3::exceptions::{PyImportError, PyIndexError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict};
+use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
+use crate::args::{Arg, Given, INVALID_ARGUMENT};
 use crate::errors::{gangway_error, wire_error};
 use crate::to_value;
 
 /// How often a running simulation checks for Ctrl-C (`KeyboardInterrupt`).
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
-fn builtin(name: &str) -> PyResult<GpuMlParams> {
+/// The parameters of the built-in workload `name` other than `team`.
+fn builtin(name: &str) -> Option<GpuMlParams> {
     match name {
-        "gpu-ml" => Ok(GpuMlParams::default()),
-        "gpu-ml-heavy-tail" => Ok(GpuMlParams::heavy_tailed()),
-        _ => Err(PyValueError::new_err(format!(
-            "unknown workload {name:?}: expected team, gpu-ml or gpu-ml-heavy-tail"
-        ))),
+        "gpu-ml" => Some(GpuMlParams::default()),
+        "gpu-ml-heavy-tail" => Some(GpuMlParams::heavy_tailed()),
+        _ => None,
     }
+}
+
+/// `workload=`: a built-in workload's name.
+fn workload_name(arg: &Arg<'_>) -> PyResult<String> {
+    let name = arg.string()?;
+    if name != "team" && builtin(&name).is_none() {
+        return Err(arg.wrong_value("one of team, gpu-ml, gpu-ml-heavy-tail"));
+    }
+    Ok(name)
+}
+
+/// `policies=`: a non-empty list of preset names, each once.
+fn policy_list(arg: &Arg<'_>) -> PyResult<Vec<PolicyPreset>> {
+    let mut presets = Vec::new();
+    for item in arg.non_empty_items("a list of str")? {
+        let name = item.string()?;
+        let preset: PolicyPreset = name.parse().map_err(|_| {
+            item.invalid(&format!(
+                "unknown policy '{name}': expected one of {}",
+                PolicyPreset::names().join(", ")
+            ))
+        })?;
+        if presets.contains(&preset) {
+            return Err(item.invalid(&format!("policy '{name}' is named twice")));
+        }
+        presets.push(preset);
+    }
+    Ok(presets)
 }
 
 /// The team workload of `simulate(workload="team", team={...})`: the team file's fields
@@ -41,39 +69,49 @@ fn builtin(name: &str) -> PyResult<GpuMlParams> {
 /// when one is given.
 fn team_workload(
     py: Python<'_>,
-    team: Option<&Bound<'_, PyAny>>,
-    cluster: Option<&ClusterConfig>,
+    team: Option<&Arg<'_>>,
+    cluster: Option<(&Arg<'_>, &ClusterConfig)>,
     seed: u64,
     jobs: Option<usize>,
 ) -> PyResult<Workload> {
     let file: TeamFile = match team {
-        Some(object) if !object.is_none() => {
-            let value = to_value(py, object, "team")?;
-            serde_json::from_value(value)
-                .map_err(|e| PyValueError::new_err(format!("team: {e}")))?
+        Some(arg) => {
+            let value = to_value(py, arg.object(), "team")?;
+            serde_path_to_error::deserialize(value).map_err(|e| {
+                let path = match e.path().to_string() {
+                    root if root == "." => "team".to_string(),
+                    field => format!("team.{field}"),
+                };
+                let message = format!("{path}: {}", e.inner());
+                gangway_error(py, INVALID_ARGUMENT, &message, Some(&path))
+            })?
         }
-        _ => TeamFile::default(),
+        None => TeamFile::default(),
     };
-    if cluster.is_some()
+    if let Some(team) = team
+        && cluster.is_some()
         && (file.nodes.is_some() || file.gpus_per_node.is_some() || file.gpu_model.is_some())
     {
-        return Err(PyValueError::new_err(
-            "team: nodes, gpus_per_node and gpu_model conflict with cluster=, which brings its own machine",
+        return Err(team.invalid(
+            "nodes, gpus_per_node and gpu_model conflict with cluster=, which brings its own machine",
         ));
     }
     let mut params = TeamParams {
         seed,
         ..TeamParams::default()
     };
-    if let Some(machine) = cluster {
+    if let Some((arg, machine)) = cluster {
         params = params
             .fit_to(machine)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            .map_err(|e| arg.invalid(&e.to_string()))?;
     }
-    let mut workload = file
-        .apply(params)
-        .and_then(|p| p.generate())
-        .map_err(|e| PyValueError::new_err(format!("team: {}", e.0)))?;
+    let mut workload = file.apply(params).and_then(|p| p.generate()).map_err(|e| {
+        let plain = format!("the team workload: {}", e.0);
+        match team {
+            Some(arg) => arg.invalid(&plain),
+            None => gangway_error(py, INVALID_ARGUMENT, &plain, None),
+        }
+    })?;
     if let Some(jobs) = jobs {
         workload.jobs.truncate(jobs);
     }
@@ -83,38 +121,31 @@ fn team_workload(
 /// `qos_priority=`: `None` (the default: every pod 0), `"none"`, `"default"`, a string
 /// `"CLASS=N,..."`, or a dict `{class: int}`.
 fn qos_priority(object: Option<&Bound<'_, PyAny>>) -> PyResult<QosPriority> {
-    let Some(object) = object.filter(|o| !o.is_none()) else {
+    let Some(object) = object else {
         return Ok(QosPriority::None);
     };
-    let invalid = |why: String| PyValueError::new_err(format!("qos_priority: {why}"));
-    if let Ok(text) = object.extract::<String>() {
-        return text.parse().map_err(|e: ParamError| invalid(e.0));
+    let arg = Arg::new(object, "qos_priority");
+    if let Ok(text) = object.cast::<PyString>() {
+        return text
+            .to_cow()?
+            .parse()
+            .map_err(|e: ParamError| arg.invalid(&e.0));
     }
     let Ok(dict) = object.cast::<PyDict>() else {
-        return Err(invalid(format!(
-            "expected \"none\", \"default\", \"CLASS=N,...\" or a dict of class to int, got {}",
-            object.get_type().name()?
-        )));
+        return Err(
+            arg.wrong_type("\"none\", \"default\", \"CLASS=N,...\" or a dict of str to int")
+        );
     };
     let mut map = BTreeMap::new();
     for (class, priority) in dict.iter() {
-        let class: String = class
-            .extract()
-            .map_err(|_| invalid(format!("class {class}: not a string")))?;
+        let Ok(class) = class.cast::<PyString>().map(|c| c.to_string()) else {
+            return Err(arg.wrong_type("a dict with str keys"));
+        };
         if class.trim().is_empty() {
-            return Err(invalid("a class is empty".to_string()));
+            return Err(arg.invalid("a class is empty"));
         }
-        // `bool` is an `int` in Python: refused, as a priority of True is a mistake.
-        if priority.is_instance_of::<PyBool>() {
-            return Err(invalid(format!(
-                "class {class:?}: the priority is not an integer"
-            )));
-        }
-        let priority: i32 = priority.extract().map_err(|_| {
-            invalid(format!(
-                "class {class:?}: the priority {priority} is not an integer in the 32-bit range"
-            ))
-        })?;
+        let priority = Arg::new(&priority, &format!("qos_priority.{class}"))
+            .int::<i32>("from -2**31 to 2**31 - 1")?;
         map.insert(class, priority);
     }
     Ok(QosPriority::Map(map))
@@ -123,78 +154,79 @@ fn qos_priority(object: Option<&Bound<'_, PyAny>>) -> PyResult<QosPriority> {
 /// `non_positive_request=`: `"run-time"` (the default), `"skip"`, or a positive number of
 /// seconds (an int, or its digits as a string).
 fn non_positive_request(object: Option<&Bound<'_, PyAny>>) -> PyResult<NonPositiveRequest> {
-    let Some(object) = object.filter(|o| !o.is_none()) else {
+    let Some(object) = object else {
         return Ok(NonPositiveRequest::RunTime);
     };
-    let invalid = |why: String| PyValueError::new_err(format!("non_positive_request: {why}"));
-    if let Ok(text) = object.extract::<String>() {
-        return text.parse().map_err(|e: ParamError| invalid(e.0));
+    let arg = Arg::new(object, "non_positive_request");
+    if let Ok(text) = object.cast::<PyString>() {
+        return text
+            .to_cow()?
+            .parse()
+            .map_err(|e: ParamError| arg.invalid(&e.0));
     }
-    if !object.is_instance_of::<PyBool>()
-        && let Ok(seconds) = object.extract::<i64>()
-    {
-        return u64::try_from(seconds)
-            .ok()
-            .filter(|&s| s > 0)
-            .map(NonPositiveRequest::Seconds)
-            .ok_or_else(|| invalid(format!("{seconds} seconds: expected a positive number")));
+    if !object.is_instance_of::<PyInt>() || object.is_instance_of::<PyBool>() {
+        return Err(arg.wrong_type("\"run-time\", \"skip\" or a positive number of seconds"));
     }
-    Err(invalid(format!(
-        "expected \"run-time\", \"skip\" or a positive number of seconds, got {}",
-        object.get_type().name()?
-    )))
+    arg.uint::<u64>(1).map(NonPositiveRequest::Seconds)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Where `simulate`'s jobs come from: its `workload=`, `trace=`, `team=` and `cluster=`
+/// arguments, each read, with the argument it came from for its refusals.
+struct Source<'a, 'py> {
+    workload: Option<(Arg<'py>, String)>,
+    trace: Option<(Arg<'py>, PathBuf)>,
+    team: Option<Arg<'py>>,
+    cluster: Option<(&'a Arg<'py>, &'a ClusterConfig)>,
+}
+
+/// The workload's name and jobs; `rules` read a trace.
 fn load(
     py: Python<'_>,
-    workload: Option<&str>,
-    trace: Option<PathBuf>,
+    source: &Source<'_, '_>,
     seed: u64,
     jobs: Option<usize>,
-    team: Option<&Bound<'_, PyAny>>,
-    cluster: Option<&ClusterConfig>,
     rules: &ReaderRules,
 ) -> PyResult<(String, Workload)> {
-    if workload != Some("team") && team.is_some_and(|t| !t.is_none()) {
-        return Err(PyValueError::new_err("team= is for workload=\"team\""));
-    }
-    if trace.is_none() && *rules != ReaderRules::default() {
-        return Err(PyValueError::new_err(
-            "qos_priority= and non_positive_request= are for trace=",
-        ));
-    }
-    match (workload, trace) {
-        (Some("team"), None) => {
-            let workload = team_workload(py, team, cluster, seed, jobs)?;
+    let cluster = source.cluster;
+    match (&source.workload, &source.trace) {
+        (Some((_, name)), None) if name == "team" => {
+            let workload = team_workload(py, source.team.as_ref(), cluster, seed, jobs)?;
             Ok((format!("team (seed {seed})"), workload))
         }
-        (Some(_), Some(_)) => Err(PyValueError::new_err("give workload= or trace=, not both")),
-        (_, Some(path)) => {
+        (Some(_), Some((arg, _))) => Err(arg.invalid("give workload= or trace=, not both")),
+        (_, Some((arg, path))) => {
+            if !path.is_file() {
+                return Err(arg.invalid(&format!("no such file: '{}'", path.display())));
+            }
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
             let workload = gangway_sim::workload::read_trace(
-                &path,
+                path,
                 None,
                 &gangway_sim::workload::history::HistoryOptions::default(),
                 rules,
             )
-            .map_err(PyValueError::new_err)?;
+            .map_err(|e| {
+                // The reader's message names the file, which is the argument.
+                let located = format!("{}: ", path.display());
+                arg.invalid(e.strip_prefix(&located).unwrap_or(&e))
+            })?;
             Ok((name, workload))
         }
         (name, None) => {
-            let name = name.unwrap_or("gpu-ml");
-            let base = builtin(name)?;
+            let name = name.as_ref().map_or("gpu-ml", |(_, name)| name.as_str());
+            let base = builtin(name).unwrap_or_default();
             let params = GpuMlParams {
                 seed,
                 jobs: jobs.unwrap_or(base.jobs),
                 ..base
             };
-            let workload = params
-                .generate()
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let workload = params.generate().map_err(|e| {
+                let plain = format!("the {name} workload: {e}");
+                gangway_error(py, INVALID_ARGUMENT, &plain, None)
+            })?;
             Ok((format!("{name} (seed {seed})"), workload))
         }
     }
@@ -236,25 +268,30 @@ fn run_one(
 
 /// Simulates a workload under one or several policies (docs/python.md, "Simulation").
 #[pyfunction]
-#[pyo3(signature = (workload = None, trace = None, policies = None, cluster = None, seed = 1,
-                    jobs = None, overrun = "allow", checkpoint_delay_s = 30, faults = None,
-                    dataframe = false, team = None, one_event_per_tick = false,
-                    qos_priority = None, non_positive_request = None))]
+#[pyo3(signature = (workload = None, trace = None, policies = None, cluster = None,
+                    seed = Given::Absent, jobs = None, overrun = Given::Absent,
+                    checkpoint_delay_s = Given::Absent, faults = None,
+                    dataframe = Given::Absent, team = None, one_event_per_tick = Given::Absent,
+                    qos_priority = None, non_positive_request = None),
+       text_signature = "(workload=None, trace=None, policies=None, cluster=None, seed=1, \
+                         jobs=None, overrun='allow', checkpoint_delay_s=30, faults=None, \
+                         dataframe=False, team=None, one_event_per_tick=False, \
+                         qos_priority=None, non_positive_request=None)")]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<'py>(
     py: Python<'py>,
-    workload: Option<&str>,
-    trace: Option<PathBuf>,
-    policies: Option<Vec<String>>,
+    workload: Option<&Bound<'py, PyAny>>,
+    trace: Option<&Bound<'py, PyAny>>,
+    policies: Option<&Bound<'py, PyAny>>,
     cluster: Option<&Bound<'py, PyAny>>,
-    seed: u64,
-    jobs: Option<usize>,
-    overrun: &str,
-    checkpoint_delay_s: u64,
-    faults: Option<u64>,
-    dataframe: bool,
+    seed: Given<'py>,
+    jobs: Option<&Bound<'py, PyAny>>,
+    overrun: Given<'py>,
+    checkpoint_delay_s: Given<'py>,
+    faults: Option<&Bound<'py, PyAny>>,
+    dataframe: Given<'py>,
     team: Option<&Bound<'py, PyAny>>,
-    one_event_per_tick: bool,
+    one_event_per_tick: Given<'py>,
     qos_priority: Option<&Bound<'py, PyAny>>,
     non_positive_request: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -264,35 +301,63 @@ pub fn simulate<'py>(
     };
     let presets = match policies {
         None => PolicyPreset::ALL.to_vec(),
-        Some(names) => PolicyPreset::parse_list(&names.join(",")).map_err(PyValueError::new_err)?,
+        Some(object) => policy_list(&Arg::new(object, "policies"))?,
     };
-    let overrun = match overrun {
-        "allow" => Overrun::Allow,
-        "kill" => Overrun::Kill,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "overrun: expected allow or kill, got {other:?}"
-            )));
+    let seed: u64 = seed.or("seed", 1, |a| a.uint(0))?;
+    let jobs: Option<usize> = jobs.map(|o| Arg::new(o, "jobs").uint(0)).transpose()?;
+    let overrun = overrun.or("overrun", Overrun::Allow, |a| match a.string()?.as_str() {
+        "allow" => Ok(Overrun::Allow),
+        "kill" => Ok(Overrun::Kill),
+        _ => Err(a.wrong_value("'allow' or 'kill'")),
+    })?;
+    let checkpoint_delay_s: u64 = checkpoint_delay_s.or("checkpoint_delay_s", 30, |a| a.uint(0))?;
+    let faults: Option<u64> = faults.map(|o| Arg::new(o, "faults").uint(0)).transpose()?;
+    let dataframe = dataframe.or("dataframe", false, Arg::boolean)?;
+    let one_event_per_tick = one_event_per_tick.or("one_event_per_tick", false, Arg::boolean)?;
+    let workload = workload
+        .map(|o| {
+            let arg = Arg::new(o, "workload");
+            workload_name(&arg).map(|name| (arg, name))
+        })
+        .transpose()?;
+    let trace = trace
+        .map(|o| {
+            let arg = Arg::new(o, "trace");
+            arg.path().map(|path| (arg, path))
+        })
+        .transpose()?;
+    let team = team.map(|o| Arg::new(o, "team"));
+    if let Some(team) = &team
+        && workload.as_ref().is_none_or(|(_, name)| name != "team")
+    {
+        return Err(team.invalid("team= is for workload=\"team\""));
+    }
+    if trace.is_none() {
+        for (object, name) in [
+            (qos_priority, "qos_priority"),
+            (non_positive_request, "non_positive_request"),
+        ] {
+            if let Some(object) = object {
+                return Err(Arg::new(object, name).invalid(&format!("{name}= is for trace=")));
+            }
         }
-    };
-    let cluster: Option<ClusterConfig> = match cluster {
+    }
+    let cluster: Option<(Arg<'py>, ClusterConfig)> = match cluster {
         None => None,
-        Some(object) if object.is_none() => None,
         Some(object) => {
             let value = to_value(py, object, "cluster")?;
-            Some(gangway::protocol::parse_cluster(value).map_err(|e| wire_error(py, e))?)
+            let config = gangway::protocol::parse_cluster(value).map_err(|e| wire_error(py, e))?;
+            Some((Arg::new(object, "cluster"), config))
         }
     };
-    let (name, workload) = load(
-        py,
+    let source = Source {
         workload,
         trace,
-        seed,
-        jobs,
         team,
-        cluster.as_ref(),
-        &rules,
-    )?;
+        cluster: cluster.as_ref().map(|(arg, config)| (arg, config)),
+    };
+    let (name, workload) = load(py, &source, seed, jobs, &rules)?;
+    let cluster = cluster.map(|(_, config)| config);
     let options = SimOptions {
         checkpoint_delay_ms: checkpoint_delay_s.saturating_mul(1000),
         faults: faults.map(FaultOptions::standard),
@@ -346,52 +411,56 @@ pub fn simulate<'py>(
 /// `policies` the baseline, then the policies compared with it (`sweep_policies`); `None`
 /// takes the default grid or policies.
 fn sweep_params(
-    gpus: Option<Vec<u32>>,
-    users: Option<Vec<u32>>,
-    seed: u64,
-    weeks: u32,
-    policies: Option<Vec<String>>,
+    gpus: Option<&Bound<'_, PyAny>>,
+    users: Option<&Bound<'_, PyAny>>,
+    seed: &Given<'_>,
+    weeks: &Given<'_>,
+    policies: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<SweepParams> {
     let defaults = SweepParams::default();
+    let sizes = |object: Option<&Bound<'_, PyAny>>, name: &str, default: &Vec<u32>| {
+        let Some(object) = object else {
+            return Ok(default.clone());
+        };
+        Arg::new(object, name)
+            .non_empty_items("a list of int")?
+            .iter()
+            .map(|item| item.uint::<u32>(1))
+            .collect::<PyResult<Vec<u32>>>()
+    };
     let policies = match policies {
         None => defaults.policies.clone(),
-        Some(names) => {
-            let given =
-                PolicyPreset::parse_list(&names.join(",")).map_err(PyValueError::new_err)?;
-            sweep_policies(&given)
-                .map_err(|e| PyValueError::new_err(format!("sweep: policies: {}", e.0)))?
+        Some(object) => {
+            let arg = Arg::new(object, "policies");
+            sweep_policies(&policy_list(&arg)?).map_err(|e| arg.invalid(&e.0))?
         }
     };
-    let params = SweepParams {
-        gpus: gpus.unwrap_or_else(|| defaults.gpus.clone()),
-        users: users.unwrap_or_else(|| defaults.users.clone()),
-        seed,
-        weeks,
+    Ok(SweepParams {
+        gpus: sizes(gpus, "gpus", &defaults.gpus)?,
+        users: sizes(users, "users", &defaults.users)?,
+        seed: seed.or("seed", 1, |a| a.uint(0))?,
+        weeks: weeks.or("weeks", 2, |a| a.uint(1))?,
         policies,
         ..defaults
-    };
-    if params.gpus.is_empty() || params.users.is_empty() || params.gpus.contains(&0) {
-        return Err(PyValueError::new_err(
-            "sweep: gpus and users must be non-empty lists of positive numbers",
-        ));
-    }
-    Ok(params)
+    })
 }
 
 /// `gangway.sweep`'s native part: the sweep's cells as records (`SweepRow` fields), in grid
 /// order; `gangway.sweep` wraps them in a `SweepTable`. `policies`: the baseline, then the
 /// policies compared with it (one alone is compared with ssh); default ssh, full.
 #[pyfunction]
-#[pyo3(signature = (gpus = None, users = None, seed = 1, weeks = 2, policies = None))]
+#[pyo3(signature = (gpus = None, users = None, seed = Given::Absent, weeks = Given::Absent,
+                    policies = None),
+       text_signature = "(gpus=None, users=None, seed=1, weeks=2, policies=None)")]
 pub fn sweep_records<'py>(
     py: Python<'py>,
-    gpus: Option<Vec<u32>>,
-    users: Option<Vec<u32>>,
-    seed: u64,
-    weeks: u32,
-    policies: Option<Vec<String>>,
+    gpus: Option<&Bound<'py, PyAny>>,
+    users: Option<&Bound<'py, PyAny>>,
+    seed: Given<'py>,
+    weeks: Given<'py>,
+    policies: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let params = sweep_params(gpus, users, seed, weeks, policies)?;
+    let params = sweep_params(gpus, users, &seed, &weeks, policies)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     sweep_rows(py, || run_sweep(&params, threads, |_| {}))
 }
@@ -411,31 +480,37 @@ fn sweep_rows<'py>(
 /// The grid of `gangway.sweep(...)` with these arguments, checked: its cells' `(gpus, users)`
 /// in grid order, the cells `sweep_cell` runs by index.
 #[pyfunction]
-#[pyo3(signature = (gpus = None, users = None, seed = 1, weeks = 2, policies = None))]
-pub fn sweep_grid(
-    gpus: Option<Vec<u32>>,
-    users: Option<Vec<u32>>,
-    seed: u64,
-    weeks: u32,
-    policies: Option<Vec<String>>,
+#[pyo3(signature = (gpus = None, users = None, seed = Given::Absent, weeks = Given::Absent,
+                    policies = None),
+       text_signature = "(gpus=None, users=None, seed=1, weeks=2, policies=None)")]
+pub fn sweep_grid<'py>(
+    gpus: Option<&Bound<'py, PyAny>>,
+    users: Option<&Bound<'py, PyAny>>,
+    seed: Given<'py>,
+    weeks: Given<'py>,
+    policies: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Vec<(u32, u32)>> {
-    Ok(sweep_params(gpus, users, seed, weeks, policies)?.grid())
+    Ok(sweep_params(gpus, users, &seed, &weeks, policies)?.grid())
 }
 
 /// One cell of `gangway.sweep(...)`, the one at `index` of its grid, run in this thread with
 /// the GIL released: its records (one per compared policy), as `sweep_records` gives them.
 #[pyfunction]
-#[pyo3(signature = (index, gpus = None, users = None, seed = 1, weeks = 2, policies = None))]
+#[pyo3(signature = (index, gpus = None, users = None, seed = Given::Absent,
+                    weeks = Given::Absent, policies = None),
+       text_signature = "(index, gpus=None, users=None, seed=1, weeks=2, policies=None)")]
+#[allow(clippy::too_many_arguments)]
 pub fn sweep_cell<'py>(
     py: Python<'py>,
-    index: usize,
-    gpus: Option<Vec<u32>>,
-    users: Option<Vec<u32>>,
-    seed: u64,
-    weeks: u32,
-    policies: Option<Vec<String>>,
+    index: &Bound<'py, PyAny>,
+    gpus: Option<&Bound<'py, PyAny>>,
+    users: Option<&Bound<'py, PyAny>>,
+    seed: Given<'py>,
+    weeks: Given<'py>,
+    policies: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let params = sweep_params(gpus, users, seed, weeks, policies)?;
+    let index: usize = Arg::new(index, "index").uint(0)?;
+    let params = sweep_params(gpus, users, &seed, &weeks, policies)?;
     let cells = params.grid().len();
     if index >= cells {
         return Err(PyIndexError::new_err(format!(

@@ -179,13 +179,20 @@ def test_qos_priority_orders_alibaba_pods(tmp_path):
 
 def test_bad_qos_priority_raises_value_error(tmp_path):
     trace = alibaba_trace(tmp_path)
-    for bad, words in [("LS", "no `=`"), ("LS=high", "not an integer"), ("=3", "no class"),
-                       ("LS=1,LS=2", "named twice"), ({"LS": "high"}, "not an integer"),
-                       ({"LS": 1.5}, "not an integer"), ({"LS": True}, "not an integer"),
-                       ({"LS": 2**40}, "32-bit"), ({"": 1}, "empty"), ({3: 1}, "not a string"),
-                       (["LS", 1], "expected")]:
-        with pytest.raises(ValueError, match="qos_priority") as info:
+    value, wrong = gangway.GangwayValueError, gangway.GangwayTypeError
+    for bad, error, path, words in [
+        ("LS", value, (), "no '='"), ("LS=high", value, (), "not an integer"),
+        ("=3", value, (), "no class"), ("LS=1,LS=2", value, (), "named twice"),
+        ({"LS": "high"}, wrong, ("LS",), 'expected an integer, got the str "high"'),
+        ({"LS": 1.5}, wrong, ("LS",), "expected an integer, got the float 1.5"),
+        ({"LS": True}, wrong, ("LS",), "expected an integer, got True"),
+        ({"LS": 2**40}, value, ("LS",), "from -2**31 to 2**31 - 1"),
+        ({"": 1}, value, (), "empty"), ({3: 1}, wrong, (), "expected a dict with str keys"),
+        (["LS", 1], wrong, (), "expected \"none\", \"default\""),
+    ]:
+        with pytest.raises(error) as info:
             gangway.simulate(trace=trace, policies=["easy"], qos_priority=bad)
+        assert info.value.path == ("qos_priority",) + path, bad
         assert words in str(info.value), (bad, str(info.value))
 
 
@@ -219,13 +226,20 @@ def test_non_positive_request_rules(tmp_path):
 def test_bad_non_positive_request_raises_value_error(tmp_path):
     trace = tmp_path / "two.swf"
     trace.write_text(SWF)
-    for bad in ("runtime", "0", 0, -5, "-1", 1.5, True, [60]):
-        with pytest.raises(ValueError, match="non_positive_request"):
+    for bad in ("runtime", "0", 0, -5, "-1"):
+        with pytest.raises(gangway.GangwayValueError) as info:
             gangway.simulate(trace=str(trace), policies=["easy"], non_positive_request=bad)
+        assert info.value.path == ("non_positive_request",)
+    for bad in (1.5, True, [60]):
+        with pytest.raises(gangway.GangwayTypeError) as info:
+            gangway.simulate(trace=str(trace), policies=["easy"], non_positive_request=bad)
+        assert info.value.path == ("non_positive_request",)
 
 
 def test_reader_rules_need_a_trace():
-    with pytest.raises(ValueError, match="are for trace="):
+    with pytest.raises(gangway.GangwayValueError, match="is for trace=") as info:
         gangway.simulate(jobs=5, qos_priority="default")
-    with pytest.raises(ValueError, match="are for trace="):
+    assert info.value.path == ("qos_priority",)
+    with pytest.raises(gangway.GangwayValueError, match="is for trace=") as info:
         gangway.simulate(jobs=5, non_positive_request="skip")
+    assert info.value.path == ("non_positive_request",)

@@ -89,10 +89,12 @@ def test_sweep_submits_one_task_per_cell_and_merges_in_grid_order(in_process):
 
 
 def test_bad_executors_and_arguments_are_refused_before_any_task():
-    with pytest.raises(TypeError, match="executor: expected None"):
+    with pytest.raises(gangway.GangwayTypeError, match="^expected None, 'ray', ") as info:
         gangway.sweep(**GRID, executor=5)
-    with pytest.raises(ValueError, match="unknown engine 'dask'"):
+    assert info.value.path == ("executor",)
+    with pytest.raises(gangway.GangwayValueError, match="unknown engine 'dask'") as info:
         gangway.sweep(**GRID, executor="dask")
+    assert info.value.path == ("executor",)
     executor = _Reversed()
     with pytest.raises(ValueError):
         gangway.sweep(**GRID, policies=["ssh", "nope"], executor=executor)
@@ -111,8 +113,8 @@ def test_bad_executors_and_arguments_are_refused_before_any_task():
 def test_a_failing_cell_raises_and_cancels_the_rest():
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         with pytest.raises(gangway.GangwayError) as error:
-            # No week of arrivals: every cell's workload is refused.
-            gangway.sweep(gpus=[4], users=[2, 3], weeks=0, executor=pool)
+            # More nodes than a workload may have: every cell's workload is refused.
+            gangway.sweep(gpus=[2**32 - 1], users=[2, 3], executor=pool)
     assert error.value.kind == "simulation"
     # A failed simulation is neither a TypeError nor a ValueError: a plain GangwayError.
     assert type(error.value) is gangway.GangwayError
@@ -149,7 +151,7 @@ def test_sweep_traces_refuses_bad_arguments():
         ({"traces": ["gpu-ml"], "policies": ["nope"]}, ValueError),
         ({"traces": ["gpu-ml"], "policies": "easy"}, TypeError),
         ({"traces": ["gpu-ml"], "seeds": [-1]}, ValueError),
-        ({"traces": ["gpu-ml"], "seeds": [1.5]}, ValueError),
+        ({"traces": ["gpu-ml"], "seeds": [1.5]}, TypeError),
         ({"traces": ["gpu-ml"], "jobs": -1}, ValueError),
         ({"traces": ["gpu-ml"], "executor": object()}, TypeError),
     ):
@@ -237,3 +239,7 @@ def test_the_job_array_command_line_for_traces(tmp_path, traces_in_process):
     assert mixed.returncode == 2 and "--gpus is not for --traces" in mixed.stderr
     stray = subprocess.run(command + ["count", "--seeds", "1"], capture_output=True, text=True)
     assert stray.returncode == 2 and "--seeds is for --traces" in stray.stderr
+    # A refused argument names itself, as its exception's .message does.
+    bad = subprocess.run(command + ["count", "--gpus", "8,-1"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stderr.endswith("error: gpus[1]: expected a positive integer, got the int -1\n")
