@@ -60,6 +60,9 @@ pub(in crate::scheduler) struct LastOutcome {
     pub(in crate::scheduler) spare_profile: Option<crate::backfill::Profile>,
     /// How often preemption searches took their shortcuts so far.
     pub(in crate::scheduler) preempt_taken: PreemptTaken,
+    /// How many unplaced jobs' quota checks a kept verdict answered so far
+    /// ([`crate::scheduler::pass::quota::UnplacedFits`]).
+    pub(in crate::scheduler) quota_verdicts_reused: u64,
 }
 
 impl LastOutcome {
@@ -81,6 +84,7 @@ impl LastOutcome {
             resume: LastPass::default(),
             spare_profile: None,
             preempt_taken: PreemptTaken::default(),
+            quota_verdicts_reused: 0,
         }
     }
 

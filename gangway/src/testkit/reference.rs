@@ -54,6 +54,9 @@ pub struct ShortcutsTaken {
     /// Fair-sharing preemption searches skipped as equal to a failed search of the same pass,
     /// with nothing changed since.
     pub fair_no_room_skips: u64,
+    /// Quota checks of jobs not placed answered by the verdict of a job alike, given since the
+    /// earmarks and the usage last changed.
+    pub quota_verdicts_reused: u64,
     /// Passes that took the pending order kept from the pass before, with only its changes
     /// applied (under `policy.priority.calc_period_ms`).
     pub kept_order: usize,
@@ -92,6 +95,7 @@ impl Twins {
                 bisections,
                 no_room_skips,
                 fair_no_room_skips,
+                quota_verdicts_reused,
             ],
             _,
         ) = self.fast.shortcuts_taken();
@@ -101,6 +105,7 @@ impl Twins {
             bisections: self.before.bisections + bisections,
             no_room_skips: self.before.no_room_skips + no_room_skips,
             fair_no_room_skips: self.before.fair_no_room_skips + fair_no_room_skips,
+            quota_verdicts_reused: self.before.quota_verdicts_reused + quota_verdicts_reused,
             ..self.taken
         }
     }

@@ -631,6 +631,7 @@ fn add(total: &mut ShortcutsTaken, taken: ShortcutsTaken) {
     total.bisections += taken.bisections;
     total.no_room_skips += taken.no_room_skips;
     total.fair_no_room_skips += taken.fair_no_room_skips;
+    total.quota_verdicts_reused += taken.quota_verdicts_reused;
     total.kept_order += taken.kept_order;
 }
 
@@ -689,6 +690,8 @@ fn the_cases_reach_every_shortcut() {
     assert!(total.no_room_skips >= 800, "{total:?}");
     // The fair-sharing searches' memo, from the fair contended family (about 950).
     assert!(total.fair_no_room_skips >= 400, "{total:?}");
+    // Quota verdicts of jobs not placed, reused for jobs alike (about 4,900).
+    assert!(total.quota_verdicts_reused >= 2_000, "{total:?}");
     // The order kept across passes under a calculation period (about 315 passes).
     assert!(total.kept_order >= 150, "{total:?}");
     // The head rules, the submit-order candidates, a user backfill rule and the pinned head

@@ -129,6 +129,8 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) quota_closed: Option<bool>,
     /// What the earmarks promise, kept while they and the usage stay as they are.
     pub(in crate::scheduler) promised: quota::PromisedQuota,
+    /// Unplaced jobs' quota verdicts, kept while the earmarks and the usage stay as they are.
+    pub(in crate::scheduler) unplaced_fits: quota::UnplacedFits,
     /// The last pass's reservations made again identically.
     confirmed: Confirmed,
     /// Jobs the admission plug-ins denied, with the first deny.
@@ -180,6 +182,7 @@ impl Pass {
             always_plan,
             fits_now: FitMemo::default(),
             promised: quota::PromisedQuota::default(),
+            unplaced_fits: quota::UnplacedFits::default(),
             fits_earmarked: EarmarkedFits::default(),
             quota_closed: None,
             confirmed: Confirmed::default(),
@@ -337,6 +340,7 @@ impl Scheduler {
             Some(keyed)
         };
         self.last.details = std::mem::take(&mut pass.details);
+        self.last.quota_verdicts_reused += pass.unplaced_fits.take_reused();
         self.last.head = pass.head.take().filter(|_| self.keeps_head());
         self.last.denied = pass.denied.clone();
         let plans = std::mem::take(&mut pass.bookings.plans);
@@ -393,7 +397,10 @@ impl Scheduler {
                 let earmarks = pass.promised.of(&self.state);
                 self.quota_fits(earmarks, id, &[], false, false, &demand)
             }
-            None => self.quota_fits_unplaced(pass.promised.of(&self.state), id),
+            None => {
+                let earmarks = pass.promised.of(&self.state);
+                self.quota_fits_unplaced_memo(&mut pass.unplaced_fits, earmarks, id)
+            }
         };
         if let Some(assignments) = placed.filter(|_| quota_ok) {
             if pass.blocking.unready {

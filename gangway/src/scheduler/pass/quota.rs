@@ -1,9 +1,12 @@
 //! Step 6 of a pass: does a job's demand fit its queue's quota (and its user's cap), counting
 //! the quota its own earmark holds and that of tentative victims as free.
 
+use std::collections::BTreeMap;
+
 use crate::model::ids::JobId;
+use crate::model::shape::GpuNeed;
 use crate::placement::Assignment;
-use crate::quota::{QueueId, QuotaVec};
+use crate::quota::{QueueId, QuotaTree, QuotaVec};
 use crate::scheduler::Scheduler;
 use crate::state::ClusterState;
 
@@ -17,10 +20,11 @@ pub(in crate::scheduler) struct PromisedQuota {
     /// The state's counts of earmark and usage changes it was made for.
     changes: Option<(u64, u64)>,
     demands: Vec<(JobId, QueueId, QuotaVec)>,
-    charged: Vec<QuotaVec>,
+    /// The usage with every earmark's demand charged; `None`: the tree's own (no earmark).
+    charged: Option<Vec<QuotaVec>>,
     /// The usage once every preemption under way has completed
-    /// ([`ClusterState::promised_usage`]).
-    pub(in crate::scheduler) after_preemptions: Vec<QuotaVec>,
+    /// ([`ClusterState::promised_usage`]); `None`: the tree's own (no earmark).
+    after_preemptions: Option<Vec<QuotaVec>>,
 }
 
 impl PromisedQuota {
@@ -32,11 +36,27 @@ impl PromisedQuota {
         self.demands = state.earmark_demands();
         let added: Vec<(QueueId, QuotaVec)> =
             self.demands.iter().map(|(_, q, d)| (*q, *d)).collect();
-        self.charged = tree.adjusted(&added, &[]).into_usage();
-        self.after_preemptions = state
-            .promised_usage()
-            .map_or_else(Vec::new, std::borrow::Cow::into_owned);
+        // Without earmarks both are the tree's usage, read there instead of copied.
+        self.charged = (!added.is_empty()).then(|| tree.adjusted(&added, &[]).into_usage());
+        self.after_preemptions = match state.promised_usage() {
+            Some(std::borrow::Cow::Owned(usage)) => Some(usage),
+            _ => None,
+        };
         self
+    }
+
+    /// The usage with every earmark's demand charged, `tree` being the state's quota tree.
+    pub(in crate::scheduler) fn charged<'a>(&'a self, tree: &'a QuotaTree) -> &'a [QuotaVec] {
+        self.charged.as_deref().unwrap_or(&tree.usage)
+    }
+
+    /// The usage once every preemption under way has completed, `tree` being the state's
+    /// quota tree.
+    pub(in crate::scheduler) fn after_preemptions<'a>(
+        &'a self,
+        tree: &'a QuotaTree,
+    ) -> &'a [QuotaVec] {
+        self.after_preemptions.as_deref().unwrap_or(&tree.usage)
     }
 
     /// What `state`'s earmarks promise now, made again only where they or the usage changed.
@@ -56,12 +76,107 @@ impl PromisedQuota {
             debug_assert_eq!(self.demands, fresh.demands, "promised demands stale");
             debug_assert_eq!(self.charged, fresh.charged, "promised usage stale");
             debug_assert_eq!(self.after_preemptions, fresh.after_preemptions, "stale");
+            debug_assert_eq!(
+                self.after_preemptions(tree),
+                &state.promised_usage().unwrap_or_default()[..],
+                "usage after the preemptions stale"
+            );
         }
         self
     }
 }
 
+/// Verdicts of [`Scheduler::quota_fits_unplaced`] already given in a pass, for jobs alike in
+/// everything the check reads: the queue, the totals the demand is made of and the GPU models
+/// every group accepts. Only for jobs without an earmark or MIG slices, in queues that cap no
+/// user (then the check reads nothing else of the job), and only while the state's counts of
+/// earmark and usage changes stay the same (nothing else the check reads changes in a pass).
+/// A shortcut: off in the reference pass.
+#[derive(Debug, Default)]
+pub(in crate::scheduler) struct UnplacedFits {
+    /// The state's counts of earmark and usage changes the verdicts were given at.
+    changes: Option<(u64, u64)>,
+    known: BTreeMap<UnplacedKey, bool>,
+    /// How many checks a verdict answered since [`UnplacedFits::take_reused`] last read it.
+    reused: u64,
+}
+
+/// What an unplaced job's quota check reads of it: its queue, cpus, memory and GPUs in all,
+/// and the models all its groups accept (a bit per model index).
+type UnplacedKey = (QueueId, u64, u64, u64, u64);
+
+impl UnplacedFits {
+    /// The verdicts given at `changes`: the others are forgotten.
+    fn at(&mut self, changes: (u64, u64)) -> &mut BTreeMap<UnplacedKey, bool> {
+        if self.changes != Some(changes) {
+            self.known.clear();
+            self.changes = Some(changes);
+        }
+        &mut self.known
+    }
+
+    /// How many checks a kept verdict answered since the last call.
+    pub(in crate::scheduler) fn take_reused(&mut self) -> u64 {
+        std::mem::take(&mut self.reused)
+    }
+}
+
 impl Scheduler {
+    /// [`Scheduler::quota_fits_unplaced`], answered from `memo` where a job alike was checked
+    /// since the earmarks and the usage last changed ([`UnplacedFits`]).
+    pub(in crate::scheduler) fn quota_fits_unplaced_memo(
+        &self,
+        memo: &mut UnplacedFits,
+        earmarks: &PromisedQuota,
+        id: JobId,
+    ) -> bool {
+        let Some(key) = self.unplaced_key(id).filter(|_| self.shortcuts) else {
+            return self.quota_fits_unplaced(earmarks, id);
+        };
+        let changes = self.state_changes();
+        if let Some(&known) = memo.at(changes).get(&key) {
+            memo.reused += 1;
+            debug_assert_eq!(
+                known,
+                self.quota_fits_unplaced(earmarks, id),
+                "stale verdict"
+            );
+            return known;
+        }
+        let fits = self.quota_fits_unplaced(earmarks, id);
+        memo.at(changes).insert(key, fits);
+        fits
+    }
+
+    /// What quota checks and preemption searches read of the state that a pass changes: the
+    /// earmarks and the quota usage, by their counts of changes ([`UnplacedFits`],
+    /// [`super::preempt::NoRoom`]).
+    pub(in crate::scheduler) fn state_changes(&self) -> (u64, u64) {
+        let usage = self
+            .state
+            .quota
+            .tree
+            .as_ref()
+            .map_or(0, |tree| tree.changes);
+        (self.state.quota.earmark_changes, usage)
+    }
+
+    /// What `id`'s unplaced quota check reads of it ([`UnplacedKey`]); `None` where it reads
+    /// more: the job has no queue, an earmark or MIG slices, or its queue caps users.
+    fn unplaced_key(&self, id: JobId) -> Option<UnplacedKey> {
+        let job = self.state.job(id)?;
+        let (q, tree) = (job.queue?, self.state.quota.tree.as_ref()?);
+        let mig = job.shapes.iter().any(|s| matches!(s.gpu, GpuNeed::Mig(_)));
+        if mig || tree.has_user_caps(q) || self.state.earmarks.contains_key(&id) {
+            return None;
+        }
+        let models = (0..self.state.models.len().min(64))
+            .filter(|&m| job.shapes.iter().all(|s| s.models.allows(m as u32)))
+            .fold(0u64, |bits, m| bits | 1 << m);
+        let t = &job.totals;
+        Some((q, t.cpu_milli, t.memory_mib, t.gpu_milli, models))
+    }
+
     /// The quota demand of a job placed on `assignments`.
     pub(in crate::scheduler) fn assignments_demand(
         &self,
@@ -135,7 +250,7 @@ impl Scheduler {
         // Without an earmark of its own, the job counts every earmark's promise: the charged
         // usage kept for them.
         let adjusted = match own {
-            None => tree.adjusted_from(&earmarks.charged, &freed),
+            None => tree.adjusted_from(earmarks.charged(tree), &freed),
             Some(_) => {
                 let added: Vec<(QueueId, QuotaVec)> =
                     promised.iter().map(|(_, pq, d)| (*pq, *d)).collect();

@@ -120,7 +120,7 @@ impl Scheduler {
         if self.state.config.queues[q.index()].preemption.within_queue != WithinQueue::Never {
             return false;
         }
-        let mut usage = earmarks.after_preemptions.clone();
+        let mut usage = earmarks.after_preemptions(tree).to_vec();
         let (demand, _) = self.fair_demand(tree, &usage, id, q);
         tree.charge_in(&mut usage, q, &demand);
         if !tree.share_in(&usage, q.index()).borrows_on(&demand) {
@@ -151,7 +151,7 @@ impl Scheduler {
             return None;
         }
         let tree = self.state.quota.tree.clone()?;
-        let mut usage = pass.promised.of(&self.state).after_preemptions.clone();
+        let mut usage = pass.promised.of(&self.state).after_preemptions(&tree).to_vec();
         let (demand, _) = self.fair_demand(&tree, &usage, id, q);
         tree.charge_in(&mut usage, q, &demand);
         let mut search = Search {

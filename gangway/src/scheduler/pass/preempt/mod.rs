@@ -480,18 +480,6 @@ impl Scheduler {
         Some((failure, recordable))
     }
 
-    /// What a preemption search reads of the state that a pass changes: the earmarks and the
-    /// quota usage, by their counts of changes ([`NoRoom`]).
-    fn state_changes(&self) -> (u64, u64) {
-        let usage = self
-            .state
-            .quota
-            .tree
-            .as_ref()
-            .map_or(0, |tree| tree.changes);
-        (self.state.quota.earmark_changes, usage)
-    }
-
     /// What the preemptor's queue policy lets it do to running job `v` of a queue.
     fn queue_basis(&self, id: JobId, v: JobId) -> Option<Basis> {
         let (job, victim) = (self.state.job(id)?, self.state.job(v)?);
