@@ -168,7 +168,10 @@ impl FreeCpus {
     /// The least free cpus over `steps[from..to]` (`u64::MAX` when empty).
     fn least_free(&mut self, from: usize, to: usize) -> u64 {
         let scan = |steps: &[(u64, u64)]| steps.iter().map(|&(_, free)| free).min();
-        if from == 0 && to > 0 {
+        if to - from < 2 * BLOCK {
+            return scan(&self.steps[from..to]).unwrap_or(u64::MAX);
+        }
+        if from == 0 {
             if self.prefix_least.is_empty() {
                 self.prefix_least = self
                     .steps
@@ -180,9 +183,6 @@ impl FreeCpus {
                     .collect();
             }
             return self.prefix_least[to - 1];
-        }
-        if to - from < 2 * BLOCK {
-            return scan(&self.steps[from..to]).unwrap_or(u64::MAX);
         }
         if self.block_least.is_empty() {
             self.block_least = self
