@@ -12,9 +12,13 @@ use crate::state::JobView;
 /// use gangway::config::PriorityWeights;
 /// use gangway::policy::builtin::Multifactor;
 /// use gangway::policy::PriorityFactors;
-/// let policy = Multifactor::with_weights(PriorityWeights { fairshare: 10_000, ..Default::default() });
 /// let factors = PriorityFactors { fairshare: 0.25, ..Default::default() };
-/// assert_eq!(policy.priority(5, &factors), 2_505);
+/// let configured = PriorityWeights { fairshare: 1_000, ..Default::default() };
+/// // The configured weights, as the default profile's order reads them.
+/// assert_eq!(Multifactor::from_config().priority(5, &factors, &configured), 255);
+/// // Fixed weights, whatever the configuration says.
+/// let fixed = Multifactor::with_weights(PriorityWeights { fairshare: 10_000, ..Default::default() });
+/// assert_eq!(fixed.priority(5, &factors, &configured), 2_505);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Multifactor {
@@ -36,10 +40,17 @@ impl Multifactor {
         }
     }
 
-    /// `base + floor(Σ weight × factor)`.
-    pub fn priority(&self, base: i32, factors: &crate::policy::PriorityFactors) -> i64 {
-        let weights = self.weights.clone().unwrap_or_default();
-        i64::from(base) + factors.weighted(&weights).sum().floor() as i64
+    /// `base + floor(Σ weight × factor)`, with this policy's weights: its own, or under
+    /// [`Multifactor::from_config`] the `configured` ones (`policy.priority.weights`). The
+    /// job's order key is exactly this.
+    pub fn priority(
+        &self,
+        base: i32,
+        factors: &crate::policy::PriorityFactors,
+        configured: &PriorityWeights,
+    ) -> i64 {
+        let weights = self.weights.as_ref().unwrap_or(configured);
+        i64::from(base) + factors.weighted(weights).sum().floor() as i64
     }
 
     fn weights<'a>(&'a self, context: &PassContext<'a>) -> &'a PriorityWeights {
@@ -59,8 +70,8 @@ impl Plugin for Multifactor {
     }
 
     fn order_key(&self, job: JobView<'_>, context: &PassContext<'_>) -> i64 {
-        let weighted = context.factors(job).weighted(self.weights(context));
-        i64::from(job.spec().priority) + weighted.sum().floor() as i64
+        let configured = &context.state().config().policy.priority.weights;
+        self.priority(job.spec().priority, &context.factors(job), configured)
     }
 
     fn explain_key(&self, job: JobView<'_>, context: &PassContext<'_>) -> Vec<(String, f64)> {
