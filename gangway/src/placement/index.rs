@@ -24,6 +24,9 @@ pub struct FreeIndex {
     classes: Vec<Vec<BTreeSet<NodeId>>>,
     /// The same buckets' nodes grouped by state class.
     alike: Vec<Vec<BTreeMap<NodeClass, BTreeSet<NodeId>>>>,
+    /// By level, a bit per class whose bucket at that level holds a node: a visit walks only
+    /// those buckets, not every model at every level.
+    occupied: Vec<u128>,
     slots: Vec<Option<Slot>>,
     /// What each indexed node has free now (zero for nodes not taking work).
     counted: Vec<FreeTotals>,
@@ -299,6 +302,7 @@ impl FreeIndex {
         let mut index = FreeIndex {
             classes: vec![vec![BTreeSet::new(); MAX_DEVICES + 1]; model_count + 1],
             alike: vec![vec![BTreeMap::new(); MAX_DEVICES + 1]; model_count + 1],
+            occupied: vec![0; MAX_DEVICES + 1],
             slots: Vec::new(),
             counted: Vec::new(),
             totals: FreeTotals::default(),
@@ -329,7 +333,11 @@ impl FreeIndex {
             let moved = bucket(&old) != bucket(&slot);
             if let Some(old) = old {
                 if moved {
-                    self.classes[old.class][old.level].remove(&id);
+                    let bucket = &mut self.classes[old.class][old.level];
+                    bucket.remove(&id);
+                    if bucket.is_empty() {
+                        self.occupied[old.level] &= !(1 << old.class);
+                    }
                 }
                 let alike = &mut self.alike[old.class][old.level];
                 let group = alike.get_mut(&old.alike);
@@ -340,6 +348,7 @@ impl FreeIndex {
             if let Some(new) = slot {
                 if moved {
                     self.classes[new.class][new.level].insert(id);
+                    self.occupied[new.level] |= 1 << new.class;
                 }
                 let alike = &mut self.alike[new.class][new.level];
                 alike.entry(new.alike).or_default().insert(id);
@@ -489,12 +498,24 @@ impl FreeIndex {
             GpuNeed::Whole(_) => (0, false),
             GpuNeed::Fraction(_) | GpuNeed::Mig(_) => (0, false),
         };
-        let (gpu, models) = (shape.gpu, shape.models);
+        // The GPU classes the shape allows, as bits: every one without a GPU need or a model
+        // list.
+        let every = (1u128 << gpu_classes) - 1;
+        let allowed = match (shape.gpu, shape.models.0) {
+            (GpuNeed::None, _) | (_, 0) => every,
+            (_, models) => u128::from(models) & every,
+        };
         let cpu_only = cpu_only_first.then_some((gpu_classes, 0));
+        let occupied = &self.occupied;
         let with_gpus = (first_level..=MAX_DEVICES).flat_map(move |level| {
-            (0..gpu_classes)
-                .filter(move |&class| gpu == GpuNeed::None || models.allows(class as u32))
-                .map(move |class| (class, level))
+            let mut classes = occupied[level] & allowed;
+            std::iter::from_fn(move || {
+                (classes != 0).then(|| {
+                    let class = classes.trailing_zeros() as usize;
+                    classes &= classes - 1;
+                    (class, level)
+                })
+            })
         });
         cpu_only.into_iter().chain(with_gpus)
     }

@@ -151,7 +151,11 @@ impl Scheduler {
             return None;
         }
         let tree = self.state.quota.tree.clone()?;
-        let mut usage = pass.promised.of(&self.state).after_preemptions(&tree).to_vec();
+        let mut usage = pass
+            .promised
+            .of(&self.state)
+            .after_preemptions(&tree)
+            .to_vec();
         let (demand, _) = self.fair_demand(&tree, &usage, id, q);
         tree.charge_in(&mut usage, q, &demand);
         let mut search = Search {
