@@ -25,6 +25,7 @@
 pub mod builtin;
 mod context;
 mod factors;
+mod fn_plugin;
 mod guard;
 mod hooks;
 mod profile;
@@ -33,7 +34,11 @@ pub mod spec;
 
 pub use context::{PassContext, PassFigures};
 pub use factors::PriorityFactors;
+pub use fn_plugin::FnPlugin;
+pub use gangway_macros::plugin;
 pub use guard::{FaultKind, PluginFault};
+#[doc(hidden)]
+pub use hooks::__private;
 pub use hooks::{
     Dependence, DeviceTask, DomainView, HeadView, Hook, Plugin, PluginClone, Veto, Vote,
 };
@@ -42,3 +47,4 @@ pub use profile::{
     Profile, ProfileBuilder, ProfileError, VictimKeys,
 };
 pub(crate) use profile::{PartitionHooks, better_first};
+pub use quiet::report_fault;

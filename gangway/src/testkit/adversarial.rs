@@ -215,13 +215,16 @@ impl Adversary {
     }
 }
 
+impl crate::policy::__private::DerivedHooks for Adversary {
+    /// The hooks its tricks need (it defines every hook method; the others abstain).
+    fn derived_hooks(&self) -> &[Hook] {
+        &self.hooks
+    }
+}
+
 impl Plugin for Adversary {
     fn name(&self) -> &str {
         &self.name
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &self.hooks
     }
 
     fn prepare(&mut self, context: &PassContext<'_>, _: &[Event]) {

@@ -3,7 +3,7 @@
 
 use crate::model::shape::GpuNeed;
 use crate::placement::fit::{island_devices, least_fragmenting_device};
-use crate::policy::{Dependence, DeviceTask, Hook, PassContext, Plugin};
+use crate::policy::{Dependence, DeviceTask, PassContext, Plugin};
 
 /// A fractional-GPU task takes the device where it raises the cluster's fragmentation least
 /// (Weng et al., ATC'23; [`crate::placement::frag`]), then the fullest device with room, then
@@ -16,13 +16,10 @@ use crate::policy::{Dependence, DeviceTask, Hook, PassContext, Plugin};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FragmentationAware;
 
+#[gangway::policy::plugin]
 impl Plugin for FragmentationAware {
     fn name(&self) -> &str {
         "fragmentation_aware"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::DeviceChoice]
     }
 
     fn choose_devices(&self, task: DeviceTask<'_>, _: &PassContext<'_>) -> Option<u128> {
@@ -49,13 +46,10 @@ impl Plugin for FragmentationAware {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NvlinkIslands;
 
+#[gangway::policy::plugin]
 impl Plugin for NvlinkIslands {
     fn name(&self) -> &str {
         "nvlink_islands"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::DeviceChoice]
     }
 
     fn choose_devices(&self, task: DeviceTask<'_>, _: &PassContext<'_>) -> Option<u128> {

@@ -1,6 +1,6 @@
 //! Victims that lose the least work first.
 
-use crate::policy::{Hook, PassContext, Plugin};
+use crate::policy::{PassContext, Plugin};
 use crate::state::JobView;
 
 /// Victims that would lose the least work first: the time since their last `checkpoint`
@@ -13,13 +13,10 @@ use crate::state::JobView;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LeastLostWork;
 
+#[gangway::policy::plugin]
 impl Plugin for LeastLostWork {
     fn name(&self) -> &str {
         "least_lost_work"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimOrder]
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {

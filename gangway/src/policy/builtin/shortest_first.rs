@@ -1,6 +1,6 @@
 //! Shortest job first, by time limit.
 
-use crate::policy::{Hook, PassContext, Plugin};
+use crate::policy::{PassContext, Plugin};
 use crate::state::JobView;
 
 /// Shortest job first: the shorter the time limit, the higher the key. On a cluster where
@@ -19,13 +19,10 @@ use crate::state::JobView;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ShortestFirst;
 
+#[gangway::policy::plugin]
 impl Plugin for ShortestFirst {
     fn name(&self) -> &str {
         "shortest_first"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
     }
 
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {

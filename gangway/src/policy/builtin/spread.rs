@@ -1,7 +1,7 @@
 //! Spread and bin-packing node scorers.
 
 use crate::model::resources::DEVICE_MILLI;
-use crate::policy::{Dependence, Hook, PassContext, Plugin};
+use crate::policy::{Dependence, PassContext, Plugin};
 use crate::state::{JobView, NodeView};
 
 /// What is free on a node, as a fraction of its capacity: GPUs for a node with GPUs, else cpus.
@@ -39,13 +39,10 @@ fn free_fraction(node: NodeView<'_>) -> f64 {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Spread;
 
+#[gangway::policy::plugin]
 impl Plugin for Spread {
     fn name(&self) -> &str {
         "spread"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeScore]
     }
 
     fn score_node(&self, _: JobView<'_>, _: usize, node: NodeView<'_>, _: &PassContext<'_>) -> f64 {
@@ -67,13 +64,10 @@ impl Plugin for Spread {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BinPack;
 
+#[gangway::policy::plugin]
 impl Plugin for BinPack {
     fn name(&self) -> &str {
         "binpack"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeScore]
     }
 
     fn score_node(&self, _: JobView<'_>, _: usize, node: NodeView<'_>, _: &PassContext<'_>) -> f64 {

@@ -3,7 +3,7 @@
 //! Together (the default profile) they choose exactly the victims of Kueue's
 //! `candidatesOrdering` with Slurm's partition tiers.
 
-use crate::policy::{Hook, PassContext, Plugin, Veto};
+use crate::policy::{PassContext, Plugin, Veto};
 use crate::state::JobView;
 
 /// Vetoes a victim of a higher partition `priority_tier` than its preemptor's.
@@ -23,13 +23,10 @@ fn tier(job: JobView<'_>, context: &PassContext<'_>) -> i32 {
         .map_or(0, |p| p.priority_tier)
 }
 
+#[gangway::policy::plugin]
 impl Plugin for TierGuard {
     fn name(&self) -> &str {
         "tier_guard"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimVeto]
     }
 
     fn veto_victim(
@@ -48,13 +45,10 @@ impl Plugin for TierGuard {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LowerTierFirst;
 
+#[gangway::policy::plugin]
 impl Plugin for LowerTierFirst {
     fn name(&self) -> &str {
         "lower_tier_first"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimOrder]
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, context: &PassContext<'_>) -> i64 {
@@ -70,13 +64,10 @@ impl Plugin for LowerTierFirst {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BorrowingFirst;
 
+#[gangway::policy::plugin]
 impl Plugin for BorrowingFirst {
     fn name(&self) -> &str {
         "borrowing_first"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimOrder]
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, context: &PassContext<'_>) -> i64 {
@@ -93,13 +84,10 @@ impl Plugin for BorrowingFirst {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LowerPriorityFirst;
 
+#[gangway::policy::plugin]
 impl Plugin for LowerPriorityFirst {
     fn name(&self) -> &str {
         "lower_priority_first"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimOrder]
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
@@ -111,13 +99,10 @@ impl Plugin for LowerPriorityFirst {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NewestFirst;
 
+#[gangway::policy::plugin]
 impl Plugin for NewestFirst {
     fn name(&self) -> &str {
         "newest_first"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimOrder]
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
