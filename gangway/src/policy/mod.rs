@@ -30,6 +30,7 @@ mod guard;
 mod hooks;
 mod profile;
 mod quiet;
+pub mod registry;
 pub mod spec;
 
 pub use context::{PassContext, PassFigures};
@@ -48,3 +49,4 @@ pub use profile::{
 };
 pub(crate) use profile::{PartitionHooks, better_first};
 pub use quiet::report_fault;
+pub use registry::{Registry, RegistryError};

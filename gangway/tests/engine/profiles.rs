@@ -17,8 +17,8 @@ use gangway::policy::builtin::{
 };
 use gangway::policy::spec::PluginSpec;
 use gangway::policy::{
-    FaultKind, FnPlugin, Hook, PassContext, Plugin, PluginFault, Profile, ProfileBuilder, Veto,
-    Vote, report_fault,
+    FaultKind, FnPlugin, Hook, PassContext, Plugin, PluginFault, Profile, ProfileBuilder, Registry,
+    Veto, Vote, report_fault,
 };
 use gangway::protocol::Shim;
 use gangway::state::{JobView, NodeView};
@@ -661,7 +661,7 @@ fn without_the_built_in_the_scorers_order_alone_decides() {
 
 #[test]
 fn least_fragmenting_is_named_in_json_and_the_default_profile_lists_it() {
-    assert!(gangway::policy::spec::BUILTIN_NAMES.contains(&"least_fragmenting"));
+    assert!(Registry::builtin().contains("least_fragmenting"));
     let default = Profile::default_for_config();
     assert!(
         default
@@ -1509,6 +1509,105 @@ fn a_shim_tick_reports_the_faults_of_panicking_plugins() {
     // A tick without faults carries no such field.
     let reply = send(&mut shim, json!({"op": "tick", "at_ms": 1, "events": []}));
     assert!(reply.get("plugin_faults").is_none(), "{reply}");
+}
+
+/// The built-ins and `veto_all`: a host's plug-in that vetoes every preemption, and `avoid`,
+/// which keeps jobs off the node its parameter names.
+fn host_registry() -> Registry {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Avoid {
+        node: String,
+    }
+    let mut registry = Registry::builtin();
+    registry
+        .register("avoid", |p: Avoid| {
+            Ok(FnPlugin::new("avoid").filter_node(move |_, _, node, _| {
+                match node.name() == p.node {
+                    true => Err(format!("avoids {}", p.node)),
+                    false => Ok(()),
+                }
+            }))
+        })
+        .unwrap();
+    registry
+}
+
+#[test]
+fn a_shim_with_a_registry_lets_its_clients_name_the_hosts_plugins() {
+    let cluster = |plugins: Value| {
+        json!({"nodes": [{"name": "n1", "cpus": 1}, {"name": "n2", "cpus": 1}],
+               "policy": {"plugins": plugins}})
+    };
+    let job = |id: &str| json!({"type": "submit", "job": {"id": id, "time_limit_ms": 1000, "groups": [{"count": 1}]}});
+    let mut shim = Shim::with_registry(host_registry());
+    // A host's name with a bad parameter, and an unknown name: refused as in any shim, naming
+    // the entry, and nothing is configured.
+    for (plugins, message) in [
+        (
+            json!([{"name": "avoid", "nod": "n1"}]),
+            "cluster.policy.plugins[0]: avoid: nod: unknown field `nod`, expected `node`",
+        ),
+        (
+            json!([{"name": "las"}, {"name": "nope"}]),
+            "cluster.policy.plugins[1]: unknown plug-in \"nope\"; the built-ins are multifactor,",
+        ),
+    ] {
+        let reply = send(
+            &mut shim,
+            json!({"op": "configure", "cluster": cluster(plugins)}),
+        );
+        assert_eq!(reply["error"]["kind"], "invalid_config", "{reply}");
+        let text = reply["error"]["message"].as_str().unwrap();
+        assert!(text.starts_with(message), "{text}");
+        assert!(shim.scheduler().is_none());
+    }
+    let unknown = send(
+        &mut shim,
+        json!({"op": "configure", "cluster": cluster(json!([{"name": "nope"}]))}),
+    );
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("; the host's are avoid"),
+        "{unknown}"
+    );
+    // Named with a built-in, the host's plug-in decides.
+    let plugins = json!([{"name": "shortest_first"}, {"name": "avoid", "node": "n1"}]);
+    let reply = send(
+        &mut shim,
+        json!({"op": "configure", "cluster": cluster(plugins)}),
+    );
+    assert_eq!(reply["ok"], true, "{reply}");
+    let names: Vec<&str> = shim.scheduler().unwrap().profile().plugin_names().collect();
+    assert_eq!(names, ["shortest_first", "avoid"]);
+    let out = send(
+        &mut shim,
+        json!({"op": "tick", "at_ms": 0, "events": [job("a"), job("b")]}),
+    );
+    let placed: Vec<&str> = out["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["placement"][0]["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(placed, ["n2"], "{out}");
+    // A snapshot restores with the host's plug-in again.
+    let state = send(&mut shim, json!({"op": "snapshot"}))["state"].clone();
+    let mut fresh = Shim::with_registry(host_registry());
+    assert_eq!(
+        send(&mut fresh, json!({"op": "restore", "state": state}))["ok"],
+        true
+    );
+    let again = send(&mut fresh, json!({"op": "explain"}));
+    assert_eq!(again, send(&mut shim, json!({"op": "explain"})));
+    // The plain shim knows only the built-ins.
+    let reply = send(
+        &mut Shim::default(),
+        json!({"op": "restore", "state": state}),
+    );
+    assert_eq!(reply["error"]["kind"], "invalid_state", "{reply}");
 }
 
 #[test]

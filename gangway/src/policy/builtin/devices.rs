@@ -16,10 +16,15 @@ use crate::policy::{Dependence, DeviceTask, PassContext, Plugin};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FragmentationAware;
 
+impl FragmentationAware {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "fragmentation_aware";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for FragmentationAware {
     fn name(&self) -> &str {
-        "fragmentation_aware"
+        Self::NAME
     }
 
     fn choose_devices(&self, task: DeviceTask<'_>, _: &PassContext<'_>) -> Option<u128> {
@@ -46,10 +51,15 @@ impl Plugin for FragmentationAware {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NvlinkIslands;
 
+impl NvlinkIslands {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "nvlink_islands";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for NvlinkIslands {
     fn name(&self) -> &str {
-        "nvlink_islands"
+        Self::NAME
     }
 
     fn choose_devices(&self, task: DeviceTask<'_>, _: &PassContext<'_>) -> Option<u128> {

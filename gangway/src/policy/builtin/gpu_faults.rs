@@ -35,10 +35,15 @@ impl AvoidGpuFaults {
     }
 }
 
+impl AvoidGpuFaults {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "avoid_gpu_faults";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for AvoidGpuFaults {
     fn name(&self) -> &str {
-        "avoid_gpu_faults"
+        Self::NAME
     }
 
     fn filter_node(

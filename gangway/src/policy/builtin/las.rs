@@ -118,10 +118,15 @@ impl Las {
     }
 }
 
+impl Las {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "las";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for Las {
     fn name(&self) -> &str {
-        "las"
+        Self::NAME
     }
 
     fn order_key(&self, job: JobView<'_>, context: &PassContext<'_>) -> i64 {

@@ -68,10 +68,15 @@ impl LeastFragmenting {
     pub const DEFAULT_TIER: usize = MAX_SCORE_TIERS - 1;
 }
 
+impl LeastFragmenting {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "least_fragmenting";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for LeastFragmenting {
     fn name(&self) -> &str {
-        "least_fragmenting"
+        Self::NAME
     }
 
     /// 0: the engine computes this plug-in's tier itself (type docs).

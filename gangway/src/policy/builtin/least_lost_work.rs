@@ -13,10 +13,15 @@ use crate::state::JobView;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LeastLostWork;
 
+impl LeastLostWork {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "least_lost_work";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for LeastLostWork {
     fn name(&self) -> &str {
-        "least_lost_work"
+        Self::NAME
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {

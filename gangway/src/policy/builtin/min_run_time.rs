@@ -29,10 +29,15 @@ impl MinRunTime {
     }
 }
 
+impl MinRunTime {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "min_run_time";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for MinRunTime {
     fn name(&self) -> &str {
-        "min_run_time"
+        Self::NAME
     }
 
     fn veto_victim(

@@ -49,10 +49,15 @@ impl Multifactor {
     }
 }
 
+impl Multifactor {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "multifactor";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for Multifactor {
     fn name(&self) -> &str {
-        "multifactor"
+        Self::NAME
     }
 
     fn order_key(&self, job: JobView<'_>, context: &PassContext<'_>) -> i64 {

@@ -19,10 +19,15 @@ use crate::state::JobView;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ShortestFirst;
 
+impl ShortestFirst {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "shortest_first";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for ShortestFirst {
     fn name(&self) -> &str {
-        "shortest_first"
+        Self::NAME
     }
 
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {

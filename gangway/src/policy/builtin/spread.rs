@@ -39,10 +39,15 @@ fn free_fraction(node: NodeView<'_>) -> f64 {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Spread;
 
+impl Spread {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "spread";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for Spread {
     fn name(&self) -> &str {
-        "spread"
+        Self::NAME
     }
 
     fn score_node(&self, _: JobView<'_>, _: usize, node: NodeView<'_>, _: &PassContext<'_>) -> f64 {
@@ -64,10 +69,15 @@ impl Plugin for Spread {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BinPack;
 
+impl BinPack {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "binpack";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for BinPack {
     fn name(&self) -> &str {
-        "binpack"
+        Self::NAME
     }
 
     fn score_node(&self, _: JobView<'_>, _: usize, node: NodeView<'_>, _: &PassContext<'_>) -> f64 {

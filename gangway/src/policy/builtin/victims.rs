@@ -23,10 +23,15 @@ fn tier(job: JobView<'_>, context: &PassContext<'_>) -> i32 {
         .map_or(0, |p| p.priority_tier)
 }
 
+impl TierGuard {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "tier_guard";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for TierGuard {
     fn name(&self) -> &str {
-        "tier_guard"
+        Self::NAME
     }
 
     fn veto_victim(
@@ -45,10 +50,15 @@ impl Plugin for TierGuard {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LowerTierFirst;
 
+impl LowerTierFirst {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "lower_tier_first";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for LowerTierFirst {
     fn name(&self) -> &str {
-        "lower_tier_first"
+        Self::NAME
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, context: &PassContext<'_>) -> i64 {
@@ -64,10 +74,15 @@ impl Plugin for LowerTierFirst {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BorrowingFirst;
 
+impl BorrowingFirst {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "borrowing_first";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for BorrowingFirst {
     fn name(&self) -> &str {
-        "borrowing_first"
+        Self::NAME
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, context: &PassContext<'_>) -> i64 {
@@ -84,10 +99,15 @@ impl Plugin for BorrowingFirst {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LowerPriorityFirst;
 
+impl LowerPriorityFirst {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "lower_priority_first";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for LowerPriorityFirst {
     fn name(&self) -> &str {
-        "lower_priority_first"
+        Self::NAME
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
@@ -99,10 +119,15 @@ impl Plugin for LowerPriorityFirst {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NewestFirst;
 
+impl NewestFirst {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "newest_first";
+}
+
 #[gangway::policy::plugin]
 impl Plugin for NewestFirst {
     fn name(&self) -> &str {
-        "newest_first"
+        Self::NAME
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
