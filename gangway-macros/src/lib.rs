@@ -39,57 +39,66 @@ pub fn plugin(args: TokenStream, input: TokenStream) -> TokenStream {
             .to_compile_error()
             .into();
     }
-    let item = parse_macro_input!(input as ItemImpl);
-    match derive(&item) {
-        Ok(derived) => quote!(#item #derived).into(),
-        Err(error) => {
-            let error = error.to_compile_error();
-            quote!(#item #error).into()
-        }
+    let mut item = parse_macro_input!(input as ItemImpl);
+    if item.trait_.is_none() {
+        let message = "#[plugin] goes on an `impl Plugin for T` block";
+        return syn::Error::new(item.self_ty.span(), message)
+            .to_compile_error()
+            .into();
     }
+    // The hooks are derived even when the block has a mistake, and a `fn hooks` is dropped,
+    // so that the mistake is the only error reported.
+    let mistake = mistake(&item).map(|e| e.to_compile_error());
+    item.items
+        .retain(|i| !matches!(i, ImplItem::Fn(f) if f.sig.ident == "hooks"));
+    let derived = derive(&item);
+    quote!(#item #derived #mistake).into()
 }
 
-fn derive(item: &ItemImpl) -> syn::Result<proc_macro2::TokenStream> {
-    if item.trait_.is_none() {
-        return Err(syn::Error::new(
-            item.self_ty.span(),
-            "#[plugin] goes on an `impl Plugin for T` block",
-        ));
-    }
-    let defined: Vec<&syn::Ident> = item
-        .items
+/// The names of the methods the block defines.
+fn defined(item: &ItemImpl) -> Vec<&syn::Ident> {
+    item.items
         .iter()
         .filter_map(|item| match item {
             ImplItem::Fn(f) => Some(&f.sig.ident),
             _ => None,
         })
-        .collect();
-    let has = |name: &str| defined.iter().any(|ident| *ident == name);
+        .collect()
+}
+
+/// A `fn hooks`, or an `explain_key` without `order_key`.
+fn mistake(item: &ItemImpl) -> Option<syn::Error> {
+    let defined = defined(item);
     if let Some(hooks) = defined.iter().find(|ident| **ident == "hooks") {
-        return Err(syn::Error::new(
+        return Some(syn::Error::new(
             hooks.span(),
             "a plug-in's hooks are derived from the hook methods this impl defines: remove `fn hooks`",
         ));
     }
-    if let Some(explain) = defined.iter().find(|ident| **ident == "explain_key")
-        && !has("order_key")
-    {
-        return Err(syn::Error::new(
+    let explain = defined.iter().find(|ident| **ident == "explain_key")?;
+    (!defined.iter().any(|ident| *ident == "order_key")).then(|| {
+        syn::Error::new(
             explain.span(),
             "`explain_key` explains the key of `order_key`: define `order_key` too",
-        ));
-    }
+        )
+    })
+}
+
+/// The `DerivedHooks` impl: one hook per hook method the block defines, in `Hook`'s order.
+fn derive(item: &ItemImpl) -> proc_macro2::TokenStream {
+    let defined = defined(item);
+    let has = |name: &str| defined.iter().any(|ident| *ident == name);
     let hooks = HOOK_METHODS
         .iter()
         .filter(|(method, _)| has(method))
         .map(|(_, hook)| format_ident!("{hook}"));
     let (generics, _, where_clause) = item.generics.split_for_impl();
     let self_ty = &item.self_ty;
-    Ok(quote! {
+    quote! {
         impl #generics ::gangway::policy::__private::DerivedHooks for #self_ty #where_clause {
             fn derived_hooks(&self) -> &[::gangway::policy::Hook] {
                 &[#(::gangway::policy::Hook::#hooks),*]
             }
         }
-    })
+    }
 }

@@ -32,7 +32,7 @@ type ObserveFn = Arc<dyn Fn(u64, &[Event], &TickOutcome) + Send + Sync>;
 /// ```
 /// use gangway::policy::{FnPlugin, Hook, Profile, Vote};
 /// let plugin = FnPlugin::new("small_first")
-///     .order_key(|job, _| -i64::from(job.spec().tasks[0].count))
+///     .order_key(|job, _| -i64::from(job.spec().groups[0].count))
 ///     .admit(|job, _| match job.name().starts_with("x") {
 ///         true => Vote::Deny("no x jobs".into()),
 ///         false => Vote::Abstain,

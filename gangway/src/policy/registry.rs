@@ -89,12 +89,12 @@ pub enum RegistryError {
 /// The parameters of a plug-in that takes none: an entry with any is refused.
 ///
 /// ```
-/// use gangway::policy::{FnPlugin, Registry, registry::NoParams};
+/// use gangway::policy::{FnPlugin, Registry, registry::NoParams, spec::PluginSpec};
 /// let mut registry = Registry::empty();
 /// registry.register("quiet", |_: NoParams| Ok(FnPlugin::new("quiet"))).unwrap();
-/// let specs = serde_json::from_str(r#"[{"name": "quiet", "volume": 3}]"#).unwrap();
+/// let specs: Vec<PluginSpec> = serde_json::from_str(r#"[{"name": "quiet", "volume": 3}]"#).unwrap();
 /// let error = registry.profile_from_specs(&specs).unwrap_err();
-/// assert!(error.message.starts_with("quiet: unknown field `volume`"), "{error}");
+/// assert_eq!(error.message, "quiet: volume: unknown field `volume`, there are no fields");
 /// ```
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -116,7 +116,8 @@ impl Registry {
     /// by default.
     ///
     /// ```
-    /// let names: Vec<&str> = gangway::policy::Registry::builtin().names().collect();
+    /// let registry = gangway::policy::Registry::builtin();
+    /// let names: Vec<&str> = registry.names().collect();
     /// assert_eq!(names.len(), 17);
     /// assert_eq!((names[0], names[16]), ("multifactor", "kueue_victims"));
     /// ```
@@ -132,13 +133,13 @@ impl Registry {
     /// the registry stays as it was.
     ///
     /// ```
-    /// use gangway::policy::{FnPlugin, Registry, RegistryError, registry::NoParams};
+    /// use gangway::policy::{FnPlugin, Registry, RegistryError, registry::NoParams, spec::PluginSpec};
     /// let mut registry = Registry::builtin();
     /// let made = registry.register("las", |_: NoParams| Ok(FnPlugin::new("las")));
     /// assert_eq!(made.unwrap_err(), RegistryError::Taken("las".into()));
     /// // A plug-in must carry the name it is registered under.
     /// registry.register("alias", |_: NoParams| Ok(FnPlugin::new("other"))).unwrap();
-    /// let specs = serde_json::from_str(r#"[{"name": "alias"}]"#).unwrap();
+    /// let specs: Vec<PluginSpec> = serde_json::from_str(r#"[{"name": "alias"}]"#).unwrap();
     /// let error = registry.profile_from_specs(&specs).unwrap_err();
     /// assert_eq!(error.message, "alias: the plug-in registered as \"alias\" is named \"other\"");
     /// ```
@@ -201,8 +202,9 @@ impl Registry {
     /// hook for a partition, a name already listed).
     ///
     /// ```
-    /// use gangway::policy::Registry;
-    /// let specs = serde_json::from_str(r#"[{"name": "spread", "tier": 9}, {"name": "las"}]"#).unwrap();
+    /// use gangway::policy::{Registry, spec::PluginSpec};
+    /// let specs: Vec<PluginSpec> =
+    ///     serde_json::from_str(r#"[{"name": "spread", "tier": 9}, {"name": "las"}]"#).unwrap();
     /// assert_eq!(Registry::builtin().profile_from_specs(&specs).unwrap_err().index, 0);
     /// ```
     pub fn profile_from_specs(&self, specs: &[PluginSpec]) -> Result<Profile, SpecError> {

@@ -181,6 +181,12 @@ impl Adversary {
         }
     }
 
+    /// The hooks its tricks need, in the order they first appear (it defines every hook
+    /// method; where no trick says otherwise it abstains).
+    pub fn hooks(&self) -> &[Hook] {
+        &self.hooks
+    }
+
     /// Its tricks.
     pub fn tricks(&self) -> &[Trick] {
         &self.tricks
@@ -216,9 +222,9 @@ impl Adversary {
 }
 
 impl crate::policy::__private::DerivedHooks for Adversary {
-    /// The hooks its tricks need (it defines every hook method; the others abstain).
+    /// [`Adversary::hooks`].
     fn derived_hooks(&self) -> &[Hook] {
-        &self.hooks
+        self.hooks()
     }
 }
 

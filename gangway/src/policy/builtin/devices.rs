@@ -11,7 +11,7 @@ use crate::policy::{Dependence, DeviceTask, PassContext, Plugin};
 ///
 /// ```
 /// use gangway::policy::{builtin::FragmentationAware, Hook, Plugin};
-/// assert_eq!(FragmentationAware.hooks(), [Hook::DeviceChoice]);
+/// assert_eq!((&FragmentationAware as &dyn Plugin).hooks(), [Hook::DeviceChoice]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FragmentationAware;
@@ -46,7 +46,7 @@ impl Plugin for FragmentationAware {
 ///
 /// ```
 /// use gangway::policy::{builtin::NvlinkIslands, Hook, Plugin};
-/// assert_eq!(NvlinkIslands.hooks(), [Hook::DeviceChoice]);
+/// assert_eq!((&NvlinkIslands as &dyn Plugin).hooks(), [Hook::DeviceChoice]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NvlinkIslands;

@@ -8,7 +8,7 @@ use crate::state::JobView;
 ///
 /// ```
 /// use gangway::policy::{builtin::LeastLostWork, Hook, Plugin};
-/// assert_eq!(LeastLostWork.hooks(), [Hook::VictimOrder]);
+/// assert_eq!((&LeastLostWork as &dyn Plugin).hooks(), [Hook::VictimOrder]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LeastLostWork;

@@ -64,7 +64,7 @@ impl Plugin for Spread {
 ///
 /// ```
 /// use gangway::policy::{builtin::BinPack, Hook, Plugin};
-/// assert_eq!(BinPack.hooks(), [Hook::NodeScore]);
+/// assert_eq!((&BinPack as &dyn Plugin).hooks(), [Hook::NodeScore]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BinPack;

@@ -10,7 +10,7 @@ use crate::state::JobView;
 ///
 /// ```
 /// use gangway::policy::{builtin::TierGuard, Hook, Plugin};
-/// assert_eq!(TierGuard.hooks(), [Hook::VictimVeto]);
+/// assert_eq!((&TierGuard as &dyn Plugin).hooks(), [Hook::VictimVeto]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TierGuard;
