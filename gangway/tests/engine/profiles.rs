@@ -1040,6 +1040,14 @@ impl Plugin for Counter {
         Some(json!(self.ticks))
     }
     fn load_state(&mut self, state: Value) -> Result<(), String> {
+        if state == "panic" {
+            panic!("cannot load");
+        }
+        if let Some(negative) = state.as_i64().filter(|n| *n < 0) {
+            // A failure reported as a value: its answer (`Ok`) is dropped.
+            report_fault(format!("a negative count: {negative}"));
+            return Ok(());
+        }
         self.ticks = state.as_u64().ok_or(format!("not a count: {state}"))?;
         Ok(())
     }
@@ -1117,6 +1125,27 @@ fn a_restore_whose_state_names_no_plugin_is_refused() {
             message: "not a count: \"junk\"".into()
         }
     );
+    // A plug-in that panics, or reports a failure, while loading: refused with its message.
+    for (state, message) in [
+        (
+            json!("panic"),
+            "failed while loading its state: cannot load",
+        ),
+        (
+            json!(-2),
+            "failed while loading its state: a negative count: -2",
+        ),
+    ] {
+        let mut snapshot = serde_json::to_value(s.snapshot()).unwrap();
+        snapshot["plugins"] = json!([["counter", state]]);
+        let snapshot = serde_json::from_value(snapshot).unwrap();
+        let err = Scheduler::restore_with_profile(snapshot, counter(u64::MAX)).unwrap_err();
+        let want = RestoreError::PluginState {
+            plugin: "counter".into(),
+            message: message.into(),
+        };
+        assert_eq!(err, want);
+    }
 }
 
 #[test]
