@@ -1,5 +1,7 @@
 //! The policy surface: plug-ins at every decision point of the pass, combined by a
-//! [`Profile`], and the built-in ones ([`builtin`]).
+//! [`Profile`], and the built-in ones ([`builtin`]). A plug-in is a type whose
+//! `impl Plugin` carries [`macro@plugin`] (its hooks derived from the methods it defines) or an
+//! [`FnPlugin`] of closures; a [`Registry`] names plug-ins for CLUSTER's `policy.plugins`.
 //!
 //! | hook | called | answer | combined |
 //! |---|---|---|---|
