@@ -9,7 +9,7 @@
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gangway::Event;
 use gangway::model::job::FinishOutcome;
-use gangway::policy::{Hook, PassContext, Placement, Plugin, Profile};
+use gangway::policy::{PassContext, Placement, Plugin, Profile};
 use gangway::state::{JobView, NodeView};
 use gangway_sim::standard::StandardWorkload;
 
@@ -71,12 +71,10 @@ fn bench_pass_and_report(c: &mut Criterion) {
 #[derive(Clone)]
 struct UserScorer;
 
+#[gangway::policy::plugin]
 impl Plugin for UserScorer {
     fn name(&self) -> &str {
         "user_scorer"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeScore]
     }
     fn score_node(
         &self,

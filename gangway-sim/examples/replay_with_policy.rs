@@ -6,7 +6,7 @@
 //! without an argument it replays the 50-job KTH excerpt of `tests/fixtures`, e.g. give
 //! `../shared/traces/KTH-SP2-1996-2.1-cln.swf.gz` for the whole log.
 
-use gangway::policy::{Hook, PassContext, Plugin, Profile};
+use gangway::policy::{PassContext, Plugin, Profile};
 use gangway::state::{JobView, NodeView};
 use gangway_sim::metrics::Metrics;
 use gangway_sim::workload::swf;
@@ -16,12 +16,10 @@ use gangway_sim::{Overrun, PolicyPreset, SimOptions, Simulator, prepare};
 #[derive(Clone)]
 struct SmallestArea;
 
+#[gangway::policy::plugin]
 impl Plugin for SmallestArea {
     fn name(&self) -> &str {
         "smallest_area"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
     }
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         let tasks: u64 = job.spec().groups.iter().map(|g| u64::from(g.count)).sum();
@@ -34,12 +32,10 @@ impl Plugin for SmallestArea {
 #[derive(Clone)]
 struct QuietNodes;
 
+#[gangway::policy::plugin]
 impl Plugin for QuietNodes {
     fn name(&self) -> &str {
         "quiet_nodes"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeScore]
     }
     fn score_node(&self, _: JobView<'_>, _: usize, node: NodeView<'_>, _: &PassContext<'_>) -> f64 {
         -f64::from(node.running_jobs())

@@ -34,7 +34,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use gangway::config::{BackfillCandidates, BackfillMode, ClusterConfig};
-use gangway::policy::{Hook, PassContext, Plugin, Profile};
+use gangway::policy::{PassContext, Plugin, Profile};
 use gangway::state::JobView;
 use gangway_sim::workload::{TraceJob, swf};
 use gangway_sim::{Overrun, PolicyPreset, SimJob, SimOptions, Simulator};
@@ -327,12 +327,10 @@ impl RankKey {
     }
 }
 
+#[gangway::policy::plugin]
 impl Plugin for RankKey {
     fn name(&self) -> &str {
         self.name
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
     }
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         self.keys.get(&job.spec().id).copied().unwrap_or(i64::MIN)

@@ -369,9 +369,9 @@ impl Simulator {
     /// /// Counts the passes.
     /// #[derive(Clone, Default)]
     /// struct Passes(u32);
+    /// #[gangway::policy::plugin]
     /// impl Plugin for Passes {
     ///     fn name(&self) -> &str { "passes" }
-    ///     fn hooks(&self) -> &[Hook] { &[Hook::Prepare] }
     ///     fn prepare(&mut self, _: &PassContext<'_>, _: &[Event]) { self.0 += 1; }
     /// }
     /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();

@@ -2,7 +2,7 @@
 //! small jobs off the nodes with the most free GPUs. Gang placement, backfill, quotas and
 //! preemption stay the library's. Run with `cargo run -p gangway --example custom_policy`.
 
-use gangway::policy::{Hook, PassContext, Plugin, Profile};
+use gangway::policy::{PassContext, Plugin, Profile};
 use gangway::state::{JobView, NodeView};
 use gangway::{ClusterConfig, Decision, Event, JobSpec, Milli, Scheduler};
 
@@ -10,12 +10,10 @@ use gangway::{ClusterConfig, Decision, Event, JobSpec, Milli, Scheduler};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ShortestJobFirst;
 
+#[gangway::policy::plugin]
 impl Plugin for ShortestJobFirst {
     fn name(&self) -> &str {
         "shortest_job_first"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
     }
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         -i64::try_from(job.spec().time_limit_ms / 60_000).unwrap_or(i64::MAX)
@@ -26,12 +24,10 @@ impl Plugin for ShortestJobFirst {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FewestFreeGpus;
 
+#[gangway::policy::plugin]
 impl Plugin for FewestFreeGpus {
     fn name(&self) -> &str {
         "fewest_free_gpus"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeScore]
     }
     fn score_node(&self, _: JobView<'_>, _: usize, node: NodeView<'_>, _: &PassContext<'_>) -> f64 {
         -(node.free_gpus().count() as f64)

@@ -5,7 +5,7 @@
 //! time; `GANGWAY_TESTKIT_SEED=random` explores new cases. Run:
 //! `cargo run -p gangway --example test_my_scorer --features testkit`.
 
-use gangway::policy::{Hook, PassContext, Plugin, Profile, builtin::Multifactor};
+use gangway::policy::{PassContext, Plugin, Profile, builtin::Multifactor};
 use gangway::state::{JobView, NodeView};
 use gangway::testkit::harness::{ProfileChecks, check_profile};
 
@@ -13,12 +13,10 @@ use gangway::testkit::harness::{ProfileChecks, check_profile};
 #[derive(Clone)]
 struct RoomyNodes;
 
+#[gangway::policy::plugin]
 impl Plugin for RoomyNodes {
     fn name(&self) -> &str {
         "roomy_nodes"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeScore]
     }
     fn score_node(&self, _: JobView<'_>, _: usize, node: NodeView<'_>, _: &PassContext<'_>) -> f64 {
         node.free().cpu_milli as f64 / 1000.0 - f64::from(node.running_jobs())

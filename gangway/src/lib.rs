@@ -142,6 +142,9 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+// `#[gangway::policy::plugin]` names the crate `::gangway`, also inside it.
+extern crate self as gangway;
+
 #[doc(hidden)]
 pub mod backfill;
 pub mod config;

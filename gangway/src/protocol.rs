@@ -309,6 +309,33 @@ impl Shim {
         }
     }
 
+    /// A shim whose clients may name `registry`'s plug-ins in their configuration's
+    /// `policy.plugins` (a host's own beside the built-ins): `configure` and `restore` build
+    /// the profile with [`Registry::profile_for`](crate::policy::Registry::profile_for), and a
+    /// name it does not know is refused with `invalid_config` as in a plain shim. Serve it as
+    /// any shim ([`Shim::serve`]).
+    ///
+    /// ```
+    /// use gangway::policy::{FnPlugin, Registry, registry::NoParams};
+    /// use gangway::protocol::{ServeLimits, Shim};
+    /// let mut registry = Registry::builtin();
+    /// registry.register("no_one", |_: NoParams| {
+    ///     Ok(FnPlugin::new("no_one").filter_node(|_, _, _, _| Err("closed".into())))
+    /// }).unwrap();
+    /// let input = br#"{"op":"configure","cluster":{"nodes":[{"name":"n1","cpus":1}],"policy":{"plugins":[{"name":"no_one"}]}}}
+    /// {"op":"tick","at_ms":0,"events":[{"type":"submit","job":{"id":"a","time_limit_ms":10,"groups":[{"count":1,"cpus":1}]}}]}
+    /// "#;
+    /// let mut out = Vec::new();
+    /// Shim::with_registry(registry).serve(&input[..], &mut out, ServeLimits::default()).unwrap();
+    /// let out = String::from_utf8(out).unwrap();
+    /// let lines: Vec<&str> = out.lines().collect();
+    /// assert_eq!(lines[0], r#"{"ok":true,"protocol":1}"#);
+    /// assert!(lines[1].contains(r#""decisions":[]"#), "{}", lines[1]);
+    /// ```
+    pub fn with_registry(registry: crate::policy::Registry) -> Self {
+        Shim::with_profile_maker(Box::new(move |config| registry.profile_for(config)))
+    }
+
     /// The scheduler, once configured.
     pub fn scheduler(&self) -> Option<&Scheduler> {
         self.scheduler.as_ref()

@@ -1,14 +1,15 @@
 //! Python callables as gangway plug-ins: an order key, a node scorer and a victim veto.
 //!
-//! A [`Plugin`] is a `gangway::policy::Plugin` whose hooks call Python with the GIL taken for
-//! the call. A callable that raises (or answers with the wrong type) makes the hook panic with
-//! the exception's text; the engine's hook boundary catches it, the plug-in abstains for the
-//! rest of that pass, and the tick reports it in `plugin_faults` (docs/policies.md, "The engine
-//! referees").
+//! A [`Plugin`] becomes a `gangway::policy::FnPlugin` whose closures call Python with the GIL
+//! taken for the call. A callable that raises (or answers with the wrong type) reports the
+//! exception and its traceback as the plug-in's fault (`gangway::policy::report_fault`) and
+//! abstains: the plug-in is silenced for the rest of that pass and the tick lists the fault in
+//! `plugin_faults` (docs/policies.md, "The engine referees"). Nothing panics and nothing is
+//! printed.
 
 use gangway::ClusterConfig;
 use gangway::error::ConfigError;
-use gangway::policy::{self, Hook, PassContext, Placement, Profile, Veto};
+use gangway::policy::{FnPlugin, Placement, Profile, Veto, report_fault};
 use gangway::protocol::ProfileMaker;
 use gangway::state::{JobView, NodeView};
 use pyo3::prelude::*;
@@ -114,51 +115,59 @@ impl Plugin {
         })
     }
 
-    /// The hooks it implements (`order`, `node_score`, `victim_veto`).
+    /// The hooks it implements (`order`, `node_score`, `victim_veto`): those given a callable.
     #[getter]
-    fn hooks(&self) -> Vec<&'static str> {
-        self.hook_list().iter().map(|h| h.name()).collect()
+    fn hooks(&self, py: Python<'_>) -> Vec<&'static str> {
+        let plugin = self.engine_plugin(py);
+        plugin.hooks().iter().map(|h| h.name()).collect()
     }
 
-    fn __repr__(&self) -> String {
-        format!("Plugin({:?}, hooks={:?})", self.name, self.hooks())
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!("Plugin({:?}, hooks={:?})", self.name, self.hooks(py))
     }
 }
 
 impl Plugin {
-    fn hook_list(&self) -> Vec<Hook> {
-        let mut hooks = Vec::new();
-        if self.order_key.is_some() {
-            hooks.push(Hook::Order);
+    /// The engine's side of the plug-in: an [`FnPlugin`] whose closures call the Python
+    /// callables (its hooks are those callables).
+    fn engine_plugin(&self, py: Python<'_>) -> FnPlugin {
+        let mut plugin = FnPlugin::new(self.name.clone());
+        if let Some(f) = self.order_key.as_ref().map(|f| f.clone_ref(py)) {
+            plugin = plugin.order_key(move |job, _| {
+                Python::attach(|py| {
+                    let result = job_dict(py, job)
+                        .and_then(|job| f.call1(py, (job,)))
+                        .and_then(|key| key.extract::<i64>(py));
+                    answer(py, "order_key", result, 0)
+                })
+            });
         }
-        if self.score_node.is_some() {
-            hooks.push(Hook::NodeScore);
+        if let Some(f) = self.score_node.as_ref().map(|f| f.clone_ref(py)) {
+            plugin = plugin.score_node(move |job, group, node, _| {
+                Python::attach(|py| {
+                    let result = job_dict(py, job)
+                        .and_then(|job| Ok((job, node_dict(py, node)?)))
+                        .and_then(|(job, node)| f.call1(py, (job, group, node)))
+                        .and_then(|score| score.extract::<f64>(py));
+                    answer(py, "score_node", result, 0.0)
+                })
+            });
         }
-        if self.veto_victim.is_some() {
-            hooks.push(Hook::VictimVeto);
+        if let Some(f) = self.veto_victim.as_ref().map(|f| f.clone_ref(py)) {
+            plugin = plugin.veto_victim(move |preemptor, victim, _| {
+                Python::attach(|py| {
+                    let result = job_dict(py, preemptor)
+                        .and_then(|p| Ok((p, job_dict(py, victim)?)))
+                        .and_then(|(p, v)| f.call1(py, (p, v)))
+                        .and_then(|answer| answer.extract::<Option<PyVeto>>(py));
+                    answer(py, "veto_victim", result, None).map(|veto| match veto {
+                        PyVeto::Reason(reason) => Veto::new(reason),
+                        PyVeto::Until(reason, until_ms) => Veto::new(reason).until(until_ms),
+                    })
+                })
+            });
         }
-        hooks
-    }
-}
-
-/// The engine's side of a [`Plugin`]: the callables and the hooks they serve.
-struct PyHooks {
-    name: String,
-    hooks: Vec<Hook>,
-    order_key: Option<Py<PyAny>>,
-    score_node: Option<Py<PyAny>>,
-    veto_victim: Option<Py<PyAny>>,
-}
-
-impl Clone for PyHooks {
-    fn clone(&self) -> Self {
-        Python::attach(|py| PyHooks {
-            name: self.name.clone(),
-            hooks: self.hooks.clone(),
-            order_key: self.order_key.as_ref().map(|f| f.clone_ref(py)),
-            score_node: self.score_node.as_ref().map(|f| f.clone_ref(py)),
-            veto_victim: self.veto_victim.as_ref().map(|f| f.clone_ref(py)),
-        })
+        plugin
     }
 }
 
@@ -192,107 +201,62 @@ enum PyVeto {
     Until(String, u64),
 }
 
-/// The answer of a hook call, or a panic with the Python exception (the engine's hook boundary
-/// turns it into a plug-in fault).
-fn answer<T>(py: Python<'_>, hook: &str, result: PyResult<T>) -> T {
+/// The answer of a hook call; when it raised (or answered the wrong type), `abstain`, with
+/// the exception and its traceback reported as the plug-in's fault (the engine silences the
+/// plug-in for the rest of the pass and lists the fault in the tick's `plugin_faults`). Nothing
+/// panics and nothing is printed.
+fn answer<T>(py: Python<'_>, hook: &str, result: PyResult<T>, abstain: T) -> T {
     match result {
         Ok(value) => value,
         Err(error) => {
-            let text = error
-                .value(py)
-                .repr()
-                .map(|r| r.to_string())
-                .unwrap_or_else(|_| error.to_string());
-            // Intended: the engine catches a panicking hook as a misbehaving plug-in.
-            std::panic::panic_any(format!("Python {hook} raised {text}"))
+            report_fault(format!(
+                "Python {hook} raised {}",
+                traceback_text(py, &error)
+            ));
+            abstain
         }
     }
 }
 
-impl policy::Plugin for PyHooks {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &self.hooks
-    }
-
-    fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
-        let Some(f) = &self.order_key else { return 0 };
-        Python::attach(|py| {
-            let result = job_dict(py, job)
-                .and_then(|job| f.call1(py, (job,)))
-                .and_then(|key| key.extract::<i64>(py));
-            answer(py, "order_key", result)
-        })
-    }
-
-    fn score_node(
-        &self,
-        job: JobView<'_>,
-        group: usize,
-        node: NodeView<'_>,
-        _: &PassContext<'_>,
-    ) -> f64 {
-        let Some(f) = &self.score_node else {
-            return 0.0;
-        };
-        Python::attach(|py| {
-            let result = job_dict(py, job)
-                .and_then(|job| Ok((job, node_dict(py, node)?)))
-                .and_then(|(job, node)| f.call1(py, (job, group, node)))
-                .and_then(|score| score.extract::<f64>(py));
-            answer(py, "score_node", result)
-        })
-    }
-
-    fn veto_victim(
-        &self,
-        preemptor: JobView<'_>,
-        victim: JobView<'_>,
-        _: &PassContext<'_>,
-    ) -> Option<Veto> {
-        let f = self.veto_victim.as_ref()?;
-        Python::attach(|py| {
-            let result = job_dict(py, preemptor)
-                .and_then(|p| Ok((p, job_dict(py, victim)?)))
-                .and_then(|(p, v)| f.call1(py, (p, v)))
-                .and_then(|answer| answer.extract::<Option<PyVeto>>(py));
-            answer(py, "veto_victim", result).map(|veto| match veto {
-                PyVeto::Reason(reason) => Veto::new(reason),
-                PyVeto::Until(reason, until_ms) => Veto::new(reason).until(until_ms),
-            })
-        })
+/// The exception as Python prints it: its traceback (when it has one) and its last line,
+/// `Type: message`; the exception's repr when the traceback module fails.
+fn traceback_text(py: Python<'_>, error: &PyErr) -> String {
+    let formatted = py.import("traceback").and_then(|module| {
+        let lines = module.call_method1(
+            "format_exception",
+            (error.get_type(py), error.value(py), error.traceback(py)),
+        )?;
+        lines.extract::<Vec<String>>()
+    });
+    match formatted {
+        Ok(lines) => lines.concat().trim_end().to_string(),
+        Err(_) => error
+            .value(py)
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| error.to_string()),
     }
 }
 
 /// The profile maker of a scheduler with Python plug-ins: the configuration's profile (its
 /// `policy.plugins`, else the built-in one) followed by the Python plug-ins, in order.
 pub fn profile_maker(py: Python<'_>, plugins: &[Py<Plugin>]) -> ProfileMaker {
-    let hooks: Vec<(PyHooks, Placement)> = plugins
+    let listed: Vec<(FnPlugin, Placement)> = plugins
         .iter()
         .map(|plugin| {
             let p = plugin.get();
-            let hooks = PyHooks {
-                name: p.name.clone(),
-                hooks: p.hook_list(),
-                order_key: p.order_key.as_ref().map(|f| f.clone_ref(py)),
-                score_node: p.score_node.as_ref().map(|f| f.clone_ref(py)),
-                veto_victim: p.veto_victim.as_ref().map(|f| f.clone_ref(py)),
-            };
             let placement = Placement {
                 partition: p.partition.clone(),
                 tier: p.tier,
                 weight: p.weight,
             };
-            (hooks, placement)
+            (p.engine_plugin(py), placement)
         })
         .collect();
     Box::new(move |config: &ClusterConfig| {
         let mut builder = Profile::from_config(config)?.into_builder();
-        for (hooks, placement) in &hooks {
-            builder = builder.boxed(Box::new(hooks.clone()), placement.clone());
+        for (plugin, placement) in &listed {
+            builder = builder.boxed(Box::new(plugin.clone()), placement.clone());
         }
         builder
             .build()

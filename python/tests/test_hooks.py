@@ -10,6 +10,8 @@ def test_order_key_decides_who_starts_first():
     # Shortest time limit first, in Python.
     shortest = gangway.Plugin("shortest", order_key=lambda j: -j["time_limit_ms"])
     assert shortest.hooks == ["order"]
+    both = gangway.Plugin("both", veto_victim=lambda p, v: None, order_key=lambda j: 0)
+    assert both.hooks == ["order", "victim_veto"]
     s = gangway.Scheduler(ONE_NODE, plugins=[shortest])
     out = s.tick(0, [submit("long", time_limit_ms=50_000), submit("short", time_limit_ms=10)])
     assert [d["job"] for d in out["decisions"]] == ["short"]
@@ -94,7 +96,7 @@ def test_a_veto_with_a_negative_end_is_a_fault():
     assert out["plugin_faults"][0]["hook"] == "victim_veto"
 
 
-def test_a_raising_hook_is_a_misbehaving_plugin():
+def test_a_raising_hook_is_a_misbehaving_plugin(capfd):
     def broken(j):
         raise ValueError("no key for " + j["id"])
 
@@ -103,7 +105,15 @@ def test_a_raising_hook_is_a_misbehaving_plugin():
     assert out["ok"] is True
     faults = out["plugin_faults"]
     assert faults[0]["plugin"] == "broken" and faults[0]["hook"] == "order"
-    assert "ValueError" in faults[0]["message"] and "no key for" in faults[0]["message"]
+    assert faults[0]["kind"] == "panic"
+    message = faults[0]["message"]
+    # The Python traceback, as Python prints it: where it raised, and what.
+    assert message.startswith("Python order_key raised Traceback (most recent call last):")
+    assert 'raise ValueError("no key for " + j["id"])' in message and ", in broken" in message
+    assert message.endswith("ValueError: no key for a")
+    # Nothing was printed: no panic message, no backtrace, no traceback.
+    printed = capfd.readouterr()
+    assert printed.err == "" and printed.out == ""
     # The tick completed: one job runs, the other waits with a reason.
     assert [d["job"] for d in out["decisions"]] == ["a"]
     pending = s.explain()["pending"]
@@ -111,10 +121,12 @@ def test_a_raising_hook_is_a_misbehaving_plugin():
         pending[0]["reason"]
 
 
-def test_a_hook_answering_the_wrong_type_is_a_fault():
+def test_a_hook_answering_the_wrong_type_is_a_fault(capfd):
     s = gangway.Scheduler(ONE_NODE, plugins=[gangway.Plugin("typo", order_key=lambda j: "x")])
     out = s.tick(0, [submit("a")])
     assert out["plugin_faults"][0]["plugin"] == "typo"
+    assert "TypeError" in out["plugin_faults"][0]["message"]
+    assert capfd.readouterr().err == ""
     assert [d["job"] for d in out["decisions"]] == ["a"]
 
 

@@ -490,15 +490,10 @@ struct Tally {
     finishes: u32,
 }
 
+#[gangway::policy::plugin]
 impl gangway::policy::Plugin for Tally {
     fn name(&self) -> &str {
         "tally"
-    }
-    fn hooks(&self) -> &[gangway::policy::Hook] {
-        &[
-            gangway::policy::Hook::Prepare,
-            gangway::policy::Hook::VictimVeto,
-        ]
     }
     fn prepare(&mut self, _: &gangway::policy::PassContext<'_>, events: &[gangway::Event]) {
         use gangway::Event;

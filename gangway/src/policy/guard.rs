@@ -17,7 +17,8 @@ use crate::policy::quiet::catch_quietly;
 )]
 #[serde(rename_all = "snake_case")]
 pub enum FaultKind {
-    /// It panicked (a Python plug-in: raised): it abstained for the rest of the pass.
+    /// It panicked, or reported a failure ([`crate::policy::report_fault`]; a Python plug-in:
+    /// raised): it abstained for the rest of the pass.
     #[default]
     Panic,
     /// It answered a score that is NaN or infinite: that node or domain ranked as the worst in
@@ -56,7 +57,8 @@ pub struct PluginFault {
     /// What it did (a fault written without one is a panic).
     #[serde(default)]
     pub kind: FaultKind,
-    /// The panic's message, or what the score was and what it was about.
+    /// The panic's (or reported failure's) message, or what the score was and what it was
+    /// about.
     pub message: String,
 }
 

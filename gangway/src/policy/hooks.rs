@@ -1,5 +1,6 @@
-//! The plug-in trait: one method per decision point, each with a default that abstains, so a
-//! plug-in implements only the hooks it declares in [`Plugin::hooks`].
+//! The plug-in trait: one method per decision point, each with a default that abstains. A
+//! plug-in's hooks are derived from the methods it defines (`#[plugin]`), or from the closures
+//! it was given ([`crate::policy::FnPlugin`]): never declared by hand.
 
 use std::any::Any;
 
@@ -238,38 +239,96 @@ impl<T: Plugin + Clone> PluginClone for T {
     }
 }
 
+/// The hooks a plug-in implements, derived and never written by hand: `#[plugin]` on the
+/// `impl Plugin for T` block derives them from the hook methods it defines, and
+/// [`crate::policy::FnPlugin`] from the closures it was given. Not part of the API; a type that
+/// implements it otherwise may be refused by a later version.
+#[doc(hidden)]
+pub mod __private {
+    use super::Hook;
+
+    /// The hooks of a plug-in, in [`Hook`]'s order.
+    #[diagnostic::on_unimplemented(
+        message = "the hooks of plug-in `{Self}` are not derived",
+        label = "put `#[gangway::policy::plugin]` on its `impl Plugin for {Self}` block",
+        note = "a plug-in's hooks are derived from the hook methods its impl defines \
+                (docs/policies.md, \"Hooks are derived\"), or use `gangway::policy::FnPlugin`"
+    )]
+    pub trait DerivedHooks {
+        /// The hooks, in [`Hook`]'s order.
+        fn derived_hooks(&self) -> &[Hook];
+    }
+}
+
 /// A scheduling policy at one or more decision points.
 ///
-/// Every hook has a default that abstains; a plug-in implements the ones it lists in
-/// [`Plugin::hooks`], and the engine calls only those. Hooks see read-only views; the engine
-/// referees every answer (capacity, gangs, quotas, reservations are never at a plug-in's mercy),
-/// and a hook that panics is caught, reported in the tick's outcome, and treated as abstaining
-/// for the rest of that pass.
+/// Every hook has a default that abstains; a plug-in defines the ones it implements, and the
+/// engine calls only those. Its hooks are derived from the methods its `impl` defines by the
+/// [`plugin`](crate::policy::plugin) attribute, which every `impl Plugin` carries, so they
+/// cannot disagree with what it does (a plug-in made of closures is an
+/// [`FnPlugin`](crate::policy::FnPlugin)). Hooks see read-only views; the engine referees
+/// every answer (capacity, gangs, quotas, reservations are never at a plug-in's mercy), and a
+/// hook that panics or reports a fault ([`crate::policy::report_fault`]) is caught, reported in
+/// the tick's outcome, and treated as abstaining for the rest of that pass.
 ///
 /// ```
-/// use gangway::policy::{Hook, PassContext, Plugin};
+/// use gangway::policy::{Hook, PassContext, Plugin, plugin};
 /// use gangway::state::JobView;
 ///
 /// /// Shortest time limit first.
 /// #[derive(Clone)]
 /// struct Shortest;
+/// #[plugin]
 /// impl Plugin for Shortest {
 ///     fn name(&self) -> &str { "shortest" }
-///     fn hooks(&self) -> &[Hook] { &[Hook::Order] }
 ///     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
 ///         -(job.spec().time_limit_ms.min(i64::MAX as u64) as i64)
 ///     }
 /// }
+/// assert_eq!((&Shortest as &dyn Plugin).hooks(), [Hook::Order]);
 /// let profile = gangway::policy::Profile::builder().plugin(Shortest).build().unwrap();
 /// assert_eq!(profile.plugin_names().collect::<Vec<_>>(), ["shortest"]);
 /// ```
-pub trait Plugin: PluginClone + Send + Sync + 'static {
+///
+/// Without the attribute the `impl` does not compile; an `explain_key` without its `order_key`,
+/// and a `fn hooks` in it, are refused:
+///
+/// ```compile_fail
+/// use gangway::policy::{Hook, Plugin};
+/// #[derive(Clone)]
+/// struct Undeclared;
+/// impl Plugin for Undeclared {
+///     fn name(&self) -> &str { "undeclared" }
+/// }
+/// ```
+///
+/// ```compile_fail
+/// use gangway::policy::{PassContext, Plugin, plugin};
+/// use gangway::state::JobView;
+/// #[derive(Clone)]
+/// struct Unexplained;
+/// #[plugin]
+/// impl Plugin for Unexplained {
+///     fn name(&self) -> &str { "unexplained" }
+///     // The terms of a key it does not give.
+///     fn explain_key(&self, _: JobView<'_>, _: &PassContext<'_>) -> Vec<(String, f64)> { vec![] }
+/// }
+/// ```
+///
+/// ```compile_fail
+/// use gangway::policy::{Hook, Plugin, plugin};
+/// #[derive(Clone)]
+/// struct Liar;
+/// #[plugin]
+/// impl Plugin for Liar {
+///     fn name(&self) -> &str { "liar" }
+///     fn hooks(&self) -> &[Hook] { &[Hook::Order] }
+/// }
+/// ```
+pub trait Plugin: PluginClone + __private::DerivedHooks + Send + Sync + 'static {
     /// Its name: unique within a profile, the key of its saved state, and what faults and
     /// `explain` name it by.
     fn name(&self) -> &str;
-
-    /// The hooks it implements; the engine calls no other.
-    fn hooks(&self) -> &[Hook];
 
     /// Once per pass, before any other hook: cache what the pass needs (the context holds the
     /// cluster totals, the multifactor normalisers and the fair-share factors). `events` are
@@ -368,15 +427,15 @@ pub trait Plugin: PluginClone + Send + Sync + 'static {
     /// (admits) for the rest of the pass, and is reported in the tick's `plugin_faults`.
     ///
     /// ```
-    /// use gangway::policy::{HeadView, Hook, PassContext, Plugin};
+    /// use gangway::policy::{HeadView, PassContext, Plugin, plugin};
     /// use gangway::state::JobView;
     ///
     /// /// RLScheduler's rule, as a plug-in: end strictly before the head's estimate.
     /// #[derive(Clone)]
     /// struct BeforeHead;
+    /// #[plugin]
     /// impl Plugin for BeforeHead {
     ///     fn name(&self) -> &str { "before_head" }
-    ///     fn hooks(&self) -> &[Hook] { &[Hook::Backfill] }
     ///     fn may_backfill(&self, head: HeadView<'_>, job: JobView<'_>, ctx: &PassContext<'_>) -> bool {
     ///         let end = ctx.now_ms().saturating_add(job.spec().time_limit_ms);
     ///         head.estimated_start_ms.is_none_or(|start| end < start)
@@ -418,5 +477,121 @@ pub trait Plugin: PluginClone + Send + Sync + 'static {
     /// engine's shape memos off where it serves).
     fn dependence(&self) -> Dependence {
         Dependence::Anything
+    }
+}
+
+impl dyn Plugin {
+    /// The hooks it implements, in [`Hook`]'s order: derived from the methods its `impl`
+    /// defines (or the closures of an [`FnPlugin`](crate::policy::FnPlugin)); the engine calls
+    /// no other.
+    ///
+    /// ```
+    /// use gangway::policy::{Hook, Plugin, builtin::Spread};
+    /// assert_eq!((&Spread as &dyn Plugin).hooks(), [Hook::NodeScore]);
+    /// ```
+    pub fn hooks(&self) -> &[Hook] {
+        self.derived_hooks()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::plugin;
+
+    /// Defines every hook method (and the non-hook ones, which add no hook).
+    #[derive(Clone)]
+    struct Everything;
+
+    #[plugin]
+    impl Plugin for Everything {
+        fn name(&self) -> &str {
+            "everything"
+        }
+        fn observe(&mut self, _: u64, _: &[Event], _: &TickOutcome) {}
+        fn prepare(&mut self, _: &PassContext<'_>, _: &[Event]) {}
+        fn admit(&self, _: JobView<'_>, _: &PassContext<'_>) -> Vote {
+            Vote::Abstain
+        }
+        fn order_key(&self, _: JobView<'_>, _: &PassContext<'_>) -> i64 {
+            0
+        }
+        fn explain_key(&self, _: JobView<'_>, _: &PassContext<'_>) -> Vec<(String, f64)> {
+            Vec::new()
+        }
+        fn filter_node(
+            &self,
+            _: JobView<'_>,
+            _: usize,
+            _: NodeView<'_>,
+            _: &PassContext<'_>,
+        ) -> Result<(), String> {
+            Ok(())
+        }
+        fn score_node(
+            &self,
+            _: JobView<'_>,
+            _: usize,
+            _: NodeView<'_>,
+            _: &PassContext<'_>,
+        ) -> f64 {
+            0.0
+        }
+        fn choose_devices(&self, _: DeviceTask<'_>, _: &PassContext<'_>) -> Option<u128> {
+            None
+        }
+        fn score_domain(&self, _: JobView<'_>, _: DomainView<'_>, _: &PassContext<'_>) -> f64 {
+            0.0
+        }
+        fn veto_victim(&self, _: JobView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> Option<Veto> {
+            None
+        }
+        fn victim_key(&self, _: JobView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> i64 {
+            0
+        }
+        fn may_backfill(&self, _: HeadView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> bool {
+            true
+        }
+        fn wake_up(&self, _: &PassContext<'_>) -> Option<u64> {
+            None
+        }
+        fn save_state(&self) -> Option<serde_json::Value> {
+            None
+        }
+        fn dependence(&self) -> Dependence {
+            Dependence::Anything
+        }
+    }
+
+    /// Defines no hook method.
+    #[derive(Clone)]
+    struct Nothing;
+
+    #[plugin]
+    impl Plugin for Nothing {
+        fn name(&self) -> &str {
+            "nothing"
+        }
+    }
+
+    #[test]
+    fn the_attribute_derives_one_hook_per_hook_method_in_hook_order() {
+        let every = [
+            Hook::Prepare,
+            Hook::Admission,
+            Hook::Order,
+            Hook::NodeFilter,
+            Hook::NodeScore,
+            Hook::DeviceChoice,
+            Hook::DomainScore,
+            Hook::VictimVeto,
+            Hook::VictimOrder,
+            Hook::Backfill,
+            Hook::WakeUp,
+            Hook::Observe,
+        ];
+        assert!(every.is_sorted());
+        assert_eq!((&Everything as &dyn Plugin).hooks(), every);
+        assert!((&Nothing as &dyn Plugin).hooks().is_empty());
     }
 }

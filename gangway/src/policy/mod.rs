@@ -1,5 +1,7 @@
 //! The policy surface: plug-ins at every decision point of the pass, combined by a
-//! [`Profile`], and the built-in ones ([`builtin`]).
+//! [`Profile`], and the built-in ones ([`builtin`]). A plug-in is a type whose
+//! `impl Plugin` carries [`macro@plugin`] (its hooks derived from the methods it defines) or an
+//! [`FnPlugin`] of closures; a [`Registry`] names plug-ins for CLUSTER's `policy.plugins`.
 //!
 //! | hook | called | answer | combined |
 //! |---|---|---|---|
@@ -25,15 +27,21 @@
 pub mod builtin;
 mod context;
 mod factors;
+mod fn_plugin;
 mod guard;
 mod hooks;
 mod profile;
 mod quiet;
+pub mod registry;
 pub mod spec;
 
 pub use context::{PassContext, PassFigures};
 pub use factors::PriorityFactors;
+pub use fn_plugin::FnPlugin;
+pub use gangway_macros::plugin;
 pub use guard::{FaultKind, PluginFault};
+#[doc(hidden)]
+pub use hooks::__private;
 pub use hooks::{
     Dependence, DeviceTask, DomainView, HeadView, Hook, Plugin, PluginClone, Veto, Vote,
 };
@@ -42,3 +50,5 @@ pub use profile::{
     Profile, ProfileBuilder, ProfileError, VictimKeys,
 };
 pub(crate) use profile::{PartitionHooks, better_first};
+pub use quiet::report_fault;
+pub use registry::{Registry, RegistryError};

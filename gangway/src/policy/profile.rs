@@ -966,7 +966,9 @@ impl Profile {
             match loaded {
                 Ok(Ok(())) => {}
                 Ok(Err(message)) => return Err((name, message)),
-                Err(_) => return Err((name, "panicked while loading its state".to_string())),
+                Err(message) => {
+                    return Err((name, format!("failed while loading its state: {message}")));
+                }
             }
         }
         Ok(())

@@ -17,7 +17,6 @@ use crate::event::Event;
 use crate::model::ids::JobId;
 use crate::placement::Assignment;
 use crate::policy::Profile;
-use crate::policy::spec::profile_from_specs;
 use crate::state::ClusterState;
 use last_outcome::LastOutcome;
 use pass::head::Head;
@@ -155,8 +154,9 @@ impl Snapshot {
 }
 
 impl Profile {
-    /// The profile CLUSTER's `policy.plugins` names, or the default one
-    /// ([`Profile::default_for_config`]) without it.
+    /// The profile CLUSTER's `policy.plugins` names from the built-in plug-ins, or the
+    /// default one ([`Profile::default_for_config`]) without it
+    /// ([`crate::policy::Registry::profile_for`] with a host's own plug-ins).
     ///
     /// ```
     /// let cluster: gangway::ClusterConfig = serde_json::from_str(r#"{"nodes": [],
@@ -165,24 +165,7 @@ impl Profile {
     /// assert_eq!(err.field, "policy.plugins[1]");
     /// ```
     pub fn from_config(config: &ClusterConfig) -> Result<Profile, ConfigError> {
-        let Some(specs) = &config.policy.plugins else {
-            return Ok(Profile::default_for_config());
-        };
-        let configured = |name: &str| match config.partitions.is_empty() {
-            true => name == "default",
-            false => config.partitions.iter().any(|p| p.name == name),
-        };
-        for (index, spec) in specs.iter().enumerate() {
-            if let Some(partition) = spec.partition.as_deref().filter(|p| !configured(p)) {
-                let message = format!("partition {partition:?} is not configured");
-                return Err(ConfigError::new(
-                    format!("policy.plugins[{index}].partition"),
-                    message,
-                ));
-            }
-        }
-        profile_from_specs(specs)
-            .map_err(|e| ConfigError::new(format!("policy.plugins[{}]", e.index), e.message))
+        crate::policy::registry::builtin_registry().profile_for(config)
     }
 }
 

@@ -181,6 +181,12 @@ impl Adversary {
         }
     }
 
+    /// The hooks its tricks need, in the order they first appear (it defines every hook
+    /// method; where no trick says otherwise it abstains).
+    pub fn hooks(&self) -> &[Hook] {
+        &self.hooks
+    }
+
     /// Its tricks.
     pub fn tricks(&self) -> &[Trick] {
         &self.tricks
@@ -215,13 +221,16 @@ impl Adversary {
     }
 }
 
+impl crate::policy::__private::DerivedHooks for Adversary {
+    /// [`Adversary::hooks`].
+    fn derived_hooks(&self) -> &[Hook] {
+        self.hooks()
+    }
+}
+
 impl Plugin for Adversary {
     fn name(&self) -> &str {
         &self.name
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &self.hooks
     }
 
     fn prepare(&mut self, context: &PassContext<'_>, _: &[Event]) {

@@ -12,7 +12,7 @@ use crate::common;
 use common::build::{config, finished, submit};
 use common::decisions::{pending, reason, started};
 use gangway::model::time::MAX_MS;
-use gangway::policy::{Hook, PassContext, Plugin, Profile};
+use gangway::policy::{PassContext, Plugin, Profile};
 use gangway::testkit::checked_tick;
 use gangway::testkit::reference::Twins;
 use gangway::{ClusterConfig, Event, JobSpec, PendingReason, Scheduler, TickOutcome};
@@ -126,12 +126,10 @@ fn a_ready_deadline_and_a_back_off_end_past_the_range_are_not_shown() {
 #[derive(Clone)]
 struct Alarm(u64);
 
+#[gangway::policy::plugin]
 impl Plugin for Alarm {
     fn name(&self) -> &str {
         "alarm"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::WakeUp]
     }
     fn wake_up(&self, _: &PassContext<'_>) -> Option<u64> {
         Some(self.0)

@@ -6,19 +6,17 @@ use crate::common;
 
 use common::build::{finished, submit};
 use gangway::JobSpec;
-use gangway::policy::{Hook, PassContext, Plugin, Profile};
+use gangway::policy::{PassContext, Plugin, Profile};
 use gangway::state::JobView;
 use gangway::testkit::harness::{ProfileChecks, check_profile, scale};
 
 #[derive(Clone)]
 struct ShortestJobFirst;
 
+#[gangway::policy::plugin]
 impl Plugin for ShortestJobFirst {
     fn name(&self) -> &str {
         "shortest_job_first"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
     }
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         let minutes = i64::try_from(job.spec().time_limit_ms / 60_000).unwrap_or(i64::MAX);
@@ -40,12 +38,10 @@ fn shortest_job_first_keeps_every_invariant() {
 #[derive(Clone)]
 struct Extreme;
 
+#[gangway::policy::plugin]
 impl Plugin for Extreme {
     fn name(&self) -> &str {
         "extreme"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
     }
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         if job.name().len() % 2 == 0 {

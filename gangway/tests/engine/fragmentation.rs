@@ -140,34 +140,27 @@ fn a_fraction_goes_to_the_device_it_leaves_usable() {
 
 /// A plug-in of one hook that abstains in it (a filter admits every node, a scorer gives every
 /// node 0) and says it answers from the shape and node alone.
-#[derive(Clone)]
-struct Abstains(&'static str, &'static [gangway::policy::Hook]);
-
-impl gangway::policy::Plugin for Abstains {
-    fn name(&self) -> &str {
-        self.0
-    }
-    fn hooks(&self) -> &[gangway::policy::Hook] {
-        self.1
-    }
-    fn dependence(&self) -> gangway::policy::Dependence {
-        gangway::policy::Dependence::ShapeAndNode
-    }
+fn abstains(name: &str) -> gangway::policy::FnPlugin {
+    gangway::policy::FnPlugin::new(name).dependence(gangway::policy::Dependence::ShapeAndNode)
 }
 
 /// A node filter that admits every node: a profile with it places through the plain scan of
 /// every candidate (filtered candidates are never visited by state class), and otherwise
 /// decides as the default profile.
-const ADMIT_ALL: Abstains = Abstains("admit_all", &[gangway::policy::Hook::NodeFilter]);
+fn admit_all() -> gangway::policy::FnPlugin {
+    abstains("admit_all").filter_node(|_, _, _, _| Ok(()))
+}
 
 /// A node scorer answering 0 for every node.
-const ZERO: Abstains = Abstains("zero", &[gangway::policy::Hook::NodeScore]);
+fn zero_scorer() -> gangway::policy::FnPlugin {
+    abstains("zero").score_node(|_, _, _, _| 0.0)
+}
 
-/// The default profile, and the same with [`ADMIT_ALL`]: the state-class visit against the
+/// The default profile, and the same with [`admit_all`]: the state-class visit against the
 /// plain scan.
 fn class_and_scan() -> Vec<gangway::policy::Profile> {
     use gangway::policy::{Placement, Profile};
-    let mut builder = Profile::builder().plugin(ADMIT_ALL);
+    let mut builder = Profile::builder().plugin(admit_all());
     for plugin in Profile::default_for_config().into_plugins() {
         builder = builder.boxed(plugin, Placement::default());
     }
@@ -193,8 +186,8 @@ fn bursts_on_alike_nodes_are_placed_as_by_the_plain_scan() {
     same_on_bursts(32, class_and_scan);
 }
 
-/// The default profile, and the same with the built-in node choice beside [`ZERO`]: at tier 0
-/// with `ZERO` at tier 1, and at tier 1 with `ZERO` at tier 0. A scorer that ties everywhere
+/// The default profile, and the same with the built-in node choice beside [`zero_scorer`]: at tier 0
+/// with it at tier 1, and at tier 1 with it at tier 0. A scorer that ties everywhere
 /// leaves every choice to the built-in, through the gate's ranking of every candidate.
 fn beside_zero() -> Vec<gangway::policy::Profile> {
     use gangway::policy::builtin::LeastFragmenting;
@@ -214,7 +207,7 @@ fn beside_zero() -> Vec<gangway::policy::Profile> {
             builder = builder.boxed(plugin, placement);
         }
         builder
-            .scorer(ZERO, zero, 1.0)
+            .scorer(zero_scorer(), zero, 1.0)
             .build()
             .expect("distinct names and tiers")
     };

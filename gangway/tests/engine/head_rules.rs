@@ -114,12 +114,10 @@ fn a_new_head_is_estimated_when_it_becomes_the_head() {
 #[derive(Clone)]
 struct EndsByHead;
 
+#[gangway::policy::plugin]
 impl Plugin for EndsByHead {
     fn name(&self) -> &str {
         "ends_by_head"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Backfill]
     }
     fn may_backfill(&self, head: HeadView<'_>, job: JobView<'_>, ctx: &PassContext<'_>) -> bool {
         let end = ctx.now_ms().saturating_add(job.spec().time_limit_ms);
@@ -156,12 +154,10 @@ fn a_user_rule_decides_in_mode_rule() {
 #[derive(Clone)]
 struct Fixed(bool);
 
+#[gangway::policy::plugin]
 impl Plugin for Fixed {
     fn name(&self) -> &str {
         if self.0 { "always" } else { "never" }
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Backfill]
     }
     fn may_backfill(&self, _: HeadView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> bool {
         self.0
@@ -203,12 +199,10 @@ fn a_rule_that_admits_a_job_that_does_not_fit_is_refused() {
 #[derive(Clone)]
 struct Panics;
 
+#[gangway::policy::plugin]
 impl Plugin for Panics {
     fn name(&self) -> &str {
         "panics"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Backfill]
     }
     fn may_backfill(&self, _: HeadView<'_>, _: JobView<'_>, _: &PassContext<'_>) -> bool {
         panic!("rule broke")

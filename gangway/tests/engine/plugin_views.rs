@@ -7,7 +7,7 @@ use crate::common;
 
 use common::build::{config, event, finished, submit};
 use common::decisions::started;
-use gangway::policy::{Hook, PassContext, Plugin, Profile, Veto};
+use gangway::policy::{PassContext, Plugin, Profile, Veto};
 use gangway::state::JobView;
 use gangway::testkit::checked_tick;
 use gangway::{Decision, Event, JobSpec, Milli, Scheduler, TickOutcome};
@@ -19,12 +19,10 @@ const TEN_MINUTES: u64 = 600_000;
 #[derive(Clone)]
 struct ByPriority;
 
+#[gangway::policy::plugin]
 impl Plugin for ByPriority {
     fn name(&self) -> &str {
         "by_priority"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
     }
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         i64::from(job.spec().priority)
@@ -38,12 +36,10 @@ struct YoungRunGuard {
     ends: bool,
 }
 
+#[gangway::policy::plugin]
 impl Plugin for YoungRunGuard {
     fn name(&self) -> &str {
         "young_run_guard"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimVeto]
     }
     fn veto_victim(
         &self,
@@ -145,12 +141,10 @@ fn a_veto_end_not_after_the_pass_asks_for_no_wake_up() {
     /// Vetoes everything, with an end at the pass's time or before.
     #[derive(Clone)]
     struct Stale;
+    #[gangway::policy::plugin]
     impl Plugin for Stale {
         fn name(&self) -> &str {
             "stale"
-        }
-        fn hooks(&self) -> &[Hook] {
-            &[Hook::VictimVeto]
         }
         fn veto_victim(&self, _: JobView<'_>, _: JobView<'_>, c: &PassContext<'_>) -> Option<Veto> {
             Some(Veto::new("stale").until(c.now_ms()))
@@ -174,12 +168,10 @@ struct Recorder {
     passes: Vec<(u64, Vec<String>)>,
 }
 
+#[gangway::policy::plugin]
 impl Plugin for Recorder {
     fn name(&self) -> &str {
         "recorder"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Prepare]
     }
     fn prepare(&mut self, context: &PassContext<'_>, events: &[Event]) {
         let seen = events

@@ -17,8 +17,8 @@ use gangway::policy::builtin::{
 };
 use gangway::policy::spec::PluginSpec;
 use gangway::policy::{
-    DeviceTask, DomainView, FaultKind, Hook, PassContext, Plugin, PluginFault, Profile,
-    ProfileBuilder, Veto, Vote,
+    FaultKind, FnPlugin, Hook, PassContext, Plugin, PluginFault, Profile, ProfileBuilder, Registry,
+    Veto, Vote, report_fault,
 };
 use gangway::protocol::Shim;
 use gangway::state::{JobView, NodeView};
@@ -31,149 +31,15 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 use serde_json::{Value, json};
 
-// ---------------------------------------------------------------------------------------------
-// A plug-in made of closures, so that each test states its policy in one line.
-
-type JobFn<T> = Arc<dyn for<'a> Fn(JobView<'a>) -> T + Send + Sync>;
-type JobNodeFn<T> = Arc<dyn for<'a, 'b> Fn(JobView<'a>, NodeView<'b>) -> T + Send + Sync>;
-type PairFn<T> = Arc<dyn for<'a, 'b> Fn(JobView<'a>, JobView<'b>) -> T + Send + Sync>;
-type WakeFn = Arc<dyn Fn(u64) -> Option<u64> + Send + Sync>;
-
-/// A plug-in whose hooks are the closures given; a hook without one is not declared.
-#[derive(Clone, Default)]
-struct Custom {
-    name: &'static str,
-    hooks: Vec<Hook>,
-    admit: Option<JobFn<Vote>>,
-    order: Option<JobFn<i64>>,
-    filter: Option<JobNodeFn<Result<(), String>>>,
-    score: Option<JobNodeFn<f64>>,
-    veto: Option<PairFn<Option<Veto>>>,
-    victim: Option<PairFn<i64>>,
-    wake: Option<WakeFn>,
-}
-
-impl Custom {
-    fn new(name: &'static str) -> Self {
-        Custom {
-            name,
-            ..Custom::default()
-        }
-    }
-
-    fn admit(mut self, f: impl for<'a> Fn(JobView<'a>) -> Vote + Send + Sync + 'static) -> Self {
-        self.hooks.push(Hook::Admission);
-        self.admit = Some(Arc::new(f));
-        self
-    }
-
-    fn order(mut self, f: impl for<'a> Fn(JobView<'a>) -> i64 + Send + Sync + 'static) -> Self {
-        self.hooks.push(Hook::Order);
-        self.order = Some(Arc::new(f));
-        self
-    }
-
-    fn filter(
-        mut self,
-        f: impl for<'a, 'b> Fn(JobView<'a>, NodeView<'b>) -> Result<(), String> + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.push(Hook::NodeFilter);
-        self.filter = Some(Arc::new(f));
-        self
-    }
-
-    fn score(
-        mut self,
-        f: impl for<'a, 'b> Fn(JobView<'a>, NodeView<'b>) -> f64 + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.push(Hook::NodeScore);
-        self.score = Some(Arc::new(f));
-        self
-    }
-
-    /// Vetoes with what `f` answers: a reason, or a [`Veto`] that may end.
-    fn veto<V: Into<Veto>>(
-        mut self,
-        f: impl for<'a, 'b> Fn(JobView<'a>, JobView<'b>) -> Option<V> + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.push(Hook::VictimVeto);
-        self.veto = Some(Arc::new(move |p, v| f(p, v).map(Into::into)));
-        self
-    }
-
-    fn victim(
-        mut self,
-        f: impl for<'a, 'b> Fn(JobView<'a>, JobView<'b>) -> i64 + Send + Sync + 'static,
-    ) -> Self {
-        self.hooks.push(Hook::VictimOrder);
-        self.victim = Some(Arc::new(f));
-        self
-    }
-
-    /// Wakes up at what `f` answers for the pass's time.
-    fn wake(mut self, f: impl Fn(u64) -> Option<u64> + Send + Sync + 'static) -> Self {
-        self.hooks.push(Hook::WakeUp);
-        self.wake = Some(Arc::new(f));
-        self
-    }
-}
-
-impl Plugin for Custom {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn hooks(&self) -> &[Hook] {
-        &self.hooks
-    }
-    fn admit(&self, job: JobView<'_>, _: &PassContext<'_>) -> Vote {
-        self.admit.as_ref().map_or(Vote::Abstain, |f| f(job))
-    }
-    fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
-        self.order.as_ref().map_or(0, |f| f(job))
-    }
-    fn filter_node(
-        &self,
-        job: JobView<'_>,
-        _: usize,
-        node: NodeView<'_>,
-        _: &PassContext<'_>,
-    ) -> Result<(), String> {
-        self.filter.as_ref().map_or(Ok(()), |f| f(job, node))
-    }
-    fn score_node(
-        &self,
-        job: JobView<'_>,
-        _: usize,
-        node: NodeView<'_>,
-        _: &PassContext<'_>,
-    ) -> f64 {
-        self.score.as_ref().map_or(0.0, |f| f(job, node))
-    }
-    fn veto_victim(
-        &self,
-        preemptor: JobView<'_>,
-        victim: JobView<'_>,
-        _: &PassContext<'_>,
-    ) -> Option<Veto> {
-        self.veto.as_ref().and_then(|f| f(preemptor, victim))
-    }
-    fn victim_key(&self, preemptor: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
-        self.victim.as_ref().map_or(0, |f| f(preemptor, victim))
-    }
-    fn wake_up(&self, context: &PassContext<'_>) -> Option<u64> {
-        self.wake.as_ref().and_then(|f| f(context.now_ms()))
-    }
-}
-
 /// The order key `priority`: the job's base priority.
-fn by_priority() -> Custom {
-    Custom::new("priority").order(|job| i64::from(job.spec().priority))
+fn by_priority() -> FnPlugin {
+    FnPlugin::new("priority").order_key(|job, _| i64::from(job.spec().priority))
 }
 
 /// A node score from a table by node name (0 for nodes it does not list).
-fn table(name: &'static str, scores: &[(&'static str, f64)]) -> Custom {
+fn table(name: &'static str, scores: &[(&'static str, f64)]) -> FnPlugin {
     let scores = scores.to_vec();
-    Custom::new(name).score(move |_, node| {
+    FnPlugin::new(name).score_node(move |_, _, node, _| {
         scores
             .iter()
             .find(|(n, _)| *n == node.name())
@@ -269,7 +135,7 @@ fn order_based(mut cluster: Value, anti_thrash: bool) -> Value {
 
 #[test]
 fn a_deny_keeps_the_job_waiting_with_reason_admission_and_its_message() {
-    let budget = Custom::new("budget").admit(|job| match job.name() {
+    let budget = FnPlugin::new("budget").admit(|job, _| match job.name() {
         "denied" => Vote::Deny("over budget".into()),
         _ => Vote::Abstain,
     });
@@ -294,7 +160,7 @@ fn a_denied_job_blocks_nobody_even_without_backfill() {
     let cluster = json!({"nodes": [{"name": "n1", "cpus": 4}],
                          "policy": {"backfill": {"mode": "none"}}});
     let later_starts = |deny: bool| {
-        let budget = Custom::new("budget").admit(move |job| match job.name() {
+        let budget = FnPlugin::new("budget").admit(move |job, _| match job.name() {
             "head" if deny => Vote::Deny("no".into()),
             _ => Vote::Abstain,
         });
@@ -310,9 +176,9 @@ fn a_denied_job_blocks_nobody_even_without_backfill() {
 
 #[test]
 fn the_first_deny_is_shown_and_any_deny_rejects() {
-    let a = Custom::new("a").admit(|_| Vote::Permit);
-    let b = Custom::new("b").admit(|_| Vote::Deny("b says no".into()));
-    let c = Custom::new("c").admit(|_| Vote::Deny("c says no".into()));
+    let a = FnPlugin::new("a").admit(|_, _| Vote::Permit);
+    let b = FnPlugin::new("b").admit(|_, _| Vote::Deny("b says no".into()));
+    let c = FnPlugin::new("c").admit(|_, _| Vote::Deny("c says no".into()));
     let mut s = with(
         one_node(4),
         build(Profile::builder().plugin(a).plugin(b).plugin(c)),
@@ -326,8 +192,8 @@ fn the_first_deny_is_shown_and_any_deny_rejects() {
 #[test]
 fn permit_and_abstain_change_nothing() {
     // A permit never overrides a hold.
-    let permit = || Custom::new("permit").admit(|_| Vote::Permit);
-    let abstain = || Custom::new("abstain").admit(|_| Vote::Abstain);
+    let permit = || FnPlugin::new("permit").admit(|_, _| Vote::Permit);
+    let abstain = || FnPlugin::new("abstain").admit(|_, _| Vote::Abstain);
     let mut s = with(one_node(4), build(Profile::builder().plugin(permit())));
     tick(
         &mut s,
@@ -365,9 +231,9 @@ fn permit_and_abstain_change_nothing() {
 // Order
 
 /// A key per job name from a table (0 for names it does not list).
-fn keys(name: &'static str, keys: &[(&'static str, i64)]) -> Custom {
+fn keys(name: &'static str, keys: &[(&'static str, i64)]) -> FnPlugin {
     let keys = keys.to_vec();
-    Custom::new(name).order(move |job| {
+    FnPlugin::new(name).order_key(move |job, _| {
         keys.iter()
             .find(|(n, _)| *n == job.name())
             .map_or(0, |(_, k)| *k)
@@ -410,7 +276,7 @@ fn the_partition_tier_comes_before_the_order_keys() {
 
 #[test]
 fn equal_keys_go_to_submit_time_then_arrival() {
-    let profile = build(Profile::builder().plugin(Custom::new("same").order(|_| 7)));
+    let profile = build(Profile::builder().plugin(FnPlugin::new("same").order_key(|_, _| 7)));
     let mut s = with(one_node(1), profile);
     tick(&mut s, 0, vec![cpus("blocker", 1)]);
     let at = |id: &str, submit_ms| {
@@ -434,8 +300,8 @@ fn equal_keys_go_to_submit_time_then_arrival() {
 // ---------------------------------------------------------------------------------------------
 // Node filters
 
-fn nope() -> Custom {
-    Custom::new("nope").filter(|_, _| Err("not today".into()))
+fn nope() -> FnPlugin {
+    FnPlugin::new("nope").filter_node(|_, _, _, _| Err("not today".into()))
 }
 
 #[test]
@@ -470,7 +336,7 @@ fn a_filter_rejecting_one_node_steers_placement() {
     let mut s = with(two_gpu_nodes(), Profile::default_for_config());
     assert_eq!(node_of(&tick(&mut s, 0, vec![gpus("j", 1)]), "j"), "n1");
 
-    let not_n1 = Custom::new("not_n1").filter(|_, node| match node.name() {
+    let not_n1 = FnPlugin::new("not_n1").filter_node(|_, _, node, _| match node.name() {
         "n1" => Err("reserved for maintenance".into()),
         _ => Ok(()),
     });
@@ -551,7 +417,7 @@ fn extreme_scores_never_break_anything() {
     let profile = Profile::builder().scorer(table("huge", &[("n1", 1e10)]), 0, 1e300);
     assert_eq!(lands(build(profile)), "n2");
     // Every node scored NaN: jobs still start, in the visit order, and a gang whole.
-    let nan = Custom::new("nan").score(|_, _| f64::NAN);
+    let nan = FnPlugin::new("nan").score_node(|_, _, _, _| f64::NAN);
     let mut s = with(
         two_gpu_nodes(),
         build(Profile::builder().scorer(nan, 0, 1.0)),
@@ -603,7 +469,7 @@ fn a_partitions_scorers_replace_the_global_ones() {
 #[test]
 fn a_partitions_filters_add_to_the_global_ones() {
     let not = |name: &'static str, node: &'static str| {
-        Custom::new(name).filter(move |_, n| {
+        FnPlugin::new(name).filter_node(move |_, _, n, _| {
             if n.name() == node {
                 Err(format!("not {node}"))
             } else {
@@ -661,8 +527,8 @@ fn heavy_lands(profile: Profile) -> String {
 }
 
 /// A scorer answering 0 for every node.
-fn zero() -> Custom {
-    Custom::new("zero").score(|_, _| 0.0)
+fn zero() -> FnPlugin {
+    FnPlugin::new("zero").score_node(|_, _, _, _| 0.0)
 }
 
 #[test]
@@ -706,7 +572,8 @@ fn the_built_in_node_choice_decides_and_a_lower_tier_scorer_breaks_its_ties() {
 fn a_scorer_added_to_the_default_profile_ranks_before_the_built_in() {
     // The default profile lists the built-in at the last tier, so a scorer added at the
     // default tier (0) decides first and the built-in breaks its ties.
-    let added = |scorer: Custom| build(Profile::default_for_config().into_builder().plugin(scorer));
+    let added =
+        |scorer: FnPlugin| build(Profile::default_for_config().into_builder().plugin(scorer));
     // `small` and `wide1` tie for the scorer; the built-in takes `wide1` (best fit: `small`).
     let tie = table("tie", &[("small", 1.0), ("wide1", 1.0)]);
     assert_eq!(heavy_lands(added(tie)), "wide1");
@@ -794,7 +661,7 @@ fn without_the_built_in_the_scorers_order_alone_decides() {
 
 #[test]
 fn least_fragmenting_is_named_in_json_and_the_default_profile_lists_it() {
-    assert!(gangway::policy::spec::BUILTIN_NAMES.contains(&"least_fragmenting"));
+    assert!(Registry::builtin().contains("least_fragmenting"));
     let default = Profile::default_for_config();
     assert!(
         default
@@ -884,7 +751,7 @@ fn the_built_in_node_choice_holds_its_tier_alone_and_takes_no_weight() {
 // Victims
 
 /// The default profile's victim selection behind an order key by base priority, and `extra`.
-fn victims_profile(extra: Vec<Custom>) -> Profile {
+fn victims_profile(extra: Vec<FnPlugin>) -> Profile {
     let mut builder = Profile::builder().plugin(by_priority());
     for plugin in extra {
         builder = builder.plugin(plugin);
@@ -897,7 +764,7 @@ fn victims_profile(extra: Vec<Custom>) -> Profile {
 
 #[test]
 fn a_min_run_time_veto_protects_a_job_and_no_other_plugin_silences_it() {
-    let lenient = Custom::new("lenient").veto(|_, _| None::<Veto>);
+    let lenient = FnPlugin::new("lenient").veto_victim(|_, _, _| None::<Veto>);
     let profile = Profile::builder()
         .plugin(lenient)
         .plugin(by_priority())
@@ -937,7 +804,7 @@ fn a_veto_of_the_victims_partition_protects_it_from_other_partitions() {
 
 #[test]
 fn a_victim_order_changes_which_job_is_preempted() {
-    let run = |extra: Vec<Custom>| {
+    let run = |extra: Vec<FnPlugin>| {
         let mut s = with(order_based(one_node(2), true), victims_profile(extra));
         tick(&mut s, 0, vec![prio("older", 0)]);
         tick(&mut s, 1_000, vec![prio("newer", 0)]);
@@ -949,7 +816,7 @@ fn a_victim_order_changes_which_job_is_preempted() {
     };
     // Kueue's order: the most recently started first.
     assert_eq!(run(vec![]), ["newer"]);
-    let oldest_first = Custom::new("oldest_first").victim(|_, victim| {
+    let oldest_first = FnPlugin::new("oldest_first").victim_key(|_, victim, _| {
         victim
             .current_run()
             .map_or(0, |(start, _)| i64::try_from(start).unwrap())
@@ -962,7 +829,7 @@ fn a_veto_returning_junk_is_harmless() {
     // The hook is asked only about candidates, so it cannot name another job; what it can do
     // is return any text, even empty: every `Some` protects its victim and nothing else.
     let junk = "\0\u{202e}".to_string() + &"x".repeat(100_000);
-    let junky = Custom::new("junky").veto(move |_, victim| match victim.name() {
+    let junky = FnPlugin::new("junky").veto_victim(move |_, victim, _| match victim.name() {
         "newer" => Some(junk.clone()),
         _ => None,
     });
@@ -973,7 +840,7 @@ fn a_veto_returning_junk_is_harmless() {
     assert_eq!(preempts(&out), [("older", "high")]);
     assert!(out.plugin_faults.is_empty());
 
-    let empty = Custom::new("empty").veto(|_, _| Some(String::new()));
+    let empty = FnPlugin::new("empty").veto_victim(|_, _, _| Some(String::new()));
     let mut s = with(order_based(one_node(1), true), victims_profile(vec![empty]));
     tick(&mut s, 0, vec![prio("low", 0)]);
     let out = tick(&mut s, 1_000, vec![prio("high", 10)]);
@@ -1057,11 +924,11 @@ fn wake_up_requests_merge_into_next_wakeup_earliest_first() {
     let profile = || {
         build(
             Profile::builder()
-                .plugin(Custom::new("later").wake(|now| Some(now + 5_000)))
-                .plugin(Custom::new("sooner").wake(|now| Some(now + 2_000)))
-                .plugin(Custom::new("now").wake(Some))
-                .plugin(Custom::new("past").wake(|now| now.checked_sub(1)))
-                .plugin(Custom::new("none").wake(|_| None)),
+                .plugin(FnPlugin::new("later").wake_up(|c| Some(c.now_ms() + 5_000)))
+                .plugin(FnPlugin::new("sooner").wake_up(|c| Some(c.now_ms() + 2_000)))
+                .plugin(FnPlugin::new("now").wake_up(|c| Some(c.now_ms())))
+                .plugin(FnPlugin::new("past").wake_up(|c| c.now_ms().checked_sub(1)))
+                .plugin(FnPlugin::new("none").wake_up(|_| None)),
         )
     };
     // The engine's own wake-up (the job's time limit, at 3,610,000) is later.
@@ -1074,8 +941,8 @@ fn wake_up_requests_merge_into_next_wakeup_earliest_first() {
     let profile = || {
         build(
             Profile::builder()
-                .plugin(Custom::new("now").wake(Some))
-                .plugin(Custom::new("past").wake(|_| Some(0))),
+                .plugin(FnPlugin::new("now").wake_up(|c| Some(c.now_ms())))
+                .plugin(FnPlugin::new("past").wake_up(|_| Some(0))),
         )
     };
     let mut s = with(one_node(1), profile());
@@ -1086,7 +953,7 @@ fn wake_up_requests_merge_into_next_wakeup_earliest_first() {
     let mut s = with(one_node(1), profile());
     assert_eq!(tick(&mut s, 10_000, vec![]).next_wakeup_ms, None);
     // An earlier engine wake-up wins over a plug-in's.
-    let far = build(Profile::builder().plugin(Custom::new("far").wake(|_| Some(u64::MAX))));
+    let far = build(Profile::builder().plugin(FnPlugin::new("far").wake_up(|_| Some(u64::MAX))));
     let mut s = with(one_node(1), far);
     assert_eq!(
         tick(&mut s, 0, vec![cpus("j", 1)]).next_wakeup_ms,
@@ -1105,12 +972,10 @@ fn rejected(outcome: &TickOutcome) -> Vec<usize> {
 #[derive(Clone)]
 struct Recorder(Seen);
 
+#[gangway::policy::plugin]
 impl Plugin for Recorder {
     fn name(&self) -> &str {
         "recorder"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Observe]
     }
     fn observe(&mut self, now_ms: u64, events: &[Event], outcome: &TickOutcome) {
         self.0.lock().unwrap().push((
@@ -1153,12 +1018,10 @@ struct Counter {
     panic_from: u64,
 }
 
+#[gangway::policy::plugin]
 impl Plugin for Counter {
     fn name(&self) -> &str {
         "counter"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order, Hook::Observe]
     }
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         assert!(self.ticks < self.panic_from, "counter gave up");
@@ -1177,6 +1040,14 @@ impl Plugin for Counter {
         Some(json!(self.ticks))
     }
     fn load_state(&mut self, state: Value) -> Result<(), String> {
+        if state == "panic" {
+            panic!("cannot load");
+        }
+        if let Some(negative) = state.as_i64().filter(|n| *n < 0) {
+            // A failure reported as a value: its answer (`Ok`) is dropped.
+            report_fault(format!("a negative count: {negative}"));
+            return Ok(());
+        }
         self.ticks = state.as_u64().ok_or(format!("not a count: {state}"))?;
         Ok(())
     }
@@ -1254,6 +1125,27 @@ fn a_restore_whose_state_names_no_plugin_is_refused() {
             message: "not a count: \"junk\"".into()
         }
     );
+    // A plug-in that panics, or reports a failure, while loading: refused with its message.
+    for (state, message) in [
+        (
+            json!("panic"),
+            "failed while loading its state: cannot load",
+        ),
+        (
+            json!(-2),
+            "failed while loading its state: a negative count: -2",
+        ),
+    ] {
+        let mut snapshot = serde_json::to_value(s.snapshot()).unwrap();
+        snapshot["plugins"] = json!([["counter", state]]);
+        let snapshot = serde_json::from_value(snapshot).unwrap();
+        let err = Scheduler::restore_with_profile(snapshot, counter(u64::MAX)).unwrap_err();
+        let want = RestoreError::PluginState {
+            plugin: "counter".into(),
+            message: message.into(),
+        };
+        assert_eq!(err, want);
+    }
 }
 
 #[test]
@@ -1276,6 +1168,8 @@ fn a_snapshot_keeps_the_state_of_a_plugin_that_panicked_in_the_last_tick() {
 #[derive(Clone)]
 struct Panicky {
     hook: Hook,
+    /// Reports the fault ([`report_fault`]) and answers, instead of panicking.
+    reports: bool,
 }
 
 const EVERY_HOOK: [Hook; 9] = [
@@ -1293,17 +1187,18 @@ const EVERY_HOOK: [Hook; 9] = [
 impl Panicky {
     fn at(&self, hook: Hook) {
         if self.hook == hook {
-            panic!("boom in {}", hook.name());
+            match self.reports {
+                true => assert!(report_fault(format!("boom in {}", hook.name()))),
+                false => panic!("boom in {}", hook.name()),
+            }
         }
     }
 }
 
+#[gangway::policy::plugin]
 impl Plugin for Panicky {
     fn name(&self) -> &str {
         "panicky"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &EVERY_HOOK
     }
     fn prepare(&mut self, _: &PassContext<'_>, _: &[Event]) {
         self.at(Hook::Prepare);
@@ -1348,23 +1243,11 @@ impl Plugin for Panicky {
 }
 
 /// Panics in its device choice or its domain score, as `hook` says.
-#[derive(Clone)]
-struct PanickyPlacer {
-    hook: Hook,
-}
-
-impl Plugin for PanickyPlacer {
-    fn name(&self) -> &str {
-        "panicky_placer"
-    }
-    fn hooks(&self) -> &[Hook] {
-        std::slice::from_ref(&self.hook)
-    }
-    fn choose_devices(&self, _: DeviceTask<'_>, _: &PassContext<'_>) -> Option<u128> {
-        panic!("boom in device_choice")
-    }
-    fn score_domain(&self, _: JobView<'_>, _: DomainView<'_>, _: &PassContext<'_>) -> f64 {
-        panic!("boom in domain_score")
+fn panicky_placer(hook: Hook) -> FnPlugin {
+    let plugin = FnPlugin::new("panicky_placer");
+    match hook {
+        Hook::DeviceChoice => plugin.choose_devices(|_, _| panic!("boom in device_choice")),
+        _ => plugin.score_domain(|_, _, _| panic!("boom in domain_score")),
     }
 }
 
@@ -1379,7 +1262,7 @@ fn a_plugin_panicking_in_device_choice_or_domain_score_abstains() {
     let gang = || submit(JobSpec::new("gang", 3_600_000, 2).with_gpus(Milli::from_units(2)));
     for hook in [Hook::DeviceChoice, Hook::DomainScore] {
         let mut calm = with(cluster.clone(), Profile::default_for_config());
-        let mut builder = Profile::builder().plugin(PanickyPlacer { hook });
+        let mut builder = Profile::builder().plugin(panicky_placer(hook));
         for plugin in Profile::default_for_config().into_plugins() {
             builder = builder.boxed(plugin, Default::default());
         }
@@ -1416,21 +1299,25 @@ fn a_panicking_plugin_never_panics_out_of_tick_and_abstains_for_its_pass() {
         json!({"nodes": [{"name": "n1", "cpus": 1}, {"name": "n2", "cpus": 1}]}),
         true,
     );
-    let profile = |panicky: Option<Hook>| {
+    let profile = |panicky: Option<Panicky>| {
         let mut builder = Profile::builder().plugin(by_priority());
-        if let Some(hook) = panicky {
-            builder = builder.scorer(Panicky { hook }, 0, 1.0);
+        if let Some(panicky) = panicky {
+            builder = builder.scorer(panicky, 0, 1.0);
         }
         build(builder)
     };
-    for hook in EVERY_HOOK {
+    // A plug-in that reports its fault as a value is taken exactly as one that panics.
+    for (hook, reports) in EVERY_HOOK.into_iter().flat_map(|h| [(h, false), (h, true)]) {
         let mut calm = with(cluster.clone(), profile(None));
-        let mut s = with(cluster.clone(), profile(Some(hook)));
+        let mut s = with(cluster.clone(), profile(Some(Panicky { hook, reports })));
         for (at, events) in panic_scenario() {
             let want = tick(&mut calm, at, events.clone());
             let out = tick(&mut s, at, events);
             // It abstained: the decisions are those of the profile without it.
-            assert_eq!(out.decisions, want.decisions, "{hook:?} at {at}");
+            assert_eq!(
+                out.decisions, want.decisions,
+                "{hook:?} ({reports}) at {at}"
+            );
             assert_eq!(out.next_wakeup_ms, want.next_wakeup_ms, "{hook:?} at {at}");
             assert_eq!(s.explain(), calm.explain(), "{hook:?} at {at}");
             let fault = PluginFault {
@@ -1458,12 +1345,10 @@ fn a_panicking_plugin_never_panics_out_of_tick_and_abstains_for_its_pass() {
 #[derive(Clone)]
 struct BadExplainer;
 
+#[gangway::policy::plugin]
 impl Plugin for BadExplainer {
     fn name(&self) -> &str {
         "bad_explainer"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
     }
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         i64::from(job.spec().priority)
@@ -1637,8 +1522,8 @@ fn a_valid_policy_plugins_list_builds_those_plugins_in_order() {
 
 #[test]
 fn a_shim_tick_reports_the_faults_of_panicking_plugins() {
-    let profile =
-        Profile::builder().plugin(Custom::new("grumpy").order(|_| panic!("no order today")));
+    let profile = Profile::builder()
+        .plugin(FnPlugin::new("grumpy").order_key(|_, _| panic!("no order today")));
     let mut shim = Shim::with_scheduler(with(one_node(2), build(profile)));
     let job = json!({"type": "submit", "job": {"id": "a", "time_limit_ms": 1000, "groups": [{"count": 1}]}});
     let reply = send(
@@ -1653,6 +1538,105 @@ fn a_shim_tick_reports_the_faults_of_panicking_plugins() {
     // A tick without faults carries no such field.
     let reply = send(&mut shim, json!({"op": "tick", "at_ms": 1, "events": []}));
     assert!(reply.get("plugin_faults").is_none(), "{reply}");
+}
+
+/// The built-ins and `veto_all`: a host's plug-in that vetoes every preemption, and `avoid`,
+/// which keeps jobs off the node its parameter names.
+fn host_registry() -> Registry {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Avoid {
+        node: String,
+    }
+    let mut registry = Registry::builtin();
+    registry
+        .register("avoid", |p: Avoid| {
+            Ok(FnPlugin::new("avoid").filter_node(move |_, _, node, _| {
+                match node.name() == p.node {
+                    true => Err(format!("avoids {}", p.node)),
+                    false => Ok(()),
+                }
+            }))
+        })
+        .unwrap();
+    registry
+}
+
+#[test]
+fn a_shim_with_a_registry_lets_its_clients_name_the_hosts_plugins() {
+    let cluster = |plugins: Value| {
+        json!({"nodes": [{"name": "n1", "cpus": 1}, {"name": "n2", "cpus": 1}],
+               "policy": {"plugins": plugins}})
+    };
+    let job = |id: &str| json!({"type": "submit", "job": {"id": id, "time_limit_ms": 1000, "groups": [{"count": 1}]}});
+    let mut shim = Shim::with_registry(host_registry());
+    // A host's name with a bad parameter, and an unknown name: refused as in any shim, naming
+    // the entry, and nothing is configured.
+    for (plugins, message) in [
+        (
+            json!([{"name": "avoid", "nod": "n1"}]),
+            "cluster.policy.plugins[0]: avoid: nod: unknown field `nod`, expected `node`",
+        ),
+        (
+            json!([{"name": "las"}, {"name": "nope"}]),
+            "cluster.policy.plugins[1]: unknown plug-in \"nope\"; the built-ins are multifactor,",
+        ),
+    ] {
+        let reply = send(
+            &mut shim,
+            json!({"op": "configure", "cluster": cluster(plugins)}),
+        );
+        assert_eq!(reply["error"]["kind"], "invalid_config", "{reply}");
+        let text = reply["error"]["message"].as_str().unwrap();
+        assert!(text.starts_with(message), "{text}");
+        assert!(shim.scheduler().is_none());
+    }
+    let unknown = send(
+        &mut shim,
+        json!({"op": "configure", "cluster": cluster(json!([{"name": "nope"}]))}),
+    );
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("; the host's are avoid"),
+        "{unknown}"
+    );
+    // Named with a built-in, the host's plug-in decides.
+    let plugins = json!([{"name": "shortest_first"}, {"name": "avoid", "node": "n1"}]);
+    let reply = send(
+        &mut shim,
+        json!({"op": "configure", "cluster": cluster(plugins)}),
+    );
+    assert_eq!(reply["ok"], true, "{reply}");
+    let names: Vec<&str> = shim.scheduler().unwrap().profile().plugin_names().collect();
+    assert_eq!(names, ["shortest_first", "avoid"]);
+    let out = send(
+        &mut shim,
+        json!({"op": "tick", "at_ms": 0, "events": [job("a"), job("b")]}),
+    );
+    let placed: Vec<&str> = out["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["placement"][0]["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(placed, ["n2"], "{out}");
+    // A snapshot restores with the host's plug-in again.
+    let state = send(&mut shim, json!({"op": "snapshot"}))["state"].clone();
+    let mut fresh = Shim::with_registry(host_registry());
+    assert_eq!(
+        send(&mut fresh, json!({"op": "restore", "state": state}))["ok"],
+        true
+    );
+    let again = send(&mut fresh, json!({"op": "explain"}));
+    assert_eq!(again, send(&mut shim, json!({"op": "explain"})));
+    // The plain shim knows only the built-ins.
+    let reply = send(
+        &mut Shim::default(),
+        json!({"op": "restore", "state": state}),
+    );
+    assert_eq!(reply["error"]["kind"], "invalid_state", "{reply}");
 }
 
 #[test]

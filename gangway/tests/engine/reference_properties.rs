@@ -19,7 +19,7 @@
 
 use gangway::config::{FairSharingConfig, WaitForReadyConfig};
 use gangway::policy::builtin::{Las, ShortestFirst};
-use gangway::policy::{HeadView, Hook, PassContext, Plugin, Profile};
+use gangway::policy::{HeadView, PassContext, Plugin, Profile};
 use gangway::state::JobView;
 use gangway::testkit::adversarial::{Adversary, Trick};
 use gangway::testkit::harness::{Stream, StreamEvent, TickStep, resolve, scale};
@@ -70,12 +70,10 @@ enum Plugins {
 #[derive(Clone)]
 struct NoLongerThanHead;
 
+#[gangway::policy::plugin]
 impl Plugin for NoLongerThanHead {
     fn name(&self) -> &str {
         "no_longer_than_head"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Backfill]
     }
     fn may_backfill(&self, head: HeadView<'_>, job: JobView<'_>, _: &PassContext<'_>) -> bool {
         job.spec().time_limit_ms <= head.job.spec().time_limit_ms

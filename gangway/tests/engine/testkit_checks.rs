@@ -38,12 +38,10 @@ impl Table {
     }
 }
 
+#[gangway::policy::plugin]
 impl Plugin for Table {
     fn name(&self) -> &str {
         self.name
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeScore]
     }
     fn score_node(&self, _: JobView<'_>, _: usize, node: NodeView<'_>, _: &PassContext<'_>) -> f64 {
         let found = self.scores.iter().find(|(n, _)| *n == node.name());
@@ -193,12 +191,10 @@ fn nan_profile() -> Profile {
 #[derive(Clone)]
 struct ShapeTable(Table);
 
+#[gangway::policy::plugin]
 impl Plugin for ShapeTable {
     fn name(&self) -> &str {
         self.0.name()
-    }
-    fn hooks(&self) -> &[Hook] {
-        self.0.hooks()
     }
     fn score_node(&self, j: JobView<'_>, g: usize, n: NodeView<'_>, c: &PassContext<'_>) -> f64 {
         self.0.score_node(j, g, n, c)
@@ -269,12 +265,10 @@ fn check_profile_lets_an_allowed_fault_pass() {
 #[derive(Clone)]
 struct Panicky;
 
+#[gangway::policy::plugin]
 impl Plugin for Panicky {
     fn name(&self) -> &str {
         "panicky"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
     }
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         assert!(job.name() != "j1", "no key for j1");
@@ -361,12 +355,10 @@ impl YoungRuns {
 
 const GUARD_MS: u64 = 600_000;
 
+#[gangway::policy::plugin]
 impl Plugin for YoungRuns {
     fn name(&self) -> &str {
         "young_runs"
-    }
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimVeto, Hook::Observe]
     }
     fn veto_victim(
         &self,

@@ -3,7 +3,7 @@
 
 use crate::model::shape::GpuNeed;
 use crate::placement::fit::{island_devices, least_fragmenting_device};
-use crate::policy::{Dependence, DeviceTask, Hook, PassContext, Plugin};
+use crate::policy::{Dependence, DeviceTask, PassContext, Plugin};
 
 /// A fractional-GPU task takes the device where it raises the cluster's fragmentation least
 /// (Weng et al., ATC'23; [`crate::placement::frag`]), then the fullest device with room, then
@@ -11,18 +11,20 @@ use crate::policy::{Dependence, DeviceTask, Hook, PassContext, Plugin};
 ///
 /// ```
 /// use gangway::policy::{builtin::FragmentationAware, Hook, Plugin};
-/// assert_eq!(FragmentationAware.hooks(), [Hook::DeviceChoice]);
+/// assert_eq!((&FragmentationAware as &dyn Plugin).hooks(), [Hook::DeviceChoice]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FragmentationAware;
 
+impl FragmentationAware {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "fragmentation_aware";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for FragmentationAware {
     fn name(&self) -> &str {
-        "fragmentation_aware"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::DeviceChoice]
+        Self::NAME
     }
 
     fn choose_devices(&self, task: DeviceTask<'_>, _: &PassContext<'_>) -> Option<u128> {
@@ -44,18 +46,20 @@ impl Plugin for FragmentationAware {
 ///
 /// ```
 /// use gangway::policy::{builtin::NvlinkIslands, Hook, Plugin};
-/// assert_eq!(NvlinkIslands.hooks(), [Hook::DeviceChoice]);
+/// assert_eq!((&NvlinkIslands as &dyn Plugin).hooks(), [Hook::DeviceChoice]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NvlinkIslands;
 
+impl NvlinkIslands {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "nvlink_islands";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for NvlinkIslands {
     fn name(&self) -> &str {
-        "nvlink_islands"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::DeviceChoice]
+        Self::NAME
     }
 
     fn choose_devices(&self, task: DeviceTask<'_>, _: &PassContext<'_>) -> Option<u128> {

@@ -1,6 +1,6 @@
 //! A node filter that avoids nodes whose GPUs failed recently.
 
-use crate::policy::{Dependence, Hook, PassContext, Plugin};
+use crate::policy::{Dependence, PassContext, Plugin};
 use crate::state::{JobView, NodeView};
 
 /// Keeps jobs off nodes that reported a `gpu_down` within the last `window_ms` (the node
@@ -35,13 +35,15 @@ impl AvoidGpuFaults {
     }
 }
 
+impl AvoidGpuFaults {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "avoid_gpu_faults";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for AvoidGpuFaults {
     fn name(&self) -> &str {
-        "avoid_gpu_faults"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeFilter]
+        Self::NAME
     }
 
     fn filter_node(

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::policy::builtin::MinRunTime;
-use crate::policy::{Hook, PassContext, Plugin, Veto};
+use crate::policy::{PassContext, Plugin, Veto};
 use crate::state::JobView;
 
 /// Discretised 2D-LAS: jobs in queues by attained GPU service (GPUs held × time, over all
@@ -118,13 +118,15 @@ impl Las {
     }
 }
 
+impl Las {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "las";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for Las {
     fn name(&self) -> &str {
-        "las"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order, Hook::VictimVeto, Hook::WakeUp]
+        Self::NAME
     }
 
     fn order_key(&self, job: JobView<'_>, context: &PassContext<'_>) -> i64 {

@@ -1,7 +1,7 @@
 //! The engine's node choice for a task group that fits on one node, as a plug-in that can sit
 //! beside other node scorers.
 
-use crate::policy::{Dependence, Hook, MAX_SCORE_TIERS, PassContext, Plugin};
+use crate::policy::{Dependence, MAX_SCORE_TIERS, PassContext, Plugin};
 use crate::state::{JobView, NodeView};
 
 /// The engine's node choice, as a node scorer of a tier of its own. When one node holds a whole
@@ -68,13 +68,15 @@ impl LeastFragmenting {
     pub const DEFAULT_TIER: usize = MAX_SCORE_TIERS - 1;
 }
 
+impl LeastFragmenting {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "least_fragmenting";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for LeastFragmenting {
     fn name(&self) -> &str {
-        "least_fragmenting"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeScore]
+        Self::NAME
     }
 
     /// 0: the engine computes this plug-in's tier itself (type docs).

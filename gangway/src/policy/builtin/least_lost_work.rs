@@ -1,6 +1,6 @@
 //! Victims that lose the least work first.
 
-use crate::policy::{Hook, PassContext, Plugin};
+use crate::policy::{PassContext, Plugin};
 use crate::state::JobView;
 
 /// Victims that would lose the least work first: the time since their last `checkpoint`
@@ -8,18 +8,20 @@ use crate::state::JobView;
 ///
 /// ```
 /// use gangway::policy::{builtin::LeastLostWork, Hook, Plugin};
-/// assert_eq!(LeastLostWork.hooks(), [Hook::VictimOrder]);
+/// assert_eq!((&LeastLostWork as &dyn Plugin).hooks(), [Hook::VictimOrder]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LeastLostWork;
 
+impl LeastLostWork {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "least_lost_work";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for LeastLostWork {
     fn name(&self) -> &str {
-        "least_lost_work"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimOrder]
+        Self::NAME
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {

@@ -1,6 +1,6 @@
 //! A minimum run time before a job may be preempted (KAI's and Kueue's asked-for guard).
 
-use crate::policy::{Hook, PassContext, Plugin, Veto};
+use crate::policy::{PassContext, Plugin, Veto};
 use crate::state::JobView;
 
 /// Vetoes preempting a job that has run less than `min_ms` in its current run, until the
@@ -29,13 +29,15 @@ impl MinRunTime {
     }
 }
 
+impl MinRunTime {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "min_run_time";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for MinRunTime {
     fn name(&self) -> &str {
-        "min_run_time"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimVeto]
+        Self::NAME
     }
 
     fn veto_victim(

@@ -1,7 +1,7 @@
 //! Slurm's multifactor priority as an order plug-in: `base + floor(Σ weight × factor)`.
 
 use crate::config::PriorityWeights;
-use crate::policy::{Hook, PassContext, Plugin};
+use crate::policy::{PassContext, Plugin};
 use crate::state::JobView;
 
 /// Slurm's multifactor priority: the job's base priority plus the floor of its weighted
@@ -60,13 +60,15 @@ impl Multifactor {
     }
 }
 
+impl Multifactor {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "multifactor";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for Multifactor {
     fn name(&self) -> &str {
-        "multifactor"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
+        Self::NAME
     }
 
     fn order_key(&self, job: JobView<'_>, context: &PassContext<'_>) -> i64 {

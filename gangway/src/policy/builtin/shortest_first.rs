@@ -1,6 +1,6 @@
 //! Shortest job first, by time limit.
 
-use crate::policy::{Hook, PassContext, Plugin};
+use crate::policy::{PassContext, Plugin};
 use crate::state::JobView;
 
 /// Shortest job first: the shorter the time limit, the higher the key. On a cluster where
@@ -19,13 +19,15 @@ use crate::state::JobView;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ShortestFirst;
 
+impl ShortestFirst {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "shortest_first";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for ShortestFirst {
     fn name(&self) -> &str {
-        "shortest_first"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::Order]
+        Self::NAME
     }
 
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {

@@ -1,7 +1,7 @@
 //! Spread and bin-packing node scorers.
 
 use crate::model::resources::DEVICE_MILLI;
-use crate::policy::{Dependence, Hook, PassContext, Plugin};
+use crate::policy::{Dependence, PassContext, Plugin};
 use crate::state::{JobView, NodeView};
 
 /// What is free on a node, as a fraction of its capacity: GPUs for a node with GPUs, else cpus.
@@ -39,13 +39,15 @@ fn free_fraction(node: NodeView<'_>) -> f64 {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Spread;
 
+impl Spread {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "spread";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for Spread {
     fn name(&self) -> &str {
-        "spread"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeScore]
+        Self::NAME
     }
 
     fn score_node(&self, _: JobView<'_>, _: usize, node: NodeView<'_>, _: &PassContext<'_>) -> f64 {
@@ -62,18 +64,20 @@ impl Plugin for Spread {
 ///
 /// ```
 /// use gangway::policy::{builtin::BinPack, Hook, Plugin};
-/// assert_eq!(BinPack.hooks(), [Hook::NodeScore]);
+/// assert_eq!((&BinPack as &dyn Plugin).hooks(), [Hook::NodeScore]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BinPack;
 
+impl BinPack {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "binpack";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for BinPack {
     fn name(&self) -> &str {
-        "binpack"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::NodeScore]
+        Self::NAME
     }
 
     fn score_node(&self, _: JobView<'_>, _: usize, node: NodeView<'_>, _: &PassContext<'_>) -> f64 {

@@ -3,14 +3,14 @@
 //! Together (the default profile) they choose exactly the victims of Kueue's
 //! `candidatesOrdering` with Slurm's partition tiers.
 
-use crate::policy::{Hook, PassContext, Plugin, Veto};
+use crate::policy::{PassContext, Plugin, Veto};
 use crate::state::JobView;
 
 /// Vetoes a victim of a higher partition `priority_tier` than its preemptor's.
 ///
 /// ```
 /// use gangway::policy::{builtin::TierGuard, Hook, Plugin};
-/// assert_eq!(TierGuard.hooks(), [Hook::VictimVeto]);
+/// assert_eq!((&TierGuard as &dyn Plugin).hooks(), [Hook::VictimVeto]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TierGuard;
@@ -23,13 +23,15 @@ fn tier(job: JobView<'_>, context: &PassContext<'_>) -> i32 {
         .map_or(0, |p| p.priority_tier)
 }
 
+impl TierGuard {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "tier_guard";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for TierGuard {
     fn name(&self) -> &str {
-        "tier_guard"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimVeto]
+        Self::NAME
     }
 
     fn veto_victim(
@@ -48,13 +50,15 @@ impl Plugin for TierGuard {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LowerTierFirst;
 
+impl LowerTierFirst {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "lower_tier_first";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for LowerTierFirst {
     fn name(&self) -> &str {
-        "lower_tier_first"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimOrder]
+        Self::NAME
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, context: &PassContext<'_>) -> i64 {
@@ -70,13 +74,15 @@ impl Plugin for LowerTierFirst {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BorrowingFirst;
 
+impl BorrowingFirst {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "borrowing_first";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for BorrowingFirst {
     fn name(&self) -> &str {
-        "borrowing_first"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimOrder]
+        Self::NAME
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, context: &PassContext<'_>) -> i64 {
@@ -93,13 +99,15 @@ impl Plugin for BorrowingFirst {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LowerPriorityFirst;
 
+impl LowerPriorityFirst {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "lower_priority_first";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for LowerPriorityFirst {
     fn name(&self) -> &str {
-        "lower_priority_first"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimOrder]
+        Self::NAME
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
@@ -111,13 +119,15 @@ impl Plugin for LowerPriorityFirst {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NewestFirst;
 
+impl NewestFirst {
+    /// Its name: in `policy.plugins`, faults, `explain` and saved state.
+    pub const NAME: &'static str = "newest_first";
+}
+
+#[gangway::policy::plugin]
 impl Plugin for NewestFirst {
     fn name(&self) -> &str {
-        "newest_first"
-    }
-
-    fn hooks(&self) -> &[Hook] {
-        &[Hook::VictimOrder]
+        Self::NAME
     }
 
     fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
