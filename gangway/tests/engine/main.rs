@@ -36,6 +36,7 @@ mod priority_calc_period;
 mod priority_factors;
 mod profile_properties;
 mod profiles;
+mod public_surface;
 mod reconfigure;
 mod reconfigure_properties;
 mod reference_properties;
