@@ -644,6 +644,8 @@ impl Host {
                         self.stopping.push(job.clone());
                     }
                 }
+                // A kind of decision newer than this host (`Decision` is non-exhaustive).
+                other => panic!("a decision the soak host does not know: {other:?}"),
             }
         }
     }

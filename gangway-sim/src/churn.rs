@@ -114,7 +114,9 @@ impl Churn {
                 Decision::Kill { job, .. } | Decision::Requeue { job, .. } => {
                     self.running.retain(|r| r != job);
                 }
-                Decision::Cancel { .. } | Decision::Preempt { .. } => {}
+                // Cancels, preemptions (whose stops end the jobs later), and kinds of decision
+                // newer than this churn: nothing runs or stops now.
+                _ => {}
             }
         }
         tasks

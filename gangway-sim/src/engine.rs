@@ -791,6 +791,8 @@ impl Simulator {
                 let due = Due::Stop(index, live.generation);
                 self.schedule(at, due);
             }
+            // A kind of decision newer than this simulator (`Decision` is non-exhaustive).
+            other => debug_assert!(false, "a decision the simulator does not know: {other:?}"),
         }
     }
 

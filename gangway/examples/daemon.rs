@@ -248,6 +248,9 @@ impl Host {
             Decision::Cancel { job, reason } => {
                 println!("cancelled {job} {}", json_word(&reason));
             }
+            // `Decision` is non-exhaustive: a later gangway may decide something this daemon
+            // does not know. Say so rather than drop it silently.
+            other => eprintln!("a decision this daemon does not act on: {other:?}"),
         }
     }
 

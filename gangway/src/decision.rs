@@ -46,6 +46,7 @@ pub struct MigPlacement {
 /// Why a job is killed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum KillReason {
     /// It reached start + time limit.
     TimeLimit,
@@ -65,6 +66,7 @@ pub enum KillReason {
 /// Why a running job is requeued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RequeueReason {
     /// Its node went down.
     NodeDown,
@@ -80,6 +82,7 @@ pub enum RequeueReason {
 /// Why a pending job is cancelled by the scheduler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CancelReason {
     /// A dependency can no longer be met.
     DependencyNeverSatisfied,
@@ -94,6 +97,7 @@ pub enum CancelReason {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum Decision {
     /// Stop the job now; its resources are free.
     Kill {
@@ -161,6 +165,7 @@ impl Decision {
 
 /// A rejected event of a tick.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Rejection {
     /// Position of the event in the tick's list.
     pub index: usize,
@@ -170,6 +175,7 @@ pub struct Rejection {
 
 /// The result of one tick.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TickOutcome {
     /// Decisions in the order kill, cancel, requeue, preempt, start (docs/protocol.md).
     pub decisions: Vec<Decision>,
@@ -185,6 +191,7 @@ pub struct TickOutcome {
 /// Why a pending job is not running: the first that applies (docs/protocol.md, Pending reasons).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum PendingReason {
     /// Held by the host.
     Held,
@@ -238,6 +245,7 @@ impl PendingReason {
 
 /// One pending job in `explain`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PendingInfo {
     /// Job id.
     pub job: String,
@@ -266,6 +274,7 @@ pub struct PendingInfo {
 
 /// One running job in `explain`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunningInfo {
     /// Job id.
     pub job: String,
@@ -283,6 +292,7 @@ pub struct RunningInfo {
 
 /// The answer to "why is my job not running, and when will it?".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Explanation {
     /// Pending jobs in scheduling order.
     pub pending: Vec<PendingInfo>,

@@ -6,6 +6,7 @@ use thiserror::Error;
 /// The kind of a rejected event (docs/protocol.md, section Rejected events).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The event names a job the scheduler does not track.
     UnknownJob,
@@ -62,6 +63,7 @@ impl ErrorKind {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RefusalKind {
     /// The line is not UTF-8, not JSON, or not a known request.
     Parse,
@@ -114,6 +116,7 @@ impl std::fmt::Display for RefusalKind {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Error, Serialize, Deserialize)]
 #[error("{}: {message}", kind.as_str())]
+#[non_exhaustive]
 pub struct EventError {
     /// What kind of error.
     pub kind: ErrorKind,
@@ -141,6 +144,7 @@ impl EventError {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[error("{field}: {message}")]
+#[non_exhaustive]
 pub struct ConfigError {
     /// The field, as a path (`nodes[2].gpus.count`).
     pub field: String,
@@ -160,6 +164,7 @@ impl ConfigError {
 
 /// A tick refused as a whole; nothing changed.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum TickError {
     /// The tick is earlier than the previous one.
     #[error("tick at {requested_ms} ms is earlier than the previous tick at {previous_ms} ms")]
@@ -199,6 +204,7 @@ pub enum TickError {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct ConsistencyError {
     /// What does not hold, naming the node, job or queue.
     pub message: String,
@@ -228,6 +234,7 @@ impl From<String> for ConsistencyError {
 /// assert_eq!(error.to_string(), "inconsistent snapshot: running job slot 3 is empty");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum RestoreError {
     /// Its configuration is invalid (a quota tree that cannot be built).
     #[error("invalid configuration in snapshot: {0}")]
@@ -268,6 +275,7 @@ pub enum RestoreError {
 ///            "usage charge NaN: must be a finite non-negative number");
 /// ```
 #[derive(Clone, Debug, PartialEq, Error)]
+#[non_exhaustive]
 pub enum FairShareError {
     /// The account is not in the share tree.
     #[error("unknown account \"{0}\"")]

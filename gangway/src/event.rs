@@ -15,6 +15,7 @@ use crate::model::job::{FinishOutcome, JobSpec};
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum Event {
     /// A new pending job.
     Submit {

@@ -16,6 +16,7 @@ use crate::policy::quiet::catch_quietly;
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FaultKind {
     /// It panicked, or reported a failure ([`crate::policy::report_fault`]; a Python plug-in:
     /// raised): it abstained for the rest of the pass.
@@ -49,6 +50,7 @@ impl FaultKind {
 /// pass), or answered a score that is not finite or overflowed its tier (reported once per
 /// pass per plug-in).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PluginFault {
     /// The plug-in's name.
     pub plugin: String,

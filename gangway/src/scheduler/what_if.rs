@@ -11,6 +11,7 @@ use crate::scheduler::pass::placement_entries;
 
 /// The answer to [`Scheduler::what_if`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct WhatIf {
     /// The last tick's time when the job would start at once; else its estimated start, as if
     /// it had a reservation; `null` when it waits for something other than resources (hold,

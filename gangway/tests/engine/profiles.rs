@@ -1270,14 +1270,22 @@ fn a_plugin_panicking_in_device_choice_or_domain_score_abstains() {
         let want = tick(&mut calm, 0, vec![gpus("a", 1), gang()]);
         let out = tick(&mut s, 0, vec![gpus("a", 1), gang()]);
         assert_eq!(out.decisions, want.decisions, "{hook:?}");
-        let fault = PluginFault {
-            plugin: "panicky_placer".into(),
+        let fault = (
+            "panicky_placer".into(),
             hook,
-            kind: FaultKind::Panic,
-            message: format!("boom in {}", hook.name()),
-        };
-        assert_eq!(out.plugin_faults, [fault], "{hook:?}");
+            FaultKind::Panic,
+            format!("boom in {}", hook.name()),
+        );
+        assert_eq!(said(&out.plugin_faults), [fault], "{hook:?}");
     }
+}
+
+/// What each fault says: its plug-in, hook, kind and message.
+fn said(faults: &[PluginFault]) -> Vec<(String, Hook, FaultKind, String)> {
+    faults
+        .iter()
+        .map(|f| (f.plugin.clone(), f.hook, f.kind, f.message.clone()))
+        .collect()
 }
 
 /// Two one-cpu nodes with order-based preemption: `a` and `b` start, then `h1` and `h2`
@@ -1320,17 +1328,18 @@ fn a_panicking_plugin_never_panics_out_of_tick_and_abstains_for_its_pass() {
             );
             assert_eq!(out.next_wakeup_ms, want.next_wakeup_ms, "{hook:?} at {at}");
             assert_eq!(s.explain(), calm.explain(), "{hook:?} at {at}");
-            let fault = PluginFault {
-                plugin: "panicky".into(),
+            let fault = (
+                "panicky".into(),
                 hook,
-                kind: FaultKind::Panic,
-                message: format!("boom in {}", hook.name()),
-            };
+                FaultKind::Panic,
+                format!("boom in {}", hook.name()),
+            );
             // Reported once per tick, and called again (so reported again) at the next.
             match at {
-                1_000 | 2_000 => assert_eq!(out.plugin_faults, [fault], "{hook:?} at {at}"),
+                1_000 | 2_000 => assert_eq!(said(&out.plugin_faults), [fault], "{hook:?} at {at}"),
                 _ => assert!(
-                    out.plugin_faults.iter().all(|f| *f == fault) && out.plugin_faults.len() <= 1,
+                    said(&out.plugin_faults).iter().all(|f| *f == fault)
+                        && out.plugin_faults.len() <= 1,
                     "{hook:?} at {at}: {:?}",
                     out.plugin_faults
                 ),

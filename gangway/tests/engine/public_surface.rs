@@ -8,7 +8,7 @@
 //! `pub` shows in brackets in the path (`gangway::scheduler::[what_if]::WhatIf`): its items are
 //! public only where re-exported (the `pub use` lines say where), but the methods of a type it
 //! defines are public wherever the type is, so they are listed all the same. Items behind
-//! `#[cfg(...)]` carry it; `#[doc(hidden)]` ones are marked hidden. Items made by macros are not
+//! `#[cfg(...)]` carry it; `#[doc(hidden)]` and `#[non_exhaustive]` are marked. Items made by macros are not
 //! seen (the engine's public items are all written out).
 //!
 //! After an intended change, write the listing again:
@@ -54,7 +54,8 @@ fn is_public(vis: &Visibility) -> bool {
     matches!(vis, Visibility::Public(_))
 }
 
-/// The item's `#[cfg(...)]` conditions and whether it is `#[doc(hidden)]`, as a suffix.
+/// The item's `#[cfg(...)]` conditions and whether it is `#[doc(hidden)]` or
+/// `#[non_exhaustive]`, as a suffix.
 fn marks(attrs: &[Attribute]) -> String {
     let mut out = String::new();
     for attr in attrs {
@@ -63,6 +64,9 @@ fn marks(attrs: &[Attribute]) -> String {
         }
         if attr.path().is_ident("doc") && text(&attr.meta).contains("hidden") {
             out.push_str("  #[doc(hidden)]");
+        }
+        if attr.path().is_ident("non_exhaustive") {
+            out.push_str("  #[non_exhaustive]");
         }
     }
     out
