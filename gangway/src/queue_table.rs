@@ -64,13 +64,11 @@ pub struct Owner<'a> {
 /// ```
 /// use gangway::decision::PendingInfo;
 /// use gangway::queue_table::{render, Owner};
-/// use gangway::PendingReason;
-/// let job = |job: &str, position, reason, start| PendingInfo {
-///     job: job.into(), position, reason, estimated_start_ms: start,
-///     detail: None, backoff_until_ms: None, user: None, account: None,
-/// };
-/// // Positions 1 and 3, as older versions reported them (the job at 2 started).
-/// let pending = [job("x", 1, PendingReason::Reserved, Some(90_061_000)), job("y", 3, PendingReason::Held, None)];
+/// // As `explain` reports them (a host reads them from the shim's JSON, say): positions 1 and
+/// // 3, as older versions reported them (the job at 2 started).
+/// let pending: Vec<PendingInfo> = serde_json::from_str(r#"[
+///     {"job": "x", "position": 1, "reason": "reserved", "estimated_start_ms": 90061000},
+///     {"job": "y", "position": 3, "reason": "held", "estimated_start_ms": null}]"#).unwrap();
 /// let table = render(&pending, Some(1_000), |_| Owner { user: Some("u"), account: Some("a") });
 /// assert_eq!(table, "\
 /// POS  JOB  USER  ACCOUNT  REASON    START      AHEAD

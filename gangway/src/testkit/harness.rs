@@ -279,8 +279,10 @@ impl Run {
 /// ```
 /// use gangway::policy::{FaultKind, Hook, PluginFault};
 /// use gangway::testkit::harness::AllowedFault;
-/// let fault = PluginFault { plugin: "roomy".into(), hook: Hook::NodeScore,
-///     kind: FaultKind::NonFinite, message: "scored NaN for job a group 0 on node n0".into() };
+/// // As a tick reports it (`TickOutcome::plugin_faults`, or the shim's JSON).
+/// let fault: PluginFault = serde_json::from_str(r#"{"plugin": "roomy", "hook": "node_score",
+///     "kind": "non_finite", "message": "scored NaN for job a group 0 on node n0"}"#).unwrap();
+/// assert_eq!((fault.hook, fault.kind), (Hook::NodeScore, FaultKind::NonFinite));
 /// assert!(AllowedFault::of("roomy").allows(&fault));
 /// assert!(!AllowedFault::of("roomy").kind(FaultKind::Panic).allows(&fault));
 /// assert!(AllowedFault::any().allows(&fault));
