@@ -46,9 +46,9 @@ pub use hooks::{
     Dependence, DeviceTask, DomainView, HeadView, Hook, Plugin, PluginClone, Veto, Vote,
 };
 pub use profile::{
-    KeyTerms, MAX_ORDER_KEYS, MAX_SCORE_TIERS, MAX_VICTIM_KEYS, NodeScores, OrderKeys, Placement,
-    Profile, ProfileBuilder, ProfileError, VictimKeys,
+    KeyTerms, MAX_ORDER_KEYS, MAX_SCORE_TIERS, MAX_VICTIM_KEYS, Placement, Profile, ProfileBuilder,
+    ProfileError,
 };
-pub(crate) use profile::{PartitionHooks, better_first};
+pub(crate) use profile::{NodeScores, OrderKeys, PartitionHooks, VictimKeys, better_first};
 pub use quiet::report_fault;
 pub use registry::{Registry, RegistryError};

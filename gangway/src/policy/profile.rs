@@ -45,13 +45,13 @@ pub const MAX_SCORE_TIERS: usize = 4;
 pub const MAX_VICTIM_KEYS: usize = 8;
 
 /// A candidate victim's keys, one per victim-order plug-in (unused slots 0).
-pub type VictimKeys = [i64; MAX_VICTIM_KEYS];
+pub(crate) type VictimKeys = [i64; MAX_VICTIM_KEYS];
 
 /// A job's order keys, one per order plug-in (unused slots 0).
-pub type OrderKeys = [i64; MAX_ORDER_KEYS];
+pub(crate) type OrderKeys = [i64; MAX_ORDER_KEYS];
 
 /// A node's scores, one weighted sum per tier (unused tiers 0).
-pub type NodeScores = [f64; MAX_SCORE_TIERS];
+pub(crate) type NodeScores = [f64; MAX_SCORE_TIERS];
 
 /// Why a profile cannot be built.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
