@@ -47,7 +47,7 @@ fn slice(jobs: usize) -> Option<Workload> {
     workload.nodes.retain(|node| {
         let count = seen.entry(node.gpu_model.clone()).or_default();
         *count += 1;
-        (*count - 1) % 16 == 0
+        (*count - 1).is_multiple_of(16)
     });
     for job in &mut workload.jobs {
         job.submit_ms /= 60;

@@ -450,10 +450,10 @@ impl Host {
             return;
         };
         self.pending.swap_remove(at);
-        if let Some(moved) = self.pending.get(at) {
-            if let Some(entry) = self.jobs.get_mut(moved) {
-                entry.0 = Known::Pending(at);
-            }
+        if let Some(moved) = self.pending.get(at)
+            && let Some(entry) = self.jobs.get_mut(moved)
+        {
+            entry.0 = Known::Pending(at);
         }
     }
 

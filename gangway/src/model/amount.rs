@@ -68,7 +68,7 @@ impl Milli {
 
     /// True for a whole number of units.
     pub const fn is_whole(self) -> bool {
-        self.0 % 1000 == 0
+        self.0.is_multiple_of(1000)
     }
 
     /// The whole units (rounded down).

@@ -525,7 +525,7 @@ impl FreeIndex {
 mod tests {
     use super::*;
 
-    const _: () = assert!(MAX_DEVICES % 4 == 0, "devices pack four to a word");
+    const _: () = assert!(MAX_DEVICES.is_multiple_of(4), "devices pack four to a word");
 
     /// Packed device amounts compare as the devices do one by one, first device first.
     #[test]

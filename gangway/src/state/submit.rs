@@ -156,9 +156,9 @@ impl ClusterState {
             GpuNeed::None
         } else if gpus < u64::from(DEVICE_MILLI) {
             GpuNeed::Fraction(gpus as u16)
-        } else if gpus % u64::from(DEVICE_MILLI) == 0 && gpus / 1000 <= 16 {
+        } else if gpus.is_multiple_of(u64::from(DEVICE_MILLI)) && gpus / 1000 <= 16 {
             GpuNeed::Whole((gpus / 1000) as u16)
-        } else if gpus % u64::from(DEVICE_MILLI) == 0 {
+        } else if gpus.is_multiple_of(u64::from(DEVICE_MILLI)) {
             return Err(EventError::new(
                 ErrorKind::Unsatisfiable,
                 format!(

@@ -215,7 +215,7 @@ impl Adversary {
 
     /// Panics at about half the calls of `hook` when the adversary panics there.
     fn maybe_panic(&self, hook: Hook, words: &[&str], number: u64) {
-        if self.plays(Trick::PanicIn(hook)) && self.roll(hook, words, number) % 2 == 0 {
+        if self.plays(Trick::PanicIn(hook)) && self.roll(hook, words, number).is_multiple_of(2) {
             panic!("adversary {} panics in {}", self.name, hook.name());
         }
     }
@@ -281,7 +281,9 @@ impl Plugin for Adversary {
             return Err(format!("{} rejects every node", self.name));
         }
         if self.plays(Trick::RejectSome)
-            && self.roll(Hook::NodeFilter, &words, group as u64) % 2 == 0
+            && self
+                .roll(Hook::NodeFilter, &words, group as u64)
+                .is_multiple_of(2)
         {
             return Err(format!("{} rejects {}", self.name, node.name()));
         }
@@ -348,7 +350,7 @@ impl Plugin for Adversary {
             return None;
         }
         let roll = self.roll(Hook::VictimVeto, &words, 0);
-        if roll % 3 != 0 {
+        if !roll.is_multiple_of(3) {
             return None;
         }
         let veto = Veto::new(

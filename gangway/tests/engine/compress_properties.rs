@@ -168,10 +168,10 @@ impl Watch {
     /// Checks one tick: a reserved job starts by its estimate or stays reserved no later.
     fn tick(&mut self, now: u64, s: &Scheduler, began: &[&str]) -> Result<(), String> {
         for job in began {
-            if let Some(estimate) = self.estimates.remove(*job) {
-                if now > estimate {
-                    return Err(format!("{job} started after its estimate {estimate}"));
-                }
+            if let Some(estimate) = self.estimates.remove(*job)
+                && now > estimate
+            {
+                return Err(format!("{job} started after its estimate {estimate}"));
             }
         }
         let pending = s.explain().pending;

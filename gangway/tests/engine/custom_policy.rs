@@ -44,7 +44,7 @@ impl Plugin for Extreme {
         "extreme"
     }
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
-        if job.name().len() % 2 == 0 {
+        if job.name().len().is_multiple_of(2) {
             i64::MAX
         } else {
             i64::MIN

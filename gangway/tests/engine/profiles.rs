@@ -1027,7 +1027,7 @@ impl Plugin for Counter {
         assert!(self.ticks < self.panic_from, "counter gave up");
         // Alternately the first and the last submitted first.
         let arrival = job.record().arrival as i64;
-        if self.ticks % 2 == 0 {
+        if self.ticks.is_multiple_of(2) {
             arrival
         } else {
             -arrival

@@ -229,7 +229,7 @@ fn apply(config: &mut ClusterConfig, stream: &mut Stream, f: &Features, ready: &
             if let StreamEvent::Raw(Event::Submit { job }) = event {
                 submits += 1;
                 if let Some((_, asked)) = f.licenses
-                    && submits % 3 == 0
+                    && submits.is_multiple_of(3)
                 {
                     job.licenses.insert("lic".into(), asked);
                 }

@@ -47,13 +47,13 @@ pub(super) fn gang(
 ) -> Result<Result<Gang, SkipReason>, RowProblem> {
     let tasks = match nodes {
         Some(nodes) => {
-            if nodes == 0 || gpus % nodes != 0 {
+            if nodes == 0 || !gpus.is_multiple_of(nodes) {
                 return Err(RowProblem::UnevenGpus { gpus, nodes });
             }
             nodes
         }
         None => (gpus.div_ceil(gpus_per_node)..=gpus)
-            .find(|n| gpus % n == 0)
+            .find(|n| gpus.is_multiple_of(*n))
             .unwrap_or(gpus),
     };
     let gpus_per_task = gpus / tasks;

@@ -311,7 +311,7 @@ pub(super) fn cpus_bound(shapes: &[TaskShape]) -> bool {
 /// Orders the tasks of `assignment` by their devices (each task lists the same number).
 fn sort_task_devices(assignment: &mut Assignment) {
     let tasks = assignment.tasks as usize;
-    if tasks < 2 || assignment.gpus.is_empty() || assignment.gpus.len() % tasks != 0 {
+    if tasks < 2 || assignment.gpus.is_empty() || !assignment.gpus.len().is_multiple_of(tasks) {
         return;
     }
     let per_task = assignment.gpus.len() / tasks;
