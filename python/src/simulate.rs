@@ -118,6 +118,16 @@ fn team_workload(
     Ok(workload)
 }
 
+/// The argument read in its text form, where it is a str (`None`: it is not), as the
+/// simulator's option of that name parses it.
+fn parsed_text<T: std::str::FromStr<Err = ParamError>>(arg: &Arg<'_>) -> Option<PyResult<T>> {
+    let text = arg.object().cast::<PyString>().ok()?;
+    Some(
+        text.to_cow()
+            .and_then(|text| text.parse().map_err(|e: ParamError| arg.invalid(&e.0))),
+    )
+}
+
 /// `qos_priority=`: `None` (the default: every pod 0), `"none"`, `"default"`, a string
 /// `"CLASS=N,..."`, or a dict `{class: int}`.
 fn qos_priority(object: Option<&Bound<'_, PyAny>>) -> PyResult<QosPriority> {
@@ -125,11 +135,8 @@ fn qos_priority(object: Option<&Bound<'_, PyAny>>) -> PyResult<QosPriority> {
         return Ok(QosPriority::None);
     };
     let arg = Arg::new(object, "qos_priority");
-    if let Ok(text) = object.cast::<PyString>() {
-        return text
-            .to_cow()?
-            .parse()
-            .map_err(|e: ParamError| arg.invalid(&e.0));
+    if let Some(parsed) = parsed_text(&arg) {
+        return parsed;
     }
     let Ok(dict) = object.cast::<PyDict>() else {
         return Err(
@@ -158,11 +165,8 @@ fn non_positive_request(object: Option<&Bound<'_, PyAny>>) -> PyResult<NonPositi
         return Ok(NonPositiveRequest::RunTime);
     };
     let arg = Arg::new(object, "non_positive_request");
-    if let Ok(text) = object.cast::<PyString>() {
-        return text
-            .to_cow()?
-            .parse()
-            .map_err(|e: ParamError| arg.invalid(&e.0));
+    if let Some(parsed) = parsed_text(&arg) {
+        return parsed;
     }
     if !object.is_instance_of::<PyInt>() || object.is_instance_of::<PyBool>() {
         return Err(arg.wrong_type("\"run-time\", \"skip\" or a positive number of seconds"));
