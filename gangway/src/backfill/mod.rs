@@ -47,8 +47,16 @@ pub struct NowView<'a> {
     pub maintenance: &'a Maintenance,
 }
 
-impl CapacityView for NowView<'_> {
-    fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
+impl NowView<'_> {
+    /// What `node` has free for the job, counting `released` (in place of what the view's
+    /// own `released` names for it) as free: [`CapacityView::free`] for one node, for a caller
+    /// that keeps its own tally of tentative victims ([`CapacityView::free`] passes the view's).
+    pub(crate) fn free_releasing(
+        &self,
+        id: NodeId,
+        node: &Node,
+        released: Option<&NodeAmounts>,
+    ) -> Option<NodeAmounts> {
         if !node.accepts_work() || self.maintenance.blocks(id, self.now, self.end) {
             return None;
         }
@@ -58,7 +66,7 @@ impl CapacityView for NowView<'_> {
             }
             _ => node.free(),
         };
-        if let Some(released) = self.released.get(&id) {
+        if let Some(released) = released {
             free.add(released);
             free = node.capacity.minus(&node.capacity.minus(&free));
         }
@@ -66,6 +74,12 @@ impl CapacityView for NowView<'_> {
             free.sub(held);
         }
         Some(free)
+    }
+}
+
+impl CapacityView for NowView<'_> {
+    fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
+        self.free_releasing(id, node, self.released.get(&id))
     }
 
     /// Nodes with a reservation, with resources held or released, and those a maintenance

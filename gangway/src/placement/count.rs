@@ -7,7 +7,11 @@
 //! maintenance window making a node depart from its class). Then
 //! [`crate::placement::place_gang`] succeeds exactly when the fits add up to the group's
 //! minimum: a spread group takes one task on each of the first `count` nodes with room and
-//! fills them up to their fits, a strict-spread group one task per node. Elsewhere
+//! fills them up to their fits, a strict-spread group one task per node; a group of one task
+//! is placed on any node it fits, whatever its layout. A larger `pack` or `strict_pack`
+//! group's placement chooses among the nodes by more than their fits, so there the count
+//! decides only a group that cannot fit: no placement puts more tasks on a node than fit it,
+//! so fits that add up to less than the group's minimum mean no placement. Elsewhere
 //! [`fits_now_by_count`] answers `None` and the placement decides.
 
 use std::ops::ControlFlow;
@@ -18,8 +22,9 @@ use crate::placement::fit::tasks_fitting;
 use crate::placement::{FreeIndex, GangRequest};
 
 /// Whether `gang` fits what the nodes have free now, counted by state class; `None` when a
-/// count cannot decide it (see the module docs), or when `maintenance_free` is false (some
-/// node's maintenance window overlaps the job's run).
+/// count cannot decide it (see the module docs: a packed group that the count does not rule
+/// out), or when `maintenance_free` is false (some node's maintenance window overlaps the
+/// job's run).
 pub(crate) fn fits_now_by_count(
     nodes: &[Option<Node>],
     index: &FreeIndex,
@@ -29,10 +34,11 @@ pub(crate) fn fits_now_by_count(
     let [shape] = gang.shapes else {
         return None;
     };
-    let strict = match shape.mode {
-        PlacementMode::Spread => false,
-        PlacementMode::StrictSpread => true,
-        PlacementMode::Pack | PlacementMode::StrictPack => return None,
+    // Whether the count decides a fit too, and whether it takes one task per node.
+    let (decides_fit, strict) = match shape.mode {
+        PlacementMode::Spread => (true, false),
+        PlacementMode::StrictSpread => (true, true),
+        PlacementMode::Pack | PlacementMode::StrictPack => (shape.count == 1, false),
     };
     if gang.topology.is_some() || gang.gate.is_some() || !maintenance_free {
         return None;
@@ -61,7 +67,8 @@ pub(crate) fn fits_now_by_count(
         }
     });
     let placed = placed.min(wanted);
-    Some(placed >= u64::from(shape.min_count) && placed > 0)
+    let fits = placed >= u64::from(shape.min_count) && placed > 0;
+    (decides_fit || !fits).then_some(fits)
 }
 
 #[cfg(test)]
@@ -110,8 +117,13 @@ mod tests {
         s.tick(0, vec![Event::Submit { job: held }]).unwrap();
         let state = s.state();
         let mix = ShapeMix::default();
-        let mut decided = 0;
-        for mode in [PlacementMode::Spread, PlacementMode::StrictSpread] {
+        let (mut decided, mut packed_ruled_out) = (0, 0);
+        for mode in [
+            PlacementMode::Spread,
+            PlacementMode::StrictSpread,
+            PlacementMode::Pack,
+            PlacementMode::StrictPack,
+        ] {
             for cpus in 1..=9 {
                 for count in 1..=12 {
                     for min_count in [0, 1, count / 2, count] {
@@ -131,8 +143,23 @@ mod tests {
                             reach: crate::placement::Reach::FreeGpus,
                         };
                         let placed = place_gang(&state.nodes, &candidates, &FreeNow, gang);
-                        assert_eq!(counted, Some(placed.is_some()), "{shapes:?}");
-                        decided += usize::from(placed.is_some());
+                        match mode {
+                            // One task: placed on any node it fits, whatever the layout.
+                            PlacementMode::Pack | PlacementMode::StrictPack if count == 1 => {
+                                assert_eq!(counted, Some(placed.is_some()), "{shapes:?}");
+                            }
+                            PlacementMode::Spread | PlacementMode::StrictSpread => {
+                                assert_eq!(counted, Some(placed.is_some()), "{shapes:?}");
+                                decided += usize::from(placed.is_some());
+                            }
+                            // A packed group: ruled out only where no placement exists.
+                            PlacementMode::Pack | PlacementMode::StrictPack => {
+                                let ruled_out = counted == Some(false);
+                                assert!(counted != Some(true), "{shapes:?}");
+                                assert!(!ruled_out || placed.is_none(), "{shapes:?}");
+                                packed_ruled_out += usize::from(ruled_out);
+                            }
+                        }
                     }
                 }
             }
@@ -140,6 +167,10 @@ mod tests {
         assert!(
             decided > 50 && decided < 800,
             "{decided} fit: both answers occur"
+        );
+        assert!(
+            packed_ruled_out > 50,
+            "{packed_ruled_out} packed groups ruled out"
         );
     }
 
@@ -163,7 +194,7 @@ mod tests {
             fits_now_by_count(&nodes, &index, gang(shapes), maintenance_free)
         };
         assert_eq!(count(&one, true), Some(false), "no node: nothing fits");
-        assert_eq!(count(&packed, true), None);
+        assert_eq!(count(&packed, true), Some(false), "a packed group neither");
         assert_eq!(count(&two, true), None);
         assert_eq!(count(&one, false), None);
     }

@@ -823,12 +823,21 @@ impl Profile {
         victim: JobView<'_>,
         context: &PassContext<'_>,
     ) -> Option<Veto> {
-        let mut seen: Vec<usize> = Vec::new();
-        for &i in hooks.iter().flat_map(|h| h.vetoes.iter()) {
-            if seen.contains(&i) {
+        // Each plug-in asked once, at its first place in the two lists.
+        let listed = |i: usize, list: usize, at: usize| {
+            hooks[..list].iter().any(|h| h.vetoes.contains(&i))
+                || hooks[list].vetoes[..at].contains(&i)
+        };
+        let asked = hooks.iter().enumerate().flat_map(|(list, h)| {
+            h.vetoes
+                .iter()
+                .enumerate()
+                .map(move |(at, &i)| (list, at, i))
+        });
+        for (list, at, i) in asked {
+            if listed(i, list, at) {
                 continue;
             }
-            seen.push(i);
             let veto = || self.plugins[i].veto_victim(preemptor, victim, context);
             let answer = if self.global.victims_built_in {
                 // The built-ins never fault: the guard (a panic catcher per call) is spared.

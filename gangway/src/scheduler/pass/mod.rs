@@ -154,6 +154,9 @@ pub(in crate::scheduler) struct Pass {
     /// Running jobs sorted by order for order-based preemption in this pass
     /// ([`preempt::RunningKeys`]).
     pub(in crate::scheduler) running_keys: preempt::RunningKeys,
+    /// Running jobs in victim order for order-based preemption in this pass
+    /// ([`preempt::VictimOrders`]).
+    pub(in crate::scheduler) victim_orders: preempt::VictimOrders,
     /// Order-based searches of this pass that found no room ([`preempt::NoRoom`]).
     pub(in crate::scheduler) no_room: preempt::NoRoom,
     /// This pass's head, where passes track one ([`head`]).
@@ -193,6 +196,7 @@ impl Pass {
             resumed: false,
             running_by_queue: None,
             running_keys: preempt::RunningKeys::default(),
+            victim_orders: preempt::VictimOrders::default(),
             no_room: preempt::NoRoom::default(),
             head: None,
             carried: None,

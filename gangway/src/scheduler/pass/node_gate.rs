@@ -64,6 +64,13 @@ impl<'a> JobGate<'a> {
         self.hooks.shape_only
     }
 
+    /// Whether which nodes can hold a gang does not depend on the gate: it neither filters
+    /// nor ranks nodes or domains (it only picks devices among those a task fits), and
+    /// answers by shape. A count of fits then stands for the placement.
+    pub(in crate::scheduler) fn leaves_fit_alone(&self) -> bool {
+        !self.hooks.shapes_plans() && self.hooks.shape_only
+    }
+
     /// Whether the gate decides which nodes or domains a placement uses.
     pub(in crate::scheduler) fn shapes_plans(&self) -> bool {
         self.hooks.shapes_plans()

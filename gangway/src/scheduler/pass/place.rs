@@ -27,17 +27,7 @@ impl Scheduler {
         released: &BTreeMap<NodeId, NodeAmounts>,
     ) -> Option<Vec<Assignment>> {
         let short_of_cpus = released.is_empty() && self.short_of_cpus(id, pass, end);
-        let view = NowView {
-            profile: pass
-                .profile
-                .as_ref()
-                .map(|profile| (profile, &self.state.running_ends)),
-            now: pass.now,
-            end,
-            held,
-            released,
-            maintenance: &self.state.maintenance,
-        };
+        let view = self.now_view(pass.profile.as_ref(), (pass.now, end), held, released);
         let job = self.state.job(id)?;
         let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let reach = match released.is_empty() {
@@ -92,7 +82,23 @@ impl Scheduler {
         if short_of_cpus && !filtered {
             return None;
         }
-        let placed = place_gang(&self.state.nodes, &candidates, &view, gang);
+        // Counts first: the tasks that what the nodes have free now could hold bound what this
+        // view offers (reservations, earmarks and maintenance only take away, and nothing is
+        // released), so fits that cannot add up to the gang's minimum rule the placement out
+        // (the count's maintenance is left out: it is a bound here, not an answer).
+        let counted_out = self.shortcuts
+            && released.is_empty()
+            && gate.as_ref().is_none_or(JobGate::leaves_fit_alone)
+            && fits_now_by_count(
+                &self.state.nodes,
+                &self.state.index,
+                GangRequest { gate: None, ..gang },
+                true,
+            ) == Some(false);
+        let placed = match counted_out {
+            true => None,
+            false => place_gang(&self.state.nodes, &candidates, &view, gang),
+        };
         // Only failures: a gang that fits needs its own assignments.
         if remembered && placed.is_none() {
             memo.record(&gang, end, false);
@@ -104,6 +110,26 @@ impl Scheduler {
             pass.details.insert(id, detail);
         }
         placed
+    }
+
+    /// The capacity a placement over `(now, end)` sees: what is free and not needed by the
+    /// pass's reservations (its `profile`) nor `held` for preemptors, counting `released` as
+    /// free.
+    pub(in crate::scheduler) fn now_view<'a>(
+        &'a self,
+        profile: Option<&'a Profile>,
+        (now, end): (u64, u64),
+        held: &'a BTreeMap<NodeId, NodeAmounts>,
+        released: &'a BTreeMap<NodeId, NodeAmounts>,
+    ) -> NowView<'a> {
+        NowView {
+            profile: profile.map(|profile| (profile, &self.state.running_ends)),
+            now,
+            end,
+            held,
+            released,
+            maintenance: &self.state.maintenance,
+        }
     }
 
     /// The nodes a placement now through `gate` visits: those that can hold one task on what
@@ -177,7 +203,11 @@ impl Scheduler {
         }
         blocking.heuristic_fit_read |= gang.shapes.len() > 1 || gang.topology.is_some();
         let fits_free = &mut blocking.fits_free;
-        // Counts first: where the free index's state classes decide the fit, no node is visited.
+        let remembered = self.shortcuts && gate.as_ref().is_none_or(JobGate::shape_only);
+        if let Some(fits) = fits_free.known(&gang, view.end).filter(|_| remembered) {
+            return blocked_or_short(fits);
+        }
+        // Counts next: where the free index's state classes decide the fit, no node is visited.
         let maintenance_free = || {
             self.state
                 .maintenance
@@ -185,27 +215,21 @@ impl Scheduler {
                 .next()
                 .is_none()
         };
-        let counted = self.shortcuts.then(|| {
-            let nodes = &self.state.nodes;
-            fits_now_by_count(nodes, &self.state.index, gang, maintenance_free())
-        });
-        let remembered = self.shortcuts && gate.as_ref().is_none_or(JobGate::shape_only);
-        let known = counted
-            .flatten()
-            .or_else(|| fits_free.known(&gang, view.end).filter(|_| remembered));
-        let fits = known.unwrap_or_else(|| {
-            let fits = place_gang(&self.state.nodes, &candidates, &view, gang).is_some();
-            if remembered {
-                fits_free.record(&gang, view.end, fits);
-            }
-            fits
-        });
-        if fits {
-            PendingReason::Priority
-        } else {
-            PendingReason::Resources
+        let countable = self.shortcuts && gate.as_ref().is_none_or(JobGate::leaves_fit_alone);
+        let counted = countable
+            .then(|| {
+                let (nodes, ungated) = (&self.state.nodes, GangRequest { gate: None, ..gang });
+                fits_now_by_count(nodes, &self.state.index, ungated, maintenance_free())
+            })
+            .flatten();
+        let fits = counted
+            .unwrap_or_else(|| place_gang(&self.state.nodes, &candidates, &view, gang).is_some());
+        if remembered {
+            fits_free.record(&gang, view.end, fits);
         }
+        blocked_or_short(fits)
     }
+
     /// Starts job `id` on `assignments` now, and counts it in the pass's profile until `end`.
     pub(super) fn start(
         &mut self,
@@ -261,4 +285,13 @@ pub(in crate::scheduler) fn placement_entries(
                 .unwrap_or_default(),
         })
         .collect()
+}
+
+/// A waiting job's reason where it would fit on what is free now (`fits`: reservations or a
+/// blocked head hold it back) or would not.
+fn blocked_or_short(fits: bool) -> PendingReason {
+    match fits {
+        true => PendingReason::Priority,
+        false => PendingReason::Resources,
+    }
 }

@@ -68,15 +68,19 @@
 //! assert!(matches!(&out.decisions[..], [Decision::Start { job, .. }] if job == "b1"));
 //! ```
 
+mod counts;
 pub(in crate::scheduler) mod fair_sharing;
 mod no_room;
 mod pool;
 mod running_keys;
+mod victim_order;
 
 pub(in crate::scheduler) use no_room::NoRoom;
 pub(in crate::scheduler) use pool::RunningByQueue;
 pub(in crate::scheduler) use running_keys::RunningKeys;
+pub(in crate::scheduler) use victim_order::VictimOrders;
 
+use counts::TaskCounts;
 use no_room::Failure;
 
 use std::cmp::Reverse;
@@ -92,6 +96,7 @@ use crate::policy::{PartitionHooks, VictimKeys};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
 use crate::scheduler::shortcuts::fit_memo::Attempt;
+use crate::state::{Job, JobView};
 
 /// Why a running job may be a victim: it decides what the preemptor's quota must satisfy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +110,10 @@ pub(in crate::scheduler) enum Basis {
     /// strategies allow ([`crate::scheduler::pass::preempt::fair_sharing`]); the preemptor may borrow.
     Fair,
 }
+
+/// A search's candidate victims, best first, each with its basis; and the earliest end after
+/// now of a veto that removed one.
+pub(in crate::scheduler) type VictimCandidates = (Vec<(JobId, Basis)>, Option<u64>);
 
 /// A candidate victim's place in the order: the profile's victim keys (lower first), then the
 /// later job id.
@@ -128,7 +137,8 @@ pub(in crate::scheduler) enum Walk {
 /// family's check that it reaches them.
 #[derive(Clone, Copy, Debug, Default)]
 pub(in crate::scheduler) struct PreemptTaken {
-    /// Searches that read only the running jobs their preemptor outranks ([`Walk::Outranked`]).
+    /// Searches that read only the running jobs their preemptor outranks ([`Walk::Outranked`]),
+    /// or those of the victim order kept for the pass ([`VictimOrders`]).
     pub(in crate::scheduler) outranked_walks: u64,
     /// Searches for the first placeable prefix by bisection
     /// ([`Scheduler::first_placeable`]).
@@ -187,17 +197,25 @@ impl Scheduler {
             }
             return false;
         }
-        let running = pass
-            .running_by_queue
-            .get_or_insert_with(|| RunningByQueue::of(&self.state));
-        let walk = match self.victim_pool(id, running) {
-            Some(pool) => Walk::Pool(pool),
-            None => self.outranked_walk(id, fair, &mut pass.running_keys),
+        let (candidates, veto_ends) = match self.kept_victims(id, fair, &mut pass.victim_orders) {
+            Some(kept) => {
+                self.last.preempt_taken.outranked_walks += 1;
+                kept
+            }
+            None => {
+                let running = pass
+                    .running_by_queue
+                    .get_or_insert_with(|| RunningByQueue::of(&self.state));
+                let walk = match self.victim_pool(id, running) {
+                    Some(pool) => Walk::Pool(pool),
+                    None => self.outranked_walk(id, fair, &mut pass.running_keys),
+                };
+                if matches!(walk, Walk::Outranked { alone: true, .. }) {
+                    self.last.preempt_taken.outranked_walks += 1;
+                }
+                self.victim_candidates(id, walk)
+            }
         };
-        if matches!(walk, Walk::Outranked { alone: true, .. }) {
-            self.last.preempt_taken.outranked_walks += 1;
-        }
-        let (candidates, veto_ends) = self.victim_candidates(id, walk);
         let choice = self.choose_victims(id, candidates, fair, pass, end);
         let Some(choice) = choice else {
             // A veto that ends lets the preemptor try again then.
@@ -250,16 +268,20 @@ impl Scheduler {
         pass: &mut Pass,
         end: u64,
     ) -> Option<Choice> {
-        // Shorter prefixes than `first` cannot be placed: the greedy search starts at `first`.
-        let first = match self.shortcuts && candidates.len() > 1 {
+        // Shorter prefixes than `first` cannot be placed: the greedy search starts at `first`,
+        // placed as `placed` where that search placed it.
+        let (first, mut placed) = match self.shortcuts && candidates.len() > 1 {
             true => self.first_placeable(id, candidates, pass, end)?,
-            false => 1,
+            false => (1, None),
         };
         let mut chosen: Vec<(JobId, Basis)> = candidates[..first - 1].to_vec();
         let mut plan = None;
         for candidate in &candidates[first - 1..] {
             chosen.push(*candidate);
-            plan = self.fits_without(id, &chosen, pass, end);
+            plan = match placed.take() {
+                Some(placed) => self.quota_allows(id, &chosen, placed, pass),
+                None => self.fits_without(id, &chosen, pass, end),
+            };
             if plan.is_some() {
                 break;
             }
@@ -301,7 +323,7 @@ impl Scheduler {
         &self,
         id: JobId,
         walk: Walk,
-    ) -> (Vec<(JobId, Basis)>, Option<u64>) {
+    ) -> VictimCandidates {
         let Some(preemptor) = self.state.job_view(id) else {
             return (Vec::new(), None);
         };
@@ -345,24 +367,10 @@ impl Scheduler {
             let Some(victim) = self.state.job_view(v) else {
                 continue;
             };
-            let Some(run) = victim.running() else {
-                continue;
-            };
-            let record = victim.record();
-            if !victim.spec().preemptible
-                || run.preemption.is_some()
-                || run.start_ms == self.state.now_ms
-                || (settings.anti_thrash && job.preempted_by.contains(&record.arrival))
-                || (fair
-                    && settings.anti_thrash
-                    && job
-                        .spec
-                        .queue
-                        .as_ref()
-                        .is_some_and(|q| record.preempted_by_fair_queue(q)))
-            {
+            if self.never_victim(job, victim, fair) {
                 continue;
             }
+            let record = victim.record();
             let outranked = || match &outranked {
                 _ if all_outranked => true,
                 Some(jobs) => jobs.binary_search(&v).is_ok(),
@@ -399,6 +407,29 @@ impl Scheduler {
             .map(|((_, Reverse(v)), basis)| (v, basis))
             .collect();
         (candidates, veto_ends)
+    }
+
+    /// Whether the engine's rules keep `victim` from being a victim of the pending job `job`
+    /// (of a fair-sharing queue: `fair`): it is not running, not preemptible, already told to
+    /// stop, started in this tick, or, with `anti_thrash`, preempted `job` before, or was
+    /// preempted by fair sharing for `job`'s queue before.
+    fn never_victim(&self, job: &Job, victim: JobView<'_>, fair: bool) -> bool {
+        let Some(run) = victim.running() else {
+            return true;
+        };
+        let anti_thrash = self.state.config.policy.preemption.anti_thrash;
+        let record = victim.record();
+        !victim.spec().preemptible
+            || run.preemption.is_some()
+            || run.start_ms == self.state.now_ms
+            || (anti_thrash && job.preempted_by.contains(&record.arrival))
+            || (fair
+                && anti_thrash
+                && job
+                    .spec
+                    .queue
+                    .as_ref()
+                    .is_some_and(|q| record.preempted_by_fair_queue(q)))
     }
 
     /// The walk of an order-based search for `id` where the running jobs' keys are kept for
@@ -516,51 +547,69 @@ impl Scheduler {
     }
 
     /// The length of the shortest prefix of `candidates` that may let `id` be placed: every
-    /// shorter prefix is known not to, or `None` when not even all of `candidates` do. For a gang
-    /// of one group without topology, placement is monotone in what the victims release (a
-    /// group that fits some free capacity fits any more of it; the view adds what victims
-    /// release), so the greedy search of [`Scheduler::minimal_victims`], which places `id` once
-    /// per candidate added, finds its first placeable prefix by bisection instead: about
-    /// log2(candidates) placements. A shortcut (the reference pass searches), answered only where
-    /// a placement with victims has no side effects on the pass; 1 for other gangs.
+    /// shorter prefix is known not to, or `None` when not even all of `candidates` do; with the
+    /// placement at that length where one was made. For a gang of one group without topology,
+    /// placement is monotone in what the victims release (a group that fits some free capacity
+    /// fits any more of it; the view adds what victims release), so the greedy search of
+    /// [`Scheduler::minimal_victims`], which places `id` once per candidate added, starts where
+    /// this search ends: the shortest prefix whose task counts reach the group's
+    /// ([`TaskCounts`], no placement), placed once, and where that fails a bisection of the
+    /// longer ones (about log2(candidates) placements). A shortcut (the reference pass
+    /// searches), answered only where a placement with victims has no side effects on the
+    /// pass; 1 for other gangs.
     fn first_placeable(
         &mut self,
         id: JobId,
         candidates: &[(JobId, Basis)],
         pass: &mut Pass,
         end: u64,
-    ) -> Option<usize> {
-        let plain = self.state.job(id).is_some_and(|job| {
-            let gang = self.state.gang_request(job);
-            gang.shapes.len() == 1 && gang.topology.is_none()
-        });
-        if !plain {
-            return Some(1);
-        }
-        self.last.preempt_taken.bisections += 1;
+    ) -> Option<(usize, Option<Vec<Assignment>>)> {
         let held = self.state.earmark_holds(Some(id));
-        // `false` only where the prefix of length `k` is known not to make room; a prefix that
-        // releases nothing is not judged here.
-        let mut may_place = |this: &mut Self, k: usize| {
+        let fewest = {
+            let gang = self.state.gang_request(self.state.job(id)?);
+            if gang.shapes.len() != 1 || gang.topology.is_some() {
+                return Some((1, None));
+            }
+            let nothing = BTreeMap::new();
+            let view = self.now_view(pass.profile.as_ref(), (pass.now, end), &held, &nothing);
+            TaskCounts::new(&self.state, &view, &gang)
+                .shortest_prefix(candidates.iter().map(|(v, _)| *v))
+        };
+        self.last.preempt_taken.bisections += 1;
+        // `None` where the prefix of length `k` is known not to make room; else the placement
+        // it makes (`None` for a prefix that releases nothing: not judged here).
+        let mut place_prefix = |this: &mut Self, k: usize| {
             let victims: Vec<JobId> = candidates[..k].iter().map(|(v, _)| *v).collect();
             let released = this.released_by(&victims);
-            released.is_empty() || this.place_now(id, pass, end, &held, &released).is_some()
+            match released.is_empty() {
+                true => Some(None),
+                false => this.place_now(id, pass, end, &held, &released).map(Some),
+            }
         };
-        if !may_place(self, candidates.len()) {
+        let Some(fewest) = fewest else {
+            debug_assert!(
+                place_prefix(self, candidates.len()).is_none_or(|plan| plan.is_none()),
+                "a search the counts fail places nothing"
+            );
             return None;
+        };
+        let mut placed = place_prefix(self, fewest);
+        if placed.is_some() || fewest == candidates.len() {
+            return placed.map(|plan| (fewest, plan));
         }
+        placed = place_prefix(self, candidates.len());
+        placed.as_ref()?;
         // Every prefix shorter than `lo` is known not to make room (a known failure at `mid`
-        // means one at every shorter prefix); the prefix of length `hi` may.
-        let (mut lo, mut hi) = (1, candidates.len());
+        // means one at every shorter prefix); the prefix of length `hi` may, placed as `placed`.
+        let (mut lo, mut hi) = (fewest + 1, candidates.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if may_place(self, mid) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
+            match place_prefix(self, mid) {
+                Some(plan) => (hi, placed) = (mid, Some(plan)),
+                None => lo = mid + 1,
             }
         }
-        Some(lo)
+        Some((lo, placed.flatten()))
     }
 
     /// What `victims` hold, per node: what they release once stopped.
@@ -583,10 +632,22 @@ impl Scheduler {
         end: u64,
     ) -> Option<Vec<Assignment>> {
         let victims: Vec<JobId> = chosen.iter().map(|(v, _)| *v).collect();
-        let reclaiming = chosen.iter().any(|(_, b)| *b == Basis::Reclaim);
         let released = self.released_by(&victims);
         let held = self.state.earmark_holds(Some(id));
         let plan = self.place_now(id, pass, end, &held, &released)?;
+        self.quota_allows(id, chosen, plan, pass)
+    }
+
+    /// `plan`, where `id` placed so once `chosen` have stopped is within quota.
+    fn quota_allows(
+        &self,
+        id: JobId,
+        chosen: &[(JobId, Basis)],
+        plan: Vec<Assignment>,
+        pass: &mut Pass,
+    ) -> Option<Vec<Assignment>> {
+        let victims: Vec<JobId> = chosen.iter().map(|(v, _)| *v).collect();
+        let reclaiming = chosen.iter().any(|(_, b)| *b == Basis::Reclaim);
         let demand = self.assignments_demand(id, &plan);
         let promised_view = self.fair_preemptor(id);
         let earmarks = pass.promised.of(&self.state);

@@ -1,0 +1,101 @@
+//! Counts first, in a victim search: how many tasks of a one-group gang the nodes could hold
+//! with a prefix of the candidates stopped. No placement puts more tasks on a node than fit its
+//! room, and the count reads each node's room as the placement's view does ([`NowView`]: free,
+//! less reservations and other preemptors' earmarks, plus what the victims release, and only
+//! nodes of the gang's partition, whole ones for an exclusive gang), before node filters,
+//! scorers and the layout narrow it. So a prefix whose count is short of the group's fewest
+//! tasks cannot be placed, and the shortest prefix whose count reaches them is a lower bound on
+//! the first prefix a placement accepts: where the count is exact (whole GPUs, no filter), the
+//! search places once instead of once per bisection step.
+
+use std::collections::BTreeMap;
+
+use crate::backfill::NowView;
+use crate::model::ids::{JobId, NodeId};
+use crate::model::resources::NodeAmounts;
+use crate::placement::GangRequest;
+use crate::placement::fit::tasks_fitting;
+use crate::state::ClusterState;
+
+/// The tasks of one group each node could hold, and their sum, as victims are added.
+pub(super) struct TaskCounts<'a> {
+    state: &'a ClusterState,
+    view: &'a NowView<'a>,
+    gang: &'a GangRequest<'a>,
+    /// Per node (by index): the tasks its room holds with the victims added so far.
+    per_node: Vec<u32>,
+    /// Their sum.
+    total: u64,
+    /// What the victims added so far release, per node.
+    released: BTreeMap<NodeId, NodeAmounts>,
+}
+
+impl<'a> TaskCounts<'a> {
+    /// The counts with no victim stopped, for the first group of `gang` (a gang of one group
+    /// without topology: the only one a victim search bisects).
+    pub(super) fn new(
+        state: &'a ClusterState,
+        view: &'a NowView<'a>,
+        gang: &'a GangRequest<'a>,
+    ) -> Self {
+        let mut counts = TaskCounts {
+            state,
+            view,
+            gang,
+            per_node: vec![0; state.nodes.len()],
+            total: 0,
+            released: BTreeMap::new(),
+        };
+        for index in 0..state.nodes.len() {
+            let tasks = counts.tasks_on(NodeId(index as u32), None);
+            counts.per_node[index] = tasks;
+            counts.total += u64::from(tasks);
+        }
+        counts
+    }
+
+    /// The length of the shortest prefix of `victims` (at least 1) with which the nodes could
+    /// hold the group's fewest tasks, or `None` when not even all of them release enough.
+    pub(super) fn shortest_prefix(mut self, victims: impl Iterator<Item = JobId>) -> Option<usize> {
+        let need = u64::from(self.gang.shapes[0].min_count);
+        if self.total >= need {
+            return Some(1);
+        }
+        for (taken, victim) in victims.enumerate() {
+            self.add(victim);
+            if self.total >= need {
+                return Some(taken + 1);
+            }
+        }
+        None
+    }
+
+    /// Counts what `victim` releases as free.
+    fn add(&mut self, victim: JobId) {
+        for (node, amounts) in self.state.node_charges(victim) {
+            let released = self.released.entry(node).or_default();
+            released.add(&amounts);
+            let released = *released;
+            let tasks = self.tasks_on(node, Some(&released));
+            let before = std::mem::replace(&mut self.per_node[node.index()], tasks);
+            self.total = self.total - u64::from(before) + u64::from(tasks);
+        }
+    }
+
+    /// The tasks of the group that `node`'s room holds with `released` counted as free there.
+    fn tasks_on(&self, id: NodeId, released: Option<&NodeAmounts>) -> u32 {
+        let Some(Some(node)) = self.state.nodes.get(id.index()) else {
+            return 0;
+        };
+        if !node.partitions.contains(self.gang.partition) {
+            return 0;
+        }
+        let Some(free) = self.view.free_releasing(id, node, released) else {
+            return 0;
+        };
+        if self.gang.exclusive && free != node.capacity {
+            return 0;
+        }
+        tasks_fitting(node, &free, &self.gang.shapes[0])
+    }
+}
