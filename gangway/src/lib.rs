@@ -81,7 +81,7 @@
 //! - [`model`]: interned ids, fixed-point amounts, fixed-size per-node resource vectors, jobs,
 //!   task shapes, topology, MIG layouts. [`state`]: `ClusterState`, every change to it, and its
 //!   consistency check. [`placement`]: gang placement over a free-capacity index, topology,
-//!   fragmentation scoring. [`backfill`]: the availability profile and reservations.
+//!   fragmentation scoring; backfill (the availability profile and reservations) is internal.
 //! - [`scheduler`]: the pass (order, place, reserve, preempt, report). [`policy`]: the
 //!   [`policy::Plugin`] trait (a policy at every decision point), profiles and the built-in
 //!   plug-ins (docs/policies.md). [`fairshare`],
@@ -145,8 +145,7 @@
 // `#[gangway::policy::plugin]` names the crate `::gangway`, also inside it.
 extern crate self as gangway;
 
-#[doc(hidden)]
-pub mod backfill;
+mod backfill;
 pub mod config;
 pub mod decision;
 pub mod error;

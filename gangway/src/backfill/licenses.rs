@@ -5,17 +5,6 @@ use crate::state::ClusterState;
 use crate::state::licenses::LicenseNeed;
 
 /// Licenses held over time: running jobs until their end, reservations over their window.
-///
-/// ```
-/// use gangway::backfill::licenses::LicenseProfile;
-/// let mut profile = LicenseProfile::new(0, vec![10]);
-/// profile.add_running(&vec![(0, 6)], 100);
-/// assert!(profile.covers(&vec![(0, 4)], 0, 50));
-/// assert!(!profile.covers(&vec![(0, 5)], 0, 50));
-/// assert!(profile.covers(&vec![(0, 10)], 100, 200));
-/// profile.reserve(&vec![(0, 8)], 150, 300);
-/// assert!(!profile.covers(&vec![(0, 5)], 100, 200));
-/// ```
 #[derive(Clone, Debug, Default)]
 pub struct LicenseProfile {
     now: u64,
@@ -105,5 +94,21 @@ impl LicenseProfile {
             .map(|(_, _, need)| held(need))
             .sum();
         running + reserved
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_jobs_hold_until_their_end_and_reservations_over_their_window() {
+        let mut profile = LicenseProfile::new(0, vec![10]);
+        profile.add_running(&vec![(0, 6)], 100);
+        assert!(profile.covers(&vec![(0, 4)], 0, 50));
+        assert!(!profile.covers(&vec![(0, 5)], 0, 50));
+        assert!(profile.covers(&vec![(0, 10)], 100, 200));
+        profile.reserve(&vec![(0, 8)], 150, 300);
+        assert!(!profile.covers(&vec![(0, 5)], 100, 200));
     }
 }

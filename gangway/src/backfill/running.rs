@@ -1,7 +1,7 @@
 //! The running jobs' holdings over time, kept across ticks by the state's own changes: a start
 //! adds a job's per-node charges until its release time, an end, kill or requeue removes them,
 //! and a preemption's grace deadline or a new time limit moves them. A pass reads the profile
-//! of the running jobs from here ([`crate::backfill::Profile`]) and never rebuilds it from the
+//! of the running jobs from here ([`crate::backfill::Availability`]) and never rebuilds it from the
 //! jobs; its reservations are an overlay on top, made and dropped by the pass.
 //!
 //! Once a job runs, nothing it holds grows: from any `now` on, each node's usage by running

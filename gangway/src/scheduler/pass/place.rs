@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::backfill::{IndexCandidates, NowView, Profile};
+use crate::backfill::{Availability, IndexCandidates, NowView};
 use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
@@ -46,7 +46,10 @@ impl Scheduler {
         };
         let candidates = IndexCandidates {
             index: &self.state.index,
-            preferred: pass.profile.as_ref().map_or(&[], Profile::reserved_nodes),
+            preferred: pass
+                .profile
+                .as_ref()
+                .map_or(&[], Availability::reserved_nodes),
             reach,
         };
         let licensed = match pass.profile.as_ref() {
