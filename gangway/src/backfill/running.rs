@@ -154,6 +154,7 @@ impl RunningEnds {
     /// `node`'s usage by the running jobs from `now` on, as `(from, usage)` steps: the first
     /// at `now` (everything held), then one at each later release time (`now + 1` for the
     /// holdings past theirs), with what stays held from then on. Empty without holdings.
+    #[cfg(test)]
     pub fn steps(&self, node: NodeId, now: u64) -> NodeSteps<'_> {
         NodeSteps {
             ends: self.nodes.get(node),

@@ -141,9 +141,9 @@ pub struct ClusterState {
     pub(crate) quota: QuotaBook,
 }
 
-/// A job the scheduler tracks.
+/// A job the scheduler tracks (crate-internal: hosts and plug-ins read jobs through [`JobView`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Job {
+pub(crate) struct Job {
     /// As submitted.
     pub spec: JobSpec,
     /// Arrival order.
@@ -285,17 +285,11 @@ impl Job {
         let end = run.start_ms.saturating_add(self.spec.time_limit_ms);
         Some(run.preemption.map_or(end, |p| end.min(p.deadline_ms)))
     }
-
-    /// When a running job reaches its time limit.
-    pub fn limit_end_ms(&self) -> Option<u64> {
-        self.running()
-            .map(|r| r.start_ms.saturating_add(self.spec.time_limit_ms))
-    }
 }
 
 impl ClusterState {
     /// The job in slot `id`.
-    pub fn job(&self, id: JobId) -> Option<&Job> {
+    pub(crate) fn job(&self, id: JobId) -> Option<&Job> {
         self.jobs.get(id.index()).and_then(Option::as_ref)
     }
 
@@ -311,7 +305,8 @@ impl ClusterState {
 
     /// The running jobs' holdings by release time (the part of every pass's availability
     /// profile that lives across ticks).
-    pub fn running_ends(&self) -> &RunningEnds {
+    #[cfg(test)]
+    pub(crate) fn running_ends(&self) -> &RunningEnds {
         &self.running_ends
     }
 

@@ -1026,7 +1026,7 @@ impl Plugin for Counter {
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         assert!(self.ticks < self.panic_from, "counter gave up");
         // Alternately the first and the last submitted first.
-        let arrival = job.record().arrival as i64;
+        let arrival = job.arrival() as i64;
         if self.ticks.is_multiple_of(2) {
             arrival
         } else {
