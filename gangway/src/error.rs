@@ -174,7 +174,7 @@ pub enum TickError {
         /// The refused time.
         requested_ms: u64,
     },
-    /// A time beyond the range of [`crate::model::time`] (later than 2^53 − 1 ms).
+    /// A time beyond the range of times (later than 2^53 − 1 ms).
     ///
     /// ```
     /// let mut s = gangway::Scheduler::new(serde_json::from_str(r#"{"nodes": []}"#).unwrap()).unwrap();

@@ -9,5 +9,5 @@ pub mod mig_table;
 pub mod node;
 pub mod resources;
 pub mod shape;
-pub mod time;
+pub(crate) mod time;
 pub mod topology;

@@ -11,14 +11,6 @@
 //! A time the engine computes beyond it (a sum of a time and a duration, a plug-in's
 //! wake-up) is one no tick can reach: it is reported as none ([`reported`]), and a start
 //! beyond it is not planned.
-//!
-//! ```
-//! use gangway::model::time::{MAX_MS, in_range};
-//! assert_eq!(MAX_MS, 9_007_199_254_740_991);
-//! assert_eq!(in_range("at_ms", MAX_MS), Ok(MAX_MS));
-//! assert_eq!(in_range("at_ms", MAX_MS + 1).unwrap_err(),
-//!     "at_ms: 9007199254740992 is beyond the time range (at most 9007199254740991 ms, 2^53 - 1)");
-//! ```
 
 /// The latest time and the longest duration, in milliseconds: 2^53 − 1.
 pub const MAX_MS: u64 = (1 << 53) - 1;
@@ -56,4 +48,19 @@ pub fn in_range_opt(field: &str, value: Option<u64>) -> Result<(), String> {
 /// ```
 pub fn reported(time: Option<u64>) -> Option<u64> {
     time.filter(|&t| t <= MAX_MS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_range_ends_at_2_pow_53_minus_1() {
+        assert_eq!(MAX_MS, 9_007_199_254_740_991);
+        assert_eq!(in_range("at_ms", MAX_MS), Ok(MAX_MS));
+        assert_eq!(
+            in_range("at_ms", MAX_MS + 1).unwrap_err(),
+            "at_ms: 9007199254740992 is beyond the time range (at most 9007199254740991 ms, 2^53 - 1)"
+        );
+    }
 }

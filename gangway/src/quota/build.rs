@@ -20,7 +20,7 @@ impl QuotaTree {
     /// Builds the tree of `cohorts` and `queues` with no usage.
     ///
     /// `gpu_models` are the cluster's GPU models: each gets a `gpu:MODEL` key (as long as fewer
-    /// than [`super::MAX_KEYS`] keys are in use) so that [`QuotaTree::usage`] reports GPUs per
+    /// than 16 (`MAX_KEYS`) keys are in use) so that [`QuotaTree::usage`] reports GPUs per
     /// model even where no quota names the model. Quota keys may name any model.
     ///
     /// Errors name the offending field: duplicate queue or cohort names, a queue's unknown

@@ -59,4 +59,5 @@ mod tests;
 pub use adjusted::AdjustedQuota;
 pub use share::{FairShareRow, Share};
 pub use tree::{Fit, QueueId, QuotaTree};
-pub use vector::{KeyId, MAX_KEYS, QuotaVec};
+pub(crate) use vector::MAX_KEYS;
+pub use vector::{KeyId, QuotaVec};

@@ -8,7 +8,7 @@ use std::ops::{Index, IndexMut};
 /// ```
 /// assert_eq!(gangway::quota::MAX_KEYS, 16);
 /// ```
-pub const MAX_KEYS: usize = 16;
+pub(crate) const MAX_KEYS: usize = 16;
 
 /// An interned resource key: an index into every [`QuotaVec`] of one
 /// [`crate::quota::QuotaTree`]. Look keys up with [`crate::quota::QuotaTree::key`].
@@ -39,7 +39,7 @@ impl KeyId {
         self.0 as usize
     }
 
-    /// The key at position `index`; `None` at or beyond [`MAX_KEYS`].
+    /// The key at position `index`; `None` at or beyond 16 (`MAX_KEYS`).
     ///
     /// ```
     /// use gangway::quota::KeyId;
@@ -132,7 +132,7 @@ impl QuotaVec {
         }
     }
 
-    /// The amounts in key order (all [`MAX_KEYS`] of them; keys a tree does not use are zero).
+    /// The amounts in key order (all 16 (`MAX_KEYS`) of them; keys a tree does not use are zero).
     ///
     /// ```
     /// assert_eq!(gangway::quota::QuotaVec::ZERO.as_slice().len(), gangway::quota::MAX_KEYS);

@@ -282,7 +282,7 @@ impl Scheduler {
     /// Applies `events` in order at `now_ms`, runs one scheduling pass, and returns the
     /// decisions (kill, cancel, requeue, preempt, start), the rejected events and the next
     /// wake-up. A tick earlier than the previous one, or later than the range of
-    /// [`crate::model::time`] allows, is refused as a whole and changes nothing.
+    /// times allows (2^53 − 1 ms), is refused as a whole and changes nothing.
     ///
     /// With accounts configured, every running job is first charged its billing-weighted
     /// resource-seconds since the last tick, so a job ending at this tick pays up to `now_ms`.
