@@ -12,9 +12,9 @@
 mod answers;
 mod by_node;
 mod cpu_total;
-pub mod licenses;
-pub mod profile;
-pub mod running;
+pub(crate) mod licenses;
+pub(crate) mod profile;
+pub(crate) mod running;
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -26,13 +26,13 @@ use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::{Assignment, Candidates, CapacityView, FreeIndex, Reach};
 use crate::state::Maintenance;
-pub use profile::Availability;
-pub use running::RunningEnds;
+pub(crate) use profile::Availability;
+pub(crate) use running::RunningEnds;
 
 /// Free capacity for a job starting now and running until `end`, less what is earmarked for
 /// preemptors other than the job, plus what `released` names (the resources of preemption
 /// victims being tried).
-pub struct NowView<'a> {
+pub(crate) struct NowView<'a> {
     /// The pass's profile, once a reservation exists, over the running jobs' part.
     pub profile: Option<(&'a Availability, &'a RunningEnds)>,
     /// Now.
@@ -87,7 +87,7 @@ impl CapacityView for NowView<'_> {
 }
 
 /// Free capacity over a future window `[start, end)`.
-pub struct FutureView<'a> {
+pub(crate) struct FutureView<'a> {
     /// The pass's profile.
     pub profile: &'a Availability,
     /// The running jobs' part of it.
@@ -150,7 +150,7 @@ impl CapacityView for FutureView<'_> {
 /// memo of earlier answers. Only the `needed` earliest nodes matter: a node's search gives up
 /// once it is later than the `needed`-th earliest found so far, and none is searched once
 /// `needed` nodes can take the window at `start` itself.
-pub fn earliest_fit_bound(
+pub(crate) fn earliest_fit_bound(
     (profile, running): (&mut Availability, &RunningEnds),
     nodes: &[Option<Node>],
     shapes: &[TaskShape],

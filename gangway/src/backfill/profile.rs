@@ -248,7 +248,7 @@ fn earliest_clear(
 /// which the caller passes; it must be the one the profile was built over (the state's, as the
 /// pass starts jobs).
 #[derive(Clone, Debug, Default)]
-pub struct Availability {
+pub(crate) struct Availability {
     now: u64,
     /// The reservations on each node with some.
     booked: ByNode<Timeline>,
@@ -279,7 +279,7 @@ pub struct Availability {
 }
 
 /// What one task needs: cpus (thousandths), memory (MiB), whole GPUs.
-pub type TaskNeed = (u64, u64, u32);
+pub(crate) type TaskNeed = (u64, u64, u32);
 
 /// The memo of one need: earlier answers per node.
 #[derive(Clone, Debug, Default)]
@@ -295,13 +295,13 @@ impl Availability {
     /// now (it holds its resources at `now` only); a job being preempted ends by its grace
     /// deadline.
     #[cfg(test)]
-    pub fn build(state: &ClusterState, now: u64) -> Self {
+    pub(crate) fn build(state: &ClusterState, now: u64) -> Self {
         Availability::default().rebuild(state, now)
     }
 
     /// [`Availability::build`] in this profile's memory: a pass reuses the last one's, so that
     /// booking a wide reservation allocates nothing.
-    pub fn rebuild(self, state: &ClusterState, now: u64) -> Self {
+    pub(crate) fn rebuild(self, state: &ClusterState, now: u64) -> Self {
         let Availability {
             mut booked,
             mut reserved,
@@ -367,13 +367,17 @@ impl Availability {
     /// Drops the free cpus summed so far ([`Availability::earliest_cpu_fit`]): a running job's
     /// release moved earlier (it was told to stop by its grace deadline), which no booking
     /// records, so the next query sums them again.
-    pub fn forget_free_cpus(&mut self) {
+    pub(crate) fn forget_free_cpus(&mut self) {
         self.free_cpus = None;
     }
 
     /// Records, for the sums kept from the running jobs' part, that a job started now holds
     /// `charges` (amounts by node) until `end` (the running jobs' part itself already has it).
-    pub fn add_running(&mut self, charges: impl Iterator<Item = (NodeId, NodeAmounts)>, end: u64) {
+    pub(crate) fn add_running(
+        &mut self,
+        charges: impl Iterator<Item = (NodeId, NodeAmounts)>,
+        end: u64,
+    ) {
         let end = end.max(self.now.saturating_add(1));
         if let Some(free_cpus) = self.free_cpus.as_mut() {
             free_cpus.book(charges.map(|(node, a)| (node, a.cpu_milli)), self.now, end);
@@ -382,13 +386,13 @@ impl Availability {
 
     /// Records a reservation of `amounts` on `node` over `[start, end)`.
     #[cfg(test)]
-    pub fn reserve(&mut self, node: NodeId, amounts: NodeAmounts, start: u64, end: u64) {
+    pub(crate) fn reserve(&mut self, node: NodeId, amounts: NodeAmounts, start: u64, end: u64) {
         self.reserve_all(&[(node, amounts)], start, end);
     }
 
     /// Records a reservation of `charges` (amounts by node) over `[start, end)`: one booking
     /// of their summed cpus in the cluster's free cpus, one release time.
-    pub fn reserve_all(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
+    pub(crate) fn reserve_all(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
         let now = self.now;
         if let Some(free_cpus) = self.free_cpus.as_mut() {
             free_cpus.book(
@@ -422,7 +426,12 @@ impl Availability {
     /// pass). The usage so falls: the memos, which assume it only grows, are forgotten, and the
     /// free cpus are summed again when next read. The release time stays, a candidate start
     /// that never makes a search's answer earlier than the truth.
-    pub fn unreserve_all(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
+    pub(crate) fn unreserve_all(
+        &mut self,
+        charges: &[(NodeId, NodeAmounts)],
+        start: u64,
+        end: u64,
+    ) {
         for &(node, ref amounts) in charges {
             if let Some(timeline) = self.booked.get_mut(node) {
                 timeline.remove(start, end, amounts);
@@ -469,18 +478,18 @@ impl Availability {
     }
 
     /// The nodes any reservation touches, in id order.
-    pub fn reserved_nodes(&self) -> &[NodeId] {
+    pub(crate) fn reserved_nodes(&self) -> &[NodeId] {
         &self.reserved
     }
 
     /// Whether any reservation touches `node`.
-    pub fn is_reserved(&self, node: NodeId) -> bool {
+    pub(crate) fn is_reserved(&self, node: NodeId) -> bool {
         // Every reservation books its nodes' timelines: a lookup by index, not a tree search.
         self.booked.get(node).is_some()
     }
 
     /// The first candidate start time at or after `from` (and after now).
-    pub fn next_release(&self, running: &RunningEnds, from: u64) -> Option<u64> {
+    pub(crate) fn next_release(&self, running: &RunningEnds, from: u64) -> Option<u64> {
         let from = from.max(self.now.saturating_add(1));
         let own = self.releases.range(from..).next().copied();
         match (own, running.next_release(self.now, from)) {
@@ -493,7 +502,7 @@ impl Availability {
     /// capacity (down devices have nothing free) minus the highest usage at any instant of the
     /// window, per dimension. Earmarks count only for a future window (`future`); a job placed
     /// now sees them as the pass's `held` resources instead.
-    pub fn free_over(
+    pub(crate) fn free_over(
         &self,
         running: &RunningEnds,
         (id, node): (NodeId, &Node),
@@ -528,7 +537,7 @@ impl Availability {
     /// bound (the profile only gains usage during a pass, and longer windows and later starts
     /// only move the answer later), so the sweep starts there instead of at `start`. Like
     /// [`Availability::earliest_usable`], it gives up once the answer is later than `past`.
-    pub fn earliest_usable_memo(
+    pub(crate) fn earliest_usable_memo(
         &mut self,
         running: &RunningEnds,
         slot: usize,
@@ -562,7 +571,7 @@ impl Availability {
     /// which the cluster's free cpus, summed over the nodes taking work, stay at least that
     /// high for the whole window; `u64::MAX`: never. Per node a window offers at most what is
     /// free at each of its instants, so starts below the bound cannot fit.
-    pub fn earliest_cpu_fit(
+    pub(crate) fn earliest_cpu_fit(
         &mut self,
         running: &RunningEnds,
         nodes: &[Option<Node>],
@@ -582,7 +591,7 @@ impl Availability {
     /// taking work, at some instant of the window of `len` milliseconds from `start`: exactly
     /// when [`Availability::earliest_cpu_fit`] answers later than `start`, without searching for
     /// that later start.
-    pub fn short_of_cpus(
+    pub(crate) fn short_of_cpus(
         &mut self,
         running: &RunningEnds,
         nodes: &[Option<Node>],
@@ -659,7 +668,7 @@ impl Availability {
     }
 
     /// The memo slot of a need, for [`Availability::earliest_usable_memo`].
-    pub fn need_slot(&mut self, need: TaskNeed) -> usize {
+    pub(crate) fn need_slot(&mut self, need: TaskNeed) -> usize {
         let next = self.memo.len();
         let slot = *self.need_slots.entry(need).or_insert(next);
         if slot == next {
@@ -678,7 +687,7 @@ impl Availability {
     /// the answer is known to be later than `past` (`u64::MAX`: never gives up), returning then
     /// a time later than `past` and no later than the answer. `enough` must be monotone: less
     /// in use never gives `false` where more gave `true`.
-    pub fn earliest_usable(
+    pub(crate) fn earliest_usable(
         &self,
         running: &RunningEnds,
         (id, node): (NodeId, &Node),

@@ -6,7 +6,7 @@ use crate::model::shape::{GpuNeed, TaskShape};
 use crate::placement::frag::ShapeMix;
 
 /// Tasks of `shape` that fit in `free` on `node` (at most `shape.count`).
-pub fn tasks_fitting(node: &Node, free: &NodeAmounts, shape: &TaskShape) -> u32 {
+pub(crate) fn tasks_fitting(node: &Node, free: &NodeAmounts, shape: &TaskShape) -> u32 {
     let mut fit = shape.count;
     if let Some(by_cpu) = free.cpu_milli.checked_div(shape.cpu_milli) {
         fit = fit.min(clamp(by_cpu));
@@ -42,7 +42,7 @@ fn clamp(value: u64) -> u32 {
 /// Chooses the devices of one task on a node from what is still free there: a bitmask of
 /// device indices (of MIG slice indices for a MIG task), or `None` for the engine's rule. A
 /// profile's device-choice plug-ins answer through it.
-pub type DeviceChooser<'a> = &'a dyn Fn(&NodeAmounts) -> Option<u128>;
+pub(crate) type DeviceChooser<'a> = &'a dyn Fn(&NodeAmounts) -> Option<u128>;
 
 /// Takes `tasks` tasks of `shape` out of `free`, returning what they use and the device indices
 /// (one per whole device; one per task for fractions). Each task takes the devices `choose`
@@ -50,7 +50,7 @@ pub type DeviceChooser<'a> = &'a dyn Fn(&NodeAmounts) -> Option<u128>;
 /// the engine's rule: the lowest entirely free devices for whole GPUs, the fullest device that
 /// still has room (then the lowest index) for a fraction, the lowest free slice of its profile
 /// for MIG. The caller has checked that they fit.
-pub fn take_tasks(
+pub(crate) fn take_tasks(
     node: &Node,
     free: &mut NodeAmounts,
     shape: &TaskShape,
@@ -102,7 +102,7 @@ pub fn take_tasks(
 }
 
 /// Whether `mask` is exactly what one task of `need` takes, all of it free in `room`.
-pub fn valid_pick(node: &Node, room: &NodeAmounts, need: GpuNeed, mask: u128) -> bool {
+pub(crate) fn valid_pick(node: &Node, room: &NodeAmounts, need: GpuNeed, mask: u128) -> bool {
     let in_range = node.gpu_count >= 128 || mask >> node.gpu_count == 0;
     match need {
         GpuNeed::None => false,
@@ -146,7 +146,7 @@ fn default_pick(node: &Node, room: &NodeAmounts, need: GpuNeed) -> Option<u128> 
 /// idle planned ones, then the lowest other idle ones; a fraction or a MIG slice: the engine's
 /// rule among busy planned devices (slices) alone, then among busy ones, then among idle
 /// planned ones. `None`: nothing busy or planned serves, the engine's rule applies.
-pub fn busy_devices_first(
+pub(crate) fn busy_devices_first(
     node: &Node,
     room: &NodeAmounts,
     need: GpuNeed,
@@ -200,7 +200,7 @@ pub fn busy_devices_first(
 }
 
 /// The devices of `node` of which `amounts` holds some, as a bitmask.
-pub fn used_mask(node: &Node, amounts: &NodeAmounts) -> u32 {
+pub(crate) fn used_mask(node: &Node, amounts: &NodeAmounts) -> u32 {
     amounts.devices[..node.gpu_count]
         .iter()
         .enumerate()
@@ -221,7 +221,7 @@ fn whole_free_mask(node: &Node, free: &NodeAmounts) -> u32 {
 /// the NVLink island with the fewest free devices that still holds `k` (a device in no island
 /// is an island of its own; ties to the island with the lowest device), else the lowest free
 /// devices. `None` when fewer than `k` are free.
-pub fn island_devices(node: &Node, room: &NodeAmounts, k: u32) -> Option<u32> {
+pub(crate) fn island_devices(node: &Node, room: &NodeAmounts, k: u32) -> Option<u32> {
     let room = whole_free_mask(node, room);
     if room.count_ones() < k {
         return None;

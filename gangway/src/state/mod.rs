@@ -264,14 +264,14 @@ pub struct Preemption {
 
 impl Job {
     /// Whether a job of queue `queue` has preempted it by fair sharing.
-    pub fn preempted_by_fair_queue(&self, queue: &str) -> bool {
+    pub(crate) fn preempted_by_fair_queue(&self, queue: &str) -> bool {
         self.preempted_by_queues
             .as_deref()
             .is_some_and(|queues| queues.iter().any(|q| q == queue))
     }
 
     /// The running allocation, if running.
-    pub fn running(&self) -> Option<&RunningJob> {
+    pub(crate) fn running(&self) -> Option<&RunningJob> {
         match &self.state {
             JobState::Running(r) => Some(r),
             _ => None,
@@ -280,7 +280,7 @@ impl Job {
 
     /// When a running job frees its resources at the latest, as backfill plans it: its time
     /// limit, or the grace deadline of a preemption when that comes first.
-    pub fn release_ms(&self) -> Option<u64> {
+    pub(crate) fn release_ms(&self) -> Option<u64> {
         let run = self.running()?;
         let end = run.start_ms.saturating_add(self.spec.time_limit_ms);
         Some(run.preemption.map_or(end, |p| end.min(p.deadline_ms)))

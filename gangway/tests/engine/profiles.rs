@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use common::build::{config, event, finished, submit};
 use common::decisions::{pending, placement, started};
 use common::shim::send;
-use gangway::error::RestoreError;
+use gangway::RestoreError;
 use gangway::policy::builtin::{
     AvoidGpuFaults, BinPack, Las, LeastFragmenting, LeastLostWork, MinRunTime, ShortestFirst,
     Spread, kueue_victims,

@@ -5,7 +5,7 @@ use crate::common;
 
 use common::build::{config, finished, submit};
 use common::decisions::{pending, reason, rejected_kinds, started};
-use gangway::decision::RequeueReason;
+use gangway::RequeueReason;
 use gangway::testkit::checked_tick;
 use gangway::{
     ClusterConfig, Decision, ErrorKind, Event, JobSpec, KillReason, PendingReason, Scheduler,
