@@ -237,7 +237,7 @@ pub struct GpuConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mig: Vec<MigDeviceConfig>,
     /// Instead of `mig`: a mig-parted default configuration applied to every device
-    /// (`all-1g.10gb`, `all-balanced`, …; see [`crate::model::mig_table`]). Default: none.
+    /// (`all-1g.10gb`, `all-balanced`, …; docs/protocol.md lists them). Default: none.
     ///
     /// ```
     /// use gangway::config::GpuConfig;

@@ -5,7 +5,7 @@ pub mod amount;
 pub mod ids;
 pub mod job;
 pub mod mig;
-pub mod mig_table;
+pub(crate) mod mig_table;
 pub mod node;
 pub mod resources;
 pub mod shape;

@@ -19,7 +19,7 @@ pub(crate) const MAX_MODELS: usize = 64;
 
 /// A partition as the scheduler uses it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Partition {
+pub(crate) struct Partition {
     /// Name.
     pub name: String,
     /// Longest time limit allowed.

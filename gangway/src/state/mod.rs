@@ -37,14 +37,13 @@ use crate::model::shape::TaskShape;
 use crate::placement::{Assignment, FreeIndex, ShapeMix};
 use crate::quota::QueueId;
 
-pub use build::Partition;
+pub(crate) use build::Partition;
 pub use dependencies::DependencyGraph;
 pub use maintenance::{Maintenance, Window};
 pub use quota::Earmark;
 pub(crate) use quota::QuotaBook;
 pub use readiness::{Readiness, ReadyRecord};
-pub use totals::JobTotals;
-pub use usage::NO_USER;
+pub(crate) use totals::JobTotals;
 pub use view::{JobView, NodeView, QueueView};
 
 /// The whole scheduler state: configuration, nodes, jobs.
@@ -196,7 +195,7 @@ pub(crate) struct Job {
 /// least-lost-work policies. Read it through [`JobView`], which adds the current run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RunHistory {
+pub(crate) struct RunHistory {
     /// GPU-milliseconds held in its runs that have ended: GPUs held (whole, fractional, and MIG
     /// slices as their compute share) times the run's length.
     pub attained_gpu_ms: u64,
@@ -213,7 +212,7 @@ pub struct RunHistory {
 
 impl RunHistory {
     /// Whether it never ran.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == RunHistory::default()
     }
 }
