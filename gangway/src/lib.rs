@@ -147,6 +147,8 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// The curated surface (docs/stability.md): an item of a private module is `pub(crate)` unless
+// re-exported, and every type a public signature names can be named.
 #![warn(unnameable_types)]
 #![warn(unreachable_pub)]
 
