@@ -120,6 +120,7 @@ impl MigFamily {
     }
 
     /// The names of the family's mig-parted configurations, in table order.
+    #[cfg(any(test, feature = "testkit"))]
     pub(crate) fn config_names(self) -> impl Iterator<Item = &'static str> {
         self.configs().iter().map(|(name, _)| *name)
     }
