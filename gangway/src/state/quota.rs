@@ -39,7 +39,7 @@ pub(crate) struct QuotaBook {
 /// Resources held for a preemptor while its victims stop.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Earmark {
+pub(crate) struct Earmark {
     /// Victims still running.
     pub victims: Vec<JobId>,
     /// The preemptor's planned charges per node: no other job may use them.

@@ -24,11 +24,7 @@
 //! assert_eq!((team.name(), team.usage("gpu")), ("team", Some(Milli::from_units(3))));
 //! ```
 
-use std::collections::BTreeMap;
-
-use super::{
-    ClusterState, Earmark, Job, JobState, Maintenance, Readiness, ReadyRecord, RunningJob,
-};
+use super::{ClusterState, Job, JobState, Readiness, ReadyRecord, RunningJob};
 use crate::config::ClusterConfig;
 use crate::model::amount::Milli;
 use crate::model::ids::{JobId, NodeId};
@@ -39,7 +35,6 @@ use crate::model::topology::Topology;
 use crate::quota::{KeyId, QueueId, QuotaTree};
 
 use super::DependencyGraph;
-use super::licenses::Licenses;
 
 /// One job the state tracks (pending, running, or ended and still remembered).
 #[derive(Clone, Copy, Debug)]
@@ -527,13 +522,9 @@ impl ClusterState {
         self.over_quota.iter().filter_map(|&id| self.job_view(id))
     }
 
-    /// The resources held for preemptors until their victims stop, by preemptor.
-    pub fn earmarks(&self) -> &BTreeMap<JobId, Earmark> {
-        &self.earmarks
-    }
-
     /// The maintenance windows.
-    pub fn maintenance(&self) -> &Maintenance {
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn maintenance(&self) -> &super::Maintenance {
         &self.maintenance
     }
 
@@ -548,7 +539,8 @@ impl ClusterState {
     }
 
     /// Cluster-wide licenses: totals and what running jobs hold.
-    pub fn licenses(&self) -> &Licenses {
+    #[cfg(test)]
+    pub(crate) fn licenses(&self) -> &super::licenses::Licenses {
         &self.licenses
     }
 
