@@ -42,8 +42,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use gangway::Decision;
 use gangway::config::ReclaimWithinCohort;
-use gangway::decision::Decision;
 use gangway::model::job::FinishOutcome;
 use gangway::{ClusterConfig, Event, Scheduler};
 use gangway_sim::standard::StandardWorkload;

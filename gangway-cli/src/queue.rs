@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use gangway::decision::PendingInfo;
+use gangway::PendingInfo;
 use gangway::queue_table::{Owner, render};
 use gangway::{Scheduler, Snapshot};
 use serde_json::Value;

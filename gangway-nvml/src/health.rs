@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::probe::{DeviceHealth, GpuProbe, ProbeError};
-use gangway::event::Event;
+use gangway::Event;
 
 /// XID errors an application causes (graphics engine exception, GPU memory page fault, GPU
 /// stopped processing, preemptive cleanup, video processor exception): the GPU stays healthy, as

@@ -26,16 +26,14 @@ use std::error::Error;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use gangway::backfill::IndexCandidates;
 use gangway::model::ids::{DomainId, ModelId, NodeId, PartitionId};
 use gangway::model::job::PlacementMode;
 use gangway::model::node::{Node, PartitionSet};
 use gangway::model::resources::NodeAmounts;
 use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
-use gangway::placement::Reach;
-use gangway::placement::fit::least_fragmenting_device;
 use gangway::placement::{
-    CapacityView, FreeIndex, FreeTotals, GangRequest, NodeGate, ShapeMix, place_gang,
+    CapacityView, FreeIndex, FreeTotals, GangRequest, IndexCandidates, NodeGate, Reach, ShapeMix,
+    least_fragmenting_device, place_gang,
 };
 use gangway_sim::workload::alibaba;
 use rand::rngs::Xoshiro256PlusPlus;

@@ -22,8 +22,8 @@
 use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
 
 use crate::standard::StandardWorkload;
+use gangway::Decision;
 use gangway::config::BackfillMode;
-use gangway::decision::Decision;
 use gangway::model::job::FinishOutcome;
 use gangway::{ClusterConfig, Event, Scheduler, TickOutcome};
 

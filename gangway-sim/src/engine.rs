@@ -21,13 +21,13 @@ use crate::faults::{FaultOptions, Faults};
 use crate::looks::{LookError, LookSchedule};
 use crate::result::{Execution, ExecutionEnd, JobRecord, JobStatus, Sample, SimResult, TickInput};
 use crate::workload::dist::{self, Rng};
+use gangway::Event;
+use gangway::Scheduler;
 use gangway::config::ClusterConfig;
-use gangway::decision::{Decision, KillReason, PlacementEntry, RequeueReason, TickOutcome};
-use gangway::error::{ConfigError, TickError};
-use gangway::event::Event;
 use gangway::model::job::FinishOutcome;
 use gangway::policy::Profile;
-use gangway::scheduler::Scheduler;
+use gangway::{ConfigError, TickError};
+use gangway::{Decision, KillReason, PlacementEntry, RequeueReason, TickOutcome};
 
 /// Settings of the simulated hosts.
 ///

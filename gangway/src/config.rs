@@ -98,7 +98,7 @@ pub struct MaintenanceConfig {
 
 impl ClusterConfig {
     /// Whether every time and duration of the configuration lies in the range of
-    /// [`crate::model::time`]: the partitions' `max_time_ms`, the maintenance windows,
+    /// times (0 to 2^53 − 1 ms, docs/protocol.md, "Times"): the partitions' `max_time_ms`, the maintenance windows,
     /// `policy.min_job_age_ms`, `policy.priority.max_age_ms` and `calc_period_ms`,
     /// `policy.fairshare.half_life_ms`,
     /// admission fair sharing's half-life and sampling interval, `policy.wait_for_ready`'s
@@ -237,7 +237,7 @@ pub struct GpuConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mig: Vec<MigDeviceConfig>,
     /// Instead of `mig`: a mig-parted default configuration applied to every device
-    /// (`all-1g.10gb`, `all-balanced`, …; see [`crate::model::mig_table`]). Default: none.
+    /// (`all-1g.10gb`, `all-balanced`, …; docs/protocol.md lists them). Default: none.
     ///
     /// ```
     /// use gangway::config::GpuConfig;

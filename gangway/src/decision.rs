@@ -27,7 +27,7 @@ pub struct PlacementEntry {
 /// One MIG slice held by one task: the GPU, the slice under it and its profile.
 ///
 /// ```
-/// use gangway::decision::MigPlacement;
+/// use gangway::MigPlacement;
 /// let m: MigPlacement =
 ///     serde_json::from_str(r#"{"gpu": 2, "slice": 5, "profile": "1g.10gb"}"#).unwrap();
 /// assert_eq!((m.gpu, m.slice), (2, 5));

@@ -174,7 +174,7 @@ pub enum TickError {
         /// The refused time.
         requested_ms: u64,
     },
-    /// A time beyond the range of [`crate::model::time`] (later than 2^53 − 1 ms).
+    /// A time beyond the range of times (later than 2^53 − 1 ms).
     ///
     /// ```
     /// let mut s = gangway::Scheduler::new(serde_json::from_str(r#"{"nodes": []}"#).unwrap()).unwrap();
@@ -199,7 +199,7 @@ pub enum TickError {
 /// one is refused on restore.
 ///
 /// ```
-/// let error = gangway::error::ConsistencyError::new("node n1: used 5 cpus of 4");
+/// let error = gangway::ConsistencyError::new("node n1: used 5 cpus of 4");
 /// assert_eq!(error.to_string(), "node n1: used 5 cpus of 4");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -229,7 +229,7 @@ impl From<String> for ConsistencyError {
 /// restored.
 ///
 /// ```
-/// use gangway::error::{ConsistencyError, RestoreError};
+/// use gangway::{ConsistencyError, RestoreError};
 /// let error = RestoreError::from(ConsistencyError::new("running job slot 3 is empty"));
 /// assert_eq!(error.to_string(), "inconsistent snapshot: running job slot 3 is empty");
 /// ```
@@ -262,21 +262,9 @@ pub enum RestoreError {
 }
 
 /// A fair-share operation refused; nothing changed.
-///
-/// ```
-/// use gangway::config::{AccountConfig, FairshareConfig};
-/// use gangway::error::FairShareError;
-/// use gangway::fairshare::FairShare;
-/// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-/// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-/// assert_eq!(fs.association(Some("b"), "u"), Err(FairShareError::UnknownAccount("b".into())));
-/// let u = fs.association(Some("a"), "u").unwrap();
-/// assert_eq!(fs.charge(u, f64::NAN, 0).unwrap_err().to_string(),
-///            "usage charge NaN: must be a finite non-negative number");
-/// ```
 #[derive(Clone, Debug, PartialEq, Error)]
 #[non_exhaustive]
-pub enum FairShareError {
+pub(crate) enum FairShareError {
     /// The account is not in the share tree.
     #[error("unknown account \"{0}\"")]
     UnknownAccount(String),
@@ -286,4 +274,29 @@ pub enum FairShareError {
     /// An association id this engine did not hand out.
     #[error("unknown association {0}")]
     UnknownAssociation(usize),
+}
+
+#[cfg(test)]
+mod fair_share_error {
+    #[test]
+    fn unknown_accounts_and_bad_charges_are_refused() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::error::FairShareError;
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        assert_eq!(
+            fs.association(Some("b"), "u"),
+            Err(FairShareError::UnknownAccount("b".into()))
+        );
+        let u = fs.association(Some("a"), "u").unwrap();
+        assert_eq!(
+            fs.charge(u, f64::NAN, 0).unwrap_err().to_string(),
+            "usage charge NaN: must be a finite non-negative number"
+        );
+    }
 }

@@ -148,7 +148,7 @@ pub enum Event {
 
 impl Event {
     /// Whether every time and duration the event carries lies in the range of
-    /// [`crate::model::time`]; the message names the event and the first field that does not.
+    /// times (0 to 2^53 − 1 ms); the message names the event and the first field that does not.
     ///
     /// ```
     /// use gangway::Event;

@@ -76,16 +76,22 @@
 //!
 //! # Map
 //!
-//! - [`config`]: the CLUSTER document and its defaults (docs/protocol.md); [`event`], [`decision`],
-//!   [`error`]: the wire types; [`protocol`]: the JSON-lines shim (`gangway shim`).
-//! - [`model`]: interned ids, fixed-point amounts, fixed-size per-node resource vectors, jobs,
-//!   task shapes, topology, MIG layouts. [`state`]: `ClusterState`, every change to it, and its
-//!   consistency check. [`placement`]: gang placement over a free-capacity index, topology,
-//!   fragmentation scoring. [`backfill`]: the availability profile and reservations.
-//! - [`scheduler`]: the pass (order, place, reserve, preempt, report). [`policy`]: the
-//!   [`policy::Plugin`] trait (a policy at every decision point), profiles and the built-in
-//!   plug-ins (docs/policies.md). [`fairshare`],
-//!   [`quota`]: fair-share trees and Kueue-style quota trees.
+//! - **At the root**, what a host uses: [`Scheduler`] with its [`Snapshot`] and reports
+//!   ([`Explanation`], [`WhatIf`], [`JobPriority`], [`ShareRow`], [`FairShareRow`],
+//!   [`AdmissionUsageRow`]); the wire types: [`Event`], [`JobSpec`] and its parts, [`Decision`]
+//!   and its reasons, [`TickOutcome`], and the errors ([`ConfigError`], [`EventError`],
+//!   [`TickError`], [`RestoreError`], [`ErrorKind`]).
+//! - [`config`]: the CLUSTER document and its defaults (docs/protocol.md). [`protocol`]: the
+//!   JSON-lines shim (`gangway shim`). [`queue_table`]: the `squeue --start`-like table of the
+//!   pending jobs.
+//! - [`policy`]: the [`policy::Plugin`] trait (a policy at every decision point), profiles and
+//!   the built-in plug-ins (docs/policies.md); plug-ins read the cluster through [`state`]'s
+//!   views ([`state::ClusterState`], [`state::JobView`], [`state::NodeView`],
+//!   [`state::QueueView`]) and [`model`]'s ids, amounts, shapes and nodes.
+//! - [`placement`]: gang placement over the free-capacity index, as the scheduler places a job
+//!   starting now, for studies of placement rules (`gangway-sim`'s fragmentation example).
+//! - Everything else is internal: the pass, backfill (the availability profile and
+//!   reservations), fair-share and Kueue-style quota trees, the state's bookkeeping.
 //! - `testkit` (feature `testkit`): proptest strategies, the invariant oracle, a harness that
 //!   property-checks any policy, adversarial plug-ins and the fuzz entry points.
 //!
@@ -141,36 +147,42 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// The curated surface (docs/stability.md): an item of a private module is `pub(crate)` unless
+// re-exported, and every type a public signature names can be named.
+#![warn(unnameable_types)]
+#![warn(unreachable_pub)]
 
 // `#[gangway::policy::plugin]` names the crate `::gangway`, also inside it.
 extern crate self as gangway;
 
-#[doc(hidden)]
-pub mod backfill;
+mod backfill;
 pub mod config;
-pub mod decision;
-pub mod error;
-pub mod event;
-pub mod fairshare;
+mod decision;
+mod error;
+mod event;
+mod fairshare;
 pub mod model;
 pub mod placement;
 pub mod policy;
 pub mod protocol;
 pub mod queue_table;
-pub mod quota;
-pub mod scheduler;
+mod quota;
+mod scheduler;
 pub mod state;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
 pub use config::ClusterConfig;
 pub use decision::{
-    Decision, KillReason, MigPlacement, PendingReason, PlacementEntry, TickOutcome,
+    CancelReason, Decision, Explanation, KillReason, MigPlacement, PendingInfo, PendingReason,
+    PlacementEntry, Rejection, RequeueReason, RunningInfo, TickOutcome,
 };
 pub use error::{
     ConfigError, ConsistencyError, ErrorKind, EventError, RefusalKind, RestoreError, TickError,
 };
 pub use event::Event;
+pub use fairshare::{AdmissionUsageRow, ShareRow};
 pub use model::amount::Milli;
 pub use model::job::{Dependency, DependencyKind, JobSpec, Outcome, PlacementMode, TaskGroup};
-pub use scheduler::{Scheduler, Snapshot, WhatIf};
+pub use quota::{FairShareRow, Share};
+pub use scheduler::{JobPriority, Plan, SNAPSHOT_VERSION, Scheduler, Snapshot, WhatIf};

@@ -62,7 +62,7 @@ pub struct Owner<'a> {
 /// the header alone.
 ///
 /// ```
-/// use gangway::decision::PendingInfo;
+/// use gangway::PendingInfo;
 /// use gangway::queue_table::{render, Owner};
 /// // As `explain` reports them (a host reads them from the shim's JSON, say): positions 1 and
 /// // 3, as older versions reported them (the job at 2 started).

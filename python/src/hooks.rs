@@ -8,7 +8,7 @@
 //! printed.
 
 use gangway::ClusterConfig;
-use gangway::error::ConfigError;
+use gangway::ConfigError;
 use gangway::policy::{FnPlugin, Placement, Profile, Veto, report_fault};
 use gangway::protocol::ProfileMaker;
 use gangway::state::{JobView, NodeView};

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use gangway::decision::PendingReason;
+use gangway::PendingReason;
 use gangway::testkit::check_tick;
 use gangway_sim::workload::gpu_ml::GpuMlParams;
 use gangway_sim::{

@@ -1,6 +1,6 @@
 //! The simulator on tiny workloads with exact times; the invariant oracle runs after every tick.
 
-use gangway::event::Event;
+use gangway::Event;
 use gangway::testkit::check_tick;
 use gangway::{ClusterConfig, JobSpec};
 use gangway_sim::metrics::Metrics;

@@ -5,19 +5,8 @@ use crate::state::ClusterState;
 use crate::state::licenses::LicenseNeed;
 
 /// Licenses held over time: running jobs until their end, reservations over their window.
-///
-/// ```
-/// use gangway::backfill::licenses::LicenseProfile;
-/// let mut profile = LicenseProfile::new(0, vec![10]);
-/// profile.add_running(&vec![(0, 6)], 100);
-/// assert!(profile.covers(&vec![(0, 4)], 0, 50));
-/// assert!(!profile.covers(&vec![(0, 5)], 0, 50));
-/// assert!(profile.covers(&vec![(0, 10)], 100, 200));
-/// profile.reserve(&vec![(0, 8)], 150, 300);
-/// assert!(!profile.covers(&vec![(0, 5)], 100, 200));
-/// ```
 #[derive(Clone, Debug, Default)]
-pub struct LicenseProfile {
+pub(crate) struct LicenseProfile {
     now: u64,
     total: Vec<u32>,
     /// Running jobs' licenses with the time each is expected to end.
@@ -28,7 +17,7 @@ pub struct LicenseProfile {
 
 impl LicenseProfile {
     /// Nothing held, at `now`, with these totals by license index.
-    pub fn new(now: u64, total: Vec<u32>) -> Self {
+    pub(crate) fn new(now: u64, total: Vec<u32>) -> Self {
         LicenseProfile {
             now,
             total,
@@ -37,7 +26,7 @@ impl LicenseProfile {
     }
 
     /// The totals of `state`'s licenses, none held yet (the caller adds the running jobs).
-    pub fn of(state: &ClusterState, now: u64) -> Self {
+    pub(crate) fn of(state: &ClusterState, now: u64) -> Self {
         let licenses = &state.licenses;
         Self::new(
             now,
@@ -46,21 +35,21 @@ impl LicenseProfile {
     }
 
     /// A running job holds `need` until `end`.
-    pub fn add_running(&mut self, need: &LicenseNeed, end: u64) {
+    pub(crate) fn add_running(&mut self, need: &LicenseNeed, end: u64) {
         if !need.is_empty() {
             self.running.push((end, need.clone()));
         }
     }
 
     /// A reservation holds `need` over `[start, end)`.
-    pub fn reserve(&mut self, need: &LicenseNeed, start: u64, end: u64) {
+    pub(crate) fn reserve(&mut self, need: &LicenseNeed, start: u64, end: u64) {
         if !need.is_empty() {
             self.reserved.push((start, end, need.clone()));
         }
     }
 
     /// Takes back a reservation of `need` over `[start, end)` made before.
-    pub fn unreserve(&mut self, need: &LicenseNeed, start: u64, end: u64) {
+    pub(crate) fn unreserve(&mut self, need: &LicenseNeed, start: u64, end: u64) {
         if let Some(at) = self
             .reserved
             .iter()
@@ -72,7 +61,7 @@ impl LicenseProfile {
 
     /// Whether `need` is free during the whole of `[start, end)`. At `start == now` every
     /// running job holds its licenses, even one past its limit.
-    pub fn covers(&self, need: &LicenseNeed, start: u64, end: u64) -> bool {
+    pub(crate) fn covers(&self, need: &LicenseNeed, start: u64, end: u64) -> bool {
         need.iter().all(|&(license, count)| {
             let mut peak = self.usage_at(license, start);
             for (from, _, _) in &self.reserved {
@@ -105,5 +94,21 @@ impl LicenseProfile {
             .map(|(_, _, need)| held(need))
             .sum();
         running + reserved
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_jobs_hold_until_their_end_and_reservations_over_their_window() {
+        let mut profile = LicenseProfile::new(0, vec![10]);
+        profile.add_running(&vec![(0, 6)], 100);
+        assert!(profile.covers(&vec![(0, 4)], 0, 50));
+        assert!(!profile.covers(&vec![(0, 5)], 0, 50));
+        assert!(profile.covers(&vec![(0, 10)], 100, 200));
+        profile.reserve(&vec![(0, 8)], 150, 300);
+        assert!(!profile.covers(&vec![(0, 5)], 100, 200));
     }
 }

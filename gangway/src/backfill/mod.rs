@@ -12,9 +12,9 @@
 mod answers;
 mod by_node;
 mod cpu_total;
-pub mod licenses;
-pub mod profile;
-pub mod running;
+pub(crate) mod licenses;
+pub(crate) mod profile;
+pub(crate) mod running;
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -26,15 +26,15 @@ use crate::model::resources::NodeAmounts;
 use crate::model::shape::TaskShape;
 use crate::placement::{Assignment, Candidates, CapacityView, FreeIndex, Reach};
 use crate::state::Maintenance;
-pub use profile::Profile;
-pub use running::RunningEnds;
+pub(crate) use profile::Availability;
+pub(crate) use running::RunningEnds;
 
 /// Free capacity for a job starting now and running until `end`, less what is earmarked for
 /// preemptors other than the job, plus what `released` names (the resources of preemption
 /// victims being tried).
-pub struct NowView<'a> {
+pub(crate) struct NowView<'a> {
     /// The pass's profile, once a reservation exists, over the running jobs' part.
-    pub profile: Option<(&'a Profile, &'a RunningEnds)>,
+    pub profile: Option<(&'a Availability, &'a RunningEnds)>,
     /// Now.
     pub now: u64,
     /// Now + the job's time limit.
@@ -101,9 +101,9 @@ impl CapacityView for NowView<'_> {
 }
 
 /// Free capacity over a future window `[start, end)`.
-pub struct FutureView<'a> {
+pub(crate) struct FutureView<'a> {
     /// The pass's profile.
-    pub profile: &'a Profile,
+    pub profile: &'a Availability,
     /// The running jobs' part of it.
     pub running: &'a RunningEnds,
     /// Window start.
@@ -164,8 +164,8 @@ impl CapacityView for FutureView<'_> {
 /// memo of earlier answers. Only the `needed` earliest nodes matter: a node's search gives up
 /// once it is later than the `needed`-th earliest found so far, and none is searched once
 /// `needed` nodes can take the window at `start` itself.
-pub fn earliest_fit_bound(
-    (profile, running): (&mut Profile, &RunningEnds),
+pub(crate) fn earliest_fit_bound(
+    (profile, running): (&mut Availability, &RunningEnds),
     nodes: &[Option<Node>],
     shapes: &[TaskShape],
     start: u64,
@@ -294,7 +294,7 @@ mod tests {
     /// The bound as defined: every usable node's earliest window, searched to the end, and the
     /// `needed`-th earliest of them.
     fn plain_bound(
-        (profile, running): (&Profile, &RunningEnds),
+        (profile, running): (&Availability, &RunningEnds),
         nodes: &[Option<Node>],
         shapes: &[TaskShape],
         (start, len): (u64, u64),
@@ -335,7 +335,7 @@ mod tests {
             ))
         };
         let nodes = vec![node(4), None, node(4), node(2), node(4), node(4)];
-        let mut profile = Profile::default();
+        let mut profile = Availability::default();
         let running = RunningEnds::default();
         let mut next = numbers(5);
         for round in 0..3_000 {
@@ -370,7 +370,7 @@ mod tests {
     fn a_quick_reject_never_rejects_a_node_with_room() {
         let nodes = [Node::new("n", NodeAmounts::full(4_000, 32_000, 0), 0, None)];
         let maintenance = Maintenance::default();
-        let profile = Profile::default();
+        let profile = Availability::default();
         let mut next = numbers(11);
         let (mut rejected, mut room_read_empty) = (0, 0);
         for round in 0..2_000 {

@@ -248,7 +248,7 @@ fn earliest_clear(
 /// which the caller passes; it must be the one the profile was built over (the state's, as the
 /// pass starts jobs).
 #[derive(Clone, Debug, Default)]
-pub struct Profile {
+pub(crate) struct Availability {
     now: u64,
     /// The reservations on each node with some.
     booked: ByNode<Timeline>,
@@ -259,7 +259,7 @@ pub struct Profile {
     earmarked: ByNode<Timeline>,
     /// Nodes with reservations, sorted.
     reserved: Vec<NodeId>,
-    /// Timelines of an earlier pass's profile, for reuse ([`Profile::rebuild`]).
+    /// Timelines of an earlier pass's profile, for reuse ([`Availability::rebuild`]).
     spare: Vec<Timeline>,
     /// Times at which something other than a running job is released (reservations' and
     /// earmarks' ends, maintenance ends): with the running jobs' ends, the only start times
@@ -267,19 +267,19 @@ pub struct Profile {
     releases: BTreeSet<u64>,
     /// Cluster-wide licenses over time (released at the same times as the jobs' nodes).
     pub licenses: LicenseProfile,
-    /// Earlier answers of [`Profile::earliest_usable_memo`], by need slot: usage only grows
+    /// Earlier answers of [`Availability::earliest_usable_memo`], by need slot: usage only grows
     /// during a pass, so an earlier answer stays a lower bound for the same need and any longer
     /// window.
     memo: Vec<NeedMemo>,
     /// Need slots by need.
     need_slots: BTreeMap<TaskNeed, usize>,
-    /// Free cpus summed over the nodes taking work: built by [`Profile::earliest_cpu_fit`],
+    /// Free cpus summed over the nodes taking work: built by [`Availability::earliest_cpu_fit`],
     /// then kept current by every booking and start.
     free_cpus: Option<FreeCpus>,
 }
 
 /// What one task needs: cpus (thousandths), memory (MiB), whole GPUs.
-pub type TaskNeed = (u64, u64, u32);
+pub(crate) type TaskNeed = (u64, u64, u32);
 
 /// The memo of one need: earlier answers per node.
 #[derive(Clone, Debug, Default)]
@@ -288,20 +288,21 @@ struct NeedMemo {
     by_node: Vec<Answers>,
 }
 
-impl Profile {
+impl Availability {
     /// The profile at `now` over the running jobs of `state` (read from
     /// `state`'s [`RunningEnds`] by each query), with no reservation yet: the earmarks, the
     /// licenses and the maintenance windows' ends. A job past its time limit counts as ending
     /// now (it holds its resources at `now` only); a job being preempted ends by its grace
     /// deadline.
-    pub fn build(state: &ClusterState, now: u64) -> Self {
-        Profile::default().rebuild(state, now)
+    #[cfg(test)]
+    pub(crate) fn build(state: &ClusterState, now: u64) -> Self {
+        Availability::default().rebuild(state, now)
     }
 
-    /// [`Profile::build`] in this profile's memory: a pass reuses the last one's, so that
+    /// [`Availability::build`] in this profile's memory: a pass reuses the last one's, so that
     /// booking a wide reservation allocates nothing.
-    pub fn rebuild(self, state: &ClusterState, now: u64) -> Self {
-        let Profile {
+    pub(crate) fn rebuild(self, state: &ClusterState, now: u64) -> Self {
+        let Availability {
             mut booked,
             mut reserved,
             mut spare,
@@ -311,13 +312,13 @@ impl Profile {
             spare.extend(booked.take(id));
         }
         reserved.clear();
-        let mut profile = Profile {
+        let mut profile = Availability {
             now,
             licenses: LicenseProfile::of(state, now),
             booked,
             reserved,
             spare,
-            ..Profile::default()
+            ..Availability::default()
         };
         if !state.licenses.is_empty() {
             for job in state.running.iter().filter_map(|&id| state.job(id)) {
@@ -363,16 +364,20 @@ impl Profile {
         }
     }
 
-    /// Drops the free cpus summed so far ([`Profile::earliest_cpu_fit`]): a running job's
+    /// Drops the free cpus summed so far ([`Availability::earliest_cpu_fit`]): a running job's
     /// release moved earlier (it was told to stop by its grace deadline), which no booking
     /// records, so the next query sums them again.
-    pub fn forget_free_cpus(&mut self) {
+    pub(crate) fn forget_free_cpus(&mut self) {
         self.free_cpus = None;
     }
 
     /// Records, for the sums kept from the running jobs' part, that a job started now holds
     /// `charges` (amounts by node) until `end` (the running jobs' part itself already has it).
-    pub fn add_running(&mut self, charges: impl Iterator<Item = (NodeId, NodeAmounts)>, end: u64) {
+    pub(crate) fn add_running(
+        &mut self,
+        charges: impl Iterator<Item = (NodeId, NodeAmounts)>,
+        end: u64,
+    ) {
         let end = end.max(self.now.saturating_add(1));
         if let Some(free_cpus) = self.free_cpus.as_mut() {
             free_cpus.book(charges.map(|(node, a)| (node, a.cpu_milli)), self.now, end);
@@ -380,13 +385,14 @@ impl Profile {
     }
 
     /// Records a reservation of `amounts` on `node` over `[start, end)`.
-    pub fn reserve(&mut self, node: NodeId, amounts: NodeAmounts, start: u64, end: u64) {
+    #[cfg(test)]
+    pub(crate) fn reserve(&mut self, node: NodeId, amounts: NodeAmounts, start: u64, end: u64) {
         self.reserve_all(&[(node, amounts)], start, end);
     }
 
     /// Records a reservation of `charges` (amounts by node) over `[start, end)`: one booking
     /// of their summed cpus in the cluster's free cpus, one release time.
-    pub fn reserve_all(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
+    pub(crate) fn reserve_all(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
         let now = self.now;
         if let Some(free_cpus) = self.free_cpus.as_mut() {
             free_cpus.book(
@@ -415,12 +421,17 @@ impl Profile {
         self.releases.insert(end);
     }
 
-    /// Takes back a reservation [`Profile::reserve_all`] made with the same `charges` over
+    /// Takes back a reservation [`Availability::reserve_all`] made with the same `charges` over
     /// `[start, end)` (conservative backfill with compression moves a reservation within a
     /// pass). The usage so falls: the memos, which assume it only grows, are forgotten, and the
     /// free cpus are summed again when next read. The release time stays, a candidate start
     /// that never makes a search's answer earlier than the truth.
-    pub fn unreserve_all(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
+    pub(crate) fn unreserve_all(
+        &mut self,
+        charges: &[(NodeId, NodeAmounts)],
+        start: u64,
+        end: u64,
+    ) {
         for &(node, ref amounts) in charges {
             if let Some(timeline) = self.booked.get_mut(node) {
                 timeline.remove(start, end, amounts);
@@ -467,18 +478,18 @@ impl Profile {
     }
 
     /// The nodes any reservation touches, in id order.
-    pub fn reserved_nodes(&self) -> &[NodeId] {
+    pub(crate) fn reserved_nodes(&self) -> &[NodeId] {
         &self.reserved
     }
 
     /// Whether any reservation touches `node`.
-    pub fn is_reserved(&self, node: NodeId) -> bool {
+    pub(crate) fn is_reserved(&self, node: NodeId) -> bool {
         // Every reservation books its nodes' timelines: a lookup by index, not a tree search.
         self.booked.get(node).is_some()
     }
 
     /// The first candidate start time at or after `from` (and after now).
-    pub fn next_release(&self, running: &RunningEnds, from: u64) -> Option<u64> {
+    pub(crate) fn next_release(&self, running: &RunningEnds, from: u64) -> Option<u64> {
         let from = from.max(self.now.saturating_add(1));
         let own = self.releases.range(from..).next().copied();
         match (own, running.next_release(self.now, from)) {
@@ -491,7 +502,7 @@ impl Profile {
     /// capacity (down devices have nothing free) minus the highest usage at any instant of the
     /// window, per dimension. Earmarks count only for a future window (`future`); a job placed
     /// now sees them as the pass's `held` resources instead.
-    pub fn free_over(
+    pub(crate) fn free_over(
         &self,
         running: &RunningEnds,
         (id, node): (NodeId, &Node),
@@ -519,14 +530,14 @@ impl Profile {
     }
 }
 
-impl Profile {
-    /// [`Profile::earliest_usable`] for one task of the need in `slot` ([`Profile::need_slot`]),
+impl Availability {
+    /// [`Availability::earliest_usable`] for one task of the need in `slot` ([`Availability::need_slot`]),
     /// remembering its answers for the rest of the pass. An earlier answer for the
     /// same need, a window no longer than `len` and a start no later than `start` is a lower
     /// bound (the profile only gains usage during a pass, and longer windows and later starts
     /// only move the answer later), so the sweep starts there instead of at `start`. Like
-    /// [`Profile::earliest_usable`], it gives up once the answer is later than `past`.
-    pub fn earliest_usable_memo(
+    /// [`Availability::earliest_usable`], it gives up once the answer is later than `past`.
+    pub(crate) fn earliest_usable_memo(
         &mut self,
         running: &RunningEnds,
         slot: usize,
@@ -560,21 +571,7 @@ impl Profile {
     /// which the cluster's free cpus, summed over the nodes taking work, stay at least that
     /// high for the whole window; `u64::MAX`: never. Per node a window offers at most what is
     /// free at each of its instants, so starts below the bound cannot fit.
-    ///
-    /// ```
-    /// use gangway::backfill::Profile;
-    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
-    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
-    /// let mut s = Scheduler::new(cluster).unwrap();
-    /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 100, 3) }]).unwrap();
-    /// let mut profile = Profile::build(s.state(), 0);
-    /// let running = s.state().running_ends();
-    /// let nodes: Vec<_> = s.state().nodes().map(|n| Some(n.record().clone())).collect();
-    /// assert_eq!(profile.earliest_cpu_fit(running, &nodes, 1_000, 0, 50), 0);
-    /// assert_eq!(profile.earliest_cpu_fit(running, &nodes, 2_000, 0, 50), 100);
-    /// assert_eq!(profile.earliest_cpu_fit(running, &nodes, 5_000, 0, 50), u64::MAX);
-    /// ```
-    pub fn earliest_cpu_fit(
+    pub(crate) fn earliest_cpu_fit(
         &mut self,
         running: &RunningEnds,
         nodes: &[Option<Node>],
@@ -592,23 +589,9 @@ impl Profile {
 
     /// Whether gangs needing `cpu_milli` cpus in all are short of them, summed over the nodes
     /// taking work, at some instant of the window of `len` milliseconds from `start`: exactly
-    /// when [`Profile::earliest_cpu_fit`] answers later than `start`, without searching for
+    /// when [`Availability::earliest_cpu_fit`] answers later than `start`, without searching for
     /// that later start.
-    ///
-    /// ```
-    /// use gangway::backfill::Profile;
-    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
-    /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
-    /// let mut s = Scheduler::new(cluster).unwrap();
-    /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 100, 3) }]).unwrap();
-    /// let mut profile = Profile::build(s.state(), 0);
-    /// let running = s.state().running_ends();
-    /// let nodes: Vec<_> = s.state().nodes().map(|n| Some(n.record().clone())).collect();
-    /// assert!(!profile.short_of_cpus(running, &nodes, 1_000, 0, 50));
-    /// assert!(profile.short_of_cpus(running, &nodes, 2_000, 0, 50));
-    /// assert!(!profile.short_of_cpus(running, &nodes, 2_000, 100, 50));
-    /// ```
-    pub fn short_of_cpus(
+    pub(crate) fn short_of_cpus(
         &mut self,
         running: &RunningEnds,
         nodes: &[Option<Node>],
@@ -625,7 +608,7 @@ impl Profile {
     }
 
     /// `ask` of the cluster's free cpus, summed when first needed in the pass
-    /// ([`Profile::sum_free_cpus`]) and kept current by the bookings after.
+    /// ([`Availability::sum_free_cpus`]) and kept current by the bookings after.
     fn with_free_cpus<T>(
         &mut self,
         running: &RunningEnds,
@@ -684,8 +667,8 @@ impl Profile {
         FreeCpus::from_changes(now, available.saturating_sub(held), changes, counted)
     }
 
-    /// The memo slot of a need, for [`Profile::earliest_usable_memo`].
-    pub fn need_slot(&mut self, need: TaskNeed) -> usize {
+    /// The memo slot of a need, for [`Availability::earliest_usable_memo`].
+    pub(crate) fn need_slot(&mut self, need: TaskNeed) -> usize {
         let next = self.memo.len();
         let slot = *self.need_slots.entry(need).or_insert(next);
         if slot == next {
@@ -704,7 +687,7 @@ impl Profile {
     /// the answer is known to be later than `past` (`u64::MAX`: never gives up), returning then
     /// a time later than `past` and no later than the answer. `enough` must be monotone: less
     /// in use never gives `false` where more gave `true`.
-    pub fn earliest_usable(
+    pub(crate) fn earliest_usable(
         &self,
         running: &RunningEnds,
         (id, node): (NodeId, &Node),
@@ -729,6 +712,49 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A job of 3 of 4 cpus running until 100: one cpu is free before, all four from 100 on.
+    fn one_running_job() -> crate::Scheduler {
+        let cluster: crate::ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+        let mut s = crate::Scheduler::new(cluster).unwrap();
+        let job = crate::JobSpec::new("a", 100, 3);
+        s.tick(0, vec![crate::Event::Submit { job }]).unwrap();
+        s
+    }
+
+    #[test]
+    fn earliest_cpu_fit_is_the_first_start_with_enough_free_cpus() {
+        let s = one_running_job();
+        let mut profile = Availability::build(s.state(), 0);
+        let running = s.state().running_ends();
+        let nodes: Vec<_> = s
+            .state()
+            .nodes()
+            .map(|n| Some(n.record().clone()))
+            .collect();
+        assert_eq!(profile.earliest_cpu_fit(running, &nodes, 1_000, 0, 50), 0);
+        assert_eq!(profile.earliest_cpu_fit(running, &nodes, 2_000, 0, 50), 100);
+        assert_eq!(
+            profile.earliest_cpu_fit(running, &nodes, 5_000, 0, 50),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn short_of_cpus_within_the_window_only() {
+        let s = one_running_job();
+        let mut profile = Availability::build(s.state(), 0);
+        let running = s.state().running_ends();
+        let nodes: Vec<_> = s
+            .state()
+            .nodes()
+            .map(|n| Some(n.record().clone()))
+            .collect();
+        assert!(!profile.short_of_cpus(running, &nodes, 1_000, 0, 50));
+        assert!(profile.short_of_cpus(running, &nodes, 2_000, 0, 50));
+        assert!(!profile.short_of_cpus(running, &nodes, 2_000, 100, 50));
+    }
 
     /// An up node of 8 cpus, 64,000 MiB and `gpus` devices.
     fn test_node(gpus: usize) -> Node {
@@ -804,7 +830,7 @@ mod tests {
             },
         ];
         checked_tick(&mut s, 0, jobs).unwrap();
-        let profile = Profile::build(s.state(), 500);
+        let profile = Availability::build(s.state(), 500);
         let running = s.state().running_ends();
         assert_eq!(
             profile.next_release(running, 501),
@@ -838,9 +864,9 @@ mod tests {
                     _ => held.extend(charges.into_iter().map(|(n, a)| (n, end, a))),
                 }
             }
-            let mut profile = Profile {
+            let mut profile = Availability {
                 now,
-                ..Profile::default()
+                ..Availability::default()
             };
             let mut earmarks = Timeline::new(now);
             let mut one = [Timeline::new(now), Timeline::new(now), Timeline::new(now)];
@@ -924,7 +950,7 @@ mod tests {
     #[test]
     fn remembered_answers_equal_fresh_sweeps() {
         let node = test_node(4);
-        let mut profile = Profile::default();
+        let mut profile = Availability::default();
         let running = RunningEnds::default();
         let mut next = numbers(7);
         for round in 0..2_000 {
@@ -958,7 +984,7 @@ mod tests {
     /// Reserves `amount` cpus on `id` over `window` when they are free there (bookings fit
     /// their node, as the pass's do).
     fn book_if_free(
-        profile: &mut Profile,
+        profile: &mut Availability,
         (running, nodes): (&RunningEnds, &[Option<Node>]),
         id: NodeId,
         amount: u64,
@@ -1010,7 +1036,7 @@ mod tests {
             if let Some(&(job, charge, release)) = started.first().filter(|_| next(2) == 0) {
                 running.remove(JobId(job), charge, release);
             }
-            let mut profile = Profile::default();
+            let mut profile = Availability::default();
             for _ in 0..next(6) {
                 let id = NodeId(next(3) as u32);
                 let (amount, start) = (next(3) * 1_000, 1 + next(40) * 10);
@@ -1038,7 +1064,7 @@ mod tests {
     #[test]
     fn free_cpus_kept_current_equal_a_fresh_build() {
         let nodes = vec![Some(test_node(0)), Some(test_node(0)), Some(test_node(0))];
-        let mut profile = Profile::default();
+        let mut profile = Availability::default();
         let mut running = RunningEnds::default();
         running.add(crate::model::ids::JobId(0), [(NodeId(2), cpus(2_000))], 250);
         profile.reserve(NodeId(1), cpus(3_000), 100, 400);

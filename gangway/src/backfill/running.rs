@@ -1,7 +1,7 @@
 //! The running jobs' holdings over time, kept across ticks by the state's own changes: a start
 //! adds a job's per-node charges until its release time, an end, kill or requeue removes them,
 //! and a preemption's grace deadline or a new time limit moves them. A pass reads the profile
-//! of the running jobs from here ([`crate::backfill::Profile`]) and never rebuilds it from the
+//! of the running jobs from here ([`crate::backfill::Availability`]) and never rebuilds it from the
 //! jobs; its reservations are an overlay on top, made and dropped by the pass.
 //!
 //! Once a job runs, nothing it holds grows: from any `now` on, each node's usage by running
@@ -21,7 +21,7 @@ use crate::state::ClusterState;
 /// Derived data: [`RunningEnds::of`] builds it from the running jobs, and the state's
 /// consistency check compares the kept one against that rebuild.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RunningEnds {
+pub(crate) struct RunningEnds {
     /// Per node, its holdings by release time.
     nodes: ByNode<NodeEnds>,
     /// How many running jobs release at each time, and the cpus they release then.
@@ -59,7 +59,7 @@ struct Holding {
 
 impl RunningEnds {
     /// The holdings of every running job of `state`, from scratch.
-    pub fn of(state: &ClusterState) -> Self {
+    pub(crate) fn of(state: &ClusterState) -> Self {
         let mut ends = RunningEnds::default();
         for &id in &state.running {
             if let Some(release_ms) = state.job(id).and_then(|job| job.release_ms()) {
@@ -138,7 +138,7 @@ impl RunningEnds {
 
     /// The first release time at or after `from`, where `from` is after `now`: a holding
     /// past its release time releases at `now + 1`.
-    pub fn next_release(&self, now: u64, from: u64) -> Option<u64> {
+    pub(crate) fn next_release(&self, now: u64, from: u64) -> Option<u64> {
         let first_free = now.saturating_add(1);
         if from <= first_free {
             return self.releases.keys().next().map(|&at| at.max(first_free));
@@ -154,7 +154,8 @@ impl RunningEnds {
     /// `node`'s usage by the running jobs from `now` on, as `(from, usage)` steps: the first
     /// at `now` (everything held), then one at each later release time (`now + 1` for the
     /// holdings past theirs), with what stays held from then on. Empty without holdings.
-    pub fn steps(&self, node: NodeId, now: u64) -> NodeSteps<'_> {
+    #[cfg(test)]
+    pub(crate) fn steps(&self, node: NodeId, now: u64) -> NodeSteps<'_> {
         NodeSteps {
             ends: self.nodes.get(node),
             now,
@@ -165,7 +166,12 @@ impl RunningEnds {
 
     /// What the running jobs hold on `node` at `at` (at or after `now`), and the steps of
     /// [`RunningEnds::steps`] after `at`: a binary search, not a walk of the earlier steps.
-    pub fn steps_after(&self, node: NodeId, now: u64, at: u64) -> (NodeAmounts, NodeSteps<'_>) {
+    pub(crate) fn steps_after(
+        &self,
+        node: NodeId,
+        now: u64,
+        at: u64,
+    ) -> (NodeAmounts, NodeSteps<'_>) {
         let ends = self.nodes.get(node);
         let (next, held) = ends.map_or((0, NodeAmounts::default()), |e| e.in_force(now, at));
         let steps = NodeSteps {
@@ -179,7 +185,7 @@ impl RunningEnds {
 
     /// What the running jobs hold on `node` in all, when all of it is still held at `at` (at or
     /// after `now`: no holding is released by then); `None` when some is released by `at`.
-    pub fn all_held_at(&self, node: NodeId, now: u64, at: u64) -> Option<NodeAmounts> {
+    pub(crate) fn all_held_at(&self, node: NodeId, now: u64, at: u64) -> Option<NodeAmounts> {
         let Some(ends) = self.nodes.get(node) else {
             return Some(NodeAmounts::default());
         };
@@ -191,7 +197,7 @@ impl RunningEnds {
     /// usage on `node` no longer `blocks`; `u64::MAX`: never. `blocks` must be monotone (less
     /// in use never blocks where more did not): the usage only steps down, so from that time
     /// on nothing blocks any more, whatever the window's length.
-    pub fn earliest_unblocked(
+    pub(crate) fn earliest_unblocked(
         &self,
         node: NodeId,
         (now, at): (u64, u64),
@@ -251,7 +257,7 @@ impl NodeEnds {
 
 /// The steps of [`RunningEnds::steps`].
 #[derive(Clone, Debug)]
-pub struct NodeSteps<'a> {
+pub(crate) struct NodeSteps<'a> {
     ends: Option<&'a NodeEnds>,
     now: u64,
     /// The next holding whose release time is still to come.

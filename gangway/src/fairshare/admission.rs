@@ -38,15 +38,6 @@ pub(crate) struct Tenant<'a> {
 }
 
 /// One tenant's admission-fair-sharing usage in one queue, as `explain` reports it.
-///
-/// ```
-/// use gangway::fairshare::AdmissionUsageRow;
-/// let row = AdmissionUsageRow {
-///     queue: "shared".into(), account: "team-a".into(), weight: 1.0,
-///     consumed: [("gpu".to_string(), 4.0)].into_iter().collect(), usage: Some(4.0),
-/// };
-/// assert!(serde_json::to_string(&row).unwrap().contains(r#""consumed":{"gpu":4.0}"#));
-/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AdmissionUsageRow {
     /// The queue.
@@ -299,5 +290,26 @@ mod tests {
         assert_eq!(ledger.tenants("q").collect::<Vec<_>>(), ["a"]);
         ledger.retain_queues(|q| q != "q");
         assert!(ledger.is_empty());
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn admission_usage_row() {
+        use crate::fairshare::AdmissionUsageRow;
+        let row = AdmissionUsageRow {
+            queue: "shared".into(),
+            account: "team-a".into(),
+            weight: 1.0,
+            consumed: [("gpu".to_string(), 4.0)].into_iter().collect(),
+            usage: Some(4.0),
+        };
+        assert!(
+            serde_json::to_string(&row)
+                .unwrap()
+                .contains(r#""consumed":{"gpu":4.0}"#)
+        );
     }
 }

@@ -13,31 +13,7 @@ impl FairShare {
     /// account is gone is dropped; an account's usage is the sum of its associations', so it
     /// carries over with them wherever the account now sits. Association ids are handed out
     /// afresh: look jobs up again with [`FairShare::association`]. Errors as [`FairShare::new`].
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let old_accounts = [
-    ///     AccountConfig { name: "a".into(), shares: 1, ..Default::default() },
-    ///     AccountConfig { name: "b".into(), shares: 1, ..Default::default() },
-    /// ];
-    /// let mut fs = FairShare::new(&old_accounts, &FairshareConfig::default()).unwrap();
-    /// let u = fs.association(Some("a"), "u").unwrap();
-    /// let v = fs.association(Some("b"), "v").unwrap();
-    /// fs.charge(u, 10.0, 0).unwrap();
-    /// fs.charge(v, 4.0, 0).unwrap();
-    /// // "b" is dropped, "a" moves under a new parent "org".
-    /// let new_accounts = [
-    ///     AccountConfig { name: "org".into(), shares: 1, ..Default::default() },
-    ///     AccountConfig { name: "a".into(), parent: Some("org".into()), shares: 2, ..Default::default() },
-    /// ];
-    /// let mut moved = fs.reconfigured(&new_accounts, &FairshareConfig::default(), 0).unwrap();
-    /// let u = moved.association(Some("a"), "u").unwrap();
-    /// assert_eq!(moved.usage(u, 0), Some(10.0));
-    /// assert_eq!(moved.account_usage("org", 0), Some(10.0));
-    /// assert_eq!(moved.account_usage("b", 0), None);
-    /// ```
-    pub fn reconfigured(
+    pub(crate) fn reconfigured(
         &self,
         accounts: &[AccountConfig],
         config: &FairshareConfig,
@@ -63,5 +39,53 @@ impl FairShare {
             }
         }
         Ok(next)
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn reconfigured() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let old_accounts = [
+            AccountConfig {
+                name: "a".into(),
+                shares: 1,
+                ..Default::default()
+            },
+            AccountConfig {
+                name: "b".into(),
+                shares: 1,
+                ..Default::default()
+            },
+        ];
+        let mut fs = FairShare::new(&old_accounts, &FairshareConfig::default()).unwrap();
+        let u = fs.association(Some("a"), "u").unwrap();
+        let v = fs.association(Some("b"), "v").unwrap();
+        fs.charge(u, 10.0, 0).unwrap();
+        fs.charge(v, 4.0, 0).unwrap();
+        // "b" is dropped, "a" moves under a new parent "org".
+        let new_accounts = [
+            AccountConfig {
+                name: "org".into(),
+                shares: 1,
+                ..Default::default()
+            },
+            AccountConfig {
+                name: "a".into(),
+                parent: Some("org".into()),
+                shares: 2,
+                ..Default::default()
+            },
+        ];
+        let mut moved = fs
+            .reconfigured(&new_accounts, &FairshareConfig::default(), 0)
+            .unwrap();
+        let u = moved.association(Some("a"), "u").unwrap();
+        assert_eq!(moved.usage(u, 0), Some(10.0));
+        assert_eq!(moved.account_usage("org", 0), Some(10.0));
+        assert_eq!(moved.account_usage("b", 0), None);
     }
 }

@@ -28,21 +28,8 @@ pub(crate) struct Evaluation {
 ///
 /// Computed once per scheduling pass by [`super::FairShare::compute_factors`]; an association
 /// created after that has no entry until the next computation.
-///
-/// ```
-/// use gangway::config::{AccountConfig, FairshareConfig};
-/// use gangway::fairshare::FairShare;
-/// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-/// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-/// let alice = fs.association(Some("a"), "alice").unwrap();
-/// let table = fs.compute_factors(0);
-/// assert_eq!(table.get(alice), Some(1.0));
-/// assert_eq!(table.len(), 1);
-/// let bob = fs.association(Some("a"), "bob").unwrap();
-/// assert_eq!(table.get(bob), None);
-/// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct FactorTable {
+pub(crate) struct FactorTable {
     factors: Vec<f64>,
 }
 
@@ -53,57 +40,97 @@ impl FactorTable {
     }
 
     /// The factor of `assoc`, or `None` if it did not exist when the table was computed.
-    ///
-    /// ```
-    /// # use gangway::config::{AccountConfig, FairshareConfig};
-    /// # use gangway::fairshare::FairShare;
-    /// # let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-    /// let u = fs.association(Some("a"), "u").unwrap();
-    /// assert_eq!(fs.compute_factors(0).get(u), Some(1.0));
-    /// ```
-    pub fn get(&self, assoc: AssocId) -> Option<f64> {
+    pub(crate) fn get(&self, assoc: AssocId) -> Option<f64> {
         self.factors.get(assoc.index()).copied()
     }
 
     /// How many associations the table covers.
-    ///
-    /// ```
-    /// # use gangway::config::FairshareConfig;
-    /// # use gangway::fairshare::FairShare;
-    /// let fs = FairShare::new(&[], &FairshareConfig::default()).unwrap();
-    /// assert_eq!(fs.compute_factors(0).len(), 0);
-    /// ```
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.factors.len()
     }
 
     /// Whether the table covers no association.
-    ///
-    /// ```
-    /// # use gangway::config::FairshareConfig;
-    /// # use gangway::fairshare::FairShare;
-    /// let fs = FairShare::new(&[], &FairshareConfig::default()).unwrap();
-    /// assert!(fs.compute_factors(0).is_empty());
-    /// ```
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.factors.is_empty()
     }
 
     /// Every association with its factor, in [`AssocId`] order.
-    ///
-    /// ```
-    /// # use gangway::config::{AccountConfig, FairshareConfig};
-    /// # use gangway::fairshare::FairShare;
-    /// # let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-    /// let u = fs.association(Some("a"), "u").unwrap();
-    /// assert_eq!(fs.compute_factors(0).iter().collect::<Vec<_>>(), vec![(u, 1.0)]);
-    /// ```
-    pub fn iter(&self) -> impl Iterator<Item = (AssocId, f64)> + '_ {
+    #[cfg(test)]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (AssocId, f64)> + '_ {
         self.factors
             .iter()
             .enumerate()
             .map(|(i, &f)| (AssocId::from_index(i), f))
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn factor_table() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        let alice = fs.association(Some("a"), "alice").unwrap();
+        let table = fs.compute_factors(0);
+        assert_eq!(table.get(alice), Some(1.0));
+        assert_eq!(table.len(), 1);
+        let bob = fs.association(Some("a"), "bob").unwrap();
+        assert_eq!(table.get(bob), None);
+    }
+
+    #[test]
+    fn get() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        let u = fs.association(Some("a"), "u").unwrap();
+        assert_eq!(fs.compute_factors(0).get(u), Some(1.0));
+    }
+
+    #[test]
+    fn len() {
+        use crate::config::FairshareConfig;
+        use crate::fairshare::FairShare;
+        let fs = FairShare::new(&[], &FairshareConfig::default()).unwrap();
+        assert_eq!(fs.compute_factors(0).len(), 0);
+    }
+
+    #[test]
+    fn is_empty() {
+        use crate::config::FairshareConfig;
+        use crate::fairshare::FairShare;
+        let fs = FairShare::new(&[], &FairshareConfig::default()).unwrap();
+        assert!(fs.compute_factors(0).is_empty());
+    }
+
+    #[test]
+    fn iter() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        let u = fs.association(Some("a"), "u").unwrap();
+        assert_eq!(
+            fs.compute_factors(0).iter().collect::<Vec<_>>(),
+            vec![(u, 1.0)]
+        );
     }
 }

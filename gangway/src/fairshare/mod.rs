@@ -34,11 +34,12 @@ mod tree;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::config::ResetPeriod;
 pub use admission::AdmissionUsageRow;
 pub(crate) use admission::{AdmissionLedger, Tenant};
-pub use factors::FactorTable;
-pub use report::{ShareRow, format_table};
+pub(crate) use factors::FactorTable;
+pub use report::ShareRow;
+#[cfg(test)]
+pub(crate) use report::format_table;
 
 use crate::config::{AccountConfig, FairshareAlgorithm, FairshareConfig};
 use crate::error::{ConfigError, FairShareError};
@@ -52,31 +53,13 @@ pub(crate) use tree::DEFAULT_ACCOUNT;
 ///
 /// Ids are dense, in creation order from 0, and stay valid for the life of the [`FairShare`]
 /// that made them, so a host may index its own tables with [`AssocId::index`].
-///
-/// ```
-/// use gangway::config::{AccountConfig, FairshareConfig};
-/// use gangway::fairshare::FairShare;
-/// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-/// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-/// let first = fs.association(Some("a"), "u1").unwrap();
-/// let second = fs.association(Some("a"), "u2").unwrap();
-/// assert_eq!((first.index(), second.index()), (0, 1));
-/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct AssocId(u32);
+pub(crate) struct AssocId(u32);
 
 impl AssocId {
     /// The id's position, from 0 in creation order.
-    ///
-    /// ```
-    /// # use gangway::config::{AccountConfig, FairshareConfig};
-    /// # use gangway::fairshare::FairShare;
-    /// # let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-    /// # let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-    /// assert_eq!(fs.association(Some("a"), "u").unwrap().index(), 0);
-    /// ```
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
 
@@ -90,32 +73,8 @@ impl AssocId {
 /// The fair-share engine: the share tree, its usage ledger and the configured algorithm.
 ///
 /// The whole state (de)serializes, so a restored engine continues exactly where it was.
-///
-/// ```
-/// use gangway::config::{AccountConfig, FairshareConfig};
-/// use gangway::fairshare::FairShare;
-///
-/// let accounts = [
-///     AccountConfig { name: "teama".into(), shares: 1, ..Default::default() },
-///     AccountConfig { name: "teamb".into(), shares: 1, ..Default::default() },
-/// ];
-/// let week = 604_800_000;
-/// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-/// let a = fs.association(Some("teama"), "alice").unwrap();
-/// let b = fs.association(Some("teamb"), "bob").unwrap();
-///
-/// // 16 GPUs for 70 s, charged when the job ends.
-/// fs.charge(a, 16.0 * 70.0, 70_000).unwrap();
-/// // A week later half of it is remembered.
-/// assert!((fs.usage(a, 70_000 + week).unwrap() - 560.0).abs() < 1e-9);
-///
-/// // Fair Tree: the idle team ranks first (1.0), the busy one last (1/2).
-/// let factors = fs.compute_factors(71_000);
-/// assert_eq!(factors.get(b), Some(1.0));
-/// assert_eq!(factors.get(a), Some(0.5));
-/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FairShare {
+pub(crate) struct FairShare {
     tree: ShareTree,
     decay: Decay,
     algorithm: FairshareAlgorithm,
@@ -125,17 +84,10 @@ impl FairShare {
     /// Builds the engine from the CLUSTER's `accounts` and `policy.fairshare` (half-life,
     /// algorithm and reset period), with no usage. Errors name the offending field: a duplicate or empty name, an unknown
     /// parent, a cycle of parents, or zero shares (`accounts[2].parent: unknown account "x"`).
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let accounts = [AccountConfig {
-    ///     name: "a".into(), parent: Some("nope".into()), shares: 1, ..Default::default()
-    /// }];
-    /// let err = FairShare::new(&accounts, &FairshareConfig::default()).unwrap_err();
-    /// assert_eq!(err.to_string(), r#"accounts[0].parent: unknown account "nope""#);
-    /// ```
-    pub fn new(accounts: &[AccountConfig], config: &FairshareConfig) -> Result<Self, ConfigError> {
+    pub(crate) fn new(
+        accounts: &[AccountConfig],
+        config: &FairshareConfig,
+    ) -> Result<Self, ConfigError> {
         Ok(FairShare {
             tree: ShareTree::new(accounts)?,
             decay: Decay {
@@ -147,32 +99,15 @@ impl FairShare {
     }
 
     /// The algorithm [`FairShare::compute_factors`] uses.
-    ///
-    /// ```
-    /// use gangway::config::{FairshareAlgorithm, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let fs = FairShare::new(&[], &FairshareConfig::default()).unwrap();
-    /// assert_eq!(fs.algorithm(), FairshareAlgorithm::FairTree);
-    /// ```
-    pub fn algorithm(&self) -> FairshareAlgorithm {
+    #[cfg(test)]
+    pub(crate) fn algorithm(&self) -> FairshareAlgorithm {
         self.algorithm
     }
 
     /// The association of `user` under `account`, created on first use: a user not listed under
     /// the account gets shares 1 there. `None` means the account `default`, created at root
     /// level with shares 1 on first use unless configured. Errors for an unknown account.
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-    /// let u = fs.association(Some("a"), "u").unwrap();
-    /// assert_eq!(fs.association(Some("a"), "u"), Ok(u));
-    /// assert!(fs.association(Some("b"), "u").is_err()); // FairShareError::UnknownAccount
-    /// assert!(fs.association(None, "u").is_ok());
-    /// ```
-    pub fn association(
+    pub(crate) fn association(
         &mut self,
         account: Option<&str>,
         user: &str,
@@ -196,33 +131,13 @@ impl FairShare {
 
     /// The association of `user` under `account` (`None`: the `default` account) if it exists,
     /// without creating anything.
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-    /// assert_eq!(fs.find_association(Some("a"), "u"), None);
-    /// let u = fs.association(Some("a"), "u").unwrap();
-    /// assert_eq!(fs.find_association(Some("a"), "u"), Some(u));
-    /// ```
-    pub fn find_association(&self, account: Option<&str>, user: &str) -> Option<AssocId> {
+    #[cfg(test)]
+    pub(crate) fn find_association(&self, account: Option<&str>, user: &str) -> Option<AssocId> {
         self.tree.find_association(account, user)
     }
 
     /// How many associations exist (the `n` of Fair Tree's `rank / n`).
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let accounts = [AccountConfig {
-    ///     name: "a".into(), shares: 1, users: [("u".to_owned(), 2)].into_iter().collect(),
-    ///     ..Default::default()
-    /// }];
-    /// let fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-    /// assert_eq!(fs.association_count(), 1);
-    /// ```
-    pub fn association_count(&self) -> usize {
+    pub(crate) fn association_count(&self) -> usize {
         self.tree.assoc_count()
     }
 
@@ -230,18 +145,7 @@ impl FairShare {
     /// every ancestor account, decaying each of them to `now_ms` first. A time before a node's
     /// last update counts as that update's time. Errors for an id this engine did not hand out
     /// and for an amount that is negative or not finite; nothing changes then.
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-    /// let u = fs.association(Some("a"), "u").unwrap();
-    /// fs.charge(u, 8.0, 0).unwrap();
-    /// assert_eq!(fs.account_usage("a", 0), Some(8.0));
-    /// assert!(fs.charge(u, -1.0, 0).is_err());
-    /// ```
-    pub fn charge(
+    pub(crate) fn charge(
         &mut self,
         assoc: AssocId,
         amount: f64,
@@ -263,33 +167,14 @@ impl FairShare {
     }
 
     /// The association's usage decayed to `now_ms` (nothing is modified).
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-    /// let config = FairshareConfig { half_life_ms: 1_000, ..Default::default() };
-    /// let mut fs = FairShare::new(&accounts, &config).unwrap();
-    /// let u = fs.association(Some("a"), "u").unwrap();
-    /// fs.charge(u, 8.0, 0).unwrap();
-    /// assert_eq!(fs.usage(u, 3_000), Some(1.0));
-    /// ```
-    pub fn usage(&self, assoc: AssocId, now_ms: u64) -> Option<f64> {
+    pub(crate) fn usage(&self, assoc: AssocId, now_ms: u64) -> Option<f64> {
         let id = self.tree.assoc_node(assoc)?;
         Some(self.decay.read(&self.tree.nodes[id].usage, now_ms))
     }
 
     /// The account's usage (its own associations' and its sub-accounts') decayed to `now_ms`.
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-    /// let fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-    /// assert_eq!(fs.account_usage("a", 0), Some(0.0));
-    /// assert_eq!(fs.account_usage("b", 0), None);
-    /// ```
-    pub fn account_usage(&self, account: &str, now_ms: u64) -> Option<f64> {
+    #[cfg(test)]
+    pub(crate) fn account_usage(&self, account: &str, now_ms: u64) -> Option<f64> {
         let id = self.tree.account(account)?;
         Some(self.decay.read(&self.tree.nodes[id].usage, now_ms))
     }
@@ -304,43 +189,13 @@ impl FairShare {
     ///   documents them.
     /// - **Classic**: `F = 2^(−U_E / S)`, with `S` the share of the whole machine and `U_E`
     ///   Slurm's effective usage; with no usage at all, every factor is 1.
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareAlgorithm, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let accounts = [
-    ///     AccountConfig { name: "big".into(), shares: 3, ..Default::default() },
-    ///     AccountConfig { name: "small".into(), shares: 1, ..Default::default() },
-    /// ];
-    /// let config = FairshareConfig { algorithm: FairshareAlgorithm::Classic, ..Default::default() };
-    /// let mut fs = FairShare::new(&accounts, &config).unwrap();
-    /// let big = fs.association(Some("big"), "u").unwrap();
-    /// let small = fs.association(Some("small"), "v").unwrap();
-    /// fs.charge(big, 75.0, 0).unwrap();
-    /// fs.charge(small, 25.0, 0).unwrap();
-    /// // Both used exactly their share: F = 2^(−1) for each.
-    /// let factors = fs.compute_factors(0);
-    /// assert!((factors.get(big).unwrap() - 0.5).abs() < 1e-12);
-    /// assert!((factors.get(small).unwrap() - 0.5).abs() < 1e-12);
-    /// ```
-    pub fn compute_factors(&self, now_ms: u64) -> FactorTable {
+    pub(crate) fn compute_factors(&self, now_ms: u64) -> FactorTable {
         FactorTable::new(self.evaluate(now_ms).factors)
     }
 
     /// The `sshare`-like report at `now_ms`: one [`ShareRow`] per account and association, in
     /// tree order. [`format_table`] renders it as text.
-    ///
-    /// ```
-    /// use gangway::config::{AccountConfig, FairshareConfig};
-    /// use gangway::fairshare::FairShare;
-    /// let accounts = [AccountConfig { name: "a".into(), shares: 1, ..Default::default() }];
-    /// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-    /// fs.association(Some("a"), "u").unwrap();
-    /// let rows = fs.report(0);
-    /// assert_eq!(rows.len(), 2);
-    /// assert_eq!(rows[1].fairshare, Some(1.0));
-    /// ```
-    pub fn report(&self, now_ms: u64) -> Vec<ShareRow> {
+    pub(crate) fn report(&self, now_ms: u64) -> Vec<ShareRow> {
         report::rows(&self.tree, &self.evaluate(now_ms))
     }
 
@@ -361,3 +216,234 @@ impl FairShare {
 
 #[cfg(test)]
 mod tests;
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn assoc_id() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        let first = fs.association(Some("a"), "u1").unwrap();
+        let second = fs.association(Some("a"), "u2").unwrap();
+        assert_eq!((first.index(), second.index()), (0, 1));
+    }
+
+    #[test]
+    fn index() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        assert_eq!(fs.association(Some("a"), "u").unwrap().index(), 0);
+    }
+
+    #[test]
+    fn fair_share() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+
+        let accounts = [
+            AccountConfig {
+                name: "teama".into(),
+                shares: 1,
+                ..Default::default()
+            },
+            AccountConfig {
+                name: "teamb".into(),
+                shares: 1,
+                ..Default::default()
+            },
+        ];
+        let week = 604_800_000;
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        let a = fs.association(Some("teama"), "alice").unwrap();
+        let b = fs.association(Some("teamb"), "bob").unwrap();
+
+        // 16 GPUs for 70 s, charged when the job ends.
+        fs.charge(a, 16.0 * 70.0, 70_000).unwrap();
+        // A week later half of it is remembered.
+        assert!((fs.usage(a, 70_000 + week).unwrap() - 560.0).abs() < 1e-9);
+
+        // Fair Tree: the idle team ranks first (1.0), the busy one last (1/2).
+        let factors = fs.compute_factors(71_000);
+        assert_eq!(factors.get(b), Some(1.0));
+        assert_eq!(factors.get(a), Some(0.5));
+    }
+
+    #[test]
+    fn new() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            parent: Some("nope".into()),
+            shares: 1,
+            ..Default::default()
+        }];
+        let err = FairShare::new(&accounts, &FairshareConfig::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"accounts[0].parent: unknown account "nope""#
+        );
+    }
+
+    #[test]
+    fn algorithm() {
+        use crate::config::{FairshareAlgorithm, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let fs = FairShare::new(&[], &FairshareConfig::default()).unwrap();
+        assert_eq!(fs.algorithm(), FairshareAlgorithm::FairTree);
+    }
+
+    #[test]
+    fn association() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        let u = fs.association(Some("a"), "u").unwrap();
+        assert_eq!(fs.association(Some("a"), "u"), Ok(u));
+        assert!(fs.association(Some("b"), "u").is_err()); // FairShareError::UnknownAccount
+        assert!(fs.association(None, "u").is_ok());
+    }
+
+    #[test]
+    fn find_association() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        assert_eq!(fs.find_association(Some("a"), "u"), None);
+        let u = fs.association(Some("a"), "u").unwrap();
+        assert_eq!(fs.find_association(Some("a"), "u"), Some(u));
+    }
+
+    #[test]
+    fn association_count() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            users: [("u".to_owned(), 2)].into_iter().collect(),
+            ..Default::default()
+        }];
+        let fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        assert_eq!(fs.association_count(), 1);
+    }
+
+    #[test]
+    fn charge() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        let u = fs.association(Some("a"), "u").unwrap();
+        fs.charge(u, 8.0, 0).unwrap();
+        assert_eq!(fs.account_usage("a", 0), Some(8.0));
+        assert!(fs.charge(u, -1.0, 0).is_err());
+    }
+
+    #[test]
+    fn usage() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let config = FairshareConfig {
+            half_life_ms: 1_000,
+            ..Default::default()
+        };
+        let mut fs = FairShare::new(&accounts, &config).unwrap();
+        let u = fs.association(Some("a"), "u").unwrap();
+        fs.charge(u, 8.0, 0).unwrap();
+        assert_eq!(fs.usage(u, 3_000), Some(1.0));
+    }
+
+    #[test]
+    fn account_usage() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        assert_eq!(fs.account_usage("a", 0), Some(0.0));
+        assert_eq!(fs.account_usage("b", 0), None);
+    }
+
+    #[test]
+    fn compute_factors() {
+        use crate::config::{AccountConfig, FairshareAlgorithm, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [
+            AccountConfig {
+                name: "big".into(),
+                shares: 3,
+                ..Default::default()
+            },
+            AccountConfig {
+                name: "small".into(),
+                shares: 1,
+                ..Default::default()
+            },
+        ];
+        let config = FairshareConfig {
+            algorithm: FairshareAlgorithm::Classic,
+            ..Default::default()
+        };
+        let mut fs = FairShare::new(&accounts, &config).unwrap();
+        let big = fs.association(Some("big"), "u").unwrap();
+        let small = fs.association(Some("small"), "v").unwrap();
+        fs.charge(big, 75.0, 0).unwrap();
+        fs.charge(small, 25.0, 0).unwrap();
+        // Both used exactly their share: F = 2^(−1) for each.
+        let factors = fs.compute_factors(0);
+        assert!((factors.get(big).unwrap() - 0.5).abs() < 1e-12);
+        assert!((factors.get(small).unwrap() - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn report() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "a".into(),
+            shares: 1,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        fs.association(Some("a"), "u").unwrap();
+        let rows = fs.report(0);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].fairshare, Some(1.0));
+    }
+}

@@ -1,5 +1,6 @@
 //! The `sshare`-like report: one row per account and per association.
 
+#[cfg(test)]
 use std::fmt::Write as _;
 
 use serde::{Serialize, Serializer};
@@ -11,22 +12,6 @@ use super::tree::{NodeKind, ShareTree};
 /// association (a user under `account`).
 ///
 /// Rows come in tree order: each account, then its sub-accounts and users in creation order.
-///
-/// ```
-/// use gangway::config::{AccountConfig, FairshareConfig};
-/// use gangway::fairshare::FairShare;
-/// let accounts = [AccountConfig { name: "ml".into(), shares: 2, ..Default::default() }];
-/// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-/// let alice = fs.association(Some("ml"), "alice").unwrap();
-/// fs.charge(alice, 60.0, 0).unwrap();
-/// let rows = fs.report(0);
-/// assert_eq!(rows[0].account, "ml");
-/// assert_eq!(rows[0].user, None);
-/// assert_eq!(rows[1].user.as_deref(), Some("alice"));
-/// assert_eq!(rows[1].raw_usage, 60.0);
-/// assert_eq!(rows[1].fairshare, Some(1.0));
-/// assert!(serde_json::to_string(&rows[1]).unwrap().contains(r#""level_fs":1.0"#));
-/// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ShareRow {
     /// The account (for an association, the account the user sits under).
@@ -99,20 +84,8 @@ pub(crate) fn rows(tree: &ShareTree, eval: &Evaluation) -> Vec<ShareRow> {
 /// Renders rows as a plain-text table in the manner of `sshare -l`: accounts indented one space
 /// per level below the first, raw usage rounded to whole units, `inf` for an infinite level
 /// fair-share, and empty cells where a value does not apply.
-///
-/// ```
-/// use gangway::config::{AccountConfig, FairshareConfig};
-/// use gangway::fairshare::{FairShare, format_table};
-/// let accounts = [AccountConfig { name: "ml".into(), shares: 2, ..Default::default() }];
-/// let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
-/// fs.association(Some("ml"), "alice").unwrap();
-/// let table = format_table(&fs.report(0));
-/// let lines: Vec<&str> = table.lines().collect();
-/// assert!(lines[0].starts_with("Account"));
-/// assert!(lines[2].starts_with("ml "));
-/// assert!(lines[3].starts_with(" ml") && lines[3].contains("alice") && lines[3].contains("inf"));
-/// ```
-pub fn format_table(rows: &[ShareRow]) -> String {
+#[cfg(test)]
+pub(crate) fn format_table(rows: &[ShareRow]) -> String {
     let header = [
         "Account",
         "User",
@@ -295,6 +268,55 @@ mod tests {
                 .skip(2)
                 .filter(|l| l.contains("carol") || l.contains("bob"))
                 .all(|l| l.len() == fairshare_column)
+        );
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn share_row() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::FairShare;
+        let accounts = [AccountConfig {
+            name: "ml".into(),
+            shares: 2,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        let alice = fs.association(Some("ml"), "alice").unwrap();
+        fs.charge(alice, 60.0, 0).unwrap();
+        let rows = fs.report(0);
+        assert_eq!(rows[0].account, "ml");
+        assert_eq!(rows[0].user, None);
+        assert_eq!(rows[1].user.as_deref(), Some("alice"));
+        assert_eq!(rows[1].raw_usage, 60.0);
+        assert_eq!(rows[1].fairshare, Some(1.0));
+        assert!(
+            serde_json::to_string(&rows[1])
+                .unwrap()
+                .contains(r#""level_fs":1.0"#)
+        );
+    }
+
+    #[test]
+    fn format_table() {
+        use crate::config::{AccountConfig, FairshareConfig};
+        use crate::fairshare::{FairShare, format_table};
+        let accounts = [AccountConfig {
+            name: "ml".into(),
+            shares: 2,
+            ..Default::default()
+        }];
+        let mut fs = FairShare::new(&accounts, &FairshareConfig::default()).unwrap();
+        fs.association(Some("ml"), "alice").unwrap();
+        let table = format_table(&fs.report(0));
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].starts_with("Account"));
+        assert!(lines[2].starts_with("ml "));
+        assert!(
+            lines[3].starts_with(" ml") && lines[3].contains("alice") && lines[3].contains("inf")
         );
     }
 }

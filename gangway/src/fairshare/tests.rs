@@ -2,6 +2,7 @@
 //! through the public API, and state round-trips.
 
 use super::*;
+use crate::config::ResetPeriod;
 use crate::config::{AccountConfig, FairshareAlgorithm, FairshareConfig};
 
 const WEEK_MS: u64 = 604_800_000;

@@ -72,7 +72,7 @@ pub struct JobSpec {
 
 impl JobSpec {
     /// Whether every time and duration it carries (`submit_ms`, `begin_ms`, `time_limit_ms`,
-    /// `grace_ms`) lies in the range of [`crate::model::time`]; the message names the first
+    /// `grace_ms`) lies in the range of times (0 to 2^53 − 1 ms); the message names the first
     /// field that does not.
     ///
     /// ```

@@ -37,7 +37,7 @@ use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 pub const GPU_COMPUTE_SLICES: u32 = 7;
 
 /// Most MIG slices one node may have: one bit each in a `u128` (7 slices × 16 GPUs fit).
-pub const MAX_MIG_SLICES: usize = 128;
+pub(crate) const MAX_MIG_SLICES: usize = 128;
 
 /// One MIG device: the GPU it is carved from, its index under that GPU and its profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -53,7 +53,7 @@ pub struct MigSlice {
     pub compute: u32,
 }
 
-/// A node's MIG slices, sorted by GPU then slice; at most [`MAX_MIG_SLICES`].
+/// A node's MIG slices, sorted by GPU then slice; at most 128 (`MAX_MIG_SLICES`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MigLayout {

@@ -5,23 +5,13 @@
 //! listing its slices; every GPU of the node then gets the configuration's slices, numbered in
 //! the order listed here. The family comes from the GPU model name (`a100-40gb`, `a100-80gb`,
 //! `h100`, `h200`, …, any case; a bare `a100` is told apart by `gpus.memory_mib`).
-//!
-//! ```
-//! use gangway::model::mig_table::{config_slices, MigFamily};
-//! let family = MigFamily::of("a100-80gb", 0).unwrap();
-//! assert_eq!(config_slices(family, "all-1g.10gb").unwrap(), vec!["1g.10gb"; 7]);
-//! assert_eq!(config_slices(family, "all-balanced").unwrap(),
-//!            vec!["1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"]);
-//! assert!(config_slices(family, "all-1g.5gb").is_err()); // a 40GB configuration
-//! assert!(MigFamily::of("v100", 0).is_err());
-//! ```
 
 /// Configuration name → (profile, slices per GPU) in slice order.
 type Configs = &'static [(&'static str, &'static [(&'static str, u32)])];
 
 /// A GPU family with a MIG table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MigFamily {
+pub(crate) enum MigFamily {
     /// A100 40GB.
     A100Gb40,
     /// A100 80GB and H100 80GB (the same profiles).
@@ -76,13 +66,8 @@ const H200_141GB: Configs = &[
 ];
 
 /// A GPU model without a known MIG table, from [`MigFamily::of`].
-///
-/// ```
-/// use gangway::model::mig_table::{MigFamily, MigFamilyError};
-/// assert_eq!(MigFamily::of("v100", 0), Err(MigFamilyError::Unknown("v100".into())));
-/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MigFamilyError {
+pub(crate) enum MigFamilyError {
     /// An A100 whose memory (40 or 80 GB) neither its name nor `memory_mib` gives.
     #[error(
         "GPU model \"{0}\": say 40gb or 80gb in the model name, or give gpus.memory_mib, to pick \
@@ -102,15 +87,7 @@ const A100_40GB_MAX_MIB: u64 = 48 * 1024;
 
 impl MigFamily {
     /// The family of GPU `model` (any case) with `memory_mib` per device (0: unknown).
-    ///
-    /// ```
-    /// use gangway::model::mig_table::MigFamily;
-    /// assert_eq!(MigFamily::of("NVIDIA A100-SXM4-40GB", 0), Ok(MigFamily::A100Gb40));
-    /// assert_eq!(MigFamily::of("a100", 81920), Ok(MigFamily::Gb80));
-    /// assert_eq!(MigFamily::of("H100", 0), Ok(MigFamily::Gb80));
-    /// assert!(MigFamily::of("a100", 0).is_err()); // 40 or 80 GB?
-    /// ```
-    pub fn of(model: &str, memory_mib: u64) -> Result<Self, MigFamilyError> {
+    pub(crate) fn of(model: &str, memory_mib: u64) -> Result<Self, MigFamilyError> {
         let name = model.to_ascii_lowercase();
         if name.contains("h200") {
             return Ok(MigFamily::H200Gb141);
@@ -143,25 +120,13 @@ impl MigFamily {
     }
 
     /// The names of the family's mig-parted configurations, in table order.
-    ///
-    /// ```
-    /// use gangway::model::mig_table::MigFamily;
-    /// let names: Vec<&str> = MigFamily::H200Gb141.config_names().collect();
-    /// assert_eq!((names[0], names.len()), ("all-disabled", 9));
-    /// assert!(names.contains(&"all-1g.18gb"));
-    /// ```
-    pub fn config_names(self) -> impl Iterator<Item = &'static str> {
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn config_names(self) -> impl Iterator<Item = &'static str> {
         self.configs().iter().map(|(name, _)| *name)
     }
 
     /// Whether `profile` is one of the family's MIG profiles.
-    ///
-    /// ```
-    /// use gangway::model::mig_table::MigFamily;
-    /// assert!(MigFamily::H200Gb141.has_profile("3g.71gb"));
-    /// assert!(!MigFamily::H200Gb141.has_profile("3g.40gb"));
-    /// ```
-    pub fn has_profile(self, profile: &str) -> bool {
+    pub(crate) fn has_profile(self, profile: &str) -> bool {
         self.configs()
             .iter()
             .any(|(_, slices)| slices.iter().any(|(p, _)| *p == profile))
@@ -171,7 +136,7 @@ impl MigFamily {
 /// A mig-parted configuration name the GPU's MIG table does not have, from [`config_slices`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown MIG configuration \"{config}\" for this GPU (known: {})", known.join(", "))]
-pub struct UnknownMigConfig {
+pub(crate) struct UnknownMigConfig {
     /// The name asked for.
     pub config: String,
     /// The configurations the GPU's family has.
@@ -180,7 +145,7 @@ pub struct UnknownMigConfig {
 
 /// The slices one GPU gets under mig-parted configuration `config`, as profile names in slice
 /// order (empty for `all-disabled`).
-pub fn config_slices(
+pub(crate) fn config_slices(
     family: MigFamily,
     config: &str,
 ) -> Result<Vec<&'static str>, UnknownMigConfig> {
@@ -200,13 +165,7 @@ pub fn config_slices(
 
 /// Whether `profile` reads as a MIG profile name: `<N>g.<M>gb`, optionally followed by `+…` or
 /// `-…` (media extensions).
-///
-/// ```
-/// use gangway::model::mig_table::is_profile_name;
-/// assert!(is_profile_name("1g.10gb") && is_profile_name("1g.10gb+me"));
-/// assert!(!is_profile_name("1g") && !is_profile_name("a100"));
-/// ```
-pub fn is_profile_name(profile: &str) -> bool {
+pub(crate) fn is_profile_name(profile: &str) -> bool {
     let base = profile.split(['+', '-']).next().unwrap_or("");
     let Some((compute, memory)) = base.split_once("g.") else {
         return false;
@@ -261,5 +220,68 @@ mod tests {
             message.contains("all-9g.90gb") && message.contains("all-balanced"),
             "{message}"
         );
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn module_example() {
+        use crate::model::mig_table::{MigFamily, config_slices};
+        let family = MigFamily::of("a100-80gb", 0).unwrap();
+        assert_eq!(
+            config_slices(family, "all-1g.10gb").unwrap(),
+            vec!["1g.10gb"; 7]
+        );
+        assert_eq!(
+            config_slices(family, "all-balanced").unwrap(),
+            vec!["1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"]
+        );
+        assert!(config_slices(family, "all-1g.5gb").is_err()); // a 40GB configuration
+        assert!(MigFamily::of("v100", 0).is_err());
+    }
+
+    #[test]
+    fn mig_family_error() {
+        use crate::model::mig_table::{MigFamily, MigFamilyError};
+        assert_eq!(
+            MigFamily::of("v100", 0),
+            Err(MigFamilyError::Unknown("v100".into()))
+        );
+    }
+
+    #[test]
+    fn of() {
+        use crate::model::mig_table::MigFamily;
+        assert_eq!(
+            MigFamily::of("NVIDIA A100-SXM4-40GB", 0),
+            Ok(MigFamily::A100Gb40)
+        );
+        assert_eq!(MigFamily::of("a100", 81920), Ok(MigFamily::Gb80));
+        assert_eq!(MigFamily::of("H100", 0), Ok(MigFamily::Gb80));
+        assert!(MigFamily::of("a100", 0).is_err()); // 40 or 80 GB?
+    }
+
+    #[test]
+    fn config_names() {
+        use crate::model::mig_table::MigFamily;
+        let names: Vec<&str> = MigFamily::H200Gb141.config_names().collect();
+        assert_eq!((names[0], names.len()), ("all-disabled", 9));
+        assert!(names.contains(&"all-1g.18gb"));
+    }
+
+    #[test]
+    fn has_profile() {
+        use crate::model::mig_table::MigFamily;
+        assert!(MigFamily::H200Gb141.has_profile("3g.71gb"));
+        assert!(!MigFamily::H200Gb141.has_profile("3g.40gb"));
+    }
+
+    #[test]
+    fn is_profile_name() {
+        use crate::model::mig_table::is_profile_name;
+        assert!(is_profile_name("1g.10gb") && is_profile_name("1g.10gb+me"));
+        assert!(!is_profile_name("1g") && !is_profile_name("a100"));
     }
 }

@@ -6,7 +6,7 @@ use crate::model::shape::{GpuNeed, TaskShape};
 use crate::placement::frag::ShapeMix;
 
 /// Tasks of `shape` that fit in `free` on `node` (at most `shape.count`).
-pub fn tasks_fitting(node: &Node, free: &NodeAmounts, shape: &TaskShape) -> u32 {
+pub(crate) fn tasks_fitting(node: &Node, free: &NodeAmounts, shape: &TaskShape) -> u32 {
     let mut fit = shape.count;
     if let Some(by_cpu) = free.cpu_milli.checked_div(shape.cpu_milli) {
         fit = fit.min(clamp(by_cpu));
@@ -42,7 +42,7 @@ fn clamp(value: u64) -> u32 {
 /// Chooses the devices of one task on a node from what is still free there: a bitmask of
 /// device indices (of MIG slice indices for a MIG task), or `None` for the engine's rule. A
 /// profile's device-choice plug-ins answer through it.
-pub type DeviceChooser<'a> = &'a dyn Fn(&NodeAmounts) -> Option<u128>;
+pub(crate) type DeviceChooser<'a> = &'a dyn Fn(&NodeAmounts) -> Option<u128>;
 
 /// Takes `tasks` tasks of `shape` out of `free`, returning what they use and the device indices
 /// (one per whole device; one per task for fractions). Each task takes the devices `choose`
@@ -50,7 +50,7 @@ pub type DeviceChooser<'a> = &'a dyn Fn(&NodeAmounts) -> Option<u128>;
 /// the engine's rule: the lowest entirely free devices for whole GPUs, the fullest device that
 /// still has room (then the lowest index) for a fraction, the lowest free slice of its profile
 /// for MIG. The caller has checked that they fit.
-pub fn take_tasks(
+pub(crate) fn take_tasks(
     node: &Node,
     free: &mut NodeAmounts,
     shape: &TaskShape,
@@ -102,7 +102,7 @@ pub fn take_tasks(
 }
 
 /// Whether `mask` is exactly what one task of `need` takes, all of it free in `room`.
-pub fn valid_pick(node: &Node, room: &NodeAmounts, need: GpuNeed, mask: u128) -> bool {
+pub(crate) fn valid_pick(node: &Node, room: &NodeAmounts, need: GpuNeed, mask: u128) -> bool {
     let in_range = node.gpu_count >= 128 || mask >> node.gpu_count == 0;
     match need {
         GpuNeed::None => false,
@@ -146,7 +146,7 @@ fn default_pick(node: &Node, room: &NodeAmounts, need: GpuNeed) -> Option<u128> 
 /// idle planned ones, then the lowest other idle ones; a fraction or a MIG slice: the engine's
 /// rule among busy planned devices (slices) alone, then among busy ones, then among idle
 /// planned ones. `None`: nothing busy or planned serves, the engine's rule applies.
-pub fn busy_devices_first(
+pub(crate) fn busy_devices_first(
     node: &Node,
     room: &NodeAmounts,
     need: GpuNeed,
@@ -200,7 +200,7 @@ pub fn busy_devices_first(
 }
 
 /// The devices of `node` of which `amounts` holds some, as a bitmask.
-pub fn used_mask(node: &Node, amounts: &NodeAmounts) -> u32 {
+pub(crate) fn used_mask(node: &Node, amounts: &NodeAmounts) -> u32 {
     amounts.devices[..node.gpu_count]
         .iter()
         .enumerate()
@@ -221,7 +221,7 @@ fn whole_free_mask(node: &Node, free: &NodeAmounts) -> u32 {
 /// the NVLink island with the fewest free devices that still holds `k` (a device in no island
 /// is an island of its own; ties to the island with the lowest device), else the lowest free
 /// devices. `None` when fewer than `k` are free.
-pub fn island_devices(node: &Node, room: &NodeAmounts, k: u32) -> Option<u32> {
+pub(crate) fn island_devices(node: &Node, room: &NodeAmounts, k: u32) -> Option<u32> {
     let room = whole_free_mask(node, room);
     if room.count_ones() < k {
         return None;
@@ -377,5 +377,47 @@ mod tests {
         let used = take_tasks(&node, &mut free, &tasks, 2, &mut gpus, None);
         assert_eq!(used.mig, 0b101);
         assert_eq!(free.mig, 0b010);
+    }
+
+    #[test]
+    fn a_fraction_goes_to_the_device_it_leaves_usable() {
+        use crate::model::ids::ModelId;
+        use crate::model::node::PartitionSet;
+        let shape = |f| TaskShape {
+            cpu_milli: 1_000,
+            memory_mib: 100,
+            gpu: GpuNeed::Fraction(f),
+            models: ModelMask::ANY,
+            count: 1,
+            min_count: 1,
+            mode: PlacementMode::Pack,
+        };
+        let capacity = NodeAmounts::full(32_000, 64_000, 2);
+        let node = Node {
+            partitions: PartitionSet(1),
+            ..Node::new("g", capacity, 2, Some(ModelId(0)))
+        };
+        let mut free = node.capacity;
+        free.devices[0] = 700;
+        free.devices[1] = 500;
+        // The engine's rule (no device plug-in) is best fit: the fullest device, leaving 0.3 there;
+        // so is the fragmentation-aware choice with an empty mix.
+        let mut gpus = Vec::new();
+        take_tasks(&node, &mut free.clone(), &shape(200), 1, &mut gpus, None);
+        assert_eq!(gpus, [1]);
+        assert_eq!(
+            least_fragmenting_device(&node, &free, 200, &ShapeMix::default()),
+            Some(1)
+        );
+        // With halves in the mix, 0.3 left on device 1 would be lost: device 0 keeps 0.5 usable.
+        let mut mix = ShapeMix::default();
+        mix.record(&shape(500), 4);
+        mix.record(&shape(200), 1);
+        let fgd =
+            |room: &NodeAmounts| least_fragmenting_device(&node, room, 200, &mix).map(|i| 1 << i);
+        let mut gpus = Vec::new();
+        take_tasks(&node, &mut free, &shape(200), 1, &mut gpus, Some(&fgd));
+        assert_eq!(gpus, [0]);
+        assert_eq!(&free.devices[..2], [500, 500]);
     }
 }

@@ -40,7 +40,7 @@ use crate::model::shape::{GpuNeed, ModelMask, TaskShape};
 
 /// Most distinct shapes the mix tracks; later new shapes are not added (their tasks still count
 /// once a tracked shape matches).
-pub const MAX_MIX_SHAPES: usize = 256;
+pub(crate) const MAX_MIX_SHAPES: usize = 256;
 
 /// Total weight above which every weight is halved, so old shapes fade and sums stay small.
 const MAX_MIX_WEIGHT: u64 = 1 << 32;

@@ -3,15 +3,15 @@
 
 mod charges;
 pub(crate) mod count;
-#[doc(hidden)]
-pub mod fit;
+pub(crate) mod fit;
 pub mod frag;
 pub mod gang;
-#[doc(hidden)]
-pub mod index;
+pub(crate) mod index;
 pub mod topology;
 
+pub use crate::backfill::IndexCandidates;
 pub(crate) use charges::charges;
+pub use fit::least_fragmenting_device;
 pub use frag::ShapeMix;
 pub use gang::{
     Assignment, Candidates, CapacityView, GangRequest, NodeGate, assignments_fit, place_gang,

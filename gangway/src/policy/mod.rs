@@ -45,10 +45,9 @@ pub use hooks::__private;
 pub use hooks::{
     Dependence, DeviceTask, DomainView, HeadView, Hook, Plugin, PluginClone, Veto, Vote,
 };
-pub use profile::{
-    KeyTerms, MAX_ORDER_KEYS, MAX_SCORE_TIERS, MAX_VICTIM_KEYS, Placement, Profile, ProfileBuilder,
-    ProfileError,
+pub use profile::{KeyTerms, Placement, Profile, ProfileBuilder, ProfileError};
+pub(crate) use profile::{
+    MAX_SCORE_TIERS, NodeScores, OrderKeys, PartitionHooks, VictimKeys, better_first,
 };
-pub(crate) use profile::{NodeScores, OrderKeys, PartitionHooks, VictimKeys, better_first};
 pub use quiet::report_fault;
 pub use registry::{Registry, RegistryError};

@@ -36,13 +36,13 @@ use crate::policy::{
 use crate::state::{ClusterState, JobView, NodeView};
 
 /// The most order plug-ins a profile may list.
-pub const MAX_ORDER_KEYS: usize = 4;
+pub(crate) const MAX_ORDER_KEYS: usize = 4;
 
 /// The most node-score tiers a profile may use.
-pub const MAX_SCORE_TIERS: usize = 4;
+pub(crate) const MAX_SCORE_TIERS: usize = 4;
 
 /// The most victim-order plug-ins a profile may list (globally, and for one partition).
-pub const MAX_VICTIM_KEYS: usize = 8;
+pub(crate) const MAX_VICTIM_KEYS: usize = 8;
 
 /// A candidate victim's keys, one per victim-order plug-in (unused slots 0).
 pub(crate) type VictimKeys = [i64; MAX_VICTIM_KEYS];
@@ -59,13 +59,13 @@ pub enum ProfileError {
     /// Two plug-ins share a name (names key their saved state).
     #[error("two plug-ins are named {0:?}")]
     DuplicateName(String),
-    /// More order plug-ins than [`MAX_ORDER_KEYS`].
+    /// More order plug-ins than 4 (`MAX_ORDER_KEYS`).
     #[error("{0} order plug-ins; at most {MAX_ORDER_KEYS}")]
     TooManyOrderKeys(usize),
-    /// More victim-order plug-ins than [`MAX_VICTIM_KEYS`] (globally or for one partition).
+    /// More victim-order plug-ins than 8 (`MAX_VICTIM_KEYS`) (globally or for one partition).
     #[error("{0} victim-order plug-ins; at most {MAX_VICTIM_KEYS}")]
     TooManyVictimKeys(usize),
-    /// A score tier at or beyond [`MAX_SCORE_TIERS`].
+    /// A score tier at or beyond 4 (`MAX_SCORE_TIERS`).
     #[error("plug-in {plugin:?}: score tier {tier}; tiers are 0 to {}", MAX_SCORE_TIERS - 1)]
     TierOutOfRange {
         /// The plug-in.

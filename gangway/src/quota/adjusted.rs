@@ -8,33 +8,8 @@ use super::{QueueId, QuotaTree, QuotaVec};
 
 /// A read-only view of a [`QuotaTree`] with some charges added and others removed; made by
 /// [`QuotaTree::adjusted`].
-///
-/// ```
-/// use gangway::config::{CohortConfig, QueueConfig, QuotaConfig};
-/// use gangway::quota::QuotaTree;
-/// use gangway::Milli;
-///
-/// let gpus = |n| [("gpu".to_string(), QuotaConfig { nominal: Milli::from_units(n),
-///     ..Default::default() })].into_iter().collect();
-/// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
-/// let queues = [
-///     QueueConfig { name: "a".into(), cohort: Some("co".into()), quota: gpus(4),
-///                   ..Default::default() },
-///     QueueConfig { name: "b".into(), cohort: Some("co".into()), quota: gpus(4),
-///                   ..Default::default() },
-/// ];
-/// let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
-/// let (a, b) = (tree.queue_id("a").unwrap(), tree.queue_id("b").unwrap());
-/// let six = tree.demand(0, 0, &[("h100", 6000)]);
-/// tree.add_usage(a, &six); // a borrows 2 of b's 4
-/// let four = tree.demand(0, 0, &[("h100", 4000)]);
-/// assert!(!tree.fits(b, &four));
-/// // Without a's job, b's four fit; the tree itself is unchanged.
-/// assert!(tree.adjusted(&[], &[(a, six)]).fits(b, &four));
-/// assert_eq!(tree.usage(a), &six);
-/// ```
 #[derive(Clone, Debug)]
-pub struct AdjustedQuota<'a> {
+pub(crate) struct AdjustedQuota<'a> {
     tree: &'a QuotaTree,
     /// Every node's usage with the changes applied (the tree's own when there are none).
     usage: Cow<'a, [QuotaVec]>,
@@ -44,7 +19,7 @@ impl QuotaTree {
     /// The tree as it would be with each `added` demand charged to its queue, then each
     /// `removed` demand (one that was charged there) released, in order; the tree is not
     /// changed. Without changes nothing is copied.
-    pub fn adjusted(
+    pub(crate) fn adjusted(
         &self,
         added: &[(QueueId, QuotaVec)],
         removed: &[(QueueId, QuotaVec)],
@@ -91,17 +66,67 @@ impl QuotaTree {
 
 impl AdjustedQuota<'_> {
     /// [`QuotaTree::fits`] on the adjusted usage.
-    pub fn fits(&self, q: QueueId, demand: &QuotaVec) -> bool {
+    pub(crate) fn fits(&self, q: QueueId, demand: &QuotaVec) -> bool {
         self.tree.fits_in(&self.usage, q, demand)
     }
 
     /// [`QuotaTree::within_nominal`] on the adjusted usage.
-    pub fn within_nominal(&self, q: QueueId, demand: &QuotaVec) -> bool {
+    pub(crate) fn within_nominal(&self, q: QueueId, demand: &QuotaVec) -> bool {
         self.tree.within_nominal_in(&self.usage, q, demand)
     }
 
     /// Every node's adjusted usage, for [`QuotaTree::adjusted_from`].
     pub(crate) fn into_usage(self) -> Vec<QuotaVec> {
         self.usage.into_owned()
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn adjusted_quota() {
+        use crate::Milli;
+        use crate::config::{CohortConfig, QueueConfig, QuotaConfig};
+        use crate::quota::QuotaTree;
+
+        let gpus = |n| {
+            [(
+                "gpu".to_string(),
+                QuotaConfig {
+                    nominal: Milli::from_units(n),
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect()
+        };
+        let cohorts = [CohortConfig {
+            name: "co".into(),
+            ..Default::default()
+        }];
+        let queues = [
+            QueueConfig {
+                name: "a".into(),
+                cohort: Some("co".into()),
+                quota: gpus(4),
+                ..Default::default()
+            },
+            QueueConfig {
+                name: "b".into(),
+                cohort: Some("co".into()),
+                quota: gpus(4),
+                ..Default::default()
+            },
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let (a, b) = (tree.queue_id("a").unwrap(), tree.queue_id("b").unwrap());
+        let six = tree.demand(0, 0, &[("h100", 6000)]);
+        tree.add_usage(a, &six); // a borrows 2 of b's 4
+        let four = tree.demand(0, 0, &[("h100", 4000)]);
+        assert!(!tree.fits(b, &four));
+        // Without a's job, b's four fit; the tree itself is unchanged.
+        assert!(tree.adjusted(&[], &[(a, six)]).fits(b, &four));
+        assert_eq!(tree.usage(a), &six);
     }
 }

@@ -20,29 +20,14 @@ impl QuotaTree {
     /// Builds the tree of `cohorts` and `queues` with no usage.
     ///
     /// `gpu_models` are the cluster's GPU models: each gets a `gpu:MODEL` key (as long as fewer
-    /// than [`super::MAX_KEYS`] keys are in use) so that [`QuotaTree::usage`] reports GPUs per
+    /// than 16 (`MAX_KEYS`) keys are in use) so that [`QuotaTree::usage`] reports GPUs per
     /// model even where no quota names the model. Quota keys may name any model.
     ///
     /// Errors name the offending field: duplicate queue or cohort names, a queue's unknown
     /// cohort, a cohort's unknown parent or a cycle of parents, an unknown resource key (only
     /// `cpu`, `memory_mib`, `gpu` and `gpu:MODEL` exist), too many distinct keys, or a queue's
     /// `lending_limit` above its `nominal` (as Kueue refuses).
-    ///
-    /// ```
-    /// use gangway::config::{CohortConfig, QueueConfig};
-    /// use gangway::quota::QuotaTree;
-    /// let cohorts = [CohortConfig { name: "co".into(), parent: Some("co".into()),
-    ///                               ..Default::default() }];
-    /// let err = QuotaTree::new(&cohorts, &[], &[]).unwrap_err();
-    /// assert_eq!(err.field, "cohorts[0].parent");
-    /// assert_eq!(err.message, r#"cycle of cohorts "co" -> "co""#);
-    ///
-    /// let queues = [QueueConfig { name: "a".into(), cohort: Some("x".into()),
-    ///                             ..Default::default() }];
-    /// let err = QuotaTree::new(&[], &queues, &[]).unwrap_err();
-    /// assert_eq!(err.to_string(), r#"queues[0].cohort: unknown cohort "x""#);
-    /// ```
-    pub fn new(
+    pub(crate) fn new(
         cohorts: &[CohortConfig],
         queues: &[QueueConfig],
         gpu_models: &[String],
@@ -362,5 +347,31 @@ fn sum_subtrees(nodes: &mut [Node], raw: &[RawQuota], depths: &[usize], nq: usiz
                 parent.subtree[key] = parent.subtree[key].saturating_add(lent);
             }
         }
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn new() {
+        use crate::config::{CohortConfig, QueueConfig};
+        use crate::quota::QuotaTree;
+        let cohorts = [CohortConfig {
+            name: "co".into(),
+            parent: Some("co".into()),
+            ..Default::default()
+        }];
+        let err = QuotaTree::new(&cohorts, &[], &[]).unwrap_err();
+        assert_eq!(err.field, "cohorts[0].parent");
+        assert_eq!(err.message, r#"cycle of cohorts "co" -> "co""#);
+
+        let queues = [QueueConfig {
+            name: "a".into(),
+            cohort: Some("x".into()),
+            ..Default::default()
+        }];
+        let err = QuotaTree::new(&[], &queues, &[]).unwrap_err();
+        assert_eq!(err.to_string(), r#"queues[0].cohort: unknown cohort "x""#);
     }
 }

@@ -8,12 +8,8 @@ use crate::error::ConsistencyError;
 impl QuotaTree {
     /// Checks both [`QuotaTree::check_totals`] and [`QuotaTree::check_limits`]; the first
     /// violation found is the error.
-    ///
-    /// ```
-    /// let tree = gangway::quota::QuotaTree::new(&[], &[], &[]).unwrap();
-    /// assert_eq!(tree.check_invariants(), Ok(()));
-    /// ```
-    pub fn check_invariants(&self) -> Result<(), ConsistencyError> {
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) -> Result<(), ConsistencyError> {
         self.check_totals()?;
         self.check_limits()
     }
@@ -22,12 +18,7 @@ impl QuotaTree {
     /// guaranteed parts, key by key. This holds after any sequence of
     /// [`QuotaTree::add_usage`] and matching [`QuotaTree::remove_usage`] calls, including
     /// over-quota ones.
-    ///
-    /// ```
-    /// let tree = gangway::quota::QuotaTree::new(&[], &[], &[]).unwrap();
-    /// assert_eq!(tree.check_totals(), Ok(()));
-    /// ```
-    pub fn check_totals(&self) -> Result<(), ConsistencyError> {
+    pub(crate) fn check_totals(&self) -> Result<(), ConsistencyError> {
         let mut expected = vec![QuotaVec::ZERO; self.nodes.len()];
         for (node, usage) in self.nodes.iter().zip(&self.usage) {
             if let Some(parent) = node.parent {
@@ -65,20 +56,7 @@ impl QuotaTree {
     ///
     /// Holds whenever only demands that [`QuotaTree::fits`] were added under the current
     /// configuration; after a reconfiguration that shrank quotas, running jobs may exceed it.
-    ///
-    /// ```
-    /// # use gangway::config::{QueueConfig, QuotaConfig};
-    /// # use gangway::quota::QuotaTree;
-    /// # use gangway::Milli;
-    /// let quota = [("cpu".to_string(), QuotaConfig { nominal: Milli::from_units(1),
-    ///     ..Default::default() })].into_iter().collect();
-    /// let queues = [QueueConfig { name: "a".into(), quota, ..Default::default() }];
-    /// let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// tree.add_usage(tree.queue_id("a").unwrap(), &tree.demand(2000, 0, &[]));
-    /// assert_eq!(tree.check_limits().unwrap_err().message,
-    ///            r#"queue "a": cpu usage 2 exceeds its quota 1"#);
-    /// ```
-    pub fn check_limits(&self) -> Result<(), ConsistencyError> {
+    pub(crate) fn check_limits(&self) -> Result<(), ConsistencyError> {
         for (n, node) in self.nodes.iter().enumerate() {
             for key in node.limits.iter() {
                 let usage = self.usage[n][key];
@@ -128,5 +106,48 @@ impl QuotaTree {
                     .map_or("", String::as_str)
             ),
         }
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn check_invariants() {
+        let tree = crate::quota::QuotaTree::new(&[], &[], &[]).unwrap();
+        assert_eq!(tree.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn check_totals() {
+        let tree = crate::quota::QuotaTree::new(&[], &[], &[]).unwrap();
+        assert_eq!(tree.check_totals(), Ok(()));
+    }
+
+    #[test]
+    fn check_limits() {
+        use crate::Milli;
+        use crate::config::{QueueConfig, QuotaConfig};
+        use crate::quota::QuotaTree;
+        let quota = [(
+            "cpu".to_string(),
+            QuotaConfig {
+                nominal: Milli::from_units(1),
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect();
+        let queues = [QueueConfig {
+            name: "a".into(),
+            quota,
+            ..Default::default()
+        }];
+        let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        tree.add_usage(tree.queue_id("a").unwrap(), &tree.demand(2000, 0, &[]));
+        assert_eq!(
+            tree.check_limits().unwrap_err().message,
+            r#"queue "a": cpu usage 2 exceeds its quota 1"#
+        );
     }
 }

@@ -13,37 +13,6 @@
 //! keeps usage as jobs start and end. Preemption victim selection is the caller's: the tree
 //! offers the queries it needs ([`QuotaTree::is_borrowing`], [`QuotaTree::above_nominal_in`],
 //! [`QuotaTree::within_nominal`]) and cheap tentative removal of usage.
-//!
-//! ```
-//! use gangway::config::{CohortConfig, QueueConfig, QuotaConfig};
-//! use gangway::quota::{Fit, QuotaTree};
-//! use gangway::Milli;
-//!
-//! // Two teams with 16 guaranteed GPUs each, who may borrow 8 of each other's idle ones.
-//! let gpus = || [("gpu".to_string(), QuotaConfig {
-//!     nominal: Milli::from_units(16),
-//!     borrowing_limit: Some(Milli::from_units(8)),
-//!     lending_limit: None,
-//! })].into_iter().collect();
-//! let cohorts = [CohortConfig { name: "shared".into(), ..Default::default() }];
-//! let queues = [
-//!     QueueConfig { name: "team-a".into(), cohort: Some("shared".into()), quota: gpus(),
-//!                   ..Default::default() },
-//!     QueueConfig { name: "team-b".into(), cohort: Some("shared".into()), quota: gpus(),
-//!                   ..Default::default() },
-//! ];
-//! let mut tree = QuotaTree::new(&cohorts, &queues, &["a100".to_string()]).unwrap();
-//! let a = tree.queue_id("team-a").unwrap();
-//! let job = tree.demand(32_000, 256_000, &[("a100", 24_000)]);
-//! assert_eq!(tree.fit(a, &job), Fit::Borrowing);
-//! tree.add_usage(a, &job);
-//! let more = tree.demand(0, 0, &[("a100", 1000)]);
-//! assert!(!tree.fits(a, &more)); // 16 + 8 is team-a's limit
-//! let b = tree.queue_id("team-b").unwrap();
-//! assert!(!tree.fits(b, &tree.demand(0, 0, &[("a100", 9000)]))); // 8 of its 16 are lent
-//! assert!(tree.within_nominal(b, &tree.demand(0, 0, &[("a100", 9000)]))); // so it may reclaim
-//! tree.check_invariants().unwrap();
-//! ```
 
 mod adjusted;
 mod build;
@@ -56,7 +25,63 @@ mod vector;
 #[cfg(test)]
 mod tests;
 
-pub use adjusted::AdjustedQuota;
 pub use share::{FairShareRow, Share};
-pub use tree::{Fit, QueueId, QuotaTree};
-pub use vector::{KeyId, MAX_KEYS, QuotaVec};
+#[cfg(test)]
+pub(crate) use tree::Fit;
+pub(crate) use tree::{QueueId, QuotaTree};
+pub(crate) use vector::MAX_KEYS;
+pub(crate) use vector::{KeyId, QuotaVec};
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn module_example() {
+        use crate::Milli;
+        use crate::config::{CohortConfig, QueueConfig, QuotaConfig};
+        use crate::quota::{Fit, QuotaTree};
+
+        // Two teams with 16 guaranteed GPUs each, who may borrow 8 of each other's idle ones.
+        let gpus = || {
+            [(
+                "gpu".to_string(),
+                QuotaConfig {
+                    nominal: Milli::from_units(16),
+                    borrowing_limit: Some(Milli::from_units(8)),
+                    lending_limit: None,
+                },
+            )]
+            .into_iter()
+            .collect()
+        };
+        let cohorts = [CohortConfig {
+            name: "shared".into(),
+            ..Default::default()
+        }];
+        let queues = [
+            QueueConfig {
+                name: "team-a".into(),
+                cohort: Some("shared".into()),
+                quota: gpus(),
+                ..Default::default()
+            },
+            QueueConfig {
+                name: "team-b".into(),
+                cohort: Some("shared".into()),
+                quota: gpus(),
+                ..Default::default()
+            },
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &["a100".to_string()]).unwrap();
+        let a = tree.queue_id("team-a").unwrap();
+        let job = tree.demand(32_000, 256_000, &[("a100", 24_000)]);
+        assert_eq!(tree.fit(a, &job), Fit::Borrowing);
+        tree.add_usage(a, &job);
+        let more = tree.demand(0, 0, &[("a100", 1000)]);
+        assert!(!tree.fits(a, &more)); // 16 + 8 is team-a's limit
+        let b = tree.queue_id("team-b").unwrap();
+        assert!(!tree.fits(b, &tree.demand(0, 0, &[("a100", 9000)]))); // 8 of its 16 are lent
+        assert!(tree.within_nominal(b, &tree.demand(0, 0, &[("a100", 9000)]))); // so it may reclaim
+        tree.check_invariants().unwrap();
+    }
+}

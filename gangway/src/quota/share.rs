@@ -16,26 +16,6 @@ use super::tree::{QuotaTree, add_usage_in, charge_step, release_step, remove_usa
 use super::vector::{KeyId, KeyMask, QuotaVec};
 
 /// A queue's or cohort's share value, with what it is borrowing.
-///
-/// ```
-/// use gangway::config::{CohortConfig, NodeFairSharing, QueueConfig, QuotaConfig};
-/// use gangway::quota::QuotaTree;
-/// use gangway::Milli;
-///
-/// let gpus = |n| [("gpu".to_string(), QuotaConfig { nominal: Milli::from_units(n),
-///     ..Default::default() })].into_iter().collect();
-/// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
-/// let queue = |name: &str, weight| QueueConfig { name: name.into(), cohort: Some("co".into()),
-///     quota: gpus(4), fair_sharing: Some(NodeFairSharing { weight, enabled: None }),
-///     ..Default::default() };
-/// let mut tree = QuotaTree::new(&cohorts, &[queue("a", 1.0), queue("b", 2.0)], &[]).unwrap();
-/// let (a, b) = (tree.queue_id("a").unwrap(), tree.queue_id("b").unwrap());
-/// // a uses 6 GPUs: 2 above its nominal 4, of the 8 the cohort could lend it.
-/// tree.add_usage(a, &tree.demand(0, 0, &[("h100", 6000)]));
-/// assert_eq!(tree.queue_share(a).value(), 250.0);
-/// assert!(tree.queue_share(a).is_borrowing());
-/// assert_eq!(tree.queue_share(b).value(), 0.0);
-/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Share {
     /// The node's weight.
@@ -51,14 +31,6 @@ pub struct Share {
 impl Share {
     /// The share value: the dominant ratio (in thousandths) divided by the weight; 0 when not
     /// borrowing; infinite for weight 0 while borrowing.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
-    ///     &[]).unwrap();
-    /// assert_eq!(tree.queue_share(tree.queue_id("a").unwrap()).value(), 0.0);
-    /// ```
     pub fn value(&self) -> f64 {
         if self.ratio == 0.0 {
             0.0
@@ -70,28 +42,12 @@ impl Share {
     }
 
     /// True when usage is above the node's subtree quota on some key.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
-    ///     &[]).unwrap();
-    /// assert!(!tree.queue_share(tree.queue_id("a").unwrap()).is_borrowing());
-    /// ```
     pub fn is_borrowing(&self) -> bool {
         self.borrowed != KeyMask::EMPTY
     }
 
     /// The key the share value is taken on, when borrowing.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
-    ///     &[]).unwrap();
-    /// assert_eq!(tree.queue_share(tree.queue_id("a").unwrap()).dominant(), None);
-    /// ```
-    pub fn dominant(&self) -> Option<KeyId> {
+    pub(crate) fn dominant(&self) -> Option<KeyId> {
         self.dominant
     }
 
@@ -107,15 +63,6 @@ impl Share {
 
     /// Kueue's `CompareDRS`: lower goes first in admission, higher is preempted first. Two
     /// infinite shares compare by their unweighted ratios.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
-    ///     &[]).unwrap();
-    /// let s = tree.queue_share(tree.queue_id("a").unwrap());
-    /// assert_eq!(s.compare(&s), std::cmp::Ordering::Equal);
-    /// ```
     pub fn compare(&self, other: &Share) -> Ordering {
         match (self.zero_weight_borrows(), other.zero_weight_borrows()) {
             (true, true) => self.ratio.total_cmp(&other.ratio),
@@ -164,29 +111,13 @@ impl QuotaTree {
     }
 
     /// Queue `q`'s share value now.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
-    ///     &[]).unwrap();
-    /// assert_eq!(tree.queue_share(tree.queue_id("a").unwrap()).value(), 0.0); // no cohort
-    /// ```
-    pub fn queue_share(&self, q: QueueId) -> Share {
+    pub(crate) fn queue_share(&self, q: QueueId) -> Share {
         self.share_in(&self.usage, q.index())
     }
 
     /// Cohort `name`'s share value now (in its parent cohort; a root's is 0).
-    ///
-    /// ```
-    /// # use gangway::config::CohortConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
-    /// let tree = QuotaTree::new(&cohorts, &[], &[]).unwrap();
-    /// assert_eq!(tree.cohort_share("co").map(|s| s.value()), Some(0.0));
-    /// assert!(tree.cohort_share("nope").is_none());
-    /// ```
-    pub fn cohort_share(&self, name: &str) -> Option<Share> {
+    #[cfg(test)]
+    pub(crate) fn cohort_share(&self, name: &str) -> Option<Share> {
         let c = self.cohort_names.get_index_of(name)?;
         Some(self.share_in(&self.usage, self.queue_names.len() + c))
     }
@@ -194,15 +125,7 @@ impl QuotaTree {
     /// Whether fair sharing decides admission order and preemption between queue `q` and the
     /// other queues of its cohort tree: on when its root cohort (or, where the root sets
     /// nothing, `policy.fair_sharing.enabled`) turns it on; off for a queue without a cohort.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// let tree = QuotaTree::new(&[], &[QueueConfig { name: "a".into(), ..Default::default() }],
-    ///     &[]).unwrap();
-    /// assert!(!tree.fair_sharing(tree.queue_id("a").unwrap()));
-    /// ```
-    pub fn fair_sharing(&self, q: QueueId) -> bool {
+    pub(crate) fn fair_sharing(&self, q: QueueId) -> bool {
         self.queues[q.index()].fair
     }
 
@@ -213,7 +136,7 @@ impl QuotaTree {
 
     /// Resolves each queue's fair-sharing switch: its root cohort's own, or `default` (the
     /// scheduler passes `policy.fair_sharing.enabled`).
-    pub fn resolve_fair_sharing(&mut self, default: bool) {
+    pub(crate) fn resolve_fair_sharing(&mut self, default: bool) {
         for q in 0..self.queues.len() {
             let (start, end) = self.queues[q].path;
             let fair = end - start > 1 && {
@@ -276,7 +199,7 @@ impl QuotaTree {
 }
 
 /// One queue or cohort of a fair-sharing tree in the fair-sharing report
-/// ([`QuotaTree::fair_sharing_rows`]).
+/// ([`crate::Scheduler::fair_shares`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct FairShareRow {
     /// The queue's or cohort's name.
@@ -301,30 +224,7 @@ impl QuotaTree {
     /// The share values of the queues of fair-sharing trees (in configuration order), and with
     /// `cohorts` of the cohorts of those trees too (queues first, then cohorts in
     /// configuration order). Empty when no queue has fair sharing on.
-    ///
-    /// ```
-    /// use gangway::config::{CohortConfig, NodeFairSharing, QueueConfig, QuotaConfig};
-    /// use gangway::quota::QuotaTree;
-    /// use gangway::Milli;
-    /// let cpu = |n| [("cpu".to_string(), QuotaConfig { nominal: Milli::from_units(n),
-    ///     ..Default::default() })].into_iter().collect();
-    /// let cohorts = [CohortConfig { name: "co".into(),
-    ///     fair_sharing: Some(NodeFairSharing { weight: 1.0, enabled: Some(true) }),
-    ///     ..Default::default() }];
-    /// let queues = [QueueConfig { name: "a".into(), cohort: Some("co".into()), quota: cpu(2),
-    ///                             ..Default::default() },
-    ///               QueueConfig { name: "b".into(), cohort: Some("co".into()), quota: cpu(2),
-    ///                             ..Default::default() }];
-    /// let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
-    /// tree.resolve_fair_sharing(false);
-    /// tree.add_usage(tree.queue_id("a").unwrap(), &tree.demand(3000, 0, &[]));
-    /// let rows = tree.fair_sharing_rows(true);
-    /// assert_eq!(rows.len(), 3);
-    /// assert_eq!((rows[0].name.as_str(), rows[0].share), ("a", Some(250.0)));
-    /// assert_eq!(rows[0].dominant.as_deref(), Some("cpu"));
-    /// assert_eq!((rows[2].kind, rows[2].share), ("cohort", Some(0.0)));
-    /// ```
-    pub fn fair_sharing_rows(&self, cohorts: bool) -> Vec<FairShareRow> {
+    pub(crate) fn fair_sharing_rows(&self, cohorts: bool) -> Vec<FairShareRow> {
         let queues = self.queue_names.len();
         let mut in_tree = vec![false; self.nodes.len()];
         for q in 0..queues {
@@ -828,5 +728,210 @@ mod tests {
         assert!(!on("alone"));
         tree.resolve_fair_sharing(false);
         assert!(!tree.any_fair_sharing());
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn share() {
+        use crate::Milli;
+        use crate::config::{CohortConfig, NodeFairSharing, QueueConfig, QuotaConfig};
+        use crate::quota::QuotaTree;
+
+        let gpus = |n| {
+            [(
+                "gpu".to_string(),
+                QuotaConfig {
+                    nominal: Milli::from_units(n),
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect()
+        };
+        let cohorts = [CohortConfig {
+            name: "co".into(),
+            ..Default::default()
+        }];
+        let queue = |name: &str, weight| QueueConfig {
+            name: name.into(),
+            cohort: Some("co".into()),
+            quota: gpus(4),
+            fair_sharing: Some(NodeFairSharing {
+                weight,
+                enabled: None,
+            }),
+            ..Default::default()
+        };
+        let mut tree = QuotaTree::new(&cohorts, &[queue("a", 1.0), queue("b", 2.0)], &[]).unwrap();
+        let (a, b) = (tree.queue_id("a").unwrap(), tree.queue_id("b").unwrap());
+        // a uses 6 GPUs: 2 above its nominal 4, of the 8 the cohort could lend it.
+        tree.add_usage(a, &tree.demand(0, 0, &[("h100", 6000)]));
+        assert_eq!(tree.queue_share(a).value(), 250.0);
+        assert!(tree.queue_share(a).is_borrowing());
+        assert_eq!(tree.queue_share(b).value(), 0.0);
+    }
+
+    #[test]
+    fn value() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let tree = QuotaTree::new(
+            &[],
+            &[QueueConfig {
+                name: "a".into(),
+                ..Default::default()
+            }],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(tree.queue_share(tree.queue_id("a").unwrap()).value(), 0.0);
+    }
+
+    #[test]
+    fn is_borrowing() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let tree = QuotaTree::new(
+            &[],
+            &[QueueConfig {
+                name: "a".into(),
+                ..Default::default()
+            }],
+            &[],
+        )
+        .unwrap();
+        assert!(!tree.queue_share(tree.queue_id("a").unwrap()).is_borrowing());
+    }
+
+    #[test]
+    fn dominant() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let tree = QuotaTree::new(
+            &[],
+            &[QueueConfig {
+                name: "a".into(),
+                ..Default::default()
+            }],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            tree.queue_share(tree.queue_id("a").unwrap()).dominant(),
+            None
+        );
+    }
+
+    #[test]
+    fn compare() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let tree = QuotaTree::new(
+            &[],
+            &[QueueConfig {
+                name: "a".into(),
+                ..Default::default()
+            }],
+            &[],
+        )
+        .unwrap();
+        let s = tree.queue_share(tree.queue_id("a").unwrap());
+        assert_eq!(s.compare(&s), std::cmp::Ordering::Equal);
+    }
+
+    #[test]
+    fn queue_share() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let tree = QuotaTree::new(
+            &[],
+            &[QueueConfig {
+                name: "a".into(),
+                ..Default::default()
+            }],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(tree.queue_share(tree.queue_id("a").unwrap()).value(), 0.0); // no cohort
+    }
+
+    #[test]
+    fn cohort_share() {
+        use crate::config::CohortConfig;
+        use crate::quota::QuotaTree;
+        let cohorts = [CohortConfig {
+            name: "co".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&cohorts, &[], &[]).unwrap();
+        assert_eq!(tree.cohort_share("co").map(|s| s.value()), Some(0.0));
+        assert!(tree.cohort_share("nope").is_none());
+    }
+
+    #[test]
+    fn fair_sharing() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let tree = QuotaTree::new(
+            &[],
+            &[QueueConfig {
+                name: "a".into(),
+                ..Default::default()
+            }],
+            &[],
+        )
+        .unwrap();
+        assert!(!tree.fair_sharing(tree.queue_id("a").unwrap()));
+    }
+
+    #[test]
+    fn fair_sharing_rows() {
+        use crate::Milli;
+        use crate::config::{CohortConfig, NodeFairSharing, QueueConfig, QuotaConfig};
+        use crate::quota::QuotaTree;
+        let cpu = |n| {
+            [(
+                "cpu".to_string(),
+                QuotaConfig {
+                    nominal: Milli::from_units(n),
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect()
+        };
+        let cohorts = [CohortConfig {
+            name: "co".into(),
+            fair_sharing: Some(NodeFairSharing {
+                weight: 1.0,
+                enabled: Some(true),
+            }),
+            ..Default::default()
+        }];
+        let queues = [
+            QueueConfig {
+                name: "a".into(),
+                cohort: Some("co".into()),
+                quota: cpu(2),
+                ..Default::default()
+            },
+            QueueConfig {
+                name: "b".into(),
+                cohort: Some("co".into()),
+                quota: cpu(2),
+                ..Default::default()
+            },
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        tree.resolve_fair_sharing(false);
+        tree.add_usage(tree.queue_id("a").unwrap(), &tree.demand(3000, 0, &[]));
+        let rows = tree.fair_sharing_rows(true);
+        assert_eq!(rows.len(), 3);
+        assert_eq!((rows[0].name.as_str(), rows[0].share), ("a", Some(250.0)));
+        assert_eq!(rows[0].dominant.as_deref(), Some("cpu"));
+        assert_eq!((rows[2].kind, rows[2].share), ("cohort", Some(0.0)));
     }
 }

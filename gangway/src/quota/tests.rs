@@ -491,6 +491,7 @@ fn cohort_quota_and_max_per_user_round_trip_through_json() {
 
 /// The shared data beside the checkout, found or skipped as the integration tests do.
 #[path = "../../tests/engine/common/shared.rs"]
+#[allow(unreachable_pub)] // shared with the integration tests, where its items are public
 mod shared;
 
 /// A public scenario's cluster.

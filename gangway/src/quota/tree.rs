@@ -9,41 +9,21 @@ use super::vector::{KeyId, KeyMask, QuotaVec};
 pub(crate) const UNLIMITED: u64 = u64::MAX;
 
 /// A queue of a [`QuotaTree`]: its index in the `queues` slice the tree was built from.
-///
-/// ```
-/// use gangway::config::QueueConfig;
-/// use gangway::quota::QuotaTree;
-/// let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-/// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-/// assert_eq!(tree.queue_id("a").unwrap().index(), 0);
-/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct QueueId(pub(crate) u32);
+pub(crate) struct QueueId(pub(crate) u32);
 
 impl QueueId {
     /// The queue's position in the configuration's queue list.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// assert_eq!(tree.queue_id("a").map(|q| q.index()), Some(0));
-    /// ```
-    pub const fn index(self) -> usize {
+    pub(crate) const fn index(self) -> usize {
         self.0 as usize
     }
 }
 
 /// How a demand fits a queue's quota, as returned by [`QuotaTree::fit`].
-///
-/// ```
-/// use gangway::quota::Fit;
-/// assert!(Fit::Borrowing.fits());
-/// assert!(!Fit::NoFit.fits());
-/// ```
+#[cfg(test)]
+#[allow(clippy::enum_variant_names)] // `NoFit` reads as the quota tree's answer
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fit {
+pub(crate) enum Fit {
     /// Fits, and the queue stays within its nominal quota on every resource it lists.
     WithinNominal,
     /// Fits, by borrowing unused quota from its cohort tree.
@@ -52,13 +32,10 @@ pub enum Fit {
     NoFit,
 }
 
+#[cfg(test)]
 impl Fit {
     /// True for [`Fit::WithinNominal`] and [`Fit::Borrowing`].
-    ///
-    /// ```
-    /// assert!(gangway::quota::Fit::WithinNominal.fits());
-    /// ```
-    pub fn fits(self) -> bool {
+    pub(crate) fn fits(self) -> bool {
         self != Fit::NoFit
     }
 }
@@ -164,40 +141,8 @@ pub(crate) struct QueueInfo {
 /// demand with the new tree's [`QuotaTree::demand`] (key ids may change) and `add_usage` it.
 /// `add_usage` never refuses, so jobs keep running even when now over quota;
 /// [`QuotaTree::check_limits`] then reports the excess until they end.
-///
-/// ```
-/// use gangway::config::{CohortConfig, QueueConfig, QuotaConfig};
-/// use gangway::quota::{Fit, QuotaTree};
-/// use gangway::Milli;
-///
-/// let cpu = |nominal| {
-///     [("cpu".to_string(), QuotaConfig {
-///         nominal: Milli::from_units(nominal),
-///         borrowing_limit: None,
-///         lending_limit: None,
-///     })].into_iter().collect()
-/// };
-/// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
-/// let queues = [
-///     QueueConfig { name: "a".into(), cohort: Some("co".into()), quota: cpu(4),
-///                   ..Default::default() },
-///     QueueConfig { name: "b".into(), cohort: Some("co".into()), quota: cpu(2),
-///                   ..Default::default() },
-/// ];
-/// let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
-/// let b = tree.queue_id("b").unwrap();
-/// let five_cpus = tree.demand(5000, 0, &[]);
-/// assert_eq!(tree.fit(b, &five_cpus), Fit::Borrowing); // 2 own + 3 of a's 4 idle cpus
-/// tree.add_usage(b, &five_cpus);
-/// assert!(tree.is_borrowing(b));
-/// let a = tree.queue_id("a").unwrap();
-/// assert!(!tree.fits(a, &tree.demand(2000, 0, &[]))); // only 1 cpu left in the cohort
-/// tree.remove_usage(b, &five_cpus);
-/// assert_eq!(tree.fit(a, &tree.demand(2000, 0, &[])), Fit::WithinNominal);
-/// tree.check_invariants().unwrap();
-/// ```
 #[derive(Clone, Debug)]
-pub struct QuotaTree {
+pub(crate) struct QuotaTree {
     pub(crate) keys: ResourceKeys,
     pub(crate) queue_names: IndexSet<String>,
     pub(crate) cohort_names: IndexSet<String>,
@@ -221,95 +166,42 @@ pub struct QuotaTree {
 
 impl QuotaTree {
     /// The queue named `name`.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// assert!(tree.queue_id("a").is_some());
-    /// assert!(tree.queue_id("z").is_none());
-    /// ```
-    pub fn queue_id(&self, name: &str) -> Option<QueueId> {
+    pub(crate) fn queue_id(&self, name: &str) -> Option<QueueId> {
         let index = self.queue_names.get_index_of(name)?;
         u32::try_from(index).ok().map(QueueId)
     }
 
     /// The name of queue `q`.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// let q = tree.queue_id("a").unwrap();
-    /// assert_eq!(tree.queue_name(q), "a");
-    /// ```
-    pub fn queue_name(&self, q: QueueId) -> &str {
+    pub(crate) fn queue_name(&self, q: QueueId) -> &str {
         self.queue_names
             .get_index(q.index())
             .map_or("", String::as_str)
     }
 
     /// The number of queues.
-    ///
-    /// ```
-    /// let tree = gangway::quota::QuotaTree::new(&[], &[], &[]).unwrap();
-    /// assert_eq!(tree.queue_count(), 0);
-    /// ```
-    pub fn queue_count(&self) -> usize {
+    pub(crate) fn queue_count(&self) -> usize {
         self.queue_names.len()
     }
 
     /// The id of resource key `name` (`cpu`, `memory_mib`, `gpu` or an interned `gpu:MODEL`).
-    ///
-    /// ```
-    /// use gangway::quota::{KeyId, QuotaTree};
-    /// let tree = QuotaTree::new(&[], &[], &["a100".to_string()]).unwrap();
-    /// assert_eq!(tree.key("gpu"), Some(KeyId::GPU));
-    /// assert!(tree.key("gpu:a100").is_some());
-    /// assert_eq!(tree.key("gpu:h100"), None);
-    /// ```
-    pub fn key(&self, name: &str) -> Option<KeyId> {
+    pub(crate) fn key(&self, name: &str) -> Option<KeyId> {
         self.keys.get(name)
     }
 
     /// The name of resource key `key`.
-    ///
-    /// ```
-    /// use gangway::quota::{KeyId, QuotaTree};
-    /// let tree = QuotaTree::new(&[], &[], &[]).unwrap();
-    /// assert_eq!(tree.key_name(KeyId::MEMORY_MIB), "memory_mib");
-    /// ```
-    pub fn key_name(&self, key: KeyId) -> &str {
+    pub(crate) fn key_name(&self, key: KeyId) -> &str {
         self.keys.name(key)
     }
 
     /// The interned keys, in id order.
-    ///
-    /// ```
-    /// let tree = gangway::quota::QuotaTree::new(&[], &[], &[]).unwrap();
-    /// let names: Vec<&str> = tree.keys().map(|k| tree.key_name(k)).collect();
-    /// assert_eq!(names, ["cpu", "memory_mib", "gpu"]);
-    /// ```
-    pub fn keys(&self) -> impl Iterator<Item = KeyId> + '_ {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = KeyId> + '_ {
         (0..self.keys.len()).filter_map(KeyId::from_index)
     }
 
     /// A job's demand as a vector of this tree: `cpu_milli` millicpus, `memory_mib` MiB, and
     /// GPUs per model in thousandths. GPUs count toward `gpu` and toward `gpu:MODEL` where this
     /// tree has that key.
-    ///
-    /// ```
-    /// use gangway::quota::{KeyId, QuotaTree};
-    /// let tree = QuotaTree::new(&[], &[], &["a100".to_string()]).unwrap();
-    /// let d = tree.demand(2000, 512, &[("a100", 4000)]);
-    /// assert_eq!(d[KeyId::CPU], 2000);
-    /// assert_eq!(d[KeyId::MEMORY_MIB], 512_000);
-    /// assert_eq!(d[KeyId::GPU], 4000);
-    /// assert_eq!(d[tree.key("gpu:a100").unwrap()], 4000);
-    /// ```
-    pub fn demand(
+    pub(crate) fn demand(
         &self,
         cpu_milli: u64,
         memory_mib: u64,
@@ -346,19 +238,7 @@ impl QuotaTree {
     /// Adds `slices` MIG slices of `profile` to a demand: one unit each under `mig:PROFILE`
     /// where this tree has that key (Kueue counts each MIG profile as a resource of its own).
     /// Slices count toward neither `gpu` nor `gpu:MODEL`.
-    ///
-    /// ```
-    /// use gangway::config::{QueueConfig, QuotaConfig};
-    /// use gangway::quota::{KeyId, QuotaTree};
-    /// let mut queue = QueueConfig { name: "q".into(), ..QueueConfig::default() };
-    /// queue.quota.insert("mig:1g.10gb".into(), QuotaConfig::default());
-    /// let tree = QuotaTree::new(&[], &[queue], &[]).unwrap();
-    /// let mut d = tree.demand(1000, 0, &[]);
-    /// tree.add_mig_demand(&mut d, "1g.10gb", 3);
-    /// assert_eq!(d[tree.key("mig:1g.10gb").unwrap()], 3000);
-    /// assert_eq!(d[KeyId::GPU], 0);
-    /// ```
-    pub fn add_mig_demand(&self, demand: &mut QuotaVec, profile: &str, slices: u64) {
+    pub(crate) fn add_mig_demand(&self, demand: &mut QuotaVec, profile: &str, slices: u64) {
         self.keys.add_mig(demand, profile, slices);
     }
 
@@ -370,15 +250,8 @@ impl QuotaTree {
 
     /// How much of `key` queue `q` can still take: its unused guaranteed part plus what the
     /// cohort tree can lend it. `u64::MAX` for a key the queue does not list.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// use gangway::quota::{KeyId, QuotaTree};
-    /// let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// assert_eq!(tree.available(tree.queue_id("a").unwrap(), KeyId::CPU), u64::MAX);
-    /// ```
-    pub fn available(&self, q: QueueId, key: KeyId) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn available(&self, q: QueueId, key: KeyId) -> u64 {
         self.available_in(&self.usage, q, key)
     }
 
@@ -396,20 +269,7 @@ impl QuotaTree {
     }
 
     /// True when `demand` fits queue `q` now, within nominal or by borrowing.
-    ///
-    /// ```
-    /// # use gangway::config::{QueueConfig, QuotaConfig};
-    /// # use gangway::quota::QuotaTree;
-    /// # use gangway::Milli;
-    /// let quota = [("gpu".to_string(), QuotaConfig { nominal: Milli::from_units(2),
-    ///     ..Default::default() })].into_iter().collect();
-    /// let queues = [QueueConfig { name: "a".into(), quota, ..Default::default() }];
-    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// let a = tree.queue_id("a").unwrap();
-    /// assert!(tree.fits(a, &tree.demand(0, 0, &[("a100", 2000)])));
-    /// assert!(!tree.fits(a, &tree.demand(0, 0, &[("a100", 3000)])));
-    /// ```
-    pub fn fits(&self, q: QueueId, demand: &QuotaVec) -> bool {
+    pub(crate) fn fits(&self, q: QueueId, demand: &QuotaVec) -> bool {
         self.fits_in(&self.usage, q, demand)
     }
 
@@ -422,20 +282,8 @@ impl QuotaTree {
     }
 
     /// Whether `demand` fits queue `q` now, and whether it needs to borrow for that.
-    ///
-    /// ```
-    /// # use gangway::config::{QueueConfig, QuotaConfig};
-    /// use gangway::quota::{Fit, QuotaTree};
-    /// # use gangway::Milli;
-    /// let quota = [("cpu".to_string(), QuotaConfig { nominal: Milli::from_units(1),
-    ///     ..Default::default() })].into_iter().collect();
-    /// let queues = [QueueConfig { name: "a".into(), quota, ..Default::default() }];
-    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// let a = tree.queue_id("a").unwrap();
-    /// assert_eq!(tree.fit(a, &tree.demand(1000, 0, &[])), Fit::WithinNominal);
-    /// assert_eq!(tree.fit(a, &tree.demand(1500, 0, &[])), Fit::NoFit);
-    /// ```
-    pub fn fit(&self, q: QueueId, demand: &QuotaVec) -> Fit {
+    #[cfg(test)]
+    pub(crate) fn fit(&self, q: QueueId, demand: &QuotaVec) -> Fit {
         if !self.fits(q, demand) {
             Fit::NoFit
         } else if self.within_nominal(q, demand) {
@@ -448,20 +296,8 @@ impl QuotaTree {
     /// True when queue `q`'s usage plus `demand` stays within its nominal quota on every
     /// resource it lists (whether or not the cohort could supply it). Preemption that reclaims
     /// quota from other queues is allowed only while this holds.
-    ///
-    /// ```
-    /// # use gangway::config::{QueueConfig, QuotaConfig};
-    /// # use gangway::quota::QuotaTree;
-    /// # use gangway::Milli;
-    /// let quota = [("cpu".to_string(), QuotaConfig { nominal: Milli::from_units(1),
-    ///     ..Default::default() })].into_iter().collect();
-    /// let queues = [QueueConfig { name: "a".into(), quota, ..Default::default() }];
-    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// let a = tree.queue_id("a").unwrap();
-    /// assert!(tree.within_nominal(a, &tree.demand(1000, 0, &[])));
-    /// assert!(!tree.within_nominal(a, &tree.demand(1001, 0, &[])));
-    /// ```
-    pub fn within_nominal(&self, q: QueueId, demand: &QuotaVec) -> bool {
+    #[cfg(test)]
+    pub(crate) fn within_nominal(&self, q: QueueId, demand: &QuotaVec) -> bool {
         self.within_nominal_in(&self.usage, q, demand)
     }
 
@@ -481,26 +317,8 @@ impl QuotaTree {
     /// True when `demand` would fit queue `q` if nothing at all were running anywhere (Kueue's
     /// potential available quota). A demand for which this is false can never be admitted,
     /// whatever is preempted.
-    ///
-    /// ```
-    /// # use gangway::config::{CohortConfig, QueueConfig, QuotaConfig};
-    /// # use gangway::quota::QuotaTree;
-    /// # use gangway::Milli;
-    /// let quota = |n| [("gpu".to_string(), QuotaConfig { nominal: Milli::from_units(n),
-    ///     ..Default::default() })].into_iter().collect();
-    /// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
-    /// let queues = [
-    ///     QueueConfig { name: "a".into(), cohort: Some("co".into()), quota: quota(2),
-    ///                   ..Default::default() },
-    ///     QueueConfig { name: "b".into(), cohort: Some("co".into()), quota: quota(3),
-    ///                   ..Default::default() },
-    /// ];
-    /// let tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
-    /// let a = tree.queue_id("a").unwrap();
-    /// assert!(tree.could_ever_fit(a, &tree.demand(0, 0, &[("x", 5000)])));
-    /// assert!(!tree.could_ever_fit(a, &tree.demand(0, 0, &[("x", 6000)])));
-    /// ```
-    pub fn could_ever_fit(&self, q: QueueId, demand: &QuotaVec) -> bool {
+    #[cfg(test)]
+    pub(crate) fn could_ever_fit(&self, q: QueueId, demand: &QuotaVec) -> bool {
         self.nodes[q.index()].limits.iter().all(|key| {
             let mut from_parent = 0;
             for &n in self.path(q).iter().rev() {
@@ -512,138 +330,58 @@ impl QuotaTree {
 
     /// Charges `demand` to queue `q`: usage above the queue's guaranteed part bubbles up its
     /// cohorts. Never refuses (check [`QuotaTree::fits`] first where it matters).
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// use gangway::quota::{KeyId, QuotaTree};
-    /// let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// let a = tree.queue_id("a").unwrap();
-    /// tree.add_usage(a, &tree.demand(1000, 0, &[]));
-    /// assert_eq!(tree.usage(a)[KeyId::CPU], 1000);
-    /// ```
-    pub fn add_usage(&mut self, q: QueueId, demand: &QuotaVec) {
+    pub(crate) fn add_usage(&mut self, q: QueueId, demand: &QuotaVec) {
         self.changes += 1;
         add_usage_in(&self.nodes, &mut self.usage, q, demand);
     }
 
     /// Releases `demand` from queue `q`, and from its cohorts the part that had bubbled up.
     /// `demand` must be one that was added to `q` (amounts stop at zero otherwise).
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// use gangway::quota::QuotaTree;
-    /// let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// let a = tree.queue_id("a").unwrap();
-    /// let d = tree.demand(1000, 64, &[]);
-    /// tree.add_usage(a, &d);
-    /// tree.remove_usage(a, &d);
-    /// assert!(tree.usage(a).is_zero());
-    /// ```
-    pub fn remove_usage(&mut self, q: QueueId, demand: &QuotaVec) {
+    pub(crate) fn remove_usage(&mut self, q: QueueId, demand: &QuotaVec) {
         self.changes += 1;
         remove_usage_in(&self.nodes, &mut self.usage, q, demand);
     }
 
     /// The usage charged to queue `q`, on every key (listed or not).
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// assert!(tree.usage(tree.queue_id("a").unwrap()).is_zero());
-    /// ```
-    pub fn usage(&self, q: QueueId) -> &QuotaVec {
+    pub(crate) fn usage(&self, q: QueueId) -> &QuotaVec {
         &self.usage[q.index()]
     }
 
     /// Queue `q`'s nominal quota (zero on the keys it does not list).
-    ///
-    /// ```
-    /// # use gangway::config::{QueueConfig, QuotaConfig};
-    /// use gangway::quota::{KeyId, QuotaTree};
-    /// # use gangway::Milli;
-    /// let quota = [("gpu".to_string(), QuotaConfig { nominal: Milli::from_units(8),
-    ///     ..Default::default() })].into_iter().collect();
-    /// let queues = [QueueConfig { name: "a".into(), quota, ..Default::default() }];
-    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// assert_eq!(tree.nominal(tree.queue_id("a").unwrap())[KeyId::GPU], 8000);
-    /// ```
-    pub fn nominal(&self, q: QueueId) -> &QuotaVec {
+    pub(crate) fn nominal(&self, q: QueueId) -> &QuotaVec {
         &self.nodes[q.index()].nominal
     }
 
     /// True when queue `q` lists (and so limits) resource `key`.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// use gangway::quota::{KeyId, QuotaTree};
-    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// assert!(!tree.limits(tree.queue_id("a").unwrap(), KeyId::CPU));
-    /// ```
-    pub fn limits(&self, q: QueueId, key: KeyId) -> bool {
+    pub(crate) fn limits(&self, q: QueueId, key: KeyId) -> bool {
         self.nodes[q.index()].limits.contains(key)
     }
 
     /// The usage of cohort `name` on every key: its children's usage above their guaranteed
     /// parts. `None` for an unknown cohort.
-    ///
-    /// ```
-    /// # use gangway::config::CohortConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
-    /// let tree = QuotaTree::new(&cohorts, &[], &[]).unwrap();
-    /// assert!(tree.cohort_usage("co").unwrap().is_zero());
-    /// assert!(tree.cohort_usage("nope").is_none());
-    /// ```
-    pub fn cohort_usage(&self, name: &str) -> Option<&QuotaVec> {
+    #[cfg(test)]
+    pub(crate) fn cohort_usage(&self, name: &str) -> Option<&QuotaVec> {
         let index = self.cohort_names.get_index_of(name)?;
         Some(&self.usage[self.queue_names.len() + index])
     }
 
     /// True when queue `q` uses more than its nominal quota of `key` (only for keys it lists).
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// use gangway::quota::{KeyId, QuotaTree};
-    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// assert!(!tree.above_nominal(tree.queue_id("a").unwrap(), KeyId::GPU));
-    /// ```
-    pub fn above_nominal(&self, q: QueueId, key: KeyId) -> bool {
+    #[cfg(test)]
+    pub(crate) fn above_nominal(&self, q: QueueId, key: KeyId) -> bool {
         self.nodes[q.index()].above_nominal(&self.usage[q.index()], key)
     }
 
     /// True when queue `q` uses more than its nominal quota on some resource it lists, i.e. it
     /// is borrowing from its cohort.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// assert!(!tree.is_borrowing(tree.queue_id("a").unwrap()));
-    /// ```
-    pub fn is_borrowing(&self, q: QueueId) -> bool {
+    pub(crate) fn is_borrowing(&self, q: QueueId) -> bool {
         let (node, usage) = (&self.nodes[q.index()], &self.usage[q.index()]);
         node.limits.iter().any(|key| node.above_nominal(usage, key))
     }
 
     /// True when queue `q` is above its nominal quota on some resource that `demand` asks for
     /// (Kueue's reclaim candidates: queues borrowing what the preemptor needs).
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// let a = tree.queue_id("a").unwrap();
-    /// assert!(!tree.above_nominal_in(a, &tree.demand(1000, 0, &[])));
-    /// ```
-    pub fn above_nominal_in(&self, q: QueueId, demand: &QuotaVec) -> bool {
+    #[cfg(test)]
+    pub(crate) fn above_nominal_in(&self, q: QueueId, demand: &QuotaVec) -> bool {
         let (node, usage) = (&self.nodes[q.index()], &self.usage[q.index()]);
         node.limits
             .iter()
@@ -652,35 +390,12 @@ impl QuotaTree {
 
     /// True when two queues are in the same cohort tree (a queue without a cohort is alone
     /// in its own): only then may one reclaim quota from the other.
-    ///
-    /// ```
-    /// use gangway::config::{CohortConfig, QueueConfig};
-    /// use gangway::quota::QuotaTree;
-    /// let cohorts = [CohortConfig { name: "co".into(), ..Default::default() }];
-    /// let queues = [
-    ///     QueueConfig { name: "a".into(), cohort: Some("co".into()), ..Default::default() },
-    ///     QueueConfig { name: "b".into(), cohort: Some("co".into()), ..Default::default() },
-    ///     QueueConfig { name: "c".into(), ..Default::default() },
-    /// ];
-    /// let tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
-    /// let id = |n| tree.queue_id(n).unwrap();
-    /// assert!(tree.same_tree(id("a"), id("b")));
-    /// assert!(!tree.same_tree(id("a"), id("c")));
-    /// ```
-    pub fn same_tree(&self, a: QueueId, b: QueueId) -> bool {
+    pub(crate) fn same_tree(&self, a: QueueId, b: QueueId) -> bool {
         self.path(a).last() == self.path(b).last()
     }
 
     /// True when queue `q` caps what one user may hold (`max_per_user`).
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// # use gangway::quota::QuotaTree;
-    /// # let queues = [QueueConfig { name: "a".into(), ..Default::default() }];
-    /// # let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// assert!(!tree.has_user_caps(tree.queue_id("a").unwrap()));
-    /// ```
-    pub fn has_user_caps(&self, q: QueueId) -> bool {
+    pub(crate) fn has_user_caps(&self, q: QueueId) -> bool {
         self.queues[q.index()].user_capped != KeyMask::EMPTY
     }
 
@@ -689,22 +404,7 @@ impl QuotaTree {
     /// without passing the queue's `max_per_user` caps. Keys the demand does not ask for are
     /// not checked, so a user already over a lowered cap may still start jobs that need none
     /// of it.
-    ///
-    /// ```
-    /// # use gangway::config::QueueConfig;
-    /// use gangway::quota::{QuotaTree, QuotaVec};
-    /// # use gangway::Milli;
-    /// let queues = [QueueConfig { name: "a".into(),
-    ///     max_per_user: [("gpu".to_string(), Milli::from_units(8))].into_iter().collect(),
-    ///     ..Default::default() }];
-    /// let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
-    /// let a = tree.queue_id("a").unwrap();
-    /// let held = tree.demand(0, 0, &[("a100", 6000)]);
-    /// assert!(tree.fits_user(a, &held, &tree.demand(0, 0, &[("a100", 2000)])));
-    /// assert!(!tree.fits_user(a, &held, &tree.demand(0, 0, &[("a100", 3000)])));
-    /// assert!(tree.fits_user(a, &QuotaVec::ZERO, &tree.demand(64_000, 0, &[])));
-    /// ```
-    pub fn fits_user(&self, q: QueueId, held: &QuotaVec, demand: &QuotaVec) -> bool {
+    pub(crate) fn fits_user(&self, q: QueueId, held: &QuotaVec, demand: &QuotaVec) -> bool {
         let info = &self.queues[q.index()];
         info.user_capped.iter().all(|key| {
             demand[key] == 0 || held[key].saturating_add(demand[key]) <= info.user_cap[key]
@@ -791,5 +491,497 @@ fn walk_up(
             }
             _ => break,
         }
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn queue_id() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        assert_eq!(tree.queue_id("a").unwrap().index(), 0);
+    }
+
+    #[test]
+    fn index() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        assert_eq!(tree.queue_id("a").map(|q| q.index()), Some(0));
+    }
+
+    #[test]
+    fn fit() {
+        use crate::quota::Fit;
+        assert!(Fit::Borrowing.fits());
+        assert!(!Fit::NoFit.fits());
+    }
+
+    #[test]
+    fn fits() {
+        assert!(crate::quota::Fit::WithinNominal.fits());
+    }
+
+    #[test]
+    fn quota_tree() {
+        use crate::Milli;
+        use crate::config::{CohortConfig, QueueConfig, QuotaConfig};
+        use crate::quota::{Fit, QuotaTree};
+
+        let cpu = |nominal| {
+            [(
+                "cpu".to_string(),
+                QuotaConfig {
+                    nominal: Milli::from_units(nominal),
+                    borrowing_limit: None,
+                    lending_limit: None,
+                },
+            )]
+            .into_iter()
+            .collect()
+        };
+        let cohorts = [CohortConfig {
+            name: "co".into(),
+            ..Default::default()
+        }];
+        let queues = [
+            QueueConfig {
+                name: "a".into(),
+                cohort: Some("co".into()),
+                quota: cpu(4),
+                ..Default::default()
+            },
+            QueueConfig {
+                name: "b".into(),
+                cohort: Some("co".into()),
+                quota: cpu(2),
+                ..Default::default()
+            },
+        ];
+        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let b = tree.queue_id("b").unwrap();
+        let five_cpus = tree.demand(5000, 0, &[]);
+        assert_eq!(tree.fit(b, &five_cpus), Fit::Borrowing); // 2 own + 3 of a's 4 idle cpus
+        tree.add_usage(b, &five_cpus);
+        assert!(tree.is_borrowing(b));
+        let a = tree.queue_id("a").unwrap();
+        assert!(!tree.fits(a, &tree.demand(2000, 0, &[]))); // only 1 cpu left in the cohort
+        tree.remove_usage(b, &five_cpus);
+        assert_eq!(tree.fit(a, &tree.demand(2000, 0, &[])), Fit::WithinNominal);
+        tree.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn queue_id_2() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        assert!(tree.queue_id("a").is_some());
+        assert!(tree.queue_id("z").is_none());
+    }
+
+    #[test]
+    fn queue_name() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        let q = tree.queue_id("a").unwrap();
+        assert_eq!(tree.queue_name(q), "a");
+    }
+
+    #[test]
+    fn queue_count() {
+        let tree = crate::quota::QuotaTree::new(&[], &[], &[]).unwrap();
+        assert_eq!(tree.queue_count(), 0);
+    }
+
+    #[test]
+    fn key() {
+        use crate::quota::{KeyId, QuotaTree};
+        let tree = QuotaTree::new(&[], &[], &["a100".to_string()]).unwrap();
+        assert_eq!(tree.key("gpu"), Some(KeyId::GPU));
+        assert!(tree.key("gpu:a100").is_some());
+        assert_eq!(tree.key("gpu:h100"), None);
+    }
+
+    #[test]
+    fn key_name() {
+        use crate::quota::{KeyId, QuotaTree};
+        let tree = QuotaTree::new(&[], &[], &[]).unwrap();
+        assert_eq!(tree.key_name(KeyId::MEMORY_MIB), "memory_mib");
+    }
+
+    #[test]
+    fn keys() {
+        let tree = crate::quota::QuotaTree::new(&[], &[], &[]).unwrap();
+        let names: Vec<&str> = tree.keys().map(|k| tree.key_name(k)).collect();
+        assert_eq!(names, ["cpu", "memory_mib", "gpu"]);
+    }
+
+    #[test]
+    fn demand() {
+        use crate::quota::{KeyId, QuotaTree};
+        let tree = QuotaTree::new(&[], &[], &["a100".to_string()]).unwrap();
+        let d = tree.demand(2000, 512, &[("a100", 4000)]);
+        assert_eq!(d[KeyId::CPU], 2000);
+        assert_eq!(d[KeyId::MEMORY_MIB], 512_000);
+        assert_eq!(d[KeyId::GPU], 4000);
+        assert_eq!(d[tree.key("gpu:a100").unwrap()], 4000);
+    }
+
+    #[test]
+    fn add_mig_demand() {
+        use crate::config::{QueueConfig, QuotaConfig};
+        use crate::quota::{KeyId, QuotaTree};
+        let mut queue = QueueConfig {
+            name: "q".into(),
+            ..QueueConfig::default()
+        };
+        queue
+            .quota
+            .insert("mig:1g.10gb".into(), QuotaConfig::default());
+        let tree = QuotaTree::new(&[], &[queue], &[]).unwrap();
+        let mut d = tree.demand(1000, 0, &[]);
+        tree.add_mig_demand(&mut d, "1g.10gb", 3);
+        assert_eq!(d[tree.key("mig:1g.10gb").unwrap()], 3000);
+        assert_eq!(d[KeyId::GPU], 0);
+    }
+
+    #[test]
+    fn available() {
+        use crate::config::QueueConfig;
+        use crate::quota::{KeyId, QuotaTree};
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        assert_eq!(
+            tree.available(tree.queue_id("a").unwrap(), KeyId::CPU),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn fits_2() {
+        use crate::Milli;
+        use crate::config::{QueueConfig, QuotaConfig};
+        use crate::quota::QuotaTree;
+        let quota = [(
+            "gpu".to_string(),
+            QuotaConfig {
+                nominal: Milli::from_units(2),
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect();
+        let queues = [QueueConfig {
+            name: "a".into(),
+            quota,
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        assert!(tree.fits(a, &tree.demand(0, 0, &[("a100", 2000)])));
+        assert!(!tree.fits(a, &tree.demand(0, 0, &[("a100", 3000)])));
+    }
+
+    #[test]
+    fn fit_2() {
+        use crate::Milli;
+        use crate::config::{QueueConfig, QuotaConfig};
+        use crate::quota::{Fit, QuotaTree};
+        let quota = [(
+            "cpu".to_string(),
+            QuotaConfig {
+                nominal: Milli::from_units(1),
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect();
+        let queues = [QueueConfig {
+            name: "a".into(),
+            quota,
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        assert_eq!(tree.fit(a, &tree.demand(1000, 0, &[])), Fit::WithinNominal);
+        assert_eq!(tree.fit(a, &tree.demand(1500, 0, &[])), Fit::NoFit);
+    }
+
+    #[test]
+    fn within_nominal() {
+        use crate::Milli;
+        use crate::config::{QueueConfig, QuotaConfig};
+        use crate::quota::QuotaTree;
+        let quota = [(
+            "cpu".to_string(),
+            QuotaConfig {
+                nominal: Milli::from_units(1),
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect();
+        let queues = [QueueConfig {
+            name: "a".into(),
+            quota,
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        assert!(tree.within_nominal(a, &tree.demand(1000, 0, &[])));
+        assert!(!tree.within_nominal(a, &tree.demand(1001, 0, &[])));
+    }
+
+    #[test]
+    fn could_ever_fit() {
+        use crate::Milli;
+        use crate::config::{CohortConfig, QueueConfig, QuotaConfig};
+        use crate::quota::QuotaTree;
+        let quota = |n| {
+            [(
+                "gpu".to_string(),
+                QuotaConfig {
+                    nominal: Milli::from_units(n),
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect()
+        };
+        let cohorts = [CohortConfig {
+            name: "co".into(),
+            ..Default::default()
+        }];
+        let queues = [
+            QueueConfig {
+                name: "a".into(),
+                cohort: Some("co".into()),
+                quota: quota(2),
+                ..Default::default()
+            },
+            QueueConfig {
+                name: "b".into(),
+                cohort: Some("co".into()),
+                quota: quota(3),
+                ..Default::default()
+            },
+        ];
+        let tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        assert!(tree.could_ever_fit(a, &tree.demand(0, 0, &[("x", 5000)])));
+        assert!(!tree.could_ever_fit(a, &tree.demand(0, 0, &[("x", 6000)])));
+    }
+
+    #[test]
+    fn add_usage() {
+        use crate::config::QueueConfig;
+        use crate::quota::{KeyId, QuotaTree};
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        tree.add_usage(a, &tree.demand(1000, 0, &[]));
+        assert_eq!(tree.usage(a)[KeyId::CPU], 1000);
+    }
+
+    #[test]
+    fn remove_usage() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        let d = tree.demand(1000, 64, &[]);
+        tree.add_usage(a, &d);
+        tree.remove_usage(a, &d);
+        assert!(tree.usage(a).is_zero());
+    }
+
+    #[test]
+    fn usage() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        assert!(tree.usage(tree.queue_id("a").unwrap()).is_zero());
+    }
+
+    #[test]
+    fn nominal() {
+        use crate::Milli;
+        use crate::config::{QueueConfig, QuotaConfig};
+        use crate::quota::{KeyId, QuotaTree};
+        let quota = [(
+            "gpu".to_string(),
+            QuotaConfig {
+                nominal: Milli::from_units(8),
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect();
+        let queues = [QueueConfig {
+            name: "a".into(),
+            quota,
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        assert_eq!(tree.nominal(tree.queue_id("a").unwrap())[KeyId::GPU], 8000);
+    }
+
+    #[test]
+    fn limits() {
+        use crate::config::QueueConfig;
+        use crate::quota::{KeyId, QuotaTree};
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        assert!(!tree.limits(tree.queue_id("a").unwrap(), KeyId::CPU));
+    }
+
+    #[test]
+    fn cohort_usage() {
+        use crate::config::CohortConfig;
+        use crate::quota::QuotaTree;
+        let cohorts = [CohortConfig {
+            name: "co".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&cohorts, &[], &[]).unwrap();
+        assert!(tree.cohort_usage("co").unwrap().is_zero());
+        assert!(tree.cohort_usage("nope").is_none());
+    }
+
+    #[test]
+    fn above_nominal() {
+        use crate::config::QueueConfig;
+        use crate::quota::{KeyId, QuotaTree};
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        assert!(!tree.above_nominal(tree.queue_id("a").unwrap(), KeyId::GPU));
+    }
+
+    #[test]
+    fn is_borrowing() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        assert!(!tree.is_borrowing(tree.queue_id("a").unwrap()));
+    }
+
+    #[test]
+    fn above_nominal_in() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        assert!(!tree.above_nominal_in(a, &tree.demand(1000, 0, &[])));
+    }
+
+    #[test]
+    fn same_tree() {
+        use crate::config::{CohortConfig, QueueConfig};
+        use crate::quota::QuotaTree;
+        let cohorts = [CohortConfig {
+            name: "co".into(),
+            ..Default::default()
+        }];
+        let queues = [
+            QueueConfig {
+                name: "a".into(),
+                cohort: Some("co".into()),
+                ..Default::default()
+            },
+            QueueConfig {
+                name: "b".into(),
+                cohort: Some("co".into()),
+                ..Default::default()
+            },
+            QueueConfig {
+                name: "c".into(),
+                ..Default::default()
+            },
+        ];
+        let tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let id = |n| tree.queue_id(n).unwrap();
+        assert!(tree.same_tree(id("a"), id("b")));
+        assert!(!tree.same_tree(id("a"), id("c")));
+    }
+
+    #[test]
+    fn has_user_caps() {
+        use crate::config::QueueConfig;
+        use crate::quota::QuotaTree;
+        let queues = [QueueConfig {
+            name: "a".into(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        assert!(!tree.has_user_caps(tree.queue_id("a").unwrap()));
+    }
+
+    #[test]
+    fn fits_user() {
+        use crate::Milli;
+        use crate::config::QueueConfig;
+        use crate::quota::{QuotaTree, QuotaVec};
+        let queues = [QueueConfig {
+            name: "a".into(),
+            max_per_user: [("gpu".to_string(), Milli::from_units(8))]
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        }];
+        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        let a = tree.queue_id("a").unwrap();
+        let held = tree.demand(0, 0, &[("a100", 6000)]);
+        assert!(tree.fits_user(a, &held, &tree.demand(0, 0, &[("a100", 2000)])));
+        assert!(!tree.fits_user(a, &held, &tree.demand(0, 0, &[("a100", 3000)])));
+        assert!(tree.fits_user(a, &QuotaVec::ZERO, &tree.demand(64_000, 0, &[])));
     }
 }

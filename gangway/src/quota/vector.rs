@@ -4,49 +4,28 @@ use std::ops::{Index, IndexMut};
 
 /// The most distinct resource keys one [`crate::quota::QuotaTree`] can hold: `cpu`,
 /// `memory_mib`, `gpu` and up to 13 `gpu:MODEL` keys.
-///
-/// ```
-/// assert_eq!(gangway::quota::MAX_KEYS, 16);
-/// ```
-pub const MAX_KEYS: usize = 16;
+pub(crate) const MAX_KEYS: usize = 16;
 
 /// An interned resource key: an index into every [`QuotaVec`] of one
 /// [`crate::quota::QuotaTree`]. Look keys up with [`crate::quota::QuotaTree::key`].
-///
-/// ```
-/// use gangway::quota::KeyId;
-/// assert_eq!(KeyId::CPU.index(), 0);
-/// assert_eq!(KeyId::MEMORY_MIB.index(), 1);
-/// assert_eq!(KeyId::GPU.index(), 2);
-/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct KeyId(u8);
+pub(crate) struct KeyId(u8);
 
 impl KeyId {
     /// The `cpu` key (always present).
-    pub const CPU: KeyId = KeyId(0);
+    pub(crate) const CPU: KeyId = KeyId(0);
     /// The `memory_mib` key (always present).
-    pub const MEMORY_MIB: KeyId = KeyId(1);
+    pub(crate) const MEMORY_MIB: KeyId = KeyId(1);
     /// The `gpu` key, GPUs of any model (always present).
-    pub const GPU: KeyId = KeyId(2);
+    pub(crate) const GPU: KeyId = KeyId(2);
 
     /// The position of this key in a [`QuotaVec`].
-    ///
-    /// ```
-    /// assert_eq!(gangway::quota::KeyId::GPU.index(), 2);
-    /// ```
-    pub const fn index(self) -> usize {
+    pub(crate) const fn index(self) -> usize {
         self.0 as usize
     }
 
-    /// The key at position `index`; `None` at or beyond [`MAX_KEYS`].
-    ///
-    /// ```
-    /// use gangway::quota::KeyId;
-    /// assert_eq!(KeyId::from_index(0), Some(KeyId::CPU));
-    /// assert_eq!(KeyId::from_index(16), None);
-    /// ```
-    pub const fn from_index(index: usize) -> Option<KeyId> {
+    /// The key at position `index`; `None` at or beyond 16 (`MAX_KEYS`).
+    pub(crate) const fn from_index(index: usize) -> Option<KeyId> {
         if index < MAX_KEYS {
             Some(KeyId(index as u8))
         } else {
@@ -62,82 +41,39 @@ impl KeyId {
 ///
 /// A plain `Copy` array: adding, subtracting and comparing never allocate. Arithmetic saturates
 /// rather than overflows.
-///
-/// ```
-/// use gangway::quota::{KeyId, QuotaVec};
-/// let mut a = QuotaVec::ZERO;
-/// a[KeyId::CPU] = 2000;
-/// let mut b = a;
-/// b.add(&a);
-/// assert_eq!(b[KeyId::CPU], 4000);
-/// b.sub(&a);
-/// assert_eq!(b, a);
-/// assert!(!a.is_zero());
-/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct QuotaVec([u64; MAX_KEYS]);
+pub(crate) struct QuotaVec([u64; MAX_KEYS]);
 
 impl QuotaVec {
     /// All zero.
-    pub const ZERO: QuotaVec = QuotaVec([0; MAX_KEYS]);
+    pub(crate) const ZERO: QuotaVec = QuotaVec([0; MAX_KEYS]);
 
     /// Every amount set to `value`.
-    ///
-    /// ```
-    /// use gangway::quota::{KeyId, QuotaVec};
-    /// assert_eq!(QuotaVec::filled(7)[KeyId::GPU], 7);
-    /// ```
-    pub const fn filled(value: u64) -> QuotaVec {
+    pub(crate) const fn filled(value: u64) -> QuotaVec {
         QuotaVec([value; MAX_KEYS])
     }
 
     /// True when every amount is zero.
-    ///
-    /// ```
-    /// assert!(gangway::quota::QuotaVec::ZERO.is_zero());
-    /// ```
-    pub fn is_zero(&self) -> bool {
+    pub(crate) fn is_zero(&self) -> bool {
         self.0.iter().all(|&v| v == 0)
     }
 
     /// Adds `other` amount by amount (saturating).
-    ///
-    /// ```
-    /// use gangway::quota::{KeyId, QuotaVec};
-    /// let mut a = QuotaVec::ZERO;
-    /// a[KeyId::GPU] = 1000;
-    /// a.add(&a.clone());
-    /// assert_eq!(a[KeyId::GPU], 2000);
-    /// ```
-    pub fn add(&mut self, other: &QuotaVec) {
+    pub(crate) fn add(&mut self, other: &QuotaVec) {
         for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
             *a = a.saturating_add(*b);
         }
     }
 
     /// Subtracts `other` amount by amount, stopping at zero.
-    ///
-    /// ```
-    /// use gangway::quota::{KeyId, QuotaVec};
-    /// let mut a = QuotaVec::ZERO;
-    /// a[KeyId::CPU] = 1000;
-    /// let mut b = QuotaVec::ZERO;
-    /// b[KeyId::CPU] = 3000;
-    /// a.sub(&b);
-    /// assert!(a.is_zero());
-    /// ```
-    pub fn sub(&mut self, other: &QuotaVec) {
+    pub(crate) fn sub(&mut self, other: &QuotaVec) {
         for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
             *a = a.saturating_sub(*b);
         }
     }
 
-    /// The amounts in key order (all [`MAX_KEYS`] of them; keys a tree does not use are zero).
-    ///
-    /// ```
-    /// assert_eq!(gangway::quota::QuotaVec::ZERO.as_slice().len(), gangway::quota::MAX_KEYS);
-    /// ```
-    pub fn as_slice(&self) -> &[u64] {
+    /// The amounts in key order (all 16 (`MAX_KEYS`) of them; keys a tree does not use are zero).
+    pub(crate) fn as_slice(&self) -> &[u64] {
         &self.0
     }
 }
@@ -254,5 +190,86 @@ mod tests {
         assert!(diff.is_zero());
         assert_eq!(QuotaVec::default(), QuotaVec::ZERO);
         assert_eq!(QuotaVec::filled(4).as_slice(), [4; MAX_KEYS]);
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn max_keys() {
+        assert_eq!(crate::quota::MAX_KEYS, 16);
+    }
+
+    #[test]
+    fn key_id() {
+        use crate::quota::KeyId;
+        assert_eq!(KeyId::CPU.index(), 0);
+        assert_eq!(KeyId::MEMORY_MIB.index(), 1);
+        assert_eq!(KeyId::GPU.index(), 2);
+    }
+
+    #[test]
+    fn index() {
+        assert_eq!(crate::quota::KeyId::GPU.index(), 2);
+    }
+
+    #[test]
+    fn from_index() {
+        use crate::quota::KeyId;
+        assert_eq!(KeyId::from_index(0), Some(KeyId::CPU));
+        assert_eq!(KeyId::from_index(16), None);
+    }
+
+    #[test]
+    fn quota_vec() {
+        use crate::quota::{KeyId, QuotaVec};
+        let mut a = QuotaVec::ZERO;
+        a[KeyId::CPU] = 2000;
+        let mut b = a;
+        b.add(&a);
+        assert_eq!(b[KeyId::CPU], 4000);
+        b.sub(&a);
+        assert_eq!(b, a);
+        assert!(!a.is_zero());
+    }
+
+    #[test]
+    fn filled() {
+        use crate::quota::{KeyId, QuotaVec};
+        assert_eq!(QuotaVec::filled(7)[KeyId::GPU], 7);
+    }
+
+    #[test]
+    fn is_zero() {
+        assert!(crate::quota::QuotaVec::ZERO.is_zero());
+    }
+
+    #[test]
+    fn add() {
+        use crate::quota::{KeyId, QuotaVec};
+        let mut a = QuotaVec::ZERO;
+        a[KeyId::GPU] = 1000;
+        a.add(&a.clone());
+        assert_eq!(a[KeyId::GPU], 2000);
+    }
+
+    #[test]
+    fn sub() {
+        use crate::quota::{KeyId, QuotaVec};
+        let mut a = QuotaVec::ZERO;
+        a[KeyId::CPU] = 1000;
+        let mut b = QuotaVec::ZERO;
+        b[KeyId::CPU] = 3000;
+        a.sub(&b);
+        assert!(a.is_zero());
+    }
+
+    #[test]
+    fn as_slice() {
+        assert_eq!(
+            crate::quota::QuotaVec::ZERO.as_slice().len(),
+            crate::quota::MAX_KEYS
+        );
     }
 }

@@ -56,8 +56,8 @@ pub(in crate::scheduler) struct LastOutcome {
     /// The pass's state, for the next tick to continue when it only brings new jobs.
     pub(in crate::scheduler) resume: LastPass,
     /// The profile of a pass that cannot be continued: its memory, for the next pass to
-    /// rebuild its profile in ([`crate::backfill::Profile::rebuild`]), not its contents.
-    pub(in crate::scheduler) spare_profile: Option<crate::backfill::Profile>,
+    /// rebuild its profile in ([`crate::backfill::Availability::rebuild`]), not its contents.
+    pub(in crate::scheduler) spare_profile: Option<crate::backfill::Availability>,
     /// How often preemption searches took their shortcuts so far.
     pub(in crate::scheduler) preempt_taken: PreemptTaken,
     /// How many unplaced jobs' quota checks a kept verdict answered so far

@@ -92,7 +92,7 @@ pub const SNAPSHOT_VERSION: u32 = 2;
 /// use gangway::{ClusterConfig, Scheduler};
 /// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
 /// let json = serde_json::to_value(Scheduler::new(cluster).unwrap().snapshot()).unwrap();
-/// assert_eq!(json["version"], gangway::scheduler::SNAPSHOT_VERSION);
+/// assert_eq!(json["version"], gangway::SNAPSHOT_VERSION);
 /// ```
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -129,8 +129,8 @@ impl Snapshot {
     /// it: 1 where the field is absent. A version this gangway cannot read is refused.
     ///
     /// ```
-    /// use gangway::error::RestoreError;
-    /// use gangway::scheduler::Snapshot;
+    /// use gangway::RestoreError;
+    /// use gangway::Snapshot;
     /// assert_eq!(Snapshot::version_of(&serde_json::json!({"state": {}})), Ok(1));
     /// let refused = Snapshot::version_of(&serde_json::json!({"version": 7})).unwrap_err();
     /// assert_eq!(refused, RestoreError::Version { found: serde_json::json!(7) });
@@ -282,7 +282,7 @@ impl Scheduler {
     /// Applies `events` in order at `now_ms`, runs one scheduling pass, and returns the
     /// decisions (kill, cancel, requeue, preempt, start), the rejected events and the next
     /// wake-up. A tick earlier than the previous one, or later than the range of
-    /// [`crate::model::time`] allows, is refused as a whole and changes nothing.
+    /// times allows (2^53 − 1 ms), is refused as a whole and changes nothing.
     ///
     /// With accounts configured, every running job is first charged its billing-weighted
     /// resource-seconds since the last tick, so a job ending at this tick pays up to `now_ms`.
@@ -375,8 +375,8 @@ impl Scheduler {
     /// - **Quota.** The tree is rebuilt and charged with the running jobs; those left over the
     ///   new limits are listed in [`ClusterState::over_quota`] until they end. Waiting
     ///   preemptors lose their earmarks (their victims keep stopping) and compete again.
-    /// - **Fair-share.** Usage carries over by account and user name
-    ///   ([`crate::fairshare::FairShare::reconfigured`]).
+    /// - **Fair-share.** Usage carries over by account and user name, decayed to the last
+    ///   tick; usage of accounts no longer configured is dropped.
     ///
     /// ```
     /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};

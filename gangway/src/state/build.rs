@@ -13,13 +13,13 @@ use crate::model::resources::{MAX_DEVICES, MAX_NODE_CPUS, MAX_NODE_MEMORY_MIB, N
 use crate::placement::FreeIndex;
 
 /// Most partitions a cluster may have.
-pub const MAX_PARTITIONS: usize = 64;
+pub(crate) const MAX_PARTITIONS: usize = 64;
 /// Most GPU models a cluster may have.
-pub const MAX_MODELS: usize = 64;
+pub(crate) const MAX_MODELS: usize = 64;
 
 /// A partition as the scheduler uses it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Partition {
+pub(crate) struct Partition {
     /// Name.
     pub name: String,
     /// Longest time limit allowed.

@@ -23,7 +23,10 @@ impl ClusterState {
 
     /// What a job holds on each node: the sum of its assignments there, or the whole node for an
     /// exclusive job (computed when it starts); nothing for a job not running.
-    pub fn node_charges(&self, id: JobId) -> impl Iterator<Item = (NodeId, NodeAmounts)> + '_ {
+    pub(crate) fn node_charges(
+        &self,
+        id: JobId,
+    ) -> impl Iterator<Item = (NodeId, NodeAmounts)> + '_ {
         let charges = self
             .job(id)
             .and_then(|job| job.running())

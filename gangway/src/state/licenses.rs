@@ -7,23 +7,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ErrorKind, EventError};
 
 /// A job's licenses: (license index, count), by index.
-pub type LicenseNeed = Vec<(usize, u32)>;
+pub(crate) type LicenseNeed = Vec<(usize, u32)>;
 
 /// The licenses of a cluster: names and totals as configured, and how many running jobs hold.
-///
-/// ```
-/// use gangway::{ClusterConfig, Event, Scheduler};
-/// let cluster: ClusterConfig = serde_json::from_str(
-///     r#"{"nodes": [{"name": "n1", "cpus": 8}], "licenses": {"matlab": 10}}"#).unwrap();
-/// let mut s = Scheduler::new(cluster).unwrap();
-/// let job: Event = serde_json::from_str(r#"{"type": "submit", "job": {"id": "j1",
-///     "time_limit_ms": 100, "groups": [{"count": 1}], "licenses": {"matlab": 4}}}"#).unwrap();
-/// s.tick(0, vec![job]).unwrap();
-/// let licenses = s.state().licenses();
-/// assert_eq!((licenses.name(0), licenses.used(0), licenses.free(0)), ("matlab", 4, 6));
-/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Licenses {
+pub(crate) struct Licenses {
     names: Vec<String>,
     total: Vec<u32>,
     used: Vec<u32>,
@@ -38,32 +26,32 @@ impl Licenses {
     }
 
     /// Number of license kinds.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.names.len()
     }
 
     /// Whether none is configured.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
 
     /// The configured total of license `index`.
-    pub fn total(&self, index: usize) -> u32 {
+    pub(crate) fn total(&self, index: usize) -> u32 {
         self.total.get(index).copied().unwrap_or(0)
     }
 
     /// How many of license `index` running jobs hold.
-    pub fn used(&self, index: usize) -> u32 {
+    pub(crate) fn used(&self, index: usize) -> u32 {
         self.used.get(index).copied().unwrap_or(0)
     }
 
     /// How many of license `index` are free now.
-    pub fn free(&self, index: usize) -> u32 {
+    pub(crate) fn free(&self, index: usize) -> u32 {
         self.total(index).saturating_sub(self.used(index))
     }
 
     /// Whether `need` is free now.
-    pub fn covers(&self, need: &LicenseNeed) -> bool {
+    pub(crate) fn covers(&self, need: &LicenseNeed) -> bool {
         need.iter().all(|(l, n)| self.free(*l) >= *n)
     }
 
@@ -122,7 +110,32 @@ impl Licenses {
     }
 
     /// The name of license `index`.
-    pub fn name(&self, index: usize) -> &str {
+    pub(crate) fn name(&self, index: usize) -> &str {
         self.names.get(index).map_or("", String::as_str)
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn licenses() {
+        use crate::{ClusterConfig, Event, Scheduler};
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 8}], "licenses": {"matlab": 10}}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job: Event = serde_json::from_str(
+            r#"{"type": "submit", "job": {"id": "j1",
+            "time_limit_ms": 100, "groups": [{"count": 1}], "licenses": {"matlab": 4}}}"#,
+        )
+        .unwrap();
+        s.tick(0, vec![job]).unwrap();
+        let licenses = s.state().licenses();
+        assert_eq!(
+            (licenses.name(0), licenses.used(0), licenses.free(0)),
+            ("matlab", 4, 6)
+        );
     }
 }

@@ -11,7 +11,7 @@ use crate::model::ids::NodeId;
 
 /// One window: its nodes and `[start_ms, end_ms)`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Window {
+pub(crate) struct Window {
     /// The nodes it covers, in id order.
     pub nodes: Vec<NodeId>,
     /// Start.
@@ -21,21 +21,8 @@ pub struct Window {
 }
 
 /// The declared maintenance windows by id.
-///
-/// ```
-/// use gangway::{ClusterConfig, Scheduler};
-/// let cluster: ClusterConfig = serde_json::from_str(r#"{
-///     "nodes": [{"name": "n1", "cpus": 1}, {"name": "n2", "cpus": 1}],
-///     "maintenance": [{"id": "fw", "nodes": ["n1"], "start_ms": 100, "end_ms": 200}]}"#).unwrap();
-/// let s = Scheduler::new(cluster).unwrap();
-/// let (m, n1, n2) = (s.state().maintenance(), s.state().node_by_name("n1").unwrap().id(),
-///                    s.state().node_by_name("n2").unwrap().id());
-/// assert!(m.blocks(n1, 50, 150));
-/// assert!(!m.blocks(n1, 0, 100)); // ends as the window starts
-/// assert!(!m.blocks(n2, 50, 150));
-/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Maintenance {
+pub(crate) struct Maintenance {
     windows: BTreeMap<String, Window>,
 }
 
@@ -43,13 +30,13 @@ impl Maintenance {
     /// Whether a job on `node` over `[start, end)` would overlap a window. Asked per candidate
     /// node of every placement: inlined where there is no window, it costs a check.
     #[inline]
-    pub fn blocks(&self, node: NodeId, start: u64, end: u64) -> bool {
+    pub(crate) fn blocks(&self, node: NodeId, start: u64, end: u64) -> bool {
         self.overlapping(start, end)
             .any(|w| w.nodes.binary_search(&node).is_ok())
     }
 
     /// The nodes a job over `[start, end)` would overlap a window on (with repeats).
-    pub fn blocked(&self, start: u64, end: u64) -> impl Iterator<Item = NodeId> + '_ {
+    pub(crate) fn blocked(&self, start: u64, end: u64) -> impl Iterator<Item = NodeId> + '_ {
         self.overlapping(start, end)
             .flat_map(|w| w.nodes.iter().copied())
     }
@@ -62,7 +49,7 @@ impl Maintenance {
     }
 
     /// Window ends, earliest first (with repeats).
-    pub fn ends(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(crate) fn ends(&self) -> impl Iterator<Item = u64> + '_ {
         let mut ends: Vec<u64> = self.windows.values().map(|w| w.end_ms).collect();
         ends.sort_unstable();
         ends.into_iter()
@@ -74,7 +61,7 @@ impl Maintenance {
     }
 
     /// The window `id`.
-    pub fn get(&self, id: &str) -> Option<&Window> {
+    pub(crate) fn get(&self, id: &str) -> Option<&Window> {
         self.windows.get(id)
     }
 
@@ -196,5 +183,29 @@ impl ClusterState {
             start_ms,
             end_ms,
         })
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn maintenance() {
+        use crate::{ClusterConfig, Scheduler};
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{
+            "nodes": [{"name": "n1", "cpus": 1}, {"name": "n2", "cpus": 1}],
+            "maintenance": [{"id": "fw", "nodes": ["n1"], "start_ms": 100, "end_ms": 200}]}"#,
+        )
+        .unwrap();
+        let s = Scheduler::new(cluster).unwrap();
+        let (m, n1, n2) = (
+            s.state().maintenance(),
+            s.state().node_by_name("n1").unwrap().id(),
+            s.state().node_by_name("n2").unwrap().id(),
+        );
+        assert!(m.blocks(n1, 50, 150));
+        assert!(!m.blocks(n1, 0, 100)); // ends as the window starts
+        assert!(!m.blocks(n2, 50, 150));
     }
 }

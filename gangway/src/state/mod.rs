@@ -8,7 +8,7 @@ mod consistency;
 mod dependencies;
 mod history;
 mod jobs;
-pub mod licenses;
+pub(crate) mod licenses;
 mod lifecycle;
 mod maintenance;
 mod mig;
@@ -37,14 +37,13 @@ use crate::model::shape::TaskShape;
 use crate::placement::{Assignment, FreeIndex, ShapeMix};
 use crate::quota::QueueId;
 
-pub use build::Partition;
+pub(crate) use build::Partition;
 pub use dependencies::DependencyGraph;
-pub use maintenance::{Maintenance, Window};
-pub use quota::Earmark;
+pub(crate) use maintenance::Maintenance;
+pub(crate) use quota::Earmark;
 pub(crate) use quota::QuotaBook;
 pub use readiness::{Readiness, ReadyRecord};
-pub use totals::JobTotals;
-pub use usage::NO_USER;
+pub(crate) use totals::JobTotals;
 pub use view::{JobView, NodeView, QueueView};
 
 /// The whole scheduler state: configuration, nodes, jobs.
@@ -141,9 +140,9 @@ pub struct ClusterState {
     pub(crate) quota: QuotaBook,
 }
 
-/// A job the scheduler tracks.
+/// A job the scheduler tracks (crate-internal: hosts and plug-ins read jobs through [`JobView`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Job {
+pub(crate) struct Job {
     /// As submitted.
     pub spec: JobSpec,
     /// Arrival order.
@@ -196,7 +195,7 @@ pub struct Job {
 /// least-lost-work policies. Read it through [`JobView`], which adds the current run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RunHistory {
+pub(crate) struct RunHistory {
     /// GPU-milliseconds held in its runs that have ended: GPUs held (whole, fractional, and MIG
     /// slices as their compute share) times the run's length.
     pub attained_gpu_ms: u64,
@@ -213,7 +212,7 @@ pub struct RunHistory {
 
 impl RunHistory {
     /// Whether it never ran.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == RunHistory::default()
     }
 }
@@ -264,14 +263,14 @@ pub struct Preemption {
 
 impl Job {
     /// Whether a job of queue `queue` has preempted it by fair sharing.
-    pub fn preempted_by_fair_queue(&self, queue: &str) -> bool {
+    pub(crate) fn preempted_by_fair_queue(&self, queue: &str) -> bool {
         self.preempted_by_queues
             .as_deref()
             .is_some_and(|queues| queues.iter().any(|q| q == queue))
     }
 
     /// The running allocation, if running.
-    pub fn running(&self) -> Option<&RunningJob> {
+    pub(crate) fn running(&self) -> Option<&RunningJob> {
         match &self.state {
             JobState::Running(r) => Some(r),
             _ => None,
@@ -280,22 +279,16 @@ impl Job {
 
     /// When a running job frees its resources at the latest, as backfill plans it: its time
     /// limit, or the grace deadline of a preemption when that comes first.
-    pub fn release_ms(&self) -> Option<u64> {
+    pub(crate) fn release_ms(&self) -> Option<u64> {
         let run = self.running()?;
         let end = run.start_ms.saturating_add(self.spec.time_limit_ms);
         Some(run.preemption.map_or(end, |p| end.min(p.deadline_ms)))
-    }
-
-    /// When a running job reaches its time limit.
-    pub fn limit_end_ms(&self) -> Option<u64> {
-        self.running()
-            .map(|r| r.start_ms.saturating_add(self.spec.time_limit_ms))
     }
 }
 
 impl ClusterState {
     /// The job in slot `id`.
-    pub fn job(&self, id: JobId) -> Option<&Job> {
+    pub(crate) fn job(&self, id: JobId) -> Option<&Job> {
         self.jobs.get(id.index()).and_then(Option::as_ref)
     }
 
@@ -311,7 +304,8 @@ impl ClusterState {
 
     /// The running jobs' holdings by release time (the part of every pass's availability
     /// profile that lives across ticks).
-    pub fn running_ends(&self) -> &RunningEnds {
+    #[cfg(test)]
+    pub(crate) fn running_ends(&self) -> &RunningEnds {
         &self.running_ends
     }
 

@@ -39,7 +39,7 @@ pub(crate) struct QuotaBook {
 /// Resources held for a preemptor while its victims stop.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Earmark {
+pub(crate) struct Earmark {
     /// Victims still running.
     pub victims: Vec<JobId>,
     /// The preemptor's planned charges per node: no other job may use them.
@@ -89,7 +89,7 @@ impl ClusterState {
     }
 
     /// The quota queue of a job, when it names one and quotas exist.
-    pub fn job_queue(&self, id: JobId) -> Option<QueueId> {
+    pub(crate) fn job_queue(&self, id: JobId) -> Option<QueueId> {
         self.job(id)?.queue
     }
 
@@ -398,8 +398,8 @@ impl ClusterState {
 }
 
 impl ClusterState {
-    /// The quota and earmark invariants: the tree's own ([`QuotaTree::check_totals`], and
-    /// [`QuotaTree::check_limits`] for all usage but that of [`ClusterState::over_quota`] jobs),
+    /// The quota and earmark invariants: the quota tree's own (its totals, and its limits
+    /// for all usage but that of [`ClusterState::over_quota`] jobs),
     /// every queue's usage equal to its running jobs' and earmarks' charges recounted, every
     /// earmark naming a pending preemptor and victims being preempted for it, and every node
     /// still having free what earmarks hold on it (nobody else used it).

@@ -86,12 +86,12 @@ impl ReadyRecord {
 
 impl Job {
     /// A running job's readiness; `None` when it is not running or not watched.
-    pub fn readiness(&self) -> Option<Readiness> {
+    pub(crate) fn readiness(&self) -> Option<Readiness> {
         self.running().and_then(|run| run.readiness)
     }
 
     /// When a watched running job is evicted unless it reports `ready` first.
-    pub fn ready_deadline_ms(&self) -> Option<u64> {
+    pub(crate) fn ready_deadline_ms(&self) -> Option<u64> {
         self.readiness().and_then(Readiness::deadline_ms)
     }
 }

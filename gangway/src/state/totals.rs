@@ -5,23 +5,8 @@ use crate::model::shape::TaskShape;
 use crate::placement::FreeTotals;
 
 /// A job's summed amounts, derived from its task shapes.
-///
-/// ```
-/// use gangway::model::shape::{GpuNeed, TaskShape};
-/// use gangway::state::JobTotals;
-/// let shape = TaskShape {
-///     cpu_milli: 2_000, memory_mib: 100, gpu: GpuNeed::Whole(2),
-///     models: Default::default(), count: 4, min_count: 3,
-///     mode: gangway::PlacementMode::Spread,
-/// };
-/// let totals = JobTotals::of(&[shape]);
-/// assert_eq!(totals.need.whole_gpus, 6); // at min_count
-/// assert_eq!(totals.gpu_milli, 8_000); // at count
-/// assert_eq!(totals.cpu_milli, 8_000);
-/// assert_eq!(totals.memory_mib, 400);
-/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct JobTotals {
+pub(crate) struct JobTotals {
     /// What it needs free to start, at each group's `min_count` ([`FreeTotals::need`]).
     pub need: FreeTotals,
     /// Its GPUs at each group's `count`, thousandths (MIG slices not counted): the job-size
@@ -35,7 +20,7 @@ pub struct JobTotals {
 
 impl JobTotals {
     /// The totals of `shapes` (saturating: a sum too large to count is as large as can be).
-    pub fn of(shapes: &[TaskShape]) -> Self {
+    pub(crate) fn of(shapes: &[TaskShape]) -> Self {
         let mut totals = JobTotals {
             need: FreeTotals::need(shapes),
             ..JobTotals::default()
@@ -48,5 +33,29 @@ impl JobTotals {
             totals.memory_mib = add(totals.memory_mib, s.memory_mib);
         }
         totals
+    }
+}
+
+/// The examples of this module's documentation from when it was public, as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn job_totals() {
+        use crate::model::shape::{GpuNeed, TaskShape};
+        use crate::state::JobTotals;
+        let shape = TaskShape {
+            cpu_milli: 2_000,
+            memory_mib: 100,
+            gpu: GpuNeed::Whole(2),
+            models: Default::default(),
+            count: 4,
+            min_count: 3,
+            mode: crate::PlacementMode::Spread,
+        };
+        let totals = JobTotals::of(&[shape]);
+        assert_eq!(totals.need.whole_gpus, 6); // at min_count
+        assert_eq!(totals.gpu_milli, 8_000); // at count
+        assert_eq!(totals.cpu_milli, 8_000);
+        assert_eq!(totals.memory_mib, 400);
     }
 }

@@ -23,7 +23,7 @@ use crate::model::job::JobSpec;
 use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 
 /// The user name a job naming no user is charged as.
-pub const NO_USER: &str = "";
+pub(super) const NO_USER: &str = "";
 
 impl ClusterState {
     /// The association a submitted job is charged to, created on first use; `None` without

@@ -22,14 +22,10 @@
 //! assert_eq!((n1.gpu_model(), n1.labels().count()), (Some("a100"), 0));
 //! let team = state.queues().next().unwrap();
 //! assert_eq!((team.name(), team.usage("gpu")), ("team", Some(Milli::from_units(3))));
-//! assert!(state.fairshare().is_none()); // no accounts configured
 //! ```
 
-use std::collections::BTreeMap;
-
-use super::{ClusterState, Earmark, Job, JobState, Maintenance, RunningJob};
+use super::{ClusterState, Job, JobState, Readiness, ReadyRecord, RunningJob};
 use crate::config::ClusterConfig;
-use crate::fairshare::FairShare;
 use crate::model::amount::Milli;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::job::{DependencyKind, JobSpec};
@@ -39,7 +35,6 @@ use crate::model::topology::Topology;
 use crate::quota::{KeyId, QueueId, QuotaTree};
 
 use super::DependencyGraph;
-use super::licenses::Licenses;
 
 /// One job the state tracks (pending, running, or ended and still remembered).
 #[derive(Clone, Copy, Debug)]
@@ -66,8 +61,25 @@ impl<'a> JobView<'a> {
     }
 
     /// The whole record: compiled shapes, arrival order, dependencies, state.
-    pub fn record(&self) -> &'a Job {
+    pub(crate) fn record(&self) -> &'a Job {
         self.job
+    }
+
+    /// Its arrival order: a number that grows with every submission, so that of two jobs the
+    /// one submitted first (in an earlier tick, or earlier in the same tick) has the smaller.
+    pub fn arrival(&self) -> u64 {
+        self.job.arrival
+    }
+
+    /// While it runs and is watched (`policy.wait_for_ready`): whether it is starting or
+    /// recovering, and by when it must report ready; `None` otherwise.
+    pub fn readiness(&self) -> Option<Readiness> {
+        self.job.readiness()
+    }
+
+    /// Its requeues for the ready timeout and its back-off (`policy.wait_for_ready`).
+    pub fn ready_record(&self) -> &'a ReadyRecord {
+        &self.job.ready
     }
 
     /// Pending, running or ended.
@@ -501,7 +513,7 @@ impl ClusterState {
     }
 
     /// The quota tree with its usage; `None` without queues.
-    pub fn quota_tree(&self) -> Option<&QuotaTree> {
+    pub(crate) fn quota_tree(&self) -> Option<&QuotaTree> {
         self.quota.tree.as_ref()
     }
 
@@ -510,18 +522,14 @@ impl ClusterState {
         self.over_quota.iter().filter_map(|&id| self.job_view(id))
     }
 
-    /// The resources held for preemptors until their victims stop, by preemptor.
-    pub fn earmarks(&self) -> &BTreeMap<JobId, Earmark> {
-        &self.earmarks
-    }
-
     /// The maintenance windows.
-    pub fn maintenance(&self) -> &Maintenance {
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn maintenance(&self) -> &super::Maintenance {
         &self.maintenance
     }
 
     /// The topology tree, when the configuration names levels.
-    pub fn topology(&self) -> Option<&Topology> {
+    pub(crate) fn topology(&self) -> Option<&Topology> {
         self.topology.as_ref()
     }
 
@@ -531,14 +539,9 @@ impl ClusterState {
     }
 
     /// Cluster-wide licenses: totals and what running jobs hold.
-    pub fn licenses(&self) -> &Licenses {
+    #[cfg(test)]
+    pub(crate) fn licenses(&self) -> &super::licenses::Licenses {
         &self.licenses
-    }
-
-    /// The fair-share tree with its decaying usage ledger (read usage with
-    /// [`FairShare::account_usage`] at [`ClusterState::now_ms`]); `None` without accounts.
-    pub fn fairshare(&self) -> Option<&FairShare> {
-        self.fairshare.as_ref()
     }
 
     /// The MIG profile names seen so far, by id.

@@ -33,7 +33,7 @@ use crate::model::mig_table::{MigFamily, config_slices};
 pub const TOPOLOGY_LEVELS: [&str; 2] = ["block", "rack"];
 
 /// Models given to MIG nodes, with their device memory (MiB) and MIG table.
-pub const MIG_MODELS: [(&str, u64, MigFamily); 3] = [
+pub(crate) const MIG_MODELS: [(&str, u64, MigFamily); 3] = [
     ("a100-80gb", 81_920, MigFamily::Gb80),
     ("h100", 81_920, MigFamily::Gb80),
     ("h200", 144_384, MigFamily::H200Gb141),

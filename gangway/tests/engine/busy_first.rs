@@ -3,12 +3,12 @@
 //! count-based EASY that pinning by node order got wrong, and its GPU-device version. The
 //! oracle runs after every tick.
 
-use gangway::decision::{Decision, PendingReason, TickOutcome};
-use gangway::event::Event;
+use gangway::Event;
 use gangway::model::amount::Milli;
 use gangway::model::job::FinishOutcome;
 use gangway::testkit::oracle::checked_tick;
 use gangway::{ClusterConfig, JobSpec, Scheduler};
+use gangway::{Decision, PendingReason, TickOutcome};
 
 /// A job of `tasks` one-cpu tasks (`gpus` whole GPUs each), limited to `limit_s` seconds.
 fn job(id: &str, tasks: u32, gpus: u64, limit_s: u64) -> Event {

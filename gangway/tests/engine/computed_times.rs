@@ -11,13 +11,16 @@ use crate::common;
 
 use common::build::{config, finished, submit};
 use common::decisions::{pending, reason, started};
-use gangway::model::time::MAX_MS;
 use gangway::policy::{PassContext, Plugin, Profile};
 use gangway::testkit::checked_tick;
 use gangway::testkit::reference::Twins;
 use gangway::{ClusterConfig, Event, JobSpec, PendingReason, Scheduler, TickOutcome};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+
+/// The latest time and the longest duration the engine accepts: 2^53 − 1 ms (docs/protocol.md,
+/// "Times").
+const MAX_MS: u64 = (1 << 53) - 1;
 
 /// One one-cpu node.
 fn one_node(policy: Value) -> ClusterConfig {

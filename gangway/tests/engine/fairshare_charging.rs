@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::build::{self, finished, submit};
-use gangway::fairshare::ShareRow;
+use gangway::ShareRow;
 use gangway::testkit::checked_tick;
 use gangway::{Event, JobSpec, Milli, Scheduler};
 use serde_json::{Value, json};

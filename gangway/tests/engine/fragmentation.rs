@@ -90,51 +90,6 @@ fn a_cpu_heavy_task_avoids_the_node_whose_gpus_it_would_strand() {
     );
 }
 
-#[test]
-fn a_fraction_goes_to_the_device_it_leaves_usable() {
-    use gangway::model::job::PlacementMode;
-    use gangway::model::node::{Node, PartitionSet};
-    use gangway::model::resources::NodeAmounts;
-    use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
-    use gangway::placement::ShapeMix;
-    use gangway::placement::fit::{least_fragmenting_device, take_tasks};
-    let shape = |f| TaskShape {
-        cpu_milli: 1_000,
-        memory_mib: 100,
-        gpu: GpuNeed::Fraction(f),
-        models: ModelMask::ANY,
-        count: 1,
-        min_count: 1,
-        mode: PlacementMode::Pack,
-    };
-    let capacity = NodeAmounts::full(32_000, 64_000, 2);
-    let node = Node {
-        partitions: PartitionSet(1),
-        ..Node::new("g", capacity, 2, Some(gangway::model::ids::ModelId(0)))
-    };
-    let mut free = node.capacity;
-    free.devices[0] = 700;
-    free.devices[1] = 500;
-    // The engine's rule (no device plug-in) is best fit: the fullest device, leaving 0.3 there;
-    // so is the fragmentation-aware choice with an empty mix.
-    let mut gpus = Vec::new();
-    take_tasks(&node, &mut free.clone(), &shape(200), 1, &mut gpus, None);
-    assert_eq!(gpus, [1]);
-    assert_eq!(
-        least_fragmenting_device(&node, &free, 200, &ShapeMix::default()),
-        Some(1)
-    );
-    // With halves in the mix, 0.3 left on device 1 would be lost: device 0 keeps 0.5 usable.
-    let mut mix = ShapeMix::default();
-    mix.record(&shape(500), 4);
-    mix.record(&shape(200), 1);
-    let fgd = |room: &NodeAmounts| least_fragmenting_device(&node, room, 200, &mix).map(|i| 1 << i);
-    let mut gpus = Vec::new();
-    take_tasks(&node, &mut free, &shape(200), 1, &mut gpus, Some(&fgd));
-    assert_eq!(gpus, [0]);
-    assert_eq!(&free.devices[..2], [500, 500]);
-}
-
 // ---------------------------------------------------------------------------------------------
 // One node per state class
 

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::build::{config, event, finished, submit};
 use common::decisions::{pending, reason, started};
-use gangway::decision::PendingReason;
+use gangway::PendingReason;
 use gangway::policy::builtin::Multifactor;
 use gangway::policy::{HeadView, Hook, PassContext, Plugin, Profile};
 use gangway::state::JobView;

@@ -28,7 +28,8 @@ fn licenses_are_held_while_jobs_run_and_given_back_when_they_end() {
     ];
     let out = checked_tick(&mut s, 0, events).unwrap();
     assert_eq!(started(&out.decisions), ["a", "c"]);
-    assert_eq!(s.state().licenses().used(0), 2);
+    let snapshot = serde_json::to_value(s.snapshot()).unwrap();
+    assert_eq!(snapshot["state"]["licenses"]["used"][0], 2);
     let out = checked_tick(&mut s, 1_000, vec![finished("a")]).unwrap();
     assert_eq!(started(&out.decisions), ["b"]);
 }

@@ -4,9 +4,9 @@ use crate::common;
 
 use common::build::{finished, scheduler_from_str, submit};
 use common::decisions::{placement, reason, started};
-use gangway::decision::{CancelReason, RequeueReason};
 use gangway::model::job::{Dependency, FinishOutcome};
 use gangway::testkit::checked_tick;
+use gangway::{CancelReason, RequeueReason};
 use gangway::{
     Decision, DependencyKind, Event, JobSpec, KillReason, Milli, PendingReason, PlacementMode,
     Scheduler, TickError,

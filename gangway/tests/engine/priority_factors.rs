@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::build::{self, submit_all};
-use gangway::fairshare::ShareRow;
+use gangway::ShareRow;
 use gangway::protocol::Shim;
 use gangway::testkit::checked_tick;
 use gangway::{ErrorKind, JobSpec, Milli, Scheduler};

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use common::build::{config, event, finished, submit};
 use common::decisions::{pending, placement, started};
 use common::shim::send;
-use gangway::error::RestoreError;
+use gangway::RestoreError;
 use gangway::policy::builtin::{
     AvoidGpuFaults, BinPack, Las, LeastFragmenting, LeastLostWork, MinRunTime, ShortestFirst,
     Spread, kueue_victims,
@@ -1026,7 +1026,7 @@ impl Plugin for Counter {
     fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
         assert!(self.ticks < self.panic_from, "counter gave up");
         // Alternately the first and the last submitted first.
-        let arrival = job.record().arrival as i64;
+        let arrival = job.arrival() as i64;
         if self.ticks.is_multiple_of(2) {
             arrival
         } else {

@@ -5,7 +5,7 @@
 //! item declared `pub`: functions with their signatures, structs with their public fields, enums
 //! with their variants, traits with their methods, constants, statics, type aliases, `pub use`
 //! re-exports, and the public methods and constants of inherent impls. A module that is not
-//! `pub` shows in brackets in the path (`gangway::scheduler::[what_if]::WhatIf`): its items are
+//! `pub` shows in brackets in the path (`gangway::[scheduler]::[what_if]::WhatIf`): its items are
 //! public only where re-exported (the `pub use` lines say where), but the methods of a type it
 //! defines are public wherever the type is, so they are listed all the same. Items behind
 //! `#[cfg(...)]` carry it; `#[doc(hidden)]` and `#[non_exhaustive]` are marked. Items made by macros are not

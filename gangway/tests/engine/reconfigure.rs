@@ -243,7 +243,8 @@ fn a_waiting_preemptor_loses_its_earmark_and_competes_under_the_new_quota() {
 
     // The quota shrinks while "old" stops: it keeps stopping, "new" no longer fits.
     s.reconfigure(cluster(2)).unwrap();
-    assert!(s.state().earmarks().is_empty());
+    let snapshot = serde_json::to_value(s.snapshot()).unwrap();
+    assert_eq!(snapshot["state"]["earmarks"], serde_json::json!({}));
     let stopped = event(json!({"type": "stopped", "job": "old"}));
     let out = checked_tick(&mut s, 2_000, vec![stopped]).unwrap();
     assert!(started(&out.decisions).is_empty(), "{:?}", out.decisions);

@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use gangway::error::ConfigError;
+use gangway::ConfigError;
 use gangway::policy::Profile;
 use gangway::protocol::Shim;
 use gangway::testkit::adversarial::{Adversary, Trick};
@@ -194,7 +194,7 @@ fn every_committed_snapshot_restores_and_continues_as_the_uninterrupted_replay()
 #[test]
 #[ignore = "writes fixtures: run by hand for a new snapshot format version"]
 fn write_fixtures() {
-    let version = format!("v{}", gangway::scheduler::SNAPSHOT_VERSION);
+    let version = format!("v{}", gangway::SNAPSHOT_VERSION);
     let dir = Path::new(TESTS).join("snapshots").join(&version);
     assert!(
         !dir.exists(),
@@ -238,10 +238,7 @@ fn version_1_fixtures_carry_no_version_and_todays_snapshots_name_theirs() {
     let mut shim = Shim::default();
     send(&mut shim, json!({"op": "configure", "cluster": cluster}));
     let snapshot = send(&mut shim, json!({"op": "snapshot"}));
-    assert_eq!(
-        snapshot["state"]["version"],
-        gangway::scheduler::SNAPSHOT_VERSION
-    );
+    assert_eq!(snapshot["state"]["version"], gangway::SNAPSHOT_VERSION);
 }
 
 /// A snapshot of a version this gangway cannot read is refused with `invalid_state`, naming

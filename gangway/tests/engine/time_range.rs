@@ -9,13 +9,16 @@
 use crate::common;
 
 use common::shim::send;
-use gangway::model::time::MAX_MS;
 use gangway::protocol::Shim;
 use gangway::testkit::harness::{resolve, scale};
 use gangway::testkit::strategies::scenario;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use serde_json::{Value, json};
+
+/// The latest time and the longest duration the engine accepts: 2^53 − 1 ms (docs/protocol.md,
+/// "Times").
+const MAX_MS: u64 = (1 << 53) - 1;
 
 /// Values at and around the edges: in range up to `MAX_MS`, beyond it from `MAX_MS + 1`; the
 /// last is 2^64, which no u64 holds (a JSON number that only a double reads).

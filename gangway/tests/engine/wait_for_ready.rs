@@ -5,7 +5,7 @@ use crate::common;
 
 use common::build::{config, finished, submit};
 use common::decisions::{pending, reason, rejected_kinds, started};
-use gangway::decision::RequeueReason;
+use gangway::RequeueReason;
 use gangway::testkit::checked_tick;
 use gangway::{
     ClusterConfig, Decision, ErrorKind, Event, JobSpec, KillReason, PendingReason, Scheduler,
@@ -418,14 +418,7 @@ fn without_the_feature_readiness_events_are_accepted_and_change_nothing() {
     assert_eq!(s.explain().running[0].ready_deadline_ms, None);
     let wire = serde_json::to_value(s.explain()).unwrap();
     assert!(wire["running"][0].get("ready_deadline_ms").is_none());
-    assert!(
-        s.state()
-            .job_by_name("a")
-            .unwrap()
-            .record()
-            .readiness()
-            .is_none()
-    );
+    assert!(s.state().job_by_name("a").unwrap().readiness().is_none());
 }
 
 #[test]
@@ -483,7 +476,7 @@ fn snapshot_and_restore_keep_deadlines_counts_and_back_offs() {
     let mut restored = Scheduler::restore(serde_json::from_str(&json).unwrap()).unwrap();
     assert_eq!(restored.explain(), s.explain());
     assert_eq!(restored.next_wakeup(), s.next_wakeup());
-    let a = restored.state().job_by_name("a").unwrap().record().ready;
+    let a = restored.state().job_by_name("a").unwrap().ready_record();
     assert_eq!((a.requeues, a.backoff_until_ms), (1, Some(11_000)));
     for (at, events) in [
         (15_000, vec![]),

@@ -53,13 +53,13 @@ use crate::state::{JobView, NodeView};
 pub struct LeastFragmenting;
 
 impl LeastFragmenting {
-    /// The tier the default profile lists it at: the last, so that every other scorer ranks
-    /// before it.
+    /// The tier the default profile lists it at: the last (3; a profile has 4 score tiers), so
+    /// that every other scorer ranks before it.
     ///
     /// ```
     /// use gangway::policy::builtin::{BinPack, LeastFragmenting};
-    /// use gangway::policy::{MAX_SCORE_TIERS, Profile};
-    /// assert_eq!(LeastFragmenting::DEFAULT_TIER, MAX_SCORE_TIERS - 1);
+    /// use gangway::policy::Profile;
+    /// assert_eq!(LeastFragmenting::DEFAULT_TIER, 3);
     /// // A scorer added to the default profile at tier 0 decides first; the built-in breaks
     /// // its ties.
     /// let profile = Profile::default_for_config().into_builder().scorer(BinPack, 0, 1.0).build();

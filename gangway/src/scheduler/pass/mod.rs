@@ -34,7 +34,7 @@ use reserve::Bookings;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::backfill::Profile;
+use crate::backfill::Availability;
 use crate::config::BackfillMode;
 use crate::decision::{Decision, PendingReason};
 use crate::event::Event;
@@ -114,7 +114,7 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) reservations: usize,
     /// What holds later jobs back.
     pub(in crate::scheduler) blocking: Blocking,
-    pub(in crate::scheduler) profile: Option<Profile>,
+    pub(in crate::scheduler) profile: Option<Availability>,
     /// The reservations made in this pass.
     bookings: Bookings,
     /// Under compression, the last pass's reservations still booked, until their jobs' turns.

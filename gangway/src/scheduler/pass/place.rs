@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::backfill::{IndexCandidates, NowView, Profile};
+use crate::backfill::{Availability, IndexCandidates, NowView};
 use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
@@ -36,7 +36,10 @@ impl Scheduler {
         };
         let candidates = IndexCandidates {
             index: &self.state.index,
-            preferred: pass.profile.as_ref().map_or(&[], Profile::reserved_nodes),
+            preferred: pass
+                .profile
+                .as_ref()
+                .map_or(&[], Availability::reserved_nodes),
             reach,
         };
         let licensed = match pass.profile.as_ref() {
@@ -117,7 +120,7 @@ impl Scheduler {
     /// free.
     pub(in crate::scheduler) fn now_view<'a>(
         &'a self,
-        profile: Option<&'a Profile>,
+        profile: Option<&'a Availability>,
         (now, end): (u64, u64),
         held: &'a BTreeMap<NodeId, NodeAmounts>,
         released: &'a BTreeMap<NodeId, NodeAmounts>,

@@ -2,7 +2,7 @@
 //! earliest time its whole gang fits, pinned busy first, and booked into the pass's profile
 //! (an overlay on the running jobs' ends) so that later jobs backfill around it.
 
-use crate::backfill::{FutureView, IndexCandidates, Profile, earliest_fit_bound};
+use crate::backfill::{Availability, FutureView, IndexCandidates, earliest_fit_bound};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::job::PlacementMode;
 use crate::model::resources::NodeAmounts;
@@ -119,7 +119,7 @@ impl Scheduler {
     fn compressed(
         &self,
         wanted: &Reservation<'_>,
-        profile: &mut Profile,
+        profile: &mut Availability,
         now: u64,
         previous: Option<&Plan>,
     ) -> Option<Plan> {
@@ -140,7 +140,7 @@ impl Scheduler {
     }
 
     /// Whether `plan`'s own resources and `wanted`'s licenses are free over its window.
-    fn still_fits(&self, wanted: &Reservation<'_>, profile: &Profile, plan: &Plan) -> bool {
+    fn still_fits(&self, wanted: &Reservation<'_>, profile: &Availability, plan: &Plan) -> bool {
         let end = plan.start_ms.saturating_add(wanted.limit);
         let view = self.future_view(profile, (plan.start_ms, end), &plan.assignments);
         profile.licenses.covers(wanted.licenses, plan.start_ms, end)
@@ -151,7 +151,7 @@ impl Scheduler {
     /// first among equals ([`FutureView`]).
     pub(in crate::scheduler) fn future_view<'v>(
         &'v self,
-        profile: &'v Profile,
+        profile: &'v Availability,
         (start, end): (u64, u64),
         previous: &'v [Assignment],
     ) -> FutureView<'v> {
@@ -170,9 +170,9 @@ impl Scheduler {
     /// of the last pass's, when it left one).
     pub(super) fn pass_profile<'p>(
         &mut self,
-        slot: &'p mut Option<Profile>,
+        slot: &'p mut Option<Availability>,
         now: u64,
-    ) -> &'p mut Profile {
+    ) -> &'p mut Availability {
         let spare = match slot {
             None => self.last.spare_profile.take(),
             Some(_) => None,
@@ -208,7 +208,7 @@ impl Scheduler {
     fn earliest_start(
         &self,
         wanted: &Reservation<'_>,
-        profile: &mut Profile,
+        profile: &mut Availability,
         now: u64,
         previous: Option<&Plan>,
     ) -> Option<Plan> {
@@ -330,7 +330,7 @@ impl Bookings {
     /// `profile` over its window, and it becomes one of the next pass's plans.
     fn book(
         &mut self,
-        profile: &mut Profile,
+        profile: &mut Availability,
         (id, plan): (JobId, Plan),
         charges: Vec<(NodeId, NodeAmounts)>,
         limit: u64,

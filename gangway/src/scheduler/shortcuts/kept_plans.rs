@@ -41,7 +41,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::backfill::Profile;
+use crate::backfill::Availability;
 use crate::model::ids::JobId;
 use crate::placement::GangRequest;
 use crate::scheduler::{Plan, Scheduler};
@@ -142,7 +142,7 @@ impl Scheduler {
         (id, plan, rank): (JobId, &Plan, usize),
         gang: &GangRequest<'_>,
         (limit, licenses): (u64, &LicenseNeed),
-        (profile, booked): (&Profile, usize),
+        (profile, booked): (&Availability, usize),
         confirmed: &mut Confirmed,
     ) -> bool {
         let end = plan.start_ms.saturating_add(limit);
@@ -181,7 +181,7 @@ impl Scheduler {
         plan: &Plan,
         gang: &GangRequest<'_>,
         end: u64,
-        profile: &Profile,
+        profile: &Availability,
     ) -> bool {
         let view = self.future_view(profile, (plan.start_ms, end), &plan.assignments);
         self.pin(&view, *gang)

@@ -1,6 +1,6 @@
 //! Reading what a tick decided and what `explain` says of the pending jobs.
 
-use gangway::decision::PendingInfo;
+use gangway::PendingInfo;
 use gangway::{Decision, ErrorKind, PendingReason, PlacementEntry, Scheduler, TickOutcome};
 
 /// The jobs started, in decision order.
