@@ -38,7 +38,7 @@ use crate::placement::{Assignment, FreeIndex, ShapeMix};
 use crate::quota::QueueId;
 
 pub(crate) use build::Partition;
-pub use dependencies::DependencyGraph;
+pub(crate) use dependencies::DependencyGraph;
 pub(crate) use maintenance::Maintenance;
 pub(crate) use quota::Earmark;
 pub(crate) use quota::QuotaBook;

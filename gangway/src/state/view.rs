@@ -34,8 +34,6 @@ use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 use crate::model::topology::Topology;
 use crate::quota::{KeyId, QueueId, QuotaTree};
 
-use super::DependencyGraph;
-
 /// One job the state tracks (pending, running, or ended and still remembered).
 #[derive(Clone, Copy, Debug)]
 pub struct JobView<'a> {
@@ -534,7 +532,8 @@ impl ClusterState {
     }
 
     /// Which pending jobs wait for which.
-    pub fn dependents(&self) -> &DependencyGraph {
+    #[cfg(test)]
+    pub(crate) fn dependents(&self) -> &super::DependencyGraph {
         &self.dependents
     }
 
