@@ -293,7 +293,7 @@ impl ClusterState {
     }
 
     /// The node in slot `id`.
-    pub fn node(&self, id: NodeId) -> Option<&Node> {
+    pub(crate) fn node(&self, id: NodeId) -> Option<&Node> {
         self.nodes.get(id.index()).and_then(Option::as_ref)
     }
 

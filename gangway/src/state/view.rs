@@ -252,8 +252,14 @@ impl<'a> NodeView<'a> {
     }
 
     /// The whole record: capacity, usage, devices, labels, MIG layout.
-    pub fn record(&self) -> &'a Node {
+    pub(crate) fn record(&self) -> &'a Node {
         self.node
+    }
+
+    /// What its running jobs use now (an exclusive job uses all of it); [`free`](Self::free) is
+    /// what is left for new work.
+    pub fn used(&self) -> NodeAmounts {
+        self.node.used
     }
 
     /// Up, draining or down.
