@@ -194,9 +194,8 @@ pub enum TickError {
 
 /// A state that breaks one of its invariants: usage that does not add up, a device held twice,
 /// a job on a node that is down, quota usage that differs from its running jobs' charges, …
-/// Found by [`ClusterState::check_consistency`](crate::state::ClusterState::check_consistency)
-/// and [`ClusterState::check_quota`](crate::state::ClusterState::check_quota); a snapshot with
-/// one is refused on restore.
+/// Found by the engine's own consistency and quota checks; a snapshot with one is refused on
+/// restore.
 ///
 /// ```
 /// let error = gangway::ConsistencyError::new("node n1: used 5 cpus of 4");

@@ -43,7 +43,7 @@ fn simulate(faults: FaultOptions) -> (SimResult, End) {
             let state = view.scheduler.state();
             end.leaked = state
                 .nodes()
-                .filter(|n| n.record().used != Default::default())
+                .filter(|n| n.used() != Default::default())
                 .map(|n| n.name().to_string())
                 .collect();
             end.pending = view

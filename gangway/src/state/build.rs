@@ -331,7 +331,7 @@ impl ClusterState {
     }
 
     /// A partition's id by name.
-    pub fn partition_id(&self, name: &str) -> Option<PartitionId> {
+    pub(crate) fn partition_id(&self, name: &str) -> Option<PartitionId> {
         self.partitions
             .iter()
             .position(|p| p.name == name)

@@ -40,7 +40,7 @@ impl ClusterState {
     /// add up to the running jobs' and stay within their totals, that the dependency graph
     /// matches the jobs' waiting lists, that the running jobs' ends kept for the availability
     /// profile equal a rebuild, and that every job's fair-share association exists.
-    pub fn check_consistency(&self) -> Result<(), ConsistencyError> {
+    pub(crate) fn check_consistency(&self) -> Result<(), ConsistencyError> {
         self.recount().map_err(ConsistencyError::from)
     }
 

@@ -12,25 +12,8 @@ use petgraph::graphmap::DiGraphMap;
 use crate::model::ids::JobId;
 
 /// Jobs waiting for other jobs to end.
-///
-/// ```
-/// use gangway::{ClusterConfig, Event, Scheduler};
-/// let cluster: ClusterConfig = serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
-/// let mut s = Scheduler::new(cluster).unwrap();
-/// let events: Vec<Event> = serde_json::from_str(r#"[
-///     {"type": "submit", "job": {"id": "a", "time_limit_ms": 100, "groups": [{"count": 1}]}},
-///     {"type": "submit", "job": {"id": "b", "time_limit_ms": 100, "groups": [{"count": 1}],
-///                                "after": [{"job": "a", "on": "ok"}]}},
-///     {"type": "submit", "job": {"id": "c", "time_limit_ms": 100, "groups": [{"count": 1}],
-///                                "after": [{"job": "a", "on": "any"}]}}]"#).unwrap();
-/// s.tick(0, events).unwrap();
-/// let state = s.state();
-/// let id = |name| state.job_by_name(name).unwrap().id();
-/// assert_eq!(state.dependents().dependents(id("a")), vec![id("b"), id("c")]);
-/// assert!(state.dependents().len() == 2 && state.dependents().job_count() == 3);
-/// ```
 #[derive(Clone, Debug, Default)]
-pub struct DependencyGraph {
+pub(crate) struct DependencyGraph {
     graph: DiGraphMap<JobId, ()>,
 }
 
@@ -41,7 +24,7 @@ impl DependencyGraph {
     }
 
     /// The jobs waiting for `target`, by id.
-    pub fn dependents(&self, target: JobId) -> Vec<JobId> {
+    pub(crate) fn dependents(&self, target: JobId) -> Vec<JobId> {
         if !self.graph.contains_node(target) {
             return Vec::new();
         }
@@ -76,17 +59,19 @@ impl DependencyGraph {
     }
 
     /// Jobs in the graph (each with at least one relation, or a dependent just added).
-    pub fn job_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn job_count(&self) -> usize {
         self.graph.node_count()
     }
 
     /// Number of waiting relations (edges).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.graph.edge_count()
     }
 
     /// Whether no job waits for another.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.graph.edge_count() == 0
     }
 }
@@ -143,6 +128,94 @@ impl super::ClusterState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::model::job::Dependency;
+    use crate::model::job::FinishOutcome;
+    use crate::{ClusterConfig, DependencyKind, Event, JobSpec, Scheduler};
+
+    fn job(id: &str, after: &[&str]) -> Event {
+        let mut spec = JobSpec::new(id, 60_000, 1);
+        spec.after = after
+            .iter()
+            .map(|t| Dependency {
+                job: (*t).to_owned(),
+                on: DependencyKind::Ok,
+            })
+            .collect();
+        Event::Submit { job: spec }
+    }
+
+    /// Ticks and checks the state's invariants, the dependency graph's among them.
+    fn checked_tick(s: &mut Scheduler, now: u64, events: Vec<Event>) {
+        let out = s.tick(now, events).unwrap();
+        assert!(out.rejected.is_empty(), "{:?}", out.rejected);
+        assert_eq!(s.state().check_consistency(), Ok(()));
+    }
+
+    /// A runs; B waits for A; C waits for A and B.
+    fn scheduler_with_chain() -> Scheduler {
+        let cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let events = vec![job("A", &[]), job("B", &["A"]), job("C", &["A", "B"])];
+        checked_tick(&mut s, 0, events);
+        s
+    }
+
+    #[test]
+    fn the_graph_lists_each_targets_dependents() {
+        let cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let mut c = JobSpec::new("c", 100, 1);
+        c.after = vec![Dependency {
+            job: "a".into(),
+            on: DependencyKind::Any,
+        }];
+        let events = vec![job("a", &[]), job("b", &["a"]), Event::Submit { job: c }];
+        checked_tick(&mut s, 0, events);
+        let state = s.state();
+        let id = |name| state.job_by_name(name).unwrap().id();
+        assert_eq!(
+            state.dependents().dependents(id("a")),
+            vec![id("b"), id("c")]
+        );
+        assert!(state.dependents().len() == 2 && state.dependents().job_count() == 3);
+    }
+
+    #[test]
+    fn the_graph_follows_submits_and_ends_and_is_rebuilt_on_restore() {
+        let mut scheduler = scheduler_with_chain();
+        let state = scheduler.state();
+        let id = |name: &str| state.job_by_name(name).unwrap().id();
+        let (a, b) = (id("A"), id("B"));
+        assert_eq!(state.dependents().len(), 3);
+        assert_eq!(state.dependents().dependents(a).len(), 2);
+
+        let restored = Scheduler::restore(scheduler.snapshot()).unwrap();
+        assert_eq!(restored.state().dependents().len(), 3);
+        assert_eq!(restored.state().dependents().dependents(a).len(), 2);
+
+        let finished = Event::Finished {
+            job: "A".into(),
+            outcome: FinishOutcome::Completed,
+        };
+        checked_tick(&mut scheduler, 1, vec![finished]);
+        // B started; C now waits for B alone.
+        let state = scheduler.state();
+        assert_eq!(state.dependents().len(), 1);
+        assert_eq!(state.dependents().dependents(b).len(), 1);
+        assert!(state.dependents().dependents(a).is_empty());
+    }
+
+    #[test]
+    fn a_cancelled_dependent_leaves_the_graph() {
+        let mut scheduler = scheduler_with_chain();
+        checked_tick(&mut scheduler, 1, vec![Event::Cancel { job: "C".into() }]);
+        let state = scheduler.state();
+        assert_eq!(state.dependents().len(), 1);
+        assert_eq!(state.dependents().job_count(), 2);
+    }
 
     #[test]
     fn removing_the_last_edge_of_a_job_drops_it_from_the_graph() {

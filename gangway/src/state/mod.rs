@@ -38,7 +38,7 @@ use crate::placement::{Assignment, FreeIndex, ShapeMix};
 use crate::quota::QueueId;
 
 pub(crate) use build::Partition;
-pub use dependencies::DependencyGraph;
+pub(crate) use dependencies::DependencyGraph;
 pub(crate) use maintenance::Maintenance;
 pub(crate) use quota::Earmark;
 pub(crate) use quota::QuotaBook;
@@ -293,7 +293,7 @@ impl ClusterState {
     }
 
     /// The node in slot `id`.
-    pub fn node(&self, id: NodeId) -> Option<&Node> {
+    pub(crate) fn node(&self, id: NodeId) -> Option<&Node> {
         self.nodes.get(id.index()).and_then(Option::as_ref)
     }
 

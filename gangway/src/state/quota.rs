@@ -403,7 +403,7 @@ impl ClusterState {
     /// every queue's usage equal to its running jobs' and earmarks' charges recounted, every
     /// earmark naming a pending preemptor and victims being preempted for it, and every node
     /// still having free what earmarks hold on it (nobody else used it).
-    pub fn check_quota(&self) -> Result<(), ConsistencyError> {
+    pub(crate) fn check_quota(&self) -> Result<(), ConsistencyError> {
         self.recount_quota().map_err(ConsistencyError::from)
     }
 

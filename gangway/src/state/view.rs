@@ -34,8 +34,6 @@ use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 use crate::model::topology::Topology;
 use crate::quota::{KeyId, QueueId, QuotaTree};
 
-use super::DependencyGraph;
-
 /// One job the state tracks (pending, running, or ended and still remembered).
 #[derive(Clone, Copy, Debug)]
 pub struct JobView<'a> {
@@ -254,8 +252,14 @@ impl<'a> NodeView<'a> {
     }
 
     /// The whole record: capacity, usage, devices, labels, MIG layout.
-    pub fn record(&self) -> &'a Node {
+    pub(crate) fn record(&self) -> &'a Node {
         self.node
+    }
+
+    /// What its running jobs use now (an exclusive job uses all of it); [`free`](Self::free) is
+    /// what is left for new work.
+    pub fn used(&self) -> NodeAmounts {
+        self.node.used
     }
 
     /// Up, draining or down.
@@ -534,7 +538,8 @@ impl ClusterState {
     }
 
     /// Which pending jobs wait for which.
-    pub fn dependents(&self) -> &DependencyGraph {
+    #[cfg(test)]
+    pub(crate) fn dependents(&self) -> &super::DependencyGraph {
         &self.dependents
     }
 

@@ -188,8 +188,9 @@ fn gpu_events_read_as_protocol_json() {
 fn snapshots_keep_down_gpus_and_older_ones_read_as_all_up() {
     let mut s = scheduler();
     checked_tick(&mut s, 0, vec![gpu_down(2)]).unwrap();
-    let node = s.state().nodes().next().unwrap().record().clone();
-    let mut json = serde_json::to_value(&node).unwrap();
+    let snapshot = serde_json::to_value(s.snapshot()).unwrap();
+    let mut json = snapshot["state"]["nodes"][0].clone();
+    let node: Node = serde_json::from_value(json.clone()).unwrap();
     assert_eq!(json["down_gpus"], 4);
     assert_eq!(serde_json::from_value::<Node>(json.clone()).unwrap(), node);
     json.as_object_mut().unwrap().remove("down_gpus");
@@ -214,7 +215,8 @@ fn a_node_remembers_its_recent_gpu_faults_across_repairs_and_snapshots() {
     assert_eq!(faults(&restored), expected);
 
     // A node recorded before nodes had a fault history reads as never faulty.
-    let mut json = serde_json::to_value(s.state().nodes().next().unwrap().record()).unwrap();
+    let snapshot = serde_json::to_value(s.snapshot()).unwrap();
+    let mut json = snapshot["state"]["nodes"][0].clone();
     json.as_object_mut().unwrap().remove("gpu_faults");
     let old: Node = serde_json::from_value(json).unwrap();
     assert!(old.gpu_faults.is_empty());

@@ -103,10 +103,7 @@ fn gang_is_all_or_nothing_across_groups() {
     // The 4-GPU task fits n2, the 2-GPU task fits nowhere: nothing starts.
     assert!(started(&out.decisions).is_empty());
     let state = s.state();
-    assert_eq!(
-        state.node_by_name("n2").unwrap().record().used.devices,
-        [0; 16]
-    );
+    assert_eq!(state.node_by_name("n2").unwrap().used().devices, [0; 16]);
 }
 
 #[test]

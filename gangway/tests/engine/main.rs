@@ -17,7 +17,6 @@ mod compress_properties;
 mod computed_times;
 mod custom_policy;
 mod daemon_example;
-mod dependencies;
 mod determinism;
 mod fair_sharing_properties;
 mod fairshare_charging;

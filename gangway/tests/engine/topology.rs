@@ -260,12 +260,11 @@ fn gpus_of_a_task_are_chosen_within_one_nvlink_island() {
     let mut s = build::scheduler(json!({"nodes": [
         {"name": "n1", "cpus": 16, "gpus": {"model": "h100", "count": 8,
          "nvlink_islands": [[0, 1, 2, 3], [4, 5, 6, 7]]}}]}));
-    let islands = &s
-        .state()
-        .node(gangway::model::ids::NodeId(0))
-        .unwrap()
-        .nvlink_islands;
-    assert_eq!(islands, &[0x0f, 0xf0]);
+    let snapshot = serde_json::to_value(s.snapshot()).unwrap();
+    assert_eq!(
+        snapshot["state"]["nodes"][0]["nvlink_islands"],
+        json!([0x0f, 0xf0])
+    );
     let out = checked_tick(&mut s, 0, vec![gpu_job("one", 1, 1, MIN, json!({}))]).unwrap();
     assert_eq!(gpus_of(&out, "one"), [0]);
     // Best fit: island 0 has 3 free devices, island 1 four; both hold two.
