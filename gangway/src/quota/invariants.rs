@@ -1,7 +1,9 @@
 //! Consistency and limit checks over a whole [`QuotaTree`] (for the oracle and for tests).
 
 use super::tree::{QuotaTree, UNLIMITED};
-use super::vector::{KeyId, QuotaVec};
+use super::vector::KeyId;
+#[cfg(any(test, feature = "testkit"))]
+use super::vector::QuotaVec;
 use crate::Milli;
 use crate::error::ConsistencyError;
 
@@ -18,6 +20,7 @@ impl QuotaTree {
     /// guaranteed parts, key by key. This holds after any sequence of
     /// [`QuotaTree::add_usage`] and matching [`QuotaTree::remove_usage`] calls, including
     /// over-quota ones.
+    #[cfg(any(test, feature = "testkit"))]
     pub(crate) fn check_totals(&self) -> Result<(), ConsistencyError> {
         let mut expected = vec![QuotaVec::ZERO; self.nodes.len()];
         for (node, usage) in self.nodes.iter().zip(&self.usage) {

@@ -3,6 +3,7 @@
 
 use super::ClusterState;
 use crate::error::ConsistencyError;
+#[cfg(any(test, feature = "testkit"))]
 use crate::model::ids::JobId;
 use crate::model::node::Node;
 use crate::model::resources::{DEVICE_MILLI, MAX_DEVICES, NodeAmounts};
@@ -45,6 +46,7 @@ impl ClusterState {
     }
 
     /// A job's external id for a message, or its slot when the slot is empty.
+    #[cfg(any(test, feature = "testkit"))]
     pub(crate) fn job_label(&self, id: JobId) -> String {
         self.job_name(id)
             .map_or_else(|| format!("job slot {}", id.0), str::to_string)

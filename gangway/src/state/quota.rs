@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{ClusterState, JobState, Preemption};
 use crate::decision::Decision;
-use crate::error::{ConfigError, ConsistencyError};
+use crate::error::ConfigError;
+#[cfg(any(test, feature = "testkit"))]
+use crate::error::ConsistencyError;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::GpuNeed;
@@ -403,11 +405,13 @@ impl ClusterState {
     /// every queue's usage equal to its running jobs' and earmarks' charges recounted, every
     /// earmark naming a pending preemptor and victims being preempted for it, and every node
     /// still having free what earmarks hold on it (nobody else used it).
+    #[cfg(any(test, feature = "testkit"))]
     pub(crate) fn check_quota(&self) -> Result<(), ConsistencyError> {
         self.recount_quota().map_err(ConsistencyError::from)
     }
 
     /// [`ClusterState::check_quota`]'s checks, each failure a message.
+    #[cfg(any(test, feature = "testkit"))]
     fn recount_quota(&self) -> Result<(), String> {
         if let Some(tree) = self.quota.tree.as_ref() {
             tree.check_totals().map_err(|e| e.message)?;
@@ -473,6 +477,7 @@ impl ClusterState {
     /// The limit invariant, ignoring the usage of jobs a reconfiguration left over quota. While
     /// such a job's charge sits in an earmark it cannot be told apart, and the limits are not
     /// checked.
+    #[cfg(any(test, feature = "testkit"))]
     fn check_quota_limits(&self, tree: &QuotaTree) -> Result<(), String> {
         if self.over_quota.is_empty() {
             return tree.check_limits().map_err(|e| e.message);
