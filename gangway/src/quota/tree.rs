@@ -583,7 +583,7 @@ mod examples {
     }
 
     #[test]
-    fn queue_id_2() {
+    fn queue_id_is_none_for_an_unknown_queue() {
         use crate::config::QueueConfig;
         use crate::quota::QuotaTree;
         let queues = [QueueConfig {
@@ -681,15 +681,14 @@ mod examples {
         );
     }
 
-    #[test]
-    fn fits_2() {
+    /// A tree of one queue `a` whose `key` quota is `nominal` units.
+    fn one_queue_of(key: &str, nominal: u64) -> crate::quota::QuotaTree {
         use crate::Milli;
         use crate::config::{QueueConfig, QuotaConfig};
-        use crate::quota::QuotaTree;
         let quota = [(
-            "gpu".to_string(),
+            key.to_string(),
             QuotaConfig {
-                nominal: Milli::from_units(2),
+                nominal: Milli::from_units(nominal),
                 ..Default::default()
             },
         )]
@@ -700,32 +699,21 @@ mod examples {
             quota,
             ..Default::default()
         }];
-        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        crate::quota::QuotaTree::new(&[], &queues, &[]).unwrap()
+    }
+
+    #[test]
+    fn fits_takes_gpus_up_to_the_nominal() {
+        let tree = one_queue_of("gpu", 2);
         let a = tree.queue_id("a").unwrap();
         assert!(tree.fits(a, &tree.demand(0, 0, &[("a100", 2000)])));
         assert!(!tree.fits(a, &tree.demand(0, 0, &[("a100", 3000)])));
     }
 
     #[test]
-    fn fit_2() {
-        use crate::Milli;
-        use crate::config::{QueueConfig, QuotaConfig};
-        use crate::quota::{Fit, QuotaTree};
-        let quota = [(
-            "cpu".to_string(),
-            QuotaConfig {
-                nominal: Milli::from_units(1),
-                ..Default::default()
-            },
-        )]
-        .into_iter()
-        .collect();
-        let queues = [QueueConfig {
-            name: "a".into(),
-            quota,
-            ..Default::default()
-        }];
-        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    fn fit_is_within_nominal_up_to_it_and_no_fit_beyond() {
+        use crate::quota::Fit;
+        let tree = one_queue_of("cpu", 1);
         let a = tree.queue_id("a").unwrap();
         assert_eq!(tree.fit(a, &tree.demand(1000, 0, &[])), Fit::WithinNominal);
         assert_eq!(tree.fit(a, &tree.demand(1500, 0, &[])), Fit::NoFit);
