@@ -6,12 +6,17 @@
 //! MIG and topology-constrained groups (which the oracle's topology and MIG checks then
 //! inspect), and rejected submits asking for what the cluster cannot have — and the
 //! many-clusters run asserts that each happened.
+//!
+//! Each run is seeded as the test kit seeds its own (`gangway::testkit::seed`): fixed by
+//! default, so the counts asserted here are the same on every run and cannot fail by chance;
+//! `GANGWAY_TESTKIT_SEED=random` explores fresh cases, and every failure names its seed.
 
 use std::cell::{Cell, RefCell};
 
 use gangway::model::job::TopologyRequest;
 use gangway::policy::Profile;
 use gangway::testkit::harness::{run_stream_observed, scale};
+use gangway::testkit::seed::{rng, run_seed};
 use gangway::testkit::strategies::scenario;
 use gangway::{ClusterConfig, Decision, Event, Scheduler, TickOutcome};
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -85,9 +90,20 @@ impl Reach {
     }
 }
 
-/// Runs `cases` × scale random scenarios of up to `max_ticks` ticks; returns the events sent
+/// What one run sent and reached, and the seed that drew it.
+struct Run {
+    seed: u64,
+    sent: u64,
+    reach: Reach,
+}
+
+/// Runs `cases` × scale random scenarios of up to `max_ticks` ticks, drawn from the run's seed
+/// moved by `offset` (so that the four tests draw different cases); returns the events sent
 /// and what they reached.
-fn run(cases: u32, max_ticks: usize) -> (u64, Reach) {
+fn run(offset: u64, cases: u32, max_ticks: usize) -> Run {
+    let seed = run_seed(None)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .wrapping_add(offset);
     let events = Cell::new(0u64);
     let reach = RefCell::new(Reach::default());
     let config = Config {
@@ -95,45 +111,65 @@ fn run(cases: u32, max_ticks: usize) -> (u64, Reach) {
         failure_persistence: None,
         ..Config::default()
     };
-    let result = TestRunner::new(config).run(&scenario(max_ticks), |(cluster, stream)| {
-        events.set(events.get() + stream.events() as u64);
-        reach.borrow_mut().cluster(&cluster);
-        let profile = Profile::default_for_config();
-        run_stream_observed(&cluster, profile, &stream, |s, sent, outcome| {
-            reach.borrow_mut().tick(s, sent, outcome);
-        })
-        .map_err(|f| TestCaseError::fail(f.to_string()))
-    });
+    let result = TestRunner::new_with_rng(config, rng(seed)).run(
+        &scenario(max_ticks),
+        |(cluster, stream)| {
+            events.set(events.get() + stream.events() as u64);
+            reach.borrow_mut().cluster(&cluster);
+            let profile = Profile::default_for_config();
+            run_stream_observed(&cluster, profile, &stream, |s, sent, outcome| {
+                reach.borrow_mut().tick(s, sent, outcome);
+            })
+            .map_err(|f| TestCaseError::fail(f.to_string()))
+        },
+    );
     if let Err(e) = result {
-        panic!("{e}");
+        panic!("seed {seed}: {e}");
     }
-    (events.get(), reach.into_inner())
+    Run {
+        seed,
+        sent: events.get(),
+        reach: reach.into_inner(),
+    }
+}
+
+/// Asserts that a run sent at least `least` events.
+fn assert_sent(run: &Run, least: u64) {
+    println!("{} events (seed {})", run.sent, run.seed);
+    assert!(
+        run.sent >= least,
+        "only {} events (seed {})",
+        run.sent,
+        run.seed
+    );
 }
 
 // Four tests so that the test harness runs them on parallel threads.
 #[test]
 fn short_streams_many_clusters() {
-    let (sent, reach) = run(6_500, 40);
-    assert!(sent >= 250_000, "only {sent} events");
-    println!("{sent} events; {reach:?}");
+    let run = run(0, 6_500, 40);
+    assert_sent(&run, 250_000);
+    println!("{:?}", run.reach);
     // 1,000 cases of this run reached each at least 16 times.
-    assert!(reach.smallest() >= 20, "{reach:?}");
+    assert!(
+        run.reach.smallest() >= 20,
+        "{:?} (seed {})",
+        run.reach,
+        run.seed
+    );
 }
 
 #[test]
 fn long_streams_a() {
-    let (sent, _) = run(1_800, 150);
-    assert!(sent >= 250_000, "only {sent} events");
+    assert_sent(&run(1, 1_800, 150), 250_000);
 }
 
 #[test]
 fn long_streams_b() {
-    let (sent, _) = run(1_800, 150);
-    assert!(sent >= 250_000, "only {sent} events");
+    assert_sent(&run(2, 1_800, 150), 250_000);
 }
 
 #[test]
 fn very_long_streams() {
-    let (sent, _) = run(450, 600);
-    assert!(sent >= 250_000, "only {sent} events");
+    assert_sent(&run(3, 450, 600), 250_000);
 }
