@@ -25,6 +25,7 @@
 
 use std::cmp::Ordering;
 
+use crate::config::PriorityWeights;
 use crate::decision::TickOutcome;
 use crate::event::Event;
 use crate::placement::fit::valid_pick;
@@ -290,6 +291,7 @@ impl ProfileBuilder {
             backfill: listed(Hook::Backfill),
             order_built_in: false,
             victims_built_in: false,
+            victims_time_free: false,
         };
         let global = GlobalHooks {
             order_built_in: global.order.iter().all(|&i| {
@@ -306,6 +308,10 @@ impl ProfileBuilder {
                         .any(|h| matches!(h, Hook::VictimVeto | Hook::VictimOrder))
                 })
                 .all(|(p, _)| is_built_in_victim_plugin(p.as_any())),
+            victims_time_free: self
+                .plugins
+                .iter()
+                .all(|(p, _)| !p.as_any().is::<crate::policy::builtin::LeastLostWork>()),
             ..global
         };
         let faults = FaultLog::new(self.plugins.len());
@@ -340,6 +346,8 @@ struct GlobalHooks {
     /// no state and cannot panic (lookups by `get`, saturating arithmetic), so they are called
     /// unguarded.
     victims_built_in: bool,
+    /// No plug-in is the built-in least-lost-work, the one victim key that reads the time.
+    victims_time_free: bool,
 }
 
 /// Whether `plugin` is a built-in victim plug-in that reads of the preemptor at most its
@@ -652,6 +660,36 @@ impl Profile {
     /// same ends, on every victim.
     pub(crate) fn victim_plugins_read_partition_only(&self) -> bool {
         self.global.victims_built_in
+    }
+
+    /// Whether a running job's order keys stay the same from pass to pass while its base
+    /// priority, its time limit and the configuration do: every order plug-in is the built-in
+    /// shortest-first (the time limit) or a multifactor that reads only the job
+    /// ([`crate::policy::builtin::Multifactor`]: no age, fair-share or job-size weight under
+    /// the `configured` weights).
+    pub(crate) fn order_keys_fixed_across_passes(&self, configured: &PriorityWeights) -> bool {
+        use crate::policy::builtin::{Multifactor, ShortestFirst};
+        self.global.order_built_in
+            && self.global.order.iter().all(|&i| {
+                let plugin = self.plugins[i].as_any();
+                plugin.is::<ShortestFirst>()
+                    || plugin
+                        .downcast_ref::<Multifactor>()
+                        .is_some_and(|m| m.reads_only_the_job(configured))
+            })
+    }
+
+    /// Whether every victim plug-in answers about a running job the same at every pass while
+    /// its run, base priority and the configuration stay, except for a veto with an end, which
+    /// holds until that end: the victim plug-ins are built-ins
+    /// ([`Profile::victim_plugins_read_partition_only`]) other than least-lost-work (its key
+    /// grows with the time since a checkpoint). Borrowing-first reads the queues' usage, so a
+    /// caller also needs the cluster to have no quota tree (then it keys every job alike). Of
+    /// the others, the tier guard and lower-tier-first read the
+    /// configuration's tiers, lower-priority-first the base priority, newest-first the run's
+    /// start, and min-run-time vetoes a run until its guaranteed time is over.
+    pub(crate) fn victim_plugins_fixed_across_passes(&self) -> bool {
+        self.global.victims_built_in && self.global.victims_time_free
     }
 
     /// Whether a plug-in that keyed this pass's order was silenced since: its slot must then

@@ -12,7 +12,7 @@ use crate::scheduler::Plan;
 use crate::scheduler::pass::head::Head;
 use crate::scheduler::pass::order::calc_period::PriorityCalc;
 use crate::scheduler::pass::order::order_index::OrderIndex;
-use crate::scheduler::pass::preempt::PreemptTaken;
+use crate::scheduler::pass::preempt::{PreemptTaken, VictimOrders};
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::kept_plans::KeptPlans;
 use crate::scheduler::shortcuts::resume::LastPass;
@@ -58,6 +58,9 @@ pub(in crate::scheduler) struct LastOutcome {
     /// The profile of a pass that cannot be continued: its memory, for the next pass to
     /// rebuild its profile in ([`crate::backfill::Availability::rebuild`]), not its contents.
     pub(in crate::scheduler) spare_profile: Option<crate::backfill::Availability>,
+    /// The victim orders of order-based preemption, for the next pass to bring up to date
+    /// ([`crate::scheduler::pass::preempt::VictimOrders`]).
+    pub(in crate::scheduler) victim_orders: VictimOrders,
     /// How often preemption searches took their shortcuts so far.
     pub(in crate::scheduler) preempt_taken: PreemptTaken,
     /// How many unplaced jobs' quota checks a kept verdict answered so far
@@ -83,6 +86,7 @@ impl LastOutcome {
             kept: None,
             resume: LastPass::default(),
             spare_profile: None,
+            victim_orders: VictimOrders::default(),
             preempt_taken: PreemptTaken::default(),
             quota_verdicts_reused: 0,
         }
@@ -94,5 +98,6 @@ impl LastOutcome {
         self.order_index = None;
         self.kept = None;
         self.resume = LastPass::default();
+        self.victim_orders = VictimOrders::default();
     }
 }

@@ -227,11 +227,11 @@ impl Scheduler {
     /// without a search (and of those, how many without a placement either); how many passes
     /// so far continued the one before; how many preemption searches so far read only the
     /// jobs their preemptor outranks, bisected for the first placeable prefix, or were skipped
-    /// as known to find no room (order-based, then fair-sharing), and how many unplaced jobs'
-    /// quota checks a kept verdict answered; and whether it took the pending order kept from
-    /// the pass before.
+    /// as known to find no room (order-based, then fair-sharing), how many unplaced jobs'
+    /// quota checks a kept verdict answered, and how many victim orders were carried to a
+    /// later pass; and whether it took the pending order kept from the pass before.
     #[cfg(any(test, feature = "testkit"))]
-    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 5], bool) {
+    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 6], bool) {
         let kept = self.last.kept.as_ref();
         let preempt = &self.last.preempt_taken;
         (
@@ -244,6 +244,7 @@ impl Scheduler {
                 preempt.no_room_skips,
                 preempt.fair_no_room_skips,
                 self.last.quota_verdicts_reused,
+                preempt.victim_orders_carried,
             ],
             self.last
                 .order_index

@@ -60,6 +60,9 @@ pub struct ShortcutsTaken {
     /// Passes that took the pending order kept from the pass before, with only its changes
     /// applied (under `policy.priority.calc_period_ms`).
     pub kept_order: usize,
+    /// Order-based preemption's victim orders that a pass made and a later pass brought up to
+    /// date with the running jobs' changes instead of making afresh.
+    pub victim_orders_carried: u64,
 }
 
 /// A scheduler and its reference twin, ticked together.
@@ -96,6 +99,7 @@ impl Twins {
                 no_room_skips,
                 fair_no_room_skips,
                 quota_verdicts_reused,
+                victim_orders_carried,
             ],
             _,
         ) = self.fast.shortcuts_taken();
@@ -106,6 +110,7 @@ impl Twins {
             no_room_skips: self.before.no_room_skips + no_room_skips,
             fair_no_room_skips: self.before.fair_no_room_skips + fair_no_room_skips,
             quota_verdicts_reused: self.before.quota_verdicts_reused + quota_verdicts_reused,
+            victim_orders_carried: self.before.victim_orders_carried + victim_orders_carried,
             ..self.taken
         }
     }

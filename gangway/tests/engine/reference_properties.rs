@@ -18,7 +18,7 @@
 //! comparisons are not vacuous. `GANGWAY_PROPTEST_SCALE=N` multiplies the case count.
 
 use gangway::config::{FairSharingConfig, WaitForReadyConfig};
-use gangway::policy::builtin::{Las, ShortestFirst};
+use gangway::policy::builtin::{Las, MinRunTime, ShortestFirst};
 use gangway::policy::{HeadView, PassContext, Plugin, Profile};
 use gangway::state::JobView;
 use gangway::testkit::adversarial::{Adversary, Trick};
@@ -59,6 +59,9 @@ enum Plugins {
     Config,
     Las,
     ShortestFirst,
+    /// The configuration's plug-ins and a guaranteed run time of two minutes (a victim veto
+    /// that ends).
+    MinRunTime,
     /// The default plug-ins and an adversary playing these tricks.
     Adversarial(u64, &'static [Trick]),
     /// The configuration's plug-ins and a backfill rule ([`NoLongerThanHead`]).
@@ -104,6 +107,12 @@ impl Plugins {
             Plugins::Config => Profile::from_config(config).ok()?,
             Plugins::Las => Profile::builder().plugin(Las::default()).build().ok()?,
             Plugins::ShortestFirst => Profile::builder().plugin(ShortestFirst).build().ok()?,
+            Plugins::MinRunTime => Profile::from_config(config)
+                .ok()?
+                .into_builder()
+                .plugin(MinRunTime::new(120_000))
+                .build()
+                .ok()?,
             Plugins::Adversarial(seed, tricks) => Profile::from_config(config)
                 .ok()?
                 .into_builder()
@@ -462,13 +471,25 @@ fn contended_submit() -> impl Strategy<Value = StreamEvent> {
 
 /// Ticks of many submits on the busy cluster with order-based preemption: long queues of
 /// preemptors that outrank some running jobs, most finding no room. Every other tick, at the
-/// same instant as the one before, has submits only; the others also finish running jobs and
-/// acknowledge preemptions.
+/// same instant as the one before, has submits only; the others also finish running jobs,
+/// acknowledge preemptions, and now and then set a job's priority or time limit (running or
+/// not: what a victim order kept across passes must notice).
 fn contended_stream() -> impl Strategy<Value = Stream> {
     let other = prop_oneof![
-        (any::<u8>(), any::<bool>())
+        4 => (any::<u8>(), any::<bool>())
             .prop_map(|(pick, failed)| StreamEvent::FinishRunning { pick, failed }),
-        any::<u8>().prop_map(|pick| StreamEvent::AckPreempted { pick }),
+        4 => any::<u8>().prop_map(|pick| StreamEvent::AckPreempted { pick }),
+        1 => (0u32..60, any::<bool>(), -1i32..=4, 60_000u64..=1_200_000).prop_map(
+            |(id, priority, value, limit)| {
+                let job = format!("j{id}");
+                let event = if priority {
+                    json!({"type": "set_priority", "job": job, "priority": value})
+                } else {
+                    json!({"type": "set_time_limit", "job": job, "time_limit_ms": limit})
+                };
+                StreamEvent::Raw(serde_json::from_value(event).unwrap())
+            }
+        ),
     ];
     let tick = (
         0u64..=60_000,
@@ -498,8 +519,9 @@ fn paired_ticks(ticks: Vec<(u64, Vec<StreamEvent>, Vec<StreamEvent>)>) -> Stream
 
 /// The contended arm: the busy cluster (conservative, EASY or no backfill) with order-based
 /// preemption and, now and then, partition tiers, no quota tree, [`contended_stream`]; the
-/// default profile mostly, else shortest-first (keys fixed for a pass too) or LAS (keys that
-/// change, where the searches take none of the order-based shortcuts).
+/// default profile mostly (its keys and victim plug-ins fixed across passes), else with a
+/// guaranteed run time (vetoes that end), shortest-first (keys fixed across passes too) or LAS
+/// (keys that change, where the searches take none of the order-based shortcuts).
 fn contended() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
     let mode = prop_oneof![
         2 => Just("conservative"),
@@ -507,7 +529,8 @@ fn contended() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
         1 => Just("none"),
     ];
     let profile = prop_oneof![
-        6 => Just(Plugins::Config),
+        5 => Just(Plugins::Config),
+        1 => Just(Plugins::MinRunTime),
         1 => Just(Plugins::ShortestFirst),
         1 => Just(Plugins::Las),
     ];
@@ -631,6 +654,7 @@ fn add(total: &mut ShortcutsTaken, taken: ShortcutsTaken) {
     total.fair_no_room_skips += taken.fair_no_room_skips;
     total.quota_verdicts_reused += taken.quota_verdicts_reused;
     total.kept_order += taken.kept_order;
+    total.victim_orders_carried += taken.victim_orders_carried;
 }
 
 /// The comparisons are not vacuous: over a fixed sample of cases of each family most
@@ -690,6 +714,8 @@ fn the_cases_reach_every_shortcut() {
     assert!(total.fair_no_room_skips >= 400, "{total:?}");
     // Quota verdicts of jobs not placed, reused for jobs alike (about 4,900).
     assert!(total.quota_verdicts_reused >= 2_000, "{total:?}");
+    // Victim orders carried from one pass to the next, from the contended family (about 610).
+    assert!(total.victim_orders_carried >= 300, "{total:?}");
     // The order kept across passes under a calculation period (about 315 passes).
     assert!(total.kept_order >= 150, "{total:?}");
     // The head rules, the submit-order candidates, a user backfill rule and the pinned head

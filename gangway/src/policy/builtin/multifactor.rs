@@ -53,6 +53,15 @@ impl Multifactor {
         i64::from(base) + factors.weighted(weights).sum().floor() as i64
     }
 
+    /// Whether its key reads only the job and the configuration, never the time, the
+    /// fair-share usage or the cluster's size: the age, fair-share and job-size weights it
+    /// applies (its own, or the `configured` ones) are all 0. A running job's key is then the
+    /// same at every pass until its base priority or the configuration changes.
+    pub(crate) fn reads_only_the_job(&self, configured: &PriorityWeights) -> bool {
+        let w = self.weights.as_ref().unwrap_or(configured);
+        w.age == 0 && w.fairshare == 0 && w.job_size == 0
+    }
+
     fn weights<'a>(&'a self, context: &PassContext<'a>) -> &'a PriorityWeights {
         self.weights
             .as_ref()

@@ -154,8 +154,8 @@ pub(in crate::scheduler) struct Pass {
     /// Running jobs sorted by order for order-based preemption in this pass
     /// ([`preempt::RunningKeys`]).
     pub(in crate::scheduler) running_keys: preempt::RunningKeys,
-    /// Running jobs in victim order for order-based preemption in this pass
-    /// ([`preempt::VictimOrders`]).
+    /// Running jobs in victim order for order-based preemption, from the last pass to this
+    /// one and on to the next ([`preempt::VictimOrders`]).
     pub(in crate::scheduler) victim_orders: preempt::VictimOrders,
     /// Order-based searches of this pass that found no room ([`preempt::NoRoom`]).
     pub(in crate::scheduler) no_room: preempt::NoRoom,
@@ -267,6 +267,7 @@ impl Scheduler {
         };
         self.last.deferred = None;
         pass.carried = self.last.head.take();
+        pass.victim_orders = std::mem::take(&mut self.last.victim_orders);
         // A pinned head has the first turn, whatever the order says.
         let pinned = self.pinned_head(&pass);
         if let Some(id) = pinned {
@@ -344,6 +345,7 @@ impl Scheduler {
             Some(keyed)
         };
         self.last.details = std::mem::take(&mut pass.details);
+        self.last.victim_orders = std::mem::take(&mut pass.victim_orders);
         self.last.quota_verdicts_reused += pass.unplaced_fits.take_reused();
         self.last.head = pass.head.take().filter(|_| self.keeps_head());
         self.last.denied = pass.denied.clone();

@@ -147,6 +147,9 @@ pub(in crate::scheduler) struct PreemptTaken {
     pub(in crate::scheduler) no_room_skips: u64,
     /// Fair-sharing searches skipped as equal to one that found no room ([`NoRoom`]).
     pub(in crate::scheduler) fair_no_room_skips: u64,
+    /// Victim orders an earlier pass made that a later one brought up to date instead of
+    /// making afresh ([`VictimOrders`]).
+    pub(in crate::scheduler) victim_orders_carried: u64,
 }
 
 /// Victims chosen for a preemptor and where it will run once they have stopped.
@@ -199,7 +202,9 @@ impl Scheduler {
         }
         let (candidates, veto_ends) = match self.kept_victims(id, fair, &mut pass.victim_orders) {
             Some(kept) => {
-                self.last.preempt_taken.outranked_walks += 1;
+                let taken = &mut self.last.preempt_taken;
+                taken.outranked_walks += 1;
+                taken.victim_orders_carried += pass.victim_orders.take_carried();
                 kept
             }
             None => {

@@ -1,5 +1,5 @@
-//! Running jobs in victim order, once per pass and partition, for order-based preemption
-//! without a quota tree.
+//! Running jobs in victim order, per partition of the preemptors, for order-based preemption
+//! without a quota tree; kept from pass to pass where the plug-ins allow.
 //!
 //! An order-based search's candidates are the running jobs its preemptor outranks, less those
 //! the engine's rules and the profile's vetoes remove, in the profile's victim order. Where
@@ -10,37 +10,90 @@
 //! order, veto and victim keys are the same for every preemptor of one partition for the whole
 //! pass. They are then asked at the partition's first search and the jobs sorted in victim
 //! order once; each search filters that list by its own order and the engine's rules, instead
-//! of asking the plug-ins about every job it outranks and sorting them. A shortcut (the
-//! reference pass asks at every search); debug builds compare every search's candidates with
-//! the full walk's.
+//! of asking the plug-ins about every job it outranks and sorting them.
+//!
+//! Where moreover the answers stay the same from pass to pass
+//! (`order_keys_fixed_across_passes`: no age, fair-share or job-size weight;
+//! `victim_plugins_fixed_across_passes`: no victim key that reads the time), the order is kept
+//! for the next pass and brought up to date at its first search for the partition: a job
+//! that left the running set, or whose run, base priority or time limit changed (the
+//! stamp the answers were read from), is taken out; a job that started, or whose stamp
+//! changed, or whose veto reached its end, is asked again and put in its place. Everything
+//! else the answers read is the configuration (a reconfiguration forgets the order) or the
+//! priority calculation (a new one rebuilds it). A shortcut: the reference pass asks at every
+//! search; debug builds compare every search's candidates with the full walk's, and every
+//! order brought up to date with one built afresh.
 
 use std::cmp::Reverse;
 use std::sync::Arc;
 
 use crate::model::ids::{JobId, PartitionId};
-use crate::policy::{PartitionHooks, PassFigures};
+use crate::policy::{PartitionHooks, PassFigures, VictimKeys};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::preempt::running_keys::RankKey;
 use crate::scheduler::pass::preempt::{Basis, VictimCandidates, Walk};
+use crate::state::JobView;
 
-/// The victim orders of one pass, by the partition of the preemptors they were made for.
-#[derive(Debug, Default)]
+/// The victim orders, by the partition of the preemptors they were made for: those of this
+/// pass, and, where they may be kept, those of earlier passes waiting to be brought up to date.
+#[derive(Clone, Debug, Default)]
 pub(in crate::scheduler) struct VictimOrders {
-    /// The figures of the pass the orders belong to (compared by identity: each pass makes its
-    /// own).
-    figures: Option<Arc<PassFigures>>,
-    /// Per preemptor partition met in this pass, the running jobs in victim order.
-    by_partition: Vec<(PartitionId, Vec<Ranked>)>,
+    by_partition: Vec<PartitionOrder>,
+    /// Orders an earlier pass made, brought up to date since last asked.
+    carried: u64,
 }
 
-/// A running job as every preemptor of one partition sees it in one pass.
-#[derive(Clone, Copy, Debug)]
+impl VictimOrders {
+    /// How many orders an earlier pass made were brought up to date (not made afresh) since
+    /// the last call.
+    pub(in crate::scheduler) fn take_carried(&mut self) -> u64 {
+        std::mem::take(&mut self.carried)
+    }
+}
+
+/// The running jobs in victim order as preemptors of one partition see them.
+#[derive(Clone, Debug)]
+struct PartitionOrder {
+    partition: PartitionId,
+    /// The figures of the pass it was last made or brought up to date in (compared by
+    /// identity: each pass makes its own).
+    figures: Arc<PassFigures>,
+    /// The figures of the priority calculation its order keys were read under, if any.
+    calc: Option<Arc<PassFigures>>,
+    /// The jobs it ranks (those running when it was last made or brought up to date), by job
+    /// id, with what their answers were read from.
+    members: Vec<(JobId, Stamp)>,
+    /// Those jobs in victim order.
+    ranked: Vec<Ranked>,
+}
+
+/// What the plug-ins' answers about a running job are read from, besides the configuration:
+/// the job itself (its arrival: a slot's id is reused once an ended job is forgotten), its
+/// run's start, its base priority and its time limit.
+type Stamp = (u64, u64, i32, u64);
+
+/// A running job as every preemptor of one partition sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ranked {
     victim: JobId,
+    /// Its place in the victim order: the victim keys, then the later job first.
+    order: (VictimKeys, Reverse<JobId>),
     /// Its order: a preemptor takes it only where it ranks higher.
     rank: RankKey,
     /// Where a veto removes it, the veto's end after now, if it has one.
     vetoed: Option<Option<u64>>,
+}
+
+/// The stamp of running job `job`.
+fn stamp(job: JobView<'_>) -> Stamp {
+    let start = job.current_run().map_or(0, |(start, _)| start);
+    let spec = job.spec();
+    (
+        job.record().arrival,
+        start,
+        spec.priority,
+        spec.time_limit_ms,
+    )
 }
 
 impl Scheduler {
@@ -65,29 +118,7 @@ impl Scheduler {
             return None;
         }
         let preemptor = self.state.job_view(id)?;
-        let partition = preemptor.record().partition;
-        let current = orders
-            .figures
-            .as_ref()
-            .is_some_and(|f| Arc::ptr_eq(f, &self.last.figures));
-        if !current {
-            *orders = VictimOrders {
-                figures: Some(Arc::clone(&self.last.figures)),
-                by_partition: Vec::new(),
-            };
-        }
-        let kept = match orders
-            .by_partition
-            .iter()
-            .position(|(p, _)| *p == partition)
-        {
-            Some(at) => &orders.by_partition[at].1,
-            None => {
-                let ranked = self.victim_order(id)?;
-                orders.by_partition.push((partition, ranked));
-                &orders.by_partition.last()?.1
-            }
-        };
+        let kept = self.victim_order(preemptor, orders);
         let context = self.last.figures.context(&self.state);
         let (tier, keys, ..) = self.pass_key(preemptor, &context);
         let own = (tier, keys);
@@ -115,10 +146,150 @@ impl Scheduler {
         Some(kept)
     }
 
-    /// Every running job as preemptor `id`'s partition sees it now, in the profile's victim
-    /// order (the later job id breaks ties).
-    fn victim_order(&self, id: JobId) -> Option<Vec<Ranked>> {
-        let preemptor = self.state.job_view(id)?;
+    /// The running jobs in victim order as `preemptor`'s partition sees them now: the order
+    /// this pass made, or the one an earlier pass made brought up to date, or a new one.
+    fn victim_order<'o>(
+        &self,
+        preemptor: JobView<'_>,
+        orders: &'o mut VictimOrders,
+    ) -> &'o [Ranked] {
+        let partition = preemptor.record().partition;
+        let calc = self
+            .last
+            .priority_calc
+            .as_ref()
+            .map(|calc| Arc::clone(calc.figures()));
+        let at = match orders
+            .by_partition
+            .iter()
+            .position(|order| order.partition == partition)
+        {
+            Some(at) => at,
+            None => {
+                orders.by_partition.push(self.fresh_order(preemptor, calc));
+                return &orders.by_partition[orders.by_partition.len() - 1].ranked;
+            }
+        };
+        let order = &mut orders.by_partition[at];
+        if !Arc::ptr_eq(&order.figures, &self.last.figures) {
+            let same_calc = match (&order.calc, &calc) {
+                (Some(kept), Some(now)) => Arc::ptr_eq(kept, now),
+                (kept, now) => kept.is_none() && now.is_none(),
+            };
+            let keep = same_calc
+                && self
+                    .profile
+                    .order_keys_fixed_across_passes(&self.state.config.policy.priority.weights)
+                && self.profile.victim_plugins_fixed_across_passes();
+            if keep {
+                self.bring_up_to_date(preemptor, order);
+                orders.carried += 1;
+            } else {
+                *order = self.fresh_order(preemptor, calc);
+            }
+        }
+        &order.ranked
+    }
+
+    /// Every running job as `preemptor`'s partition sees it now, in victim order.
+    fn fresh_order(
+        &self,
+        preemptor: JobView<'_>,
+        calc: Option<Arc<PassFigures>>,
+    ) -> PartitionOrder {
+        let mut members = Vec::with_capacity(self.state.running.len());
+        let mut ranked = Vec::with_capacity(self.state.running.len());
+        for &v in &self.state.running {
+            let Some(victim) = self.state.job_view(v) else {
+                continue;
+            };
+            members.push((v, stamp(victim)));
+            ranked.push(self.ranked(preemptor, victim));
+        }
+        ranked.sort_unstable_by_key(|r| r.order);
+        PartitionOrder {
+            partition: preemptor.record().partition,
+            figures: Arc::clone(&self.last.figures),
+            calc,
+            members,
+            ranked,
+        }
+    }
+
+    /// Brings an order an earlier pass made up to date with the running jobs now: takes out
+    /// the jobs that left or whose stamp changed, and ranks those that came, changed, or whose
+    /// veto ended.
+    fn bring_up_to_date(&self, preemptor: JobView<'_>, order: &mut PartitionOrder) {
+        let now = self.state.now_ms;
+        let mut gone = Vec::new();
+        let mut came = Vec::new();
+        let mut members = Vec::with_capacity(self.state.running.len());
+        let mut kept = order.members.iter().peekable();
+        for &v in &self.state.running {
+            let Some(victim) = self.state.job_view(v) else {
+                continue;
+            };
+            let now_stamp = stamp(victim);
+            while let Some(&&(old, _)) = kept.peek()
+                && old < v
+            {
+                gone.push(old);
+                kept.next();
+            }
+            match kept.peek() {
+                Some(&&(old, old_stamp)) if old == v => {
+                    kept.next();
+                    if old_stamp != now_stamp {
+                        gone.push(v);
+                        came.push(v);
+                    }
+                }
+                _ => came.push(v),
+            }
+            members.push((v, now_stamp));
+        }
+        gone.extend(kept.map(|&(old, _)| old));
+        for ranked in &order.ranked {
+            let veto_ended = ranked
+                .vetoed
+                .is_some_and(|end| end.is_some_and(|end| end <= now));
+            let running = || {
+                members
+                    .binary_search_by_key(&ranked.victim, |&(v, _)| v)
+                    .is_ok()
+            };
+            if veto_ended && running() {
+                gone.push(ranked.victim);
+                came.push(ranked.victim);
+            }
+        }
+        gone.sort_unstable();
+        gone.dedup();
+        came.sort_unstable();
+        came.dedup();
+        if !gone.is_empty() {
+            order
+                .ranked
+                .retain(|ranked| gone.binary_search(&ranked.victim).is_err());
+        }
+        for &v in &came {
+            if let Some(victim) = self.state.job_view(v) {
+                order.ranked.push(self.ranked(preemptor, victim));
+            }
+        }
+        // A sorted run and a short tail: the stable sort merges them in about linear time.
+        order.ranked.sort_by_key(|r| r.order);
+        order.members = members;
+        order.figures = Arc::clone(&self.last.figures);
+        debug_assert_eq!(
+            order.ranked,
+            self.fresh_order(preemptor, order.calc.clone()).ranked,
+            "an order brought up to date ranks as one made afresh"
+        );
+    }
+
+    /// Running job `victim` as `preemptor`'s partition sees it now.
+    fn ranked(&self, preemptor: JobView<'_>, victim: JobView<'_>) -> Ranked {
         let context = self.last.figures.context(&self.state);
         let no_hooks = PartitionHooks::default();
         let hooks_of = |partition: PartitionId| {
@@ -127,33 +298,20 @@ impl Scheduler {
                 .unwrap_or(&no_hooks)
         };
         let own_hooks = hooks_of(preemptor.record().partition);
-        let mut ranked: Vec<_> = self
-            .state
-            .running
-            .iter()
-            .filter_map(|&v| {
-                let victim = self.state.job_view(v)?;
-                let (tier, keys, ..) = self.pass_key(victim, &context);
-                let hooks = [own_hooks, hooks_of(victim.record().partition)];
-                let vetoed = self
-                    .profile
-                    .veto(hooks, preemptor, victim, &context)
-                    .map(|veto| veto.until_ms().filter(|&t| t > self.state.now_ms));
-                let order = self
-                    .profile
-                    .victim_keys(own_hooks, preemptor, victim, &context);
-                let rank = (tier, keys);
-                Some((
-                    (order, Reverse(v)),
-                    Ranked {
-                        victim: v,
-                        rank,
-                        vetoed,
-                    },
-                ))
-            })
-            .collect();
-        ranked.sort_unstable_by_key(|(order, _)| *order);
-        Some(ranked.into_iter().map(|(_, ranked)| ranked).collect())
+        let (tier, keys, ..) = self.pass_key(victim, &context);
+        let hooks = [own_hooks, hooks_of(victim.record().partition)];
+        let vetoed = self
+            .profile
+            .veto(hooks, preemptor, victim, &context)
+            .map(|veto| veto.until_ms().filter(|&t| t > self.state.now_ms));
+        let victim_keys = self
+            .profile
+            .victim_keys(own_hooks, preemptor, victim, &context);
+        Ranked {
+            victim: victim.id(),
+            order: (victim_keys, Reverse(victim.id())),
+            rank: (tier, keys),
+            vetoed,
+        }
     }
 }
