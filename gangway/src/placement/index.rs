@@ -487,6 +487,16 @@ impl FreeIndex {
         ControlFlow::Continue(())
     }
 
+    /// Whether [`FreeIndex::visit_classes`] for `shape` (not at all levels) offers node `id`'s
+    /// class: the node takes work and its bucket is one the visit walks.
+    pub(crate) fn visits_node(&self, shape: &TaskShape, id: NodeId) -> bool {
+        let Some(Some(slot)) = self.slots.get(id.index()) else {
+            return false;
+        };
+        self.buckets(shape, false)
+            .any(|bucket| bucket == (slot.class, slot.level))
+    }
+
     /// The buckets a visit for `shape` walks, in order: nodes without GPUs first for a shape
     /// needing none, then by free whole GPUs from the fewest that can hold a task (every level
     /// with `all_levels`), across the allowed models level by level.

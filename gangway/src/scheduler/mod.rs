@@ -228,10 +228,11 @@ impl Scheduler {
     /// so far continued the one before; how many preemption searches so far read only the
     /// jobs their preemptor outranks, bisected for the first placeable prefix, or were skipped
     /// as known to find no room (order-based, then fair-sharing), how many unplaced jobs'
-    /// quota checks a kept verdict answered, and how many victim orders were carried to a
-    /// later pass; and whether it took the pending order kept from the pass before.
+    /// quota checks a kept verdict answered, how many victim orders were carried to a later
+    /// pass, and how many fill-backs the task counts answered; and whether it took the pending
+    /// order kept from the pass before.
     #[cfg(any(test, feature = "testkit"))]
-    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 6], bool) {
+    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 7], bool) {
         let kept = self.last.kept.as_ref();
         let preempt = &self.last.preempt_taken;
         (
@@ -245,6 +246,7 @@ impl Scheduler {
                 preempt.fair_no_room_skips,
                 self.last.quota_verdicts_reused,
                 preempt.victim_orders_carried,
+                preempt.counted_fill_backs,
             ],
             self.last
                 .order_index

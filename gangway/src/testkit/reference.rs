@@ -63,6 +63,9 @@ pub struct ShortcutsTaken {
     /// Order-based preemption's victim orders that a pass made and a later pass brought up to
     /// date with the running jobs' changes instead of making afresh.
     pub victim_orders_carried: u64,
+    /// Preemption searches whose fill-back (dropping the victims not needed) the task counts
+    /// answered, with one placement instead of one per victim.
+    pub counted_fill_backs: u64,
 }
 
 /// A scheduler and its reference twin, ticked together.
@@ -100,6 +103,7 @@ impl Twins {
                 fair_no_room_skips,
                 quota_verdicts_reused,
                 victim_orders_carried,
+                counted_fill_backs,
             ],
             _,
         ) = self.fast.shortcuts_taken();
@@ -111,6 +115,7 @@ impl Twins {
             fair_no_room_skips: self.before.fair_no_room_skips + fair_no_room_skips,
             quota_verdicts_reused: self.before.quota_verdicts_reused + quota_verdicts_reused,
             victim_orders_carried: self.before.victim_orders_carried + victim_orders_carried,
+            counted_fill_backs: self.before.counted_fill_backs + counted_fill_backs,
             ..self.taken
         }
     }

@@ -655,6 +655,7 @@ fn add(total: &mut ShortcutsTaken, taken: ShortcutsTaken) {
     total.quota_verdicts_reused += taken.quota_verdicts_reused;
     total.kept_order += taken.kept_order;
     total.victim_orders_carried += taken.victim_orders_carried;
+    total.counted_fill_backs += taken.counted_fill_backs;
 }
 
 /// The comparisons are not vacuous: over a fixed sample of cases of each family most
@@ -716,6 +717,8 @@ fn the_cases_reach_every_shortcut() {
     assert!(total.quota_verdicts_reused >= 2_000, "{total:?}");
     // Victim orders carried from one pass to the next, from the contended family (about 610).
     assert!(total.victim_orders_carried >= 300, "{total:?}");
+    // Fill-backs answered by the task counts, from the contended families (about 105).
+    assert!(total.counted_fill_backs >= 50, "{total:?}");
     // The order kept across passes under a calculation period (about 315 passes).
     assert!(total.kept_order >= 150, "{total:?}");
     // The head rules, the submit-order candidates, a user backfill rule and the pinned head

@@ -85,10 +85,11 @@ impl Scheduler {
         if short_of_cpus && !filtered {
             return None;
         }
-        // Counts first: the tasks that what the nodes have free now could hold bound what this
-        // view offers (reservations, earmarks and maintenance only take away, and nothing is
-        // released), so fits that cannot add up to the gang's minimum rule the placement out
-        // (the count's maintenance is left out: it is a bound here, not an answer).
+        // Counts first: the tasks that what the nodes have free now, less what other
+        // preemptors' earmarks hold, could hold bound what this view offers (reservations and
+        // maintenance only take away, and nothing is released), so fits that cannot add up to
+        // the gang's minimum rule the placement out (the count's maintenance is left out: it is
+        // a bound here, not an answer).
         let counted_out = self.shortcuts
             && released.is_empty()
             && gate.as_ref().is_none_or(JobGate::leaves_fit_alone)
@@ -97,6 +98,7 @@ impl Scheduler {
                 &self.state.index,
                 GangRequest { gate: None, ..gang },
                 true,
+                held,
             ) == Some(false);
         let placed = match counted_out {
             true => None,
@@ -222,7 +224,8 @@ impl Scheduler {
         let counted = countable
             .then(|| {
                 let (nodes, ungated) = (&self.state.nodes, GangRequest { gate: None, ..gang });
-                fits_now_by_count(nodes, &self.state.index, ungated, maintenance_free())
+                let held = BTreeMap::new();
+                fits_now_by_count(nodes, &self.state.index, ungated, maintenance_free(), &held)
             })
             .flatten();
         let fits = counted

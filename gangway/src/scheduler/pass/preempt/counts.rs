@@ -7,11 +7,18 @@
 //! tasks cannot be placed, and the shortest prefix whose count reaches them is a lower bound on
 //! the first prefix a placement accepts: where the count is exact (whole GPUs, no filter), the
 //! search places once instead of once per bisection step.
+//!
+//! Where the count decides the placement outright ([`counts_decide`]: one group of one task,
+//! or spread, without a topology constraint, through a gate that leaves the fit alone, as in
+//! [`crate::placement::count`]), the fill-back that drops unneeded victims asks the counts
+//! whether the preemptor still fits without each one ([`TaskCounts::fits_without`]) and
+//! places once, with the victims it keeps.
 
 use std::collections::BTreeMap;
 
 use crate::backfill::NowView;
 use crate::model::ids::{JobId, NodeId};
+use crate::model::job::PlacementMode;
 use crate::model::resources::NodeAmounts;
 use crate::placement::GangRequest;
 use crate::placement::fit::tasks_fitting;
@@ -70,11 +77,43 @@ impl<'a> TaskCounts<'a> {
         None
     }
 
+    /// The counts with every one of `victims` stopped.
+    pub(super) fn with_stopped(mut self, victims: impl Iterator<Item = JobId>) -> Self {
+        for victim in victims {
+            self.add(victim);
+        }
+        self
+    }
+
+    /// Whether the nodes could still hold the group's fewest tasks (at least one) without
+    /// `victim` stopped; if so, `victim` is taken out of the counts, else they stay.
+    pub(super) fn fits_without(&mut self, victim: JobId) -> bool {
+        self.remove(victim);
+        let need = u64::from(self.gang.shapes[0].min_count).max(1);
+        let fits = self.total >= need;
+        if !fits {
+            self.add(victim);
+        }
+        fits
+    }
+
     /// Counts what `victim` releases as free.
     fn add(&mut self, victim: JobId) {
         for (node, amounts) in self.state.node_charges(victim) {
             let released = self.released.entry(node).or_default();
             released.add(&amounts);
+            let released = *released;
+            let tasks = self.tasks_on(node, Some(&released));
+            let before = std::mem::replace(&mut self.per_node[node.index()], tasks);
+            self.total = self.total - u64::from(before) + u64::from(tasks);
+        }
+    }
+
+    /// Takes what `victim` releases out of the counts again.
+    fn remove(&mut self, victim: JobId) {
+        for (node, amounts) in self.state.node_charges(victim) {
+            let released = self.released.entry(node).or_default();
+            released.sub(&amounts);
             let released = *released;
             let tasks = self.tasks_on(node, Some(&released));
             let before = std::mem::replace(&mut self.per_node[node.index()], tasks);
@@ -98,4 +137,16 @@ impl<'a> TaskCounts<'a> {
         }
         tasks_fitting(node, &free, &self.gang.shapes[0])
     }
+}
+
+/// Whether the counts decide a placement of `gang` outright, given a gate that leaves the fit
+/// alone: one group without a topology constraint, of one task (placed on any node it fits)
+/// or spread (one task on each node with room, then filled up to the fits), as
+/// [`crate::placement::count`] argues. The placement then succeeds exactly when the fits add
+/// up to the group's fewest tasks.
+pub(super) fn counts_decide(gang: &GangRequest<'_>) -> bool {
+    let [shape] = gang.shapes else {
+        return false;
+    };
+    gang.topology.is_none() && (shape.count == 1 || shape.mode == PlacementMode::Spread)
 }

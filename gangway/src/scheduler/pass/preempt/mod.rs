@@ -95,6 +95,7 @@ use crate::placement::Assignment;
 use crate::policy::{PartitionHooks, VictimKeys};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
+use crate::scheduler::pass::node_gate::JobGate;
 use crate::scheduler::shortcuts::fit_memo::Attempt;
 use crate::state::{Job, JobView};
 
@@ -150,9 +151,12 @@ pub(in crate::scheduler) struct PreemptTaken {
     /// Victim orders an earlier pass made that a later one brought up to date instead of
     /// making afresh ([`VictimOrders`]).
     pub(in crate::scheduler) victim_orders_carried: u64,
+    /// Fill-backs the task counts answered ([`Scheduler::without_unneeded`]).
+    pub(in crate::scheduler) counted_fill_backs: u64,
 }
 
 /// Victims chosen for a preemptor and where it will run once they have stopped.
+#[derive(Debug, PartialEq)]
 pub(in crate::scheduler) struct Choice {
     pub(in crate::scheduler) victims: Vec<JobId>,
     pub(in crate::scheduler) plan: Vec<Assignment>,
@@ -297,6 +301,73 @@ impl Scheduler {
     /// Walks `chosen` (with which `id` fits on `plan`) backwards from the one before last,
     /// dropping every victim `id` still fits without (Kueue's fill-back).
     pub(in crate::scheduler) fn without_unneeded(
+        &mut self,
+        id: JobId,
+        chosen: Vec<(JobId, Basis)>,
+        plan: Vec<Assignment>,
+        pass: &mut Pass,
+        end: u64,
+    ) -> Choice {
+        if let Some(kept) = self.counted_fill_back(id, &chosen, pass, end) {
+            let choice = match kept.len() < chosen.len() {
+                // The last victim dropped left the ones kept: the plan is theirs.
+                true => self.fits_without(id, &kept, pass, end).map(|plan| Choice {
+                    victims: kept.iter().map(|(v, _)| *v).collect(),
+                    plan,
+                }),
+                false => Some(Choice {
+                    victims: kept.iter().map(|(v, _)| *v).collect(),
+                    plan: plan.clone(),
+                }),
+            };
+            debug_assert!(choice.is_some(), "the counts decide the placement");
+            if let Some(choice) = choice {
+                self.last.preempt_taken.counted_fill_backs += 1;
+                debug_assert_eq!(
+                    choice,
+                    self.placed_fill_back(id, chosen, plan, pass, end),
+                    "the counted fill-back drops the victims the placed one drops"
+                );
+                return choice;
+            }
+        }
+        self.placed_fill_back(id, chosen, plan, pass, end)
+    }
+
+    /// The fill-back of [`Scheduler::without_unneeded`] answered by the task counts, where they
+    /// decide the placement ([`counts::counts_decide`]) and no quota tree can refuse it: the
+    /// victims kept, without a placement. A shortcut (`None` in the reference pass).
+    fn counted_fill_back(
+        &self,
+        id: JobId,
+        chosen: &[(JobId, Basis)],
+        pass: &Pass,
+        end: u64,
+    ) -> Option<Vec<(JobId, Basis)>> {
+        if !self.shortcuts || self.state.quota.tree.is_some() {
+            return None;
+        }
+        let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
+        let gang = self.state.gang_request(self.state.job(id)?);
+        if !gate.as_ref().is_none_or(JobGate::leaves_fit_alone) || !counts::counts_decide(&gang) {
+            return None;
+        }
+        let held = self.state.earmark_holds(Some(id));
+        let nothing = BTreeMap::new();
+        let view = self.now_view(pass.profile.as_ref(), (pass.now, end), &held, &nothing);
+        let mut counts =
+            TaskCounts::new(&self.state, &view, &gang).with_stopped(chosen.iter().map(|(v, _)| *v));
+        let mut kept = chosen.to_vec();
+        for i in (0..kept.len().saturating_sub(1)).rev() {
+            if counts.fits_without(kept[i].0) {
+                kept.remove(i);
+            }
+        }
+        Some(kept)
+    }
+
+    /// The fill-back of [`Scheduler::without_unneeded`], a placement for each victim tried.
+    fn placed_fill_back(
         &mut self,
         id: JobId,
         mut chosen: Vec<(JobId, Basis)>,
