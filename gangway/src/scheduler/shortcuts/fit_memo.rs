@@ -13,7 +13,7 @@
 //! [`EarmarkedFits`] remembers that view's failures until an earmark changes.
 
 use crate::model::ids::PartitionId;
-use crate::model::shape::TaskShape;
+use crate::model::shape::{GpuNeed, ModelMask, TaskShape};
 use crate::placement::GangRequest;
 
 /// The outcomes of placement attempts on one kind of capacity view within one pass.
@@ -71,6 +71,34 @@ impl Attempt {
     /// shorter, of the same kind.
     pub(in crate::scheduler) fn within(&self, other: &Attempt) -> bool {
         self.kind == other.kind && self.tasks <= other.tasks && self.end <= other.end
+    }
+
+    /// Whether every node holds no fewer tasks of this attempt's kind than of `other`'s, and
+    /// `other` needs as many tasks or more, for as long or longer: the same exclusivity,
+    /// partition and layout; per task, `other` asks no fewer cpus, no less memory and no
+    /// smaller GPU need of the same sort (the same MIG profile), on no more models. A task's
+    /// fit on a node only shrinks as its need grows, so where a placement succeeds exactly when
+    /// the nodes' fits add up (`pass::preempt::counts::counts_decide`), `other` fits no better.
+    pub(in crate::scheduler) fn dominated_by(&self, other: &Attempt) -> bool {
+        let (mine, theirs) = (&self.kind, &other.kind);
+        let (small, big) = (&mine.shape, &theirs.shape);
+        let gpus = match (small.gpu, big.gpu) {
+            (GpuNeed::None, GpuNeed::None) => true,
+            (GpuNeed::Whole(a), GpuNeed::Whole(b))
+            | (GpuNeed::Fraction(a), GpuNeed::Fraction(b)) => a <= b,
+            (GpuNeed::Mig(a), GpuNeed::Mig(b)) => a == b,
+            _ => false,
+        };
+        let models = small.models == ModelMask::ANY
+            || (big.models != ModelMask::ANY && big.models.0 & !small.models.0 == 0);
+        (mine.exclusive, mine.partition, small.mode)
+            == (theirs.exclusive, theirs.partition, big.mode)
+            && small.cpu_milli <= big.cpu_milli
+            && small.memory_mib <= big.memory_mib
+            && gpus
+            && models
+            && self.tasks <= other.tasks
+            && self.end <= other.end
     }
 
     /// Whether this attempt is `other` over a window that ends no later: as many tasks, of
@@ -192,6 +220,57 @@ mod tests {
         assert_eq!(memo.known(&gang(&[shape(5, 1000)], &mix), 50), None);
         memo.forget_fits();
         assert_eq!(memo.known(&gang(&[shape(2, 1000)], &mix), 50), None);
+    }
+
+    #[test]
+    fn a_task_needing_at_least_as_much_of_each_is_dominated() {
+        let mix = ShapeMix::default();
+        let attempt = |shape: TaskShape, end| Attempt::of(&gang(&[shape], &mix), end).unwrap();
+        let with = |gpu, models, memory_mib| TaskShape {
+            gpu,
+            models: ModelMask(models),
+            memory_mib,
+            ..shape(2, 1000)
+        };
+        let small = attempt(with(GpuNeed::Fraction(300), 0, 100), 100);
+        // More cpus, memory, GPU share, tasks, time, or fewer models: no better anywhere.
+        for bigger in [
+            with(GpuNeed::Fraction(300), 0, 100),
+            with(GpuNeed::Fraction(500), 0, 100),
+            with(GpuNeed::Fraction(300), 0b10, 100),
+            with(GpuNeed::Fraction(300), 0, 200),
+            TaskShape {
+                cpu_milli: 2000,
+                ..with(GpuNeed::Fraction(300), 0, 100)
+            },
+        ] {
+            assert!(small.dominated_by(&attempt(bigger, 100)), "{bigger:?}");
+            assert!(small.dominated_by(&attempt(bigger, 500)), "{bigger:?}");
+            assert!(!small.dominated_by(&attempt(bigger, 99)), "{bigger:?}");
+        }
+        // Less of anything, another sort of GPU need, more models, or another layout: not.
+        for other in [
+            with(GpuNeed::Fraction(200), 0, 100),
+            with(GpuNeed::Whole(1), 0, 100),
+            with(GpuNeed::None, 0, 100),
+            with(GpuNeed::Fraction(300), 0, 50),
+            TaskShape {
+                cpu_milli: 500,
+                ..with(GpuNeed::Fraction(300), 0, 100)
+            },
+            TaskShape {
+                mode: PlacementMode::Pack,
+                ..with(GpuNeed::Fraction(300), 0, 100)
+            },
+        ] {
+            assert!(!small.dominated_by(&attempt(other, 100)), "{other:?}");
+        }
+        let one_model = attempt(with(GpuNeed::Whole(1), 0b01, 0), 100);
+        assert!(one_model.dominated_by(&attempt(with(GpuNeed::Whole(2), 0b01, 0), 100)));
+        assert!(!one_model.dominated_by(&attempt(with(GpuNeed::Whole(2), 0b11, 0), 100)));
+        assert!(!one_model.dominated_by(&attempt(with(GpuNeed::Whole(2), 0, 0), 100)));
+        let fewer_tasks = attempt(shape(1, 1000), 100);
+        assert!(!attempt(shape(2, 1000), 100).dominated_by(&fewer_tasks));
     }
 
     #[test]

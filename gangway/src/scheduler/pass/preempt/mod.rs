@@ -580,9 +580,11 @@ impl Scheduler {
         }
         let context = self.last.figures.context(&self.state);
         let (tier, keys, ..) = self.pass_key(preemptor, &context);
+        let counted = counts::counts_decide(&gang) && hooks.is_none_or(|h| !h.shapes_plans());
         let failure = Failure::Ranked {
             attempt,
             key: (tier, keys),
+            counted,
         };
         Some((failure, recordable))
     }

@@ -10,7 +10,10 @@
 //! with all of them stopped (no quota to satisfy). A later preemptor of the same partition and
 //! [`Attempt`] kind, needing at least as many tasks for at least as long, with an order no
 //! higher (its candidates are among the failed one's), then fails too while no earmark
-//! changed: during a pass capacity only shrinks otherwise.
+//! changed: during a pass capacity only shrinks otherwise. Where both gangs' placements succeed
+//! exactly when the nodes' task fits add up (one task, or spread, through a gate that neither
+//! filters nor ranks nodes), so does a later preemptor whose tasks each need at least as much
+//! ([`Attempt::dominated_by`]): its fit on every node is no larger.
 //!
 //! **Fair-sharing searches.** A search of [`crate::scheduler::pass::preempt::fair_sharing`]
 //! reads of its preemptor its queue, partition, priority, [`Attempt`] (shape, exclusivity,
@@ -36,8 +39,13 @@ use crate::scheduler::shortcuts::fit_memo::Attempt;
 /// A search that found no room, by what it read of its preemptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::scheduler) enum Failure {
-    /// An order-based search: the preemptor's attempt and its order.
-    Ranked { attempt: Attempt, key: RankKey },
+    /// An order-based search: the preemptor's attempt and its order, and whether the task
+    /// counts decide its placement.
+    Ranked {
+        attempt: Attempt,
+        key: RankKey,
+        counted: bool,
+    },
     /// A fair-sharing search: the preemptor's attempt, queue and priority.
     Fair {
         attempt: Attempt,
@@ -48,17 +56,27 @@ pub(in crate::scheduler) enum Failure {
 
 impl Failure {
     /// Whether `other` is known to fail as this one did: an order-based search that needs at
-    /// least as much of the same kind and ranks no higher (whom it outranks, this one did); a
+    /// least as much of the same kind (or, both counted, of a kind no task of which fits
+    /// better) and ranks no higher (whom it outranks, this one did); a
     /// fair-sharing search equal to this one but for a window that ends no earlier.
     fn covers(&self, other: &Failure) -> bool {
         match (self, other) {
             (
-                Failure::Ranked { attempt, key },
+                Failure::Ranked {
+                    attempt,
+                    key,
+                    counted,
+                },
                 Failure::Ranked {
                     attempt: wanted,
                     key: wanted_key,
+                    counted: wanted_counted,
                 },
-            ) => attempt.within(wanted) && wanted_key >= key,
+            ) => {
+                wanted_key >= key
+                    && (attempt.within(wanted)
+                        || (*counted && *wanted_counted && attempt.dominated_by(wanted)))
+            }
             (
                 Failure::Fair {
                     attempt,
