@@ -234,6 +234,57 @@ impl FreeCpus {
 mod tests {
     use super::*;
 
+    /// Free cpus of 4 from 0, 1 over `[100, 200)`, 4 again, 1 over `[300, 350)`, then 4.
+    fn two_dips() -> FreeCpus {
+        let changes = vec![(100, -3_000), (200, 3_000), (300, -3_000), (350, 3_000)];
+        FreeCpus::from_changes(0, 4_000, changes, vec![true])
+    }
+
+    #[test]
+    fn the_earliest_window_starts_after_every_dip_it_would_overlap() {
+        let free = two_dips();
+        // Windows that end by the first dip, or need no more than it leaves, start at once.
+        assert_eq!(free.earliest(2_000, 0, 100), 0);
+        assert_eq!(free.earliest(1_000, 0, 1_000), 0);
+        // All 4 cpus are enough where 4 are free.
+        assert_eq!(free.earliest(4_000, 0, 100), 0);
+        // One more millisecond overlaps the first dip; from its end the window overlaps the
+        // second, and from the second's end it is clear.
+        assert_eq!(free.earliest(2_000, 0, 101), 350);
+        assert_eq!(free.earliest(2_000, 0, 200), 350);
+        // A window that fits between the dips starts at the first one's end.
+        assert_eq!(free.earliest(2_000, 50, 100), 200);
+        assert_eq!(free.earliest(2_000, 50, 101), 350);
+        // A start inside a dip, and one after both.
+        assert_eq!(free.earliest(2_000, 150, 10), 200);
+        assert_eq!(free.earliest(2_000, 320, 10), 350);
+        assert_eq!(free.earliest(2_000, 400, 10), 400);
+        // More than the cluster has: never.
+        assert_eq!(free.earliest(5_000, 0, 1), u64::MAX);
+        assert_eq!(free.earliest(5_000, 400, 1), u64::MAX);
+    }
+
+    #[test]
+    fn a_window_is_short_where_a_dip_inside_it_leaves_too_few() {
+        let mut free = two_dips();
+        assert!(!free.short_within(2_000, 0, 100));
+        assert!(free.short_within(2_000, 0, 101));
+        assert!(!free.short_within(4_000, 0, 100));
+        assert!(free.short_within(4_000, 99, 2));
+        assert!(!free.short_within(1_000, 0, 1_000));
+        assert!(free.short_within(2_000, 150, 10));
+        assert!(!free.short_within(2_000, 200, 100));
+        assert!(free.short_within(2_000, 200, 101));
+        assert!(!free.short_within(2_000, 350, 1_000));
+        // An earlier answer for the same cpus: a window it shows to be short, and one it
+        // does not decide (a start at or after the answer).
+        assert_eq!(free.earliest_memo(2_000, 0, 101), 350);
+        assert!(free.short_within(2_000, 0, 101));
+        assert!(free.short_within(2_000, 10, 150));
+        assert!(!free.short_within(2_000, 350, 101));
+        assert!(!free.short_within(2_000, 400, 101));
+    }
+
     /// A long timeline of free cpus, booked into at random: the window test by blocks
     /// answers as the sweep for the earliest start, whatever the window.
     #[test]

@@ -159,3 +159,50 @@ impl Scheduler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{ClusterConfig, Event, JobSpec, Scheduler};
+
+    /// A node of 3 cpus and a fair-sharing cohort of queues `qa` and `qb`, 2 cpus nominal
+    /// each; `qa`'s three one-cpu jobs come before `qb`'s one in the usual order.
+    fn one_cohort_three_jobs_before_one() -> Scheduler {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 3}],
+                "cohorts": [{"name": "root", "fair_sharing": {"enabled": true}}],
+                "queues": [{"name": "qa", "cohort": "root", "quota": {"cpu": {"nominal": 2}}},
+                           {"name": "qb", "cohort": "root", "quota": {"cpu": {"nominal": 2}}}]}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let jobs = [
+            ("a1", "qa", 0),
+            ("a2", "qa", 1),
+            ("a3", "qa", 2),
+            ("b1", "qb", 3),
+        ];
+        let events = jobs
+            .iter()
+            .map(|&(name, queue, submit_ms)| {
+                let mut job = JobSpec::new(name, 60_000, 1);
+                job.queue = Some(queue.into());
+                job.submit_ms = Some(submit_ms);
+                Event::Submit { job }
+            })
+            .collect();
+        s.tick(10, events).unwrap();
+        s
+    }
+
+    #[test]
+    fn a_turn_of_a_fair_sharing_tree_goes_to_the_winner_of_its_tournament() {
+        // The third turn is `a3`'s in the usual order, but `a3` would make `qa` borrow and
+        // `b1` would not make `qb` borrow: `b1` wins it and takes the last cpu.
+        let s = one_cohort_three_jobs_before_one();
+        let name = |id| s.state.job_name(id).unwrap();
+        let running: Vec<&str> = s.state.running.iter().map(|&id| name(id)).collect();
+        assert_eq!(running, ["a1", "a2", "b1"]);
+        let pending: Vec<&str> = s.state.pending.iter().map(|&id| name(id)).collect();
+        assert_eq!(pending, ["a3"]);
+    }
+}

@@ -150,3 +150,106 @@ pub(super) fn counts_decide(gang: &GangRequest<'_>) -> bool {
     };
     gang.topology.is_none() && (shape.count == 1 || shape.mode == PlacementMode::Spread)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::{ClusterConfig, Event, JobSpec, Scheduler};
+
+    /// Two nodes of 4 cpus: `full` (4 one-cpu tasks) fills one, and `small` (3 tasks) runs on
+    /// the other, leaving one cpu free there.
+    fn two_busy_nodes() -> Scheduler {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}, {"name": "n2", "cpus": 4}]}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        for (name, tasks) in [("full", 4), ("small", 3)] {
+            let job = JobSpec::new(name, 100_000, tasks);
+            s.tick(0, vec![Event::Submit { job }]).unwrap();
+        }
+        s
+    }
+
+    /// Submits a job of `tasks` one-cpu tasks that may not begin yet (so it stays pending).
+    fn submit_waiting(s: &mut Scheduler, name: &str, tasks: u32, exclusive: bool) -> JobId {
+        let mut job = JobSpec::new(name, 100_000, tasks);
+        job.begin_ms = Some(1_000_000);
+        job.exclusive = exclusive;
+        s.tick(1, vec![Event::Submit { job }]).unwrap();
+        s.state().job_names[name]
+    }
+
+    /// What the counts of `id`'s only group say, with the victims `victims` in that order:
+    /// the tasks counted before any victim, and the shortest prefix.
+    fn counted(s: &Scheduler, id: JobId, victims: &[&str]) -> (u64, Option<usize>) {
+        let state = s.state();
+        let (held, released) = (BTreeMap::new(), BTreeMap::new());
+        let view = NowView {
+            profile: None,
+            now: 1,
+            end: 100_001,
+            held: &held,
+            released: &released,
+            maintenance: &state.maintenance,
+        };
+        let gang = state.gang_request(state.job(id).unwrap());
+        let counts = TaskCounts::new(state, &view, &gang);
+        let before = counts.total;
+        let victims = victims.iter().map(|name| state.job_names[*name]);
+        (before, counts.shortest_prefix(victims))
+    }
+
+    #[test]
+    fn the_setup_leaves_one_cpu_free_on_one_node_and_none_on_the_other() {
+        let s = two_busy_nodes();
+        let state = s.state();
+        for name in ["small", "full"] {
+            let charges: Vec<_> = state.node_charges(state.job_names[name]).collect();
+            assert_eq!(charges.len(), 1, "{name} runs on one node");
+        }
+    }
+
+    #[test]
+    fn a_group_that_fits_without_victims_needs_a_prefix_of_one() {
+        let mut s = two_busy_nodes();
+        let one = submit_waiting(&mut s, "one", 1, false);
+        assert_eq!(counted(&s, one, &["small", "full"]), (1, Some(1)));
+    }
+
+    #[test]
+    fn the_shortest_prefix_is_the_first_whose_released_room_holds_the_group() {
+        let mut s = two_busy_nodes();
+        // One task fits now; stopping `small` frees its node (4 tasks in all), and stopping
+        // `full` too frees both (8).
+        let four = submit_waiting(&mut s, "four", 4, false);
+        assert_eq!(counted(&s, four, &["small", "full"]), (1, Some(1)));
+        let five = submit_waiting(&mut s, "five", 5, false);
+        assert_eq!(counted(&s, five, &["small", "full"]), (1, Some(2)));
+        // In the other order `full` frees its node first: 1 + 4 = 5 tasks.
+        assert_eq!(counted(&s, five, &["full", "small"]), (1, Some(1)));
+        let six = submit_waiting(&mut s, "six", 6, false);
+        assert_eq!(counted(&s, six, &["small", "full"]), (1, Some(2)));
+    }
+
+    #[test]
+    fn a_group_that_all_victims_cannot_make_room_for_has_no_prefix() {
+        let mut s = two_busy_nodes();
+        // Stopping `small` alone frees 4 tasks' room of the 6.
+        let six = submit_waiting(&mut s, "six", 6, false);
+        assert_eq!(counted(&s, six, &["small"]), (1, None));
+        assert_eq!(counted(&s, six, &[]), (1, None));
+    }
+
+    #[test]
+    fn an_exclusive_group_counts_only_nodes_with_nothing_in_use() {
+        let mut s = two_busy_nodes();
+        // The free cpu beside `small` does not count for an exclusive job.
+        let one = submit_waiting(&mut s, "one", 1, true);
+        assert_eq!(counted(&s, one, &["small", "full"]), (0, Some(1)));
+        let five = submit_waiting(&mut s, "five", 5, true);
+        assert_eq!(counted(&s, five, &["small", "full"]), (0, Some(2)));
+    }
+}

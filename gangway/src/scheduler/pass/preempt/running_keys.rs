@@ -87,3 +87,52 @@ impl Scheduler {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The key of a job of partition tier `tier` whose first order key is `first`.
+    fn rank(tier: i32, first: i64) -> RankKey {
+        (Reverse(tier), Reverse([first, 0, 0, 0]))
+    }
+
+    /// Kept keys of running jobs 0 to 4, sorted as [`Scheduler::running_keys`] sorts them.
+    fn kept() -> RunningKeys {
+        let mut sorted = vec![
+            (rank(1, 0), JobId(4)),
+            (rank(0, 9), JobId(3)),
+            (rank(0, 5), JobId(0)),
+            (rank(0, 5), JobId(2)),
+            (rank(0, 1), JobId(1)),
+        ];
+        sorted.sort_unstable();
+        RunningKeys {
+            figures: None,
+            sorted,
+        }
+    }
+
+    #[test]
+    fn a_key_outranks_the_jobs_strictly_below_it_listed_by_job_id() {
+        let kept = kept();
+        // Below a job of the higher tier: every job of the lower one.
+        assert_eq!(
+            kept.outranked_by(&rank(1, 0)),
+            [JobId(0), JobId(1), JobId(2), JobId(3)]
+        );
+        // An equal order is not outranked.
+        assert_eq!(kept.outranked_by(&rank(0, 5)), [JobId(1)]);
+        assert_eq!(
+            kept.outranked_by(&rank(0, 6)),
+            [JobId(0), JobId(1), JobId(2)]
+        );
+        // The lowest key outranks nobody; one above every key outranks all.
+        assert!(kept.outranked_by(&rank(0, 1)).is_empty());
+        assert!(kept.outranked_by(&rank(0, -1)).is_empty());
+        assert_eq!(
+            kept.outranked_by(&rank(2, 0)),
+            [JobId(0), JobId(1), JobId(2), JobId(3), JobId(4)]
+        );
+    }
+}
