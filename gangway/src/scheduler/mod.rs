@@ -418,8 +418,10 @@ impl Scheduler {
         } else {
             None
         };
-        let state = self.state.reconfigured(config)?;
-        let names = state.partitions.iter().map(|p| p.name.as_str());
+        // Every check first, the state unchanged; then the state changes in place (a copy of
+        // it would double the memory a reconfiguration needs).
+        let plan = self.state.plan_reconfiguration(config)?;
+        let names = plan.partitions().iter().map(|p| p.name.as_str());
         profile
             .as_ref()
             .unwrap_or(&self.profile)
@@ -429,7 +431,7 @@ impl Scheduler {
         if let Some(profile) = profile {
             self.profile = profile;
         }
-        self.state = state;
+        self.state.apply_reconfiguration(plan);
         self.last.plans.clear();
         // The new configuration's weights and figures take effect in a new calculation.
         self.last.priority_calc = None;

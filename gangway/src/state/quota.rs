@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{ClusterState, JobState, Preemption};
+use crate::config::ClusterConfig;
 use crate::decision::Decision;
 use crate::error::ConfigError;
 #[cfg(any(test, feature = "testkit"))]
@@ -54,15 +55,35 @@ impl ClusterState {
     /// Builds the quota tree from the configuration and charges the running jobs and the
     /// earmarks' freed quota.
     pub(crate) fn rebuild_quota(&mut self) -> Result<(), ConfigError> {
+        let tree = self.quota_tree_for(&self.config)?;
+        self.install_quota(tree);
+        Ok(())
+    }
+
+    /// The empty quota tree of `config`'s queues and cohorts over this state's GPU models
+    /// (`None` without queues), for [`ClusterState::install_quota`].
+    pub(crate) fn quota_tree_for(
+        &self,
+        config: &ClusterConfig,
+    ) -> Result<Option<QuotaTree>, ConfigError> {
+        if config.queues.is_empty() {
+            return Ok(None);
+        }
+        let mut tree = QuotaTree::new(&config.cohorts, &config.queues, &self.models)?;
+        tree.resolve_fair_sharing(config.policy.fair_sharing.enabled);
+        Ok(Some(tree))
+    }
+
+    /// Makes `tree` (from [`ClusterState::quota_tree_for`] under the configuration in effect)
+    /// the quota tree, and charges it with the running jobs and the earmarks' freed quota.
+    pub(crate) fn install_quota(&mut self, tree: Option<QuotaTree>) {
         self.quota = QuotaBook::default();
-        if self.config.queues.is_empty() {
+        let Some(tree) = tree else {
             for job in self.jobs.iter_mut().flatten() {
                 job.queue = None;
             }
-            return Ok(());
-        }
-        let mut tree = QuotaTree::new(&self.config.cohorts, &self.config.queues, &self.models)?;
-        tree.resolve_fair_sharing(self.config.policy.fair_sharing.enabled);
+            return;
+        };
         for job in self.jobs.iter_mut().flatten() {
             job.queue = job
                 .spec
@@ -87,7 +108,6 @@ impl ClusterState {
                 tree.add_usage(q, &demand);
             }
         }
-        Ok(())
     }
 
     /// The quota queue of a job, when it names one and quotas exist.

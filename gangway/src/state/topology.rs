@@ -49,16 +49,23 @@ impl ClusterState {
         }
     }
 
-    /// After a reconfiguration: checks every node's labels against the new levels, compiles
-    /// live jobs' constraints again (ended jobs keep none) and rebuilds the tree.
-    pub(crate) fn retopologize(&mut self) -> Result<(), ConfigError> {
-        let levels = self.config.topology.clone();
+    /// For a reconfiguration to `config`: checks every node's labels against its levels and
+    /// compiles live jobs' constraints again (ended jobs whose levels are gone keep none),
+    /// indexed by job slot. The tree is rebuilt once the configuration is in effect
+    /// ([`ClusterState::rebuild_topology`]).
+    pub(crate) fn new_topology(
+        &self,
+        config: &ClusterConfig,
+    ) -> Result<Vec<Vec<Option<LevelNeed>>>, ConfigError> {
+        let levels = &config.topology;
         for node in self.nodes.iter().flatten() {
-            check_node_labels(&levels, node).map_err(|m| ConfigError::new("topology", m))?;
+            check_node_labels(levels, node).map_err(|m| ConfigError::new("topology", m))?;
         }
-        for job in self.jobs.iter_mut().flatten() {
-            job.topology = match compile_needs(&levels, &job.spec.groups) {
-                Ok(needs) => needs,
+        let mut needs = vec![Vec::new(); self.jobs.len()];
+        for (job, need) in self.jobs.iter().zip(&mut needs) {
+            let Some(job) = job else { continue };
+            *need = match compile_needs(levels, &job.spec.groups) {
+                Ok(compiled) => compiled,
                 Err(_) if matches!(job.state, super::JobState::Ended { .. }) => Vec::new(),
                 Err((g, request)) => {
                     return Err(ConfigError::new(
@@ -72,8 +79,7 @@ impl ClusterState {
                 }
             };
         }
-        self.rebuild_topology();
-        Ok(())
+        Ok(needs)
     }
 
     /// The topology a gang with constraints `needs` is placed under (`None` without one).

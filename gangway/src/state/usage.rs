@@ -30,19 +30,7 @@ impl ClusterState {
     /// configured accounts. A job naming no account is charged to the account `default`, and
     /// one naming no user as the user [`NO_USER`] of its account.
     pub(crate) fn associate(&mut self, spec: &JobSpec) -> Result<Option<AssocId>, EventError> {
-        let Some(fairshare) = self.fairshare.as_mut() else {
-            return Ok(None);
-        };
-        let user = spec.user.as_deref().unwrap_or(NO_USER);
-        fairshare
-            .association(spec.account.as_deref(), user)
-            .map(Some)
-            .map_err(|m| {
-                EventError::new(
-                    ErrorKind::UnknownAccount,
-                    format!("submit {}: {m}", spec.id),
-                )
-            })
+        association_in(self.fairshare.as_mut(), spec)
     }
 
     /// Charges every running job for the time from the later of its start and the last tick up
@@ -194,6 +182,27 @@ impl Billing {
             })
             .sum()
     }
+}
+
+/// The association `spec` is charged to in `fairshare`, created on first use (as
+/// [`ClusterState::associate`]); `None` without an engine.
+pub(super) fn association_in(
+    fairshare: Option<&mut FairShare>,
+    spec: &JobSpec,
+) -> Result<Option<AssocId>, EventError> {
+    let Some(fairshare) = fairshare else {
+        return Ok(None);
+    };
+    let user = spec.user.as_deref().unwrap_or(NO_USER);
+    fairshare
+        .association(spec.account.as_deref(), user)
+        .map(Some)
+        .map_err(|m| {
+            EventError::new(
+                ErrorKind::UnknownAccount,
+                format!("submit {}: {m}", spec.id),
+            )
+        })
 }
 
 #[cfg(test)]
