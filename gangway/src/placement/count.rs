@@ -27,6 +27,18 @@ use crate::model::resources::NodeAmounts;
 use crate::placement::fit::tasks_fitting;
 use crate::placement::{FreeIndex, GangRequest};
 
+/// Whether the counts decide a placement of `gang` outright, given a gate that leaves the fit
+/// alone: one group without a topology constraint, of one task (placed on any node it fits)
+/// or spread (one task on each node with room, then filled up to the fits), as the module
+/// docs argue. The placement then succeeds exactly when the fits add up to the group's fewest
+/// tasks, on any view of the nodes' capacity.
+pub(crate) fn counts_decide(gang: &GangRequest<'_>) -> bool {
+    let [shape] = gang.shapes else {
+        return false;
+    };
+    gang.topology.is_none() && (shape.count == 1 || shape.mode == PlacementMode::Spread)
+}
+
 /// Whether `gang` fits what the nodes have free now less the amounts `held` on some of them,
 /// counted by state class; `None` when a count cannot decide it (see the module docs: a
 /// packed group that the count does not rule out), or when `maintenance_free` is false (some

@@ -78,7 +78,12 @@ impl Scheduler {
         // Filters must run for `explain` to tell this job why no node passed them: a failure
         // remembered from another job of its shape does not spare it the placement.
         let filtered = gate.as_ref().is_some_and(JobGate::filters);
-        if remembered && !filtered && memo.known(&gang, end) == Some(false) {
+        let fit_alone = gate.as_ref().is_none_or(JobGate::leaves_fit_alone);
+        if remembered
+            && !filtered
+            && (memo.known(&gang, end) == Some(false)
+                || (fit_alone && memo.dominated_failure(&gang, end)))
+        {
             return None;
         }
         // Counts first: without filters to report on, a gang short of cpus in all is not placed.
@@ -92,7 +97,7 @@ impl Scheduler {
         // a bound here, not an answer).
         let counted_out = self.shortcuts
             && released.is_empty()
-            && gate.as_ref().is_none_or(JobGate::leaves_fit_alone)
+            && fit_alone
             && fits_now_by_count(
                 &self.state.nodes,
                 &self.state.index,

@@ -15,6 +15,7 @@
 use crate::model::ids::PartitionId;
 use crate::model::shape::{GpuNeed, ModelMask, TaskShape};
 use crate::placement::GangRequest;
+use crate::placement::count::counts_decide;
 
 /// The outcomes of placement attempts on one kind of capacity view within one pass.
 #[derive(Debug, Default)]
@@ -31,6 +32,9 @@ pub(in crate::scheduler) struct Attempt {
     kind: Kind,
     tasks: u32,
     end: u64,
+    /// Whether the task counts decide the gang's placement
+    /// ([`crate::placement::count::counts_decide`]).
+    counted: bool,
 }
 
 /// What a gang's fit depends on besides its task count and window: its one group's shape with
@@ -64,6 +68,7 @@ impl Attempt {
             },
             tasks: shape.min_count.max(1),
             end,
+            counted: counts_decide(gang),
         })
     }
 
@@ -120,6 +125,21 @@ impl FitMemo {
             return Some(true);
         }
         None
+    }
+
+    /// Whether a failure recorded for a gang the counts decide rules out `gang`, which they
+    /// decide too, by dominance: its tasks each need at least as much
+    /// ([`Attempt::dominated_by`]), so every node fits no more of them. Only for gangs placed
+    /// through a gate that neither filters nor ranks nodes (the caller's to know: the memo
+    /// serves one partition's gate per kind).
+    pub(in crate::scheduler) fn dominated_failure(&self, gang: &GangRequest<'_>, end: u64) -> bool {
+        Attempt::of(gang, end).is_some_and(|attempt| {
+            attempt.counted
+                && self
+                    .failed
+                    .iter()
+                    .any(|failed| failed.counted && failed.dominated_by(&attempt))
+        })
     }
 
     /// Records that placing `gang` until `end` did (`fits`) or did not fit.
@@ -271,6 +291,45 @@ mod tests {
         assert!(!one_model.dominated_by(&attempt(with(GpuNeed::Whole(2), 0, 0), 100)));
         let fewer_tasks = attempt(shape(1, 1000), 100);
         assert!(!attempt(shape(2, 1000), 100).dominated_by(&fewer_tasks));
+    }
+
+    #[test]
+    fn a_failure_the_counts_decide_rules_out_gangs_needing_more_per_task() {
+        let mix = ShapeMix::default();
+        let one_task = |cpu_milli, mode| TaskShape {
+            count: 1,
+            min_count: 1,
+            mode,
+            ..shape(1, cpu_milli)
+        };
+        let mut memo = FitMemo::default();
+        memo.record(
+            &gang(&[one_task(1000, PlacementMode::Pack)], &mix),
+            100,
+            false,
+        );
+        let bigger = [one_task(2000, PlacementMode::Pack)];
+        assert_eq!(memo.known(&gang(&bigger, &mix), 100), None, "another kind");
+        assert!(memo.dominated_failure(&gang(&bigger, &mix), 100));
+        assert!(!memo.dominated_failure(&gang(&[one_task(500, PlacementMode::Pack)], &mix), 100));
+        // A packed group of several tasks is not decided by the counts: no dominance.
+        let packed = [TaskShape {
+            count: 3,
+            ..one_task(2000, PlacementMode::Pack)
+        }];
+        assert!(!memo.dominated_failure(&gang(&packed, &mix), 100));
+        let mut memo = FitMemo::default();
+        memo.record(&gang(&packed, &mix), 100, false);
+        assert!(!memo.dominated_failure(
+            &gang(
+                &[TaskShape {
+                    cpu_milli: 3000,
+                    ..packed[0]
+                }],
+                &mix
+            ),
+            100
+        ));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! the first prefix a placement accepts: where the count is exact (whole GPUs, no filter), the
 //! search places once instead of once per bisection step.
 //!
-//! Where the count decides the placement outright ([`counts_decide`]: one group of one task,
+//! Where the count decides the placement outright ([`crate::placement::count::counts_decide`]: one group of one task,
 //! or spread, without a topology constraint, through a gate that leaves the fit alone, as in
 //! [`crate::placement::count`]), the fill-back that drops unneeded victims asks the counts
 //! whether the preemptor still fits without each one ([`TaskCounts::fits_without`]) and
@@ -18,7 +18,6 @@ use std::collections::BTreeMap;
 
 use crate::backfill::NowView;
 use crate::model::ids::{JobId, NodeId};
-use crate::model::job::PlacementMode;
 use crate::model::resources::NodeAmounts;
 use crate::placement::GangRequest;
 use crate::placement::fit::tasks_fitting;
@@ -137,18 +136,6 @@ impl<'a> TaskCounts<'a> {
         }
         tasks_fitting(node, &free, &self.gang.shapes[0])
     }
-}
-
-/// Whether the counts decide a placement of `gang` outright, given a gate that leaves the fit
-/// alone: one group without a topology constraint, of one task (placed on any node it fits)
-/// or spread (one task on each node with room, then filled up to the fits), as
-/// [`crate::placement::count`] argues. The placement then succeeds exactly when the fits add
-/// up to the group's fewest tasks.
-pub(super) fn counts_decide(gang: &GangRequest<'_>) -> bool {
-    let [shape] = gang.shapes else {
-        return false;
-    };
-    gang.topology.is_none() && (shape.count == 1 || shape.mode == PlacementMode::Spread)
 }
 
 #[cfg(test)]

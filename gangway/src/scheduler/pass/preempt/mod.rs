@@ -92,6 +92,7 @@ use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::GpuNeed;
 use crate::placement::Assignment;
+use crate::placement::count::counts_decide;
 use crate::policy::{PartitionHooks, VictimKeys};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
@@ -335,7 +336,7 @@ impl Scheduler {
     }
 
     /// The fill-back of [`Scheduler::without_unneeded`] answered by the task counts, where they
-    /// decide the placement ([`counts::counts_decide`]) and no quota tree can refuse it: the
+    /// decide the placement ([`counts_decide`]) and no quota tree can refuse it: the
     /// victims kept, without a placement. A shortcut (`None` in the reference pass).
     fn counted_fill_back(
         &self,
@@ -349,7 +350,7 @@ impl Scheduler {
         }
         let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let gang = self.state.gang_request(self.state.job(id)?);
-        if !gate.as_ref().is_none_or(JobGate::leaves_fit_alone) || !counts::counts_decide(&gang) {
+        if !gate.as_ref().is_none_or(JobGate::leaves_fit_alone) || !counts_decide(&gang) {
             return None;
         }
         let held = self.state.earmark_holds(Some(id));
@@ -580,7 +581,7 @@ impl Scheduler {
         }
         let context = self.last.figures.context(&self.state);
         let (tier, keys, ..) = self.pass_key(preemptor, &context);
-        let counted = counts::counts_decide(&gang) && hooks.is_none_or(|h| !h.shapes_plans());
+        let counted = counts_decide(&gang) && hooks.is_none_or(|h| !h.shapes_plans());
         let failure = Failure::Ranked {
             attempt,
             key: (tier, keys),
