@@ -139,6 +139,14 @@ mod tests {
         }
     }
 
+    /// A scheduler of `cluster` (JSON) that started `job` at time 0.
+    fn running(cluster: &str, job: JobSpec) -> Scheduler {
+        let cluster: ClusterConfig = serde_json::from_str(cluster).unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        s.tick(0, vec![Event::Submit { job }]).unwrap();
+        s
+    }
+
     /// What the nodes have free now, less amounts held on some of them.
     struct FreeLessHeld<'a>(&'a BTreeMap<NodeId, NodeAmounts>);
 
@@ -163,13 +171,10 @@ mod tests {
         let nodes: Vec<String> = (0..8)
             .map(|i| format!(r#"{{"name": "n{i}", "cpus": 4}}"#))
             .collect();
-        let cluster: ClusterConfig =
-            serde_json::from_str(&format!(r#"{{"nodes": [{}]}}"#, nodes.join(","))).unwrap();
-        let mut s = Scheduler::new(cluster).unwrap();
         let mut busy = JobSpec::new("busy", 1_000, 1);
         busy.groups[0].count = 4;
         busy.groups[0].placement = PlacementMode::StrictSpread;
-        s.tick(0, vec![Event::Submit { job: busy }]).unwrap();
+        let s = running(&format!(r#"{{"nodes": [{}]}}"#, nodes.join(",")), busy);
         let state = s.state();
         let mix = ShapeMix::default();
         let (mut decided, mut ruled_out) = (0, 0);
@@ -230,15 +235,13 @@ mod tests {
     #[test]
     fn the_count_answers_as_the_placement_does() {
         // Nodes of 4, 4, 8 and 2 cpus; a job holds 3 cpus of the first.
-        let cluster: ClusterConfig = serde_json::from_str(
-            r#"{"nodes": [{"name": "a", "cpus": 4}, {"name": "b", "cpus": 4},
-                          {"name": "c", "cpus": 8}, {"name": "d", "cpus": 2}]}"#,
-        )
-        .unwrap();
-        let mut s = Scheduler::new(cluster).unwrap();
         let mut held = JobSpec::new("held", 1_000, 3);
         held.groups[0].placement = PlacementMode::StrictPack;
-        s.tick(0, vec![Event::Submit { job: held }]).unwrap();
+        let s = running(
+            r#"{"nodes": [{"name": "a", "cpus": 4}, {"name": "b", "cpus": 4},
+                          {"name": "c", "cpus": 8}, {"name": "d", "cpus": 2}]}"#,
+            held,
+        );
         let state = s.state();
         let mix = ShapeMix::default();
         let (mut decided, mut packed_ruled_out) = (0, 0);
