@@ -86,40 +86,7 @@ impl AdjustedQuota<'_> {
 mod examples {
     #[test]
     fn adjusted_quota() {
-        use crate::Milli;
-        use crate::config::{CohortConfig, QueueConfig, QuotaConfig};
-        use crate::quota::QuotaTree;
-
-        let gpus = |n| {
-            [(
-                "gpu".to_string(),
-                QuotaConfig {
-                    nominal: Milli::from_units(n),
-                    ..Default::default()
-                },
-            )]
-            .into_iter()
-            .collect()
-        };
-        let cohorts = [CohortConfig {
-            name: "co".into(),
-            ..Default::default()
-        }];
-        let queues = [
-            QueueConfig {
-                name: "a".into(),
-                cohort: Some("co".into()),
-                quota: gpus(4),
-                ..Default::default()
-            },
-            QueueConfig {
-                name: "b".into(),
-                cohort: Some("co".into()),
-                quota: gpus(4),
-                ..Default::default()
-            },
-        ];
-        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let mut tree = crate::quota::two_queues_in_a_cohort("gpu", 4, 4);
         let (a, b) = (tree.queue_id("a").unwrap(), tree.queue_id("b").unwrap());
         let six = tree.demand(0, 0, &[("h100", 6000)]);
         tree.add_usage(a, &six); // a borrows 2 of b's 4

@@ -32,6 +32,47 @@ pub(crate) use tree::{QueueId, QuotaTree};
 pub(crate) use vector::MAX_KEYS;
 pub(crate) use vector::{KeyId, QuotaVec};
 
+/// A queue's or cohort's quota of one `key` whose nominal amount is `units` (a test fixture).
+#[cfg(test)]
+pub(crate) fn nominal_quota(
+    key: &str,
+    units: u64,
+) -> indexmap::IndexMap<String, crate::config::QuotaConfig> {
+    let quota = crate::config::QuotaConfig {
+        nominal: crate::Milli::from_units(units),
+        ..Default::default()
+    };
+    [(key.to_string(), quota)].into_iter().collect()
+}
+
+/// A quota tree of one queue `a` without quotas or cohort (a test fixture).
+#[cfg(test)]
+pub(crate) fn one_plain_queue() -> QuotaTree {
+    let queue = crate::config::QueueConfig {
+        name: "a".into(),
+        ..Default::default()
+    };
+    QuotaTree::new(&[], &[queue], &[]).unwrap()
+}
+
+/// A quota tree of queues `a` and `b` in cohort `co`, with `a` and `b` units of `key` as their
+/// nominal quotas (a test fixture).
+#[cfg(test)]
+pub(crate) fn two_queues_in_a_cohort(key: &str, a: u64, b: u64) -> QuotaTree {
+    use crate::config::{CohortConfig, QueueConfig};
+    let cohorts = [CohortConfig {
+        name: "co".into(),
+        ..Default::default()
+    }];
+    let queue = |name: &str, units| QueueConfig {
+        name: name.into(),
+        cohort: Some("co".into()),
+        quota: nominal_quota(key, units),
+        ..Default::default()
+    };
+    QuotaTree::new(&cohorts, &[queue("a", a), queue("b", b)], &[]).unwrap()
+}
+
 /// The examples of this module's documentation from when it was public, as unit tests.
 #[cfg(test)]
 mod examples {

@@ -736,21 +736,10 @@ mod tests {
 mod examples {
     #[test]
     fn share() {
-        use crate::Milli;
-        use crate::config::{CohortConfig, NodeFairSharing, QueueConfig, QuotaConfig};
+        use crate::config::{CohortConfig, NodeFairSharing, QueueConfig};
         use crate::quota::QuotaTree;
 
-        let gpus = |n| {
-            [(
-                "gpu".to_string(),
-                QuotaConfig {
-                    nominal: Milli::from_units(n),
-                    ..Default::default()
-                },
-            )]
-            .into_iter()
-            .collect()
-        };
+        let gpus = |n| crate::quota::nominal_quota("gpu", n);
         let cohorts = [CohortConfig {
             name: "co".into(),
             ..Default::default()
@@ -776,49 +765,19 @@ mod examples {
 
     #[test]
     fn value() {
-        use crate::config::QueueConfig;
-        use crate::quota::QuotaTree;
-        let tree = QuotaTree::new(
-            &[],
-            &[QueueConfig {
-                name: "a".into(),
-                ..Default::default()
-            }],
-            &[],
-        )
-        .unwrap();
+        let tree = crate::quota::one_plain_queue();
         assert_eq!(tree.queue_share(tree.queue_id("a").unwrap()).value(), 0.0);
     }
 
     #[test]
     fn is_borrowing() {
-        use crate::config::QueueConfig;
-        use crate::quota::QuotaTree;
-        let tree = QuotaTree::new(
-            &[],
-            &[QueueConfig {
-                name: "a".into(),
-                ..Default::default()
-            }],
-            &[],
-        )
-        .unwrap();
+        let tree = crate::quota::one_plain_queue();
         assert!(!tree.queue_share(tree.queue_id("a").unwrap()).is_borrowing());
     }
 
     #[test]
     fn dominant() {
-        use crate::config::QueueConfig;
-        use crate::quota::QuotaTree;
-        let tree = QuotaTree::new(
-            &[],
-            &[QueueConfig {
-                name: "a".into(),
-                ..Default::default()
-            }],
-            &[],
-        )
-        .unwrap();
+        let tree = crate::quota::one_plain_queue();
         assert_eq!(
             tree.queue_share(tree.queue_id("a").unwrap()).dominant(),
             None
@@ -827,34 +786,14 @@ mod examples {
 
     #[test]
     fn compare() {
-        use crate::config::QueueConfig;
-        use crate::quota::QuotaTree;
-        let tree = QuotaTree::new(
-            &[],
-            &[QueueConfig {
-                name: "a".into(),
-                ..Default::default()
-            }],
-            &[],
-        )
-        .unwrap();
+        let tree = crate::quota::one_plain_queue();
         let s = tree.queue_share(tree.queue_id("a").unwrap());
         assert_eq!(s.compare(&s), std::cmp::Ordering::Equal);
     }
 
     #[test]
     fn queue_share() {
-        use crate::config::QueueConfig;
-        use crate::quota::QuotaTree;
-        let tree = QuotaTree::new(
-            &[],
-            &[QueueConfig {
-                name: "a".into(),
-                ..Default::default()
-            }],
-            &[],
-        )
-        .unwrap();
+        let tree = crate::quota::one_plain_queue();
         assert_eq!(tree.queue_share(tree.queue_id("a").unwrap()).value(), 0.0); // no cohort
     }
 
@@ -873,36 +812,15 @@ mod examples {
 
     #[test]
     fn fair_sharing() {
-        use crate::config::QueueConfig;
-        use crate::quota::QuotaTree;
-        let tree = QuotaTree::new(
-            &[],
-            &[QueueConfig {
-                name: "a".into(),
-                ..Default::default()
-            }],
-            &[],
-        )
-        .unwrap();
+        let tree = crate::quota::one_plain_queue();
         assert!(!tree.fair_sharing(tree.queue_id("a").unwrap()));
     }
 
     #[test]
     fn fair_sharing_rows() {
-        use crate::Milli;
-        use crate::config::{CohortConfig, NodeFairSharing, QueueConfig, QuotaConfig};
+        use crate::config::{CohortConfig, NodeFairSharing, QueueConfig};
         use crate::quota::QuotaTree;
-        let cpu = |n| {
-            [(
-                "cpu".to_string(),
-                QuotaConfig {
-                    nominal: Milli::from_units(n),
-                    ..Default::default()
-                },
-            )]
-            .into_iter()
-            .collect()
-        };
+        let cpu = |n| crate::quota::nominal_quota("cpu", n);
         let cohorts = [CohortConfig {
             name: "co".into(),
             fair_sharing: Some(NodeFairSharing {

@@ -535,41 +535,9 @@ mod examples {
 
     #[test]
     fn quota_tree() {
-        use crate::Milli;
-        use crate::config::{CohortConfig, QueueConfig, QuotaConfig};
-        use crate::quota::{Fit, QuotaTree};
+        use crate::quota::Fit;
 
-        let cpu = |nominal| {
-            [(
-                "cpu".to_string(),
-                QuotaConfig {
-                    nominal: Milli::from_units(nominal),
-                    borrowing_limit: None,
-                    lending_limit: None,
-                },
-            )]
-            .into_iter()
-            .collect()
-        };
-        let cohorts = [CohortConfig {
-            name: "co".into(),
-            ..Default::default()
-        }];
-        let queues = [
-            QueueConfig {
-                name: "a".into(),
-                cohort: Some("co".into()),
-                quota: cpu(4),
-                ..Default::default()
-            },
-            QueueConfig {
-                name: "b".into(),
-                cohort: Some("co".into()),
-                quota: cpu(2),
-                ..Default::default()
-            },
-        ];
-        let mut tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let mut tree = crate::quota::two_queues_in_a_cohort("cpu", 4, 2);
         let b = tree.queue_id("b").unwrap();
         let five_cpus = tree.demand(5000, 0, &[]);
         assert_eq!(tree.fit(b, &five_cpus), Fit::Borrowing); // 2 own + 3 of a's 4 idle cpus
@@ -683,20 +651,10 @@ mod examples {
 
     /// A tree of one queue `a` whose `key` quota is `nominal` units.
     fn one_queue_of(key: &str, nominal: u64) -> crate::quota::QuotaTree {
-        use crate::Milli;
-        use crate::config::{QueueConfig, QuotaConfig};
-        let quota = [(
-            key.to_string(),
-            QuotaConfig {
-                nominal: Milli::from_units(nominal),
-                ..Default::default()
-            },
-        )]
-        .into_iter()
-        .collect();
+        use crate::config::QueueConfig;
         let queues = [QueueConfig {
             name: "a".into(),
-            quota,
+            quota: crate::quota::nominal_quota(key, nominal),
             ..Default::default()
         }];
         crate::quota::QuotaTree::new(&[], &queues, &[]).unwrap()
@@ -746,39 +704,7 @@ mod examples {
 
     #[test]
     fn could_ever_fit() {
-        use crate::Milli;
-        use crate::config::{CohortConfig, QueueConfig, QuotaConfig};
-        use crate::quota::QuotaTree;
-        let quota = |n| {
-            [(
-                "gpu".to_string(),
-                QuotaConfig {
-                    nominal: Milli::from_units(n),
-                    ..Default::default()
-                },
-            )]
-            .into_iter()
-            .collect()
-        };
-        let cohorts = [CohortConfig {
-            name: "co".into(),
-            ..Default::default()
-        }];
-        let queues = [
-            QueueConfig {
-                name: "a".into(),
-                cohort: Some("co".into()),
-                quota: quota(2),
-                ..Default::default()
-            },
-            QueueConfig {
-                name: "b".into(),
-                cohort: Some("co".into()),
-                quota: quota(3),
-                ..Default::default()
-            },
-        ];
-        let tree = QuotaTree::new(&cohorts, &queues, &[]).unwrap();
+        let tree = crate::quota::two_queues_in_a_cohort("gpu", 2, 3);
         let a = tree.queue_id("a").unwrap();
         assert!(tree.could_ever_fit(a, &tree.demand(0, 0, &[("x", 5000)])));
         assert!(!tree.could_ever_fit(a, &tree.demand(0, 0, &[("x", 6000)])));
