@@ -129,24 +129,7 @@ mod examples {
 
     #[test]
     fn check_limits() {
-        use crate::Milli;
-        use crate::config::{QueueConfig, QuotaConfig};
-        use crate::quota::QuotaTree;
-        let quota = [(
-            "cpu".to_string(),
-            QuotaConfig {
-                nominal: Milli::from_units(1),
-                ..Default::default()
-            },
-        )]
-        .into_iter()
-        .collect();
-        let queues = [QueueConfig {
-            name: "a".into(),
-            quota,
-            ..Default::default()
-        }];
-        let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        let mut tree = crate::quota::one_queue_of("cpu", 1);
         tree.add_usage(tree.queue_id("a").unwrap(), &tree.demand(2000, 0, &[]));
         assert_eq!(
             tree.check_limits().unwrap_err().message,

@@ -45,6 +45,17 @@ pub(crate) fn nominal_quota(
     [(key.to_string(), quota)].into_iter().collect()
 }
 
+/// A quota tree of one queue `a` whose `key` quota is `nominal` units (a test fixture).
+#[cfg(test)]
+pub(crate) fn one_queue_of(key: &str, nominal: u64) -> QuotaTree {
+    let queue = crate::config::QueueConfig {
+        name: "a".into(),
+        quota: nominal_quota(key, nominal),
+        ..Default::default()
+    };
+    QuotaTree::new(&[], &[queue], &[]).unwrap()
+}
+
 /// A quota tree of one queue `a` without quotas or cohort (a test fixture).
 #[cfg(test)]
 pub(crate) fn one_plain_queue() -> QuotaTree {

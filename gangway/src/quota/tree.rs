@@ -649,20 +649,9 @@ mod examples {
         );
     }
 
-    /// A tree of one queue `a` whose `key` quota is `nominal` units.
-    fn one_queue_of(key: &str, nominal: u64) -> crate::quota::QuotaTree {
-        use crate::config::QueueConfig;
-        let queues = [QueueConfig {
-            name: "a".into(),
-            quota: crate::quota::nominal_quota(key, nominal),
-            ..Default::default()
-        }];
-        crate::quota::QuotaTree::new(&[], &queues, &[]).unwrap()
-    }
-
     #[test]
     fn fits_takes_gpus_up_to_the_nominal() {
-        let tree = one_queue_of("gpu", 2);
+        let tree = crate::quota::one_queue_of("gpu", 2);
         let a = tree.queue_id("a").unwrap();
         assert!(tree.fits(a, &tree.demand(0, 0, &[("a100", 2000)])));
         assert!(!tree.fits(a, &tree.demand(0, 0, &[("a100", 3000)])));
@@ -671,7 +660,7 @@ mod examples {
     #[test]
     fn fit_is_within_nominal_up_to_it_and_no_fit_beyond() {
         use crate::quota::Fit;
-        let tree = one_queue_of("cpu", 1);
+        let tree = crate::quota::one_queue_of("cpu", 1);
         let a = tree.queue_id("a").unwrap();
         assert_eq!(tree.fit(a, &tree.demand(1000, 0, &[])), Fit::WithinNominal);
         assert_eq!(tree.fit(a, &tree.demand(1500, 0, &[])), Fit::NoFit);
@@ -679,24 +668,7 @@ mod examples {
 
     #[test]
     fn within_nominal() {
-        use crate::Milli;
-        use crate::config::{QueueConfig, QuotaConfig};
-        use crate::quota::QuotaTree;
-        let quota = [(
-            "cpu".to_string(),
-            QuotaConfig {
-                nominal: Milli::from_units(1),
-                ..Default::default()
-            },
-        )]
-        .into_iter()
-        .collect();
-        let queues = [QueueConfig {
-            name: "a".into(),
-            quota,
-            ..Default::default()
-        }];
-        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        let tree = crate::quota::one_queue_of("cpu", 1);
         let a = tree.queue_id("a").unwrap();
         assert!(tree.within_nominal(a, &tree.demand(1000, 0, &[])));
         assert!(!tree.within_nominal(a, &tree.demand(1001, 0, &[])));
@@ -754,24 +726,8 @@ mod examples {
 
     #[test]
     fn nominal() {
-        use crate::Milli;
-        use crate::config::{QueueConfig, QuotaConfig};
-        use crate::quota::{KeyId, QuotaTree};
-        let quota = [(
-            "gpu".to_string(),
-            QuotaConfig {
-                nominal: Milli::from_units(8),
-                ..Default::default()
-            },
-        )]
-        .into_iter()
-        .collect();
-        let queues = [QueueConfig {
-            name: "a".into(),
-            quota,
-            ..Default::default()
-        }];
-        let tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+        use crate::quota::KeyId;
+        let tree = crate::quota::one_queue_of("gpu", 8);
         assert_eq!(tree.nominal(tree.queue_id("a").unwrap())[KeyId::GPU], 8000);
     }
 
