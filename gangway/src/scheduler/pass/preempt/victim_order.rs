@@ -28,7 +28,7 @@ use std::cmp::Reverse;
 use std::sync::Arc;
 
 use crate::model::ids::{JobId, PartitionId};
-use crate::policy::{PartitionHooks, PassFigures, VictimKeys};
+use crate::policy::{PartitionHooks, PassContext, PassFigures, VictimKeys};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::preempt::running_keys::RankKey;
 use crate::scheduler::pass::preempt::{Basis, VictimCandidates, Walk};
@@ -197,6 +197,7 @@ impl Scheduler {
         preemptor: JobView<'_>,
         calc: Option<Arc<PassFigures>>,
     ) -> PartitionOrder {
+        let context = self.last.figures.context(&self.state);
         let mut members = Vec::with_capacity(self.state.running.len());
         let mut ranked = Vec::with_capacity(self.state.running.len());
         for &v in &self.state.running {
@@ -204,7 +205,7 @@ impl Scheduler {
                 continue;
             };
             members.push((v, stamp(victim)));
-            ranked.push(self.ranked(preemptor, victim));
+            ranked.push(self.ranked(preemptor, victim, &context));
         }
         ranked.sort_unstable_by_key(|r| r.order);
         PartitionOrder {
@@ -221,6 +222,7 @@ impl Scheduler {
     /// veto ended.
     fn bring_up_to_date(&self, preemptor: JobView<'_>, order: &mut PartitionOrder) {
         let now = self.state.now_ms;
+        let context = self.last.figures.context(&self.state);
         let mut gone = Vec::new();
         let mut came = Vec::new();
         let mut members = Vec::with_capacity(self.state.running.len());
@@ -274,7 +276,7 @@ impl Scheduler {
         }
         for &v in &came {
             if let Some(victim) = self.state.job_view(v) {
-                order.ranked.push(self.ranked(preemptor, victim));
+                order.ranked.push(self.ranked(preemptor, victim, &context));
             }
         }
         // A sorted run and a short tail: the stable sort merges them in about linear time.
@@ -289,8 +291,12 @@ impl Scheduler {
     }
 
     /// Running job `victim` as `preemptor`'s partition sees it now.
-    fn ranked(&self, preemptor: JobView<'_>, victim: JobView<'_>) -> Ranked {
-        let context = self.last.figures.context(&self.state);
+    fn ranked(
+        &self,
+        preemptor: JobView<'_>,
+        victim: JobView<'_>,
+        context: &PassContext<'_>,
+    ) -> Ranked {
         let no_hooks = PartitionHooks::default();
         let hooks_of = |partition: PartitionId| {
             self.profile
@@ -298,15 +304,15 @@ impl Scheduler {
                 .unwrap_or(&no_hooks)
         };
         let own_hooks = hooks_of(preemptor.record().partition);
-        let (tier, keys, ..) = self.pass_key(victim, &context);
+        let (tier, keys, ..) = self.pass_key(victim, context);
         let hooks = [own_hooks, hooks_of(victim.record().partition)];
         let vetoed = self
             .profile
-            .veto(hooks, preemptor, victim, &context)
+            .veto(hooks, preemptor, victim, context)
             .map(|veto| veto.until_ms().filter(|&t| t > self.state.now_ms));
         let victim_keys = self
             .profile
-            .victim_keys(own_hooks, preemptor, victim, &context);
+            .victim_keys(own_hooks, preemptor, victim, context);
         Ranked {
             victim: victim.id(),
             order: (victim_keys, Reverse(victim.id())),
