@@ -229,10 +229,11 @@ impl Scheduler {
     /// jobs their preemptor outranks, bisected for the first placeable prefix, or were skipped
     /// as known to find no room (order-based, then fair-sharing), how many unplaced jobs'
     /// quota checks a kept verdict answered, how many victim orders were carried to a later
-    /// pass, and how many fill-backs the task counts answered; and whether it took the pending
-    /// order kept from the pass before.
+    /// pass, how many fill-backs the task counts answered, and how many searches took the
+    /// candidates of an earlier one; and whether it took the pending order kept from the pass
+    /// before.
     #[cfg(any(test, feature = "testkit"))]
-    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 7], bool) {
+    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 8], bool) {
         let kept = self.last.kept.as_ref();
         let preempt = &self.last.preempt_taken;
         (
@@ -247,6 +248,7 @@ impl Scheduler {
                 self.last.quota_verdicts_reused,
                 preempt.victim_orders_carried,
                 preempt.counted_fill_backs,
+                preempt.candidates_reused,
             ],
             self.last
                 .order_index

@@ -37,6 +37,9 @@ pub(crate) struct QuotaBook {
     /// How many times an earmark was made or dropped (share values read from the promised
     /// usage are stale once it moves).
     pub(crate) earmark_changes: u64,
+    /// How many times an earmark was dropped: the changes that can give capacity back (a new
+    /// earmark only holds more).
+    pub(crate) earmark_releases: u64,
 }
 
 /// Resources held for a preemptor while its victims stop.
@@ -327,6 +330,7 @@ impl ClusterState {
         }
         if self.earmarks.remove(&preemptor).is_some() {
             self.quota.earmark_changes += 1;
+            self.quota.earmark_releases += 1;
         }
     }
 

@@ -66,6 +66,10 @@ pub struct ShortcutsTaken {
     /// Preemption searches whose fill-back (dropping the victims not needed) the task counts
     /// answered, with one placement instead of one per victim.
     pub counted_fill_backs: u64,
+    /// Preemption searches that took the candidates an earlier search of the pass built for
+    /// a preemptor alike (same queue and partition, and priority where the queue's policies
+    /// read it), the queues' borrowing unchanged.
+    pub candidates_reused: u64,
 }
 
 /// A scheduler and its reference twin, ticked together.
@@ -104,6 +108,7 @@ impl Twins {
                 quota_verdicts_reused,
                 victim_orders_carried,
                 counted_fill_backs,
+                candidates_reused,
             ],
             _,
         ) = self.fast.shortcuts_taken();
@@ -116,6 +121,7 @@ impl Twins {
             quota_verdicts_reused: self.before.quota_verdicts_reused + quota_verdicts_reused,
             victim_orders_carried: self.before.victim_orders_carried + victim_orders_carried,
             counted_fill_backs: self.before.counted_fill_backs + counted_fill_backs,
+            candidates_reused: self.before.candidates_reused + candidates_reused,
             ..self.taken
         }
     }

@@ -656,6 +656,7 @@ fn add(total: &mut ShortcutsTaken, taken: ShortcutsTaken) {
     total.kept_order += taken.kept_order;
     total.victim_orders_carried += taken.victim_orders_carried;
     total.counted_fill_backs += taken.counted_fill_backs;
+    total.candidates_reused += taken.candidates_reused;
 }
 
 /// The comparisons are not vacuous: over a fixed sample of cases of each family most
@@ -719,6 +720,9 @@ fn the_cases_reach_every_shortcut() {
     assert!(total.victim_orders_carried >= 300, "{total:?}");
     // Fill-backs answered by the task counts, from the contended families (about 105).
     assert!(total.counted_fill_backs >= 50, "{total:?}");
+    // Searches that took an earlier search's candidates, mostly from the fair contended
+    // family (about 7,500).
+    assert!(total.candidates_reused >= 3_000, "{total:?}");
     // The order kept across passes under a calculation period (about 315 passes).
     assert!(total.kept_order >= 150, "{total:?}");
     // The head rules, the submit-order candidates, a user backfill rule and the pinned head

@@ -129,6 +129,8 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) quota_closed: Option<bool>,
     /// What the earmarks promise, kept while they and the usage stay as they are.
     pub(in crate::scheduler) promised: quota::PromisedQuota,
+    /// What the earmarks hold on the nodes, kept while they stay as they are.
+    pub(in crate::scheduler) holds: place::EarmarkHolds,
     /// Unplaced jobs' quota verdicts, kept while the earmarks and the usage stay as they are.
     pub(in crate::scheduler) unplaced_fits: quota::UnplacedFits,
     /// The last pass's reservations made again identically.
@@ -159,6 +161,9 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) victim_orders: preempt::VictimOrders,
     /// Order-based searches of this pass that found no room ([`preempt::NoRoom`]).
     pub(in crate::scheduler) no_room: preempt::NoRoom,
+    /// Searches' candidates, kept for later searches of preemptors alike
+    /// ([`preempt::CandidateMemo`]).
+    pub(in crate::scheduler) candidates: preempt::CandidateMemo,
     /// This pass's head, where passes track one ([`head`]).
     pub(in crate::scheduler) head: Option<head::Head>,
     /// The last pass's head, until this pass finds its own.
@@ -198,6 +203,8 @@ impl Pass {
             running_keys: preempt::RunningKeys::default(),
             victim_orders: preempt::VictimOrders::default(),
             no_room: preempt::NoRoom::default(),
+            candidates: preempt::CandidateMemo::default(),
+            holds: place::EarmarkHolds::default(),
             head: None,
             carried: None,
         }
@@ -395,7 +402,7 @@ impl Scheduler {
         self.repin_for_turn(id, pass);
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
         let end = pass.now.saturating_add(job.spec.time_limit_ms);
-        let held = self.state.earmark_holds(Some(id));
+        let held = pass.holds.except(&self.state, id);
         let placed = self.place_now(id, pass, end, &held, &BTreeMap::new());
         let quota_ok = match &placed {
             Some(assignments) => {

@@ -3,6 +3,7 @@
 //! waits (`priority` when only reservations or a blocked head hold it back).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::backfill::{Availability, IndexCandidates, NowView};
 use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
@@ -14,6 +15,44 @@ use crate::scheduler::Scheduler;
 use crate::scheduler::pass::node_gate::JobGate;
 use crate::scheduler::pass::{Blocking, NoSuchJob, Pass};
 use crate::state::{ClusterState, Job};
+
+/// What the earmarks hold on the nodes for their preemptors
+/// ([`ClusterState::earmark_holds`]), kept for the pass while the earmarks stay as they are: a
+/// pass asks it at every turn and every victim search, and the earmarks change only when a
+/// preemption is made or given up (a victim's stop, which also changes what its earmark holds,
+/// comes between passes).
+#[derive(Debug, Default)]
+pub(in crate::scheduler) struct EarmarkHolds {
+    /// The state's count of earmark changes `all` was read at.
+    changes: Option<u64>,
+    /// What every earmark holds.
+    all: Arc<BTreeMap<NodeId, NodeAmounts>>,
+}
+
+impl EarmarkHolds {
+    /// What the earmarks of preemptors other than `id` hold: every earmark's, kept, where
+    /// `id` has none; else read again. Debug builds check it against a rebuild.
+    pub(in crate::scheduler) fn except(
+        &mut self,
+        state: &ClusterState,
+        id: JobId,
+    ) -> Arc<BTreeMap<NodeId, NodeAmounts>> {
+        if state.earmarks.contains_key(&id) {
+            return Arc::new(state.earmark_holds(Some(id)));
+        }
+        let changes = state.quota.earmark_changes;
+        if self.changes != Some(changes) {
+            self.all = Arc::new(state.earmark_holds(None));
+            self.changes = Some(changes);
+        }
+        debug_assert_eq!(
+            *self.all,
+            state.earmark_holds(Some(id)),
+            "earmark holds stale"
+        );
+        Arc::clone(&self.all)
+    }
+}
 
 impl Scheduler {
     /// Places the whole gang now: on what is free and not needed by reservations nor `held`
@@ -70,7 +109,10 @@ impl Scheduler {
             && released.is_empty()
             && (held.is_empty() || !self.state.earmarks.contains_key(&id))
             && gate.as_ref().is_none_or(JobGate::shape_only);
-        let changes = self.state.quota.earmark_changes;
+        let changes = (
+            self.state.quota.earmark_changes,
+            self.state.quota.earmark_releases,
+        );
         let memo = match held.is_empty() {
             true => &mut pass.fits_now,
             false => pass.fits_earmarked.at(changes),

@@ -197,8 +197,11 @@ impl Scheduler {
                 .state
                 .promised_usage()
                 .map_or_else(Vec::new, std::borrow::Cow::into_owned);
-            // A head's shares read the usage of its queue's path alone: only the heads of
-            // queues whose path holds a node whose usage changed are read again.
+            // A head's shares read the usage of its queue's path alone, less its root (whose
+            // share is always nothing: it has no parent to borrow from, and passes nothing
+            // up): only the heads of queues whose path below the root holds a node whose
+            // usage changed are read again. A start changes its queue's path up to the root,
+            // so this spares the heads of the root's other children.
             let changed: Vec<bool> = (0..usage.len())
                 .map(|n| turns.usage.get(n) != usage.get(n))
                 .collect();
@@ -206,7 +209,9 @@ impl Scheduler {
                 let Some(head) = turns.heads[q].as_mut() else {
                     continue;
                 };
-                if !head.stale && turns.paths[q].iter().any(|&n| changed[n as usize]) {
+                let path = &turns.paths[q];
+                let below_root = &path[..path.len().saturating_sub(1)];
+                if !head.stale && below_root.iter().any(|&n| changed[n as usize]) {
                     head.stale = true;
                     turns.forget_winners(q);
                 }

@@ -37,9 +37,6 @@
 //! allowed to borrow); the first set that fits is made minimal by dropping, from the one
 //! before last backwards, every victim not needed. No set: no preemption.
 
-use std::collections::BTreeMap;
-use std::collections::VecDeque;
-
 use crate::config::{PreemptionStrategy, WithinQueue};
 use crate::model::ids::JobId;
 use crate::placement::Assignment;
@@ -59,7 +56,7 @@ struct Search<'a> {
     /// The candidates with their bases, in the victim order.
     candidates: &'a [(JobId, Basis)],
     /// Candidates left, by queue, in the victim order.
-    left: BTreeMap<QueueId, VecDeque<usize>>,
+    left: Left,
     /// Nodes that will yield no more targets in this round.
     pruned: Vec<bool>,
     /// Usage per node, with the preemptor's demand charged and every target's released.
@@ -73,9 +70,70 @@ struct Search<'a> {
     within_nominal: bool,
 }
 
+/// Places in the victim order (indices into a search's candidates), grouped by queue, each
+/// queue's in the order they were given, with a cursor per queue: what is left of each queue's.
+#[derive(Debug, Default)]
+struct Left {
+    /// The places, queue after queue.
+    places: Vec<usize>,
+    /// By queue index: the range of `places` still left, `(next, end)`.
+    ranges: Vec<(usize, usize)>,
+}
+
+impl Left {
+    /// Groups `places` (each with its queue) by queue, keeping their order within a queue;
+    /// `queues`: the number of queues.
+    fn of(places: impl Iterator<Item = (QueueId, usize)>, queues: usize) -> Self {
+        let tagged: Vec<(QueueId, usize)> = places.collect();
+        let mut ranges = vec![(0, 0); queues];
+        for (q, _) in &tagged {
+            ranges[q.index()].1 += 1;
+        }
+        let mut start = 0;
+        for range in &mut ranges {
+            let count = range.1;
+            *range = (start, start);
+            start += count;
+        }
+        let mut grouped = vec![0; tagged.len()];
+        for (q, place) in tagged {
+            let range = &mut ranges[q.index()];
+            grouped[range.1] = place;
+            range.1 += 1;
+        }
+        Left {
+            places: grouped,
+            ranges,
+        }
+    }
+
+    /// Queue `q`'s next place, if any is left.
+    fn front(&self, q: QueueId) -> Option<usize> {
+        let &(next, end) = self.ranges.get(q.index())?;
+        (next < end).then(|| self.places[next])
+    }
+
+    /// Takes queue `q`'s next place, if any is left.
+    fn pop_front(&mut self, q: QueueId) -> Option<usize> {
+        let place = self.front(q)?;
+        self.ranges[q.index()].0 += 1;
+        Some(place)
+    }
+
+    /// Takes all of queue `q`'s places left.
+    fn take_all(&mut self, q: QueueId) -> &[usize] {
+        let Some(range) = self.ranges.get_mut(q.index()) else {
+            return &[];
+        };
+        let (next, end) = *range;
+        range.0 = end;
+        &self.places[next..end]
+    }
+}
+
 impl Search<'_> {
     fn has_candidates(&self, q: QueueId) -> bool {
-        self.left.get(&q).is_some_and(|l| !l.is_empty())
+        self.left.front(q).is_some()
     }
 }
 
@@ -150,30 +208,32 @@ impl Scheduler {
         if candidates.is_empty() {
             return None;
         }
-        let tree = self.state.quota.tree.clone()?;
+        let tree = self.state.quota.tree.as_ref()?;
         let mut usage = pass
             .promised
             .of(&self.state)
-            .after_preemptions(&tree)
+            .after_preemptions(tree)
             .to_vec();
-        let (demand, _) = self.fair_demand(&tree, &usage, id, q);
+        let (demand, _) = self.fair_demand(tree, &usage, id, q);
         tree.charge_in(&mut usage, q, &demand);
         let mut search = Search {
             preemptor_queue: q,
             preemptor_path: tree.path_nodes(q).to_vec(),
             candidates,
-            left: BTreeMap::new(),
+            left: Left::default(),
             pruned: Vec::new(),
             usage,
             targets: Vec::new(),
             retry: Vec::new(),
             within_nominal: false,
         };
-        for (i, &(v, _)) in candidates.iter().enumerate() {
-            if let Some(vq) = self.state.job_queue(v) {
-                search.left.entry(vq).or_default().push_back(i);
-            }
-        }
+        search.left = Left::of(
+            candidates
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &(v, _))| Some((self.state.job_queue(v)?, i))),
+            tree.queue_count(),
+        );
         let strategies = self
             .state
             .config
@@ -183,16 +243,16 @@ impl Scheduler {
             .clone();
         search.within_nominal = !tree.share_in(&search.usage, q.index()).borrows_on(&demand);
         let first = strategies.first().copied()?;
-        let mut plan = self.first_strategy(id, &tree, &mut search, first, pass, end);
+        let mut plan = self.first_strategy(id, tree, &mut search, first, pass, end);
         if plan.is_none() && strategies.len() > 1 {
-            plan = self.second_strategy(id, &tree, &mut search, pass, end);
+            plan = self.second_strategy(id, tree, &mut search, pass, end);
         }
         Some(self.without_unneeded(id, search.targets, plan?, pass, end))
     }
 
     /// Steps 1–3 of the module docs with `strategy`; the plan once `id` fits.
     fn first_strategy(
-        &mut self,
+        &self,
         id: JobId,
         tree: &QuotaTree,
         search: &mut Search,
@@ -208,7 +268,7 @@ impl Scheduler {
             };
             let unconditional = target == search.preemptor_queue || search.within_nominal;
             if unconditional {
-                let Some(i) = search.left.get_mut(&target).and_then(VecDeque::pop_front) else {
+                let Some(i) = search.left.pop_front(target) else {
                     continue;
                 };
                 if let Some(plan) = self.take(id, search, i, pass, end) {
@@ -220,11 +280,10 @@ impl Scheduler {
             let before = tree.share_in(&search.usage, target_side as usize);
             let after_admission = tree.share_in(&search.usage, preemptor_side as usize);
             if after_admission.value().is_infinite() && !before.value().is_infinite() {
-                let left = search.left.get_mut(&target).map(std::mem::take);
-                search.retry.extend(left.into_iter().flatten());
+                search.retry.extend_from_slice(search.left.take_all(target));
                 continue;
             }
-            while let Some(i) = search.left.get_mut(&target).and_then(VecDeque::pop_front) {
+            while let Some(i) = search.left.pop_front(target) {
                 let passed = match strategy {
                     PreemptionStrategy::LessThanInitialShare => {
                         after_admission.compare(&before).is_lt()
@@ -251,7 +310,7 @@ impl Scheduler {
     /// Step 4 of the module docs: `less_than_initial_share` over the candidates the first
     /// strategy turned down, at most one per queue.
     fn second_strategy(
-        &mut self,
+        &self,
         id: JobId,
         tree: &QuotaTree,
         search: &mut Search,
@@ -259,14 +318,14 @@ impl Scheduler {
         end: u64,
     ) -> Option<Vec<Assignment>> {
         let root = tree.root_of(search.preemptor_queue);
-        search.left.clear();
         let mut retry = std::mem::take(&mut search.retry);
         retry.sort_unstable();
-        for i in retry {
-            if let Some(vq) = self.state.job_queue(search.candidates[i].0) {
-                search.left.entry(vq).or_default().push_back(i);
-            }
-        }
+        search.left = Left::of(
+            retry
+                .into_iter()
+                .filter_map(|i| Some((self.state.job_queue(search.candidates[i].0)?, i))),
+            tree.queue_count(),
+        );
         search.pruned = vec![false; tree.node_count()];
         while !search.pruned[root as usize] {
             let Some(target) = next_target(tree, search, root) else {
@@ -275,7 +334,7 @@ impl Scheduler {
             let (preemptor_side, target_side) = sides(tree, &search.preemptor_path, target);
             let before = tree.share_in(&search.usage, target_side as usize);
             let after_admission = tree.share_in(&search.usage, preemptor_side as usize);
-            let first = search.left.get_mut(&target).and_then(VecDeque::pop_front);
+            let first = search.left.pop_front(target);
             if let Some(i) = first.filter(|_| after_admission.compare(&before).is_lt())
                 && let Some(plan) = self.take(id, search, i, pass, end)
             {
@@ -289,7 +348,7 @@ impl Scheduler {
     /// Takes the candidate at place `i` as a target: releases its usage in the search and
     /// checks whether `id` fits once all targets have stopped.
     fn take(
-        &mut self,
+        &self,
         id: JobId,
         search: &mut Search,
         i: usize,
@@ -397,10 +456,5 @@ fn next_target(tree: &QuotaTree, search: &mut Search, node: u32) -> Option<Queue
 
 /// The victim-order place of queue `q`'s next candidate.
 fn first_rank(search: &Search, q: QueueId) -> usize {
-    search
-        .left
-        .get(&q)
-        .and_then(|l| l.front())
-        .copied()
-        .unwrap_or(usize::MAX)
+    search.left.front(q).unwrap_or(usize::MAX)
 }

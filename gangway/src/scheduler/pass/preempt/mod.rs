@@ -68,6 +68,7 @@
 //! assert!(matches!(&out.decisions[..], [Decision::Start { job, .. }] if job == "b1"));
 //! ```
 
+mod candidate_memo;
 mod counts;
 pub(in crate::scheduler) mod fair_sharing;
 mod no_room;
@@ -75,6 +76,7 @@ mod pool;
 mod running_keys;
 mod victim_order;
 
+pub(in crate::scheduler) use candidate_memo::CandidateMemo;
 pub(in crate::scheduler) use no_room::NoRoom;
 pub(in crate::scheduler) use pool::RunningByQueue;
 pub(in crate::scheduler) use running_keys::RunningKeys;
@@ -117,6 +119,9 @@ pub(in crate::scheduler) enum Basis {
 /// now of a veto that removed one.
 pub(in crate::scheduler) type VictimCandidates = (Vec<(JobId, Basis)>, Option<u64>);
 
+/// Running jobs a veto with an end after now removed from a search's candidates, with that end.
+pub(in crate::scheduler) type Vetoed = Vec<(JobId, u64)>;
+
 /// A candidate victim's place in the order: the profile's victim keys (lower first), then the
 /// later job id.
 type VictimRank = (VictimKeys, Reverse<JobId>);
@@ -154,6 +159,9 @@ pub(in crate::scheduler) struct PreemptTaken {
     pub(in crate::scheduler) victim_orders_carried: u64,
     /// Fill-backs the task counts answered ([`Scheduler::without_unneeded`]).
     pub(in crate::scheduler) counted_fill_backs: u64,
+    /// Searches that took the candidates an earlier search of the pass built
+    /// ([`CandidateMemo`]).
+    pub(in crate::scheduler) candidates_reused: u64,
 }
 
 /// Victims chosen for a preemptor and where it will run once they have stopped.
@@ -212,19 +220,7 @@ impl Scheduler {
                 taken.victim_orders_carried += pass.victim_orders.take_carried();
                 kept
             }
-            None => {
-                let running = pass
-                    .running_by_queue
-                    .get_or_insert_with(|| RunningByQueue::of(&self.state));
-                let walk = match self.victim_pool(id, running) {
-                    Some(pool) => Walk::Pool(pool),
-                    None => self.outranked_walk(id, fair, &mut pass.running_keys),
-                };
-                if matches!(walk, Walk::Outranked { alone: true, .. }) {
-                    self.last.preempt_taken.outranked_walks += 1;
-                }
-                self.victim_candidates(id, walk)
-            }
+            None => self.pooled_or_walked(id, fair, pass),
         };
         let choice = self.choose_victims(id, candidates, fair, pass, end);
         let Some(choice) = choice else {
@@ -243,6 +239,40 @@ impl Scheduler {
             profile.forget_free_cpus();
         }
         true
+    }
+
+    /// The candidates of a search for `id` that no victim order kept for the pass answers:
+    /// kept from an earlier search of the pass where one of a preemptor alike still holds
+    /// ([`CandidateMemo`]), else read from the victim pool, or else from the running jobs.
+    fn pooled_or_walked(&mut self, id: JobId, fair: bool, pass: &mut Pass) -> VictimCandidates {
+        let key = self.candidate_key(id);
+        if let Some(key) = key
+            && let Some(kept) = self.kept_candidates(id, key, &pass.candidates)
+        {
+            self.last.preempt_taken.candidates_reused += 1;
+            debug_assert_eq!(
+                kept,
+                self.victim_candidates(id, Walk::Every),
+                "the candidates kept for the pass are those of a full walk"
+            );
+            return kept;
+        }
+        let running = pass
+            .running_by_queue
+            .get_or_insert_with(|| RunningByQueue::of(&self.state));
+        let walk = match self.victim_pool(id, running) {
+            Some(pool) => Walk::Pool(pool),
+            None => self.outranked_walk(id, fair, &mut pass.running_keys),
+        };
+        if matches!(walk, Walk::Outranked { alone: true, .. }) {
+            self.last.preempt_taken.outranked_walks += 1;
+        }
+        let (candidates, vetoed) = self.candidates_and_vetoed(id, walk);
+        let veto_ends = vetoed.iter().map(|&(_, end)| end).min();
+        if let Some(key) = key {
+            self.keep_candidates(key, &candidates, vetoed, &mut pass.candidates);
+        }
+        (candidates, veto_ends)
     }
 
     /// The victims for `id` among `candidates`: those a fair-sharing queue may take, or the
@@ -342,7 +372,7 @@ impl Scheduler {
         &self,
         id: JobId,
         chosen: &[(JobId, Basis)],
-        pass: &Pass,
+        pass: &mut Pass,
         end: u64,
     ) -> Option<Vec<(JobId, Basis)>> {
         if !self.shortcuts || self.state.quota.tree.is_some() {
@@ -353,7 +383,7 @@ impl Scheduler {
         if !gate.as_ref().is_none_or(JobGate::leaves_fit_alone) || !counts_decide(&gang) {
             return None;
         }
-        let held = self.state.earmark_holds(Some(id));
+        let held = pass.holds.except(&self.state, id);
         let nothing = BTreeMap::new();
         let view = self.now_view(pass.profile.as_ref(), (pass.now, end), &held, &nothing);
         let mut counts =
@@ -401,8 +431,15 @@ impl Scheduler {
         id: JobId,
         walk: Walk,
     ) -> VictimCandidates {
+        let (candidates, vetoed) = self.candidates_and_vetoed(id, walk);
+        (candidates, vetoed.into_iter().map(|(_, end)| end).min())
+    }
+
+    /// The candidates of [`Scheduler::victim_candidates`], and the jobs a veto with an end
+    /// after now removed, with that end.
+    fn candidates_and_vetoed(&self, id: JobId, walk: Walk) -> (Vec<(JobId, Basis)>, Vetoed) {
         let Some(preemptor) = self.state.job_view(id) else {
-            return (Vec::new(), None);
+            return (Vec::new(), Vec::new());
         };
         let job = preemptor.record();
         let settings = &self.state.config.policy.preemption;
@@ -427,7 +464,7 @@ impl Scheduler {
             .order_based
             .then(|| self.pass_key(preemptor, &context));
         let mut candidates: Vec<(VictimRank, Basis)> = Vec::new();
-        let mut veto_ends: Option<u64> = None;
+        let mut vetoed: Vetoed = Vec::new();
         // The jobs read, where not every running job; the outranked ones, where kept; whether
         // every job read is outranked.
         let (listed, outranked, all_outranked) = match walk {
@@ -469,8 +506,9 @@ impl Scheduler {
             };
             let hooks = [own_hooks, hooks_of(record.partition)];
             if let Some(veto) = self.profile.veto(hooks, preemptor, victim, &context) {
-                let ends = veto.until_ms().filter(|&t| t > self.state.now_ms);
-                veto_ends = veto_ends.into_iter().chain(ends).min();
+                if let Some(end) = veto.until_ms().filter(|&t| t > self.state.now_ms) {
+                    vetoed.push((v, end));
+                }
                 continue;
             }
             let keys = self
@@ -483,7 +521,7 @@ impl Scheduler {
             .into_iter()
             .map(|((_, Reverse(v)), basis)| (v, basis))
             .collect();
-        (candidates, veto_ends)
+        (candidates, vetoed)
     }
 
     /// Whether the engine's rules keep `victim` from being a victim of the pending job `job`
@@ -643,7 +681,7 @@ impl Scheduler {
         pass: &mut Pass,
         end: u64,
     ) -> Option<(usize, Option<Vec<Assignment>>)> {
-        let held = self.state.earmark_holds(Some(id));
+        let held = pass.holds.except(&self.state, id);
         let fewest = {
             let gang = self.state.gang_request(self.state.job(id)?);
             if gang.shapes.len() != 1 || gang.topology.is_some() {
@@ -704,7 +742,7 @@ impl Scheduler {
 
     /// Where `id` would run, quota allowing, once `victims` have stopped.
     pub(in crate::scheduler) fn fits_without(
-        &mut self,
+        &self,
         id: JobId,
         chosen: &[(JobId, Basis)],
         pass: &mut Pass,
@@ -712,7 +750,7 @@ impl Scheduler {
     ) -> Option<Vec<Assignment>> {
         let victims: Vec<JobId> = chosen.iter().map(|(v, _)| *v).collect();
         let released = self.released_by(&victims);
-        let held = self.state.earmark_holds(Some(id));
+        let held = pass.holds.except(&self.state, id);
         let plan = self.place_now(id, pass, end, &held, &released)?;
         self.quota_allows(id, chosen, plan, pass)
     }
