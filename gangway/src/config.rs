@@ -61,7 +61,7 @@ pub struct ClusterConfig {
     /// Topology level names, broadest first (Kueue TAS's `levels`, e.g. `["block", "rack"]`);
     /// nodes are the implicit last level. Every node then needs a label for each level, and
     /// gang placement keeps gangs inside the narrowest domain that holds them
-    /// ([`crate::placement::topology`]). Default: none.
+    /// ([`crate::placement::GangTopology`]). Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topology: Vec<String>,
     /// Maintenance windows (Slurm's advance reservations): no job is placed on a window's nodes

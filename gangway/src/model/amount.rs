@@ -8,7 +8,7 @@ use thiserror::Error;
 /// A number that is no [`Milli`] amount.
 ///
 /// ```
-/// use gangway::model::amount::AmountError;
+/// use gangway::model::AmountError;
 /// use gangway::Milli;
 /// assert_eq!(Milli::from_f64(-1.0), Err(AmountError::Negative(-1.0)));
 /// assert_eq!(AmountError::TooPrecise(0.0001).to_string(), "0.0001 has more than three decimals");

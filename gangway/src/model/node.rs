@@ -95,8 +95,7 @@ impl Node {
     /// partition's default set, without labels, islands or MIG slices (set those fields after).
     ///
     /// ```
-    /// use gangway::model::node::{Node, NodeState};
-    /// use gangway::model::resources::NodeAmounts;
+    /// use gangway::model::{Node, NodeAmounts, NodeState};
     /// let node = Node::new("n1", NodeAmounts::full(8_000, 64_000, 4), 4, None);
     /// assert_eq!(node.state, NodeState::Up);
     /// assert_eq!(node.free_whole_gpus(), 4);
@@ -130,8 +129,7 @@ impl Node {
     /// [`GPU_FAULTS_KEPT`].
     ///
     /// ```
-    /// use gangway::model::node::{GPU_FAULTS_KEPT, Node};
-    /// use gangway::model::resources::NodeAmounts;
+    /// use gangway::model::{GPU_FAULTS_KEPT, Node, NodeAmounts};
     /// let mut node = Node::new("n1", NodeAmounts::full(8_000, 64_000, 4), 4, None);
     /// for t in 0..20 {
     ///     node.record_gpu_fault(t, 1);
@@ -150,8 +148,7 @@ impl Node {
     /// without their MIG slices).
     ///
     /// ```
-    /// use gangway::model::node::Node;
-    /// use gangway::model::resources::NodeAmounts;
+    /// use gangway::model::{Node, NodeAmounts};
     /// let mut node = Node::new("n1", NodeAmounts::full(8_000, 64_000, 4), 4, None);
     /// node.set_gpu_down(2, true);
     /// assert_eq!(node.available().devices[..4], [1000, 1000, 0, 1000]);
