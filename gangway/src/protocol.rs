@@ -124,6 +124,7 @@ enum Request {
 
 /// The error object of a refused request or a rejected event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct WireError {
     /// A [`RefusalKind`] (`parse`, `not_configured`, `invalid_config`, `time_went_backwards`,
     /// `invalid_state`, `line_too_long`), or an event [`ErrorKind`] (a refused `what_if`, a

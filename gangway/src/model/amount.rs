@@ -14,6 +14,7 @@ use thiserror::Error;
 /// assert_eq!(AmountError::TooPrecise(0.0001).to_string(), "0.0001 has more than three decimals");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Error)]
+#[non_exhaustive]
 pub enum AmountError {
     /// NaN or infinite.
     #[error("{0} is not a finite number")]

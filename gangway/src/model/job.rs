@@ -303,6 +303,7 @@ pub enum DependencyKind {
 /// How a job ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Outcome {
     /// Finished successfully.
     Completed,

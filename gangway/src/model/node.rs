@@ -10,6 +10,7 @@ use crate::model::resources::{MAX_DEVICES, NodeAmounts};
 /// Whether a node takes work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum NodeState {
     /// Takes new work.
     Up,

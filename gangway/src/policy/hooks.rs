@@ -18,6 +18,7 @@ use crate::state::{JobView, NodeView};
 /// A decision point of the pass (docs/policies.md has the table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Hook {
     /// [`Plugin::prepare`]: once per pass, before any other hook.
     Prepare,

@@ -77,6 +77,7 @@ impl fmt::Debug for Registry {
 
 /// Why a plug-in cannot be registered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// The name is registered already (a built-in's, or one registered before).
     #[error("a plug-in is registered as {0:?} already")]

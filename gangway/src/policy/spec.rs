@@ -53,6 +53,7 @@ fn is_one(weight: &f64) -> bool {
 /// Why `policy.plugins` does not make a profile: the entry's position and what is wrong.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("policy.plugins[{index}]: {message}")]
+#[non_exhaustive]
 pub struct SpecError {
     /// The entry's position: the first entry at which the list stops making a profile (a bad
     /// tier or weight, a global hook for a partition, a name already listed).
