@@ -573,7 +573,7 @@ pub struct PolicyConfig {
     /// The profile: built-in plug-ins by name, in order (docs/policies.md). Absent: the
     /// default profile (multifactor priority, Kueue's victim selection).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plugins: Option<Vec<crate::policy::spec::PluginSpec>>,
+    pub plugins: Option<Vec<crate::policy::PluginSpec>>,
     /// Kueue's `waitForPodsReady`: started jobs must report `ready` in time, or are requeued
     /// with a back-off. Absent (the default): off.
     #[serde(default, skip_serializing_if = "Option::is_none")]

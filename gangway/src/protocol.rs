@@ -317,7 +317,7 @@ impl Shim {
     /// any shim ([`Shim::serve`]).
     ///
     /// ```
-    /// use gangway::policy::{FnPlugin, Registry, registry::NoParams};
+    /// use gangway::policy::{FnPlugin, NoParams, Registry};
     /// use gangway::protocol::{ServeLimits, Shim};
     /// let mut registry = Registry::builtin();
     /// registry.register("no_one", |_: NoParams| {
