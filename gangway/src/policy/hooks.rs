@@ -89,6 +89,7 @@ impl Hook {
 /// The blocked head a backfill rule ([`Plugin::may_backfill`]) protects: the first job of
 /// the pass's order that is blocked by resources (within its quota).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct HeadView<'a> {
     /// The head.
     pub job: JobView<'a>,
@@ -103,6 +104,7 @@ pub struct HeadView<'a> {
 
 /// One task whose devices a device-choice plug-in picks.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct DeviceTask<'a> {
     /// The job.
     pub job: JobView<'a>,
@@ -120,6 +122,7 @@ pub struct DeviceTask<'a> {
 
 /// One topology domain a domain scorer rates.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct DomainView<'a> {
     /// Its id. Domains are numbered in the order they first appeared (a domain stays, empty,
     /// when its last node goes), from the configuration on, until a reconfiguration or a
