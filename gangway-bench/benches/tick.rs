@@ -8,7 +8,7 @@
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gangway::Event;
-use gangway::model::job::FinishOutcome;
+use gangway::FinishOutcome;
 use gangway::policy::{PassContext, Placement, Plugin, Profile};
 use gangway::state::{JobView, NodeView};
 use gangway_sim::standard::StandardWorkload;

@@ -43,8 +43,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gangway::Decision;
+use gangway::FinishOutcome;
 use gangway::config::ReclaimWithinCohort;
-use gangway::model::job::FinishOutcome;
 use gangway::{ClusterConfig, Event, Scheduler};
 use gangway_sim::standard::StandardWorkload;
 use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};

@@ -42,7 +42,7 @@ pub use probe::{
     DeviceHealth, GpuProbe, ProbeError, ProbedDevice, ProbedMigDevice, mig_profile, model_key,
 };
 
-use gangway::model::amount::Milli;
+use gangway::Milli;
 
 /// The node entry that `gangway inventory` prints: [`node_config`] of the probe's devices, as
 /// pretty-printed JSON that a CLUSTER's `nodes` list takes as it is.

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use petgraph::unionfind::UnionFind;
 
 use super::probe::{ProbeError, ProbedDevice};
+use gangway::Milli;
 use gangway::config::{GpuConfig, MigDeviceConfig, NodeConfig};
-use gangway::model::amount::Milli;
 
 /// The CLUSTER node entry for a host with these GPUs.
 ///

@@ -26,11 +26,11 @@ use std::error::Error;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use gangway::model::ids::{DomainId, ModelId, NodeId, PartitionId};
-use gangway::model::job::PlacementMode;
-use gangway::model::node::{Node, PartitionSet};
-use gangway::model::resources::NodeAmounts;
-use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
+use gangway::PlacementMode;
+use gangway::model::{
+    DomainId, GpuNeed, ModelId, ModelMask, Node, NodeAmounts, NodeId, PartitionId, PartitionSet,
+    TaskShape,
+};
 use gangway::placement::{
     CapacityView, FreeIndex, FreeTotals, GangRequest, IndexCandidates, NodeGate, Reach, ShapeMix,
     least_fragmenting_device, place_gang,

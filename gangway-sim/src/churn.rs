@@ -23,8 +23,8 @@ use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
 
 use crate::standard::StandardWorkload;
 use gangway::Decision;
+use gangway::FinishOutcome;
 use gangway::config::BackfillMode;
-use gangway::model::job::FinishOutcome;
 use gangway::{ClusterConfig, Event, Scheduler, TickOutcome};
 
 /// Virtual time between two churn ticks: short enough that no job reaches its time limit

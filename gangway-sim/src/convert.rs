@@ -1,8 +1,8 @@
 //! Turning a workload's [`TraceJob`]s into the jobs the simulator submits.
 
 use crate::workload::TraceJob;
-use gangway::model::amount::Milli;
-use gangway::model::job::{JobSpec, TaskGroup};
+use gangway::Milli;
+use gangway::{JobSpec, TaskGroup};
 
 /// One job of a simulation: what the scheduler is told ([`JobSpec`]), and how long the job
 /// really runs once started (which the scheduler never sees).
@@ -71,7 +71,7 @@ fn non_empty(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::workload::TracePlacement;
-    use gangway::model::job::PlacementMode;
+    use gangway::PlacementMode;
 
     #[test]
     fn converts_every_field() {

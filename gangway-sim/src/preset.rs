@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::convert::SimJob;
 use crate::workload::Workload;
 use gangway::config::{BackfillMode, ClusterConfig, PriorityWeights, ReclaimWithinCohort};
-use gangway::policy::spec::PluginSpec;
+use gangway::policy::PluginSpec;
 
 /// A scheduling policy preset.
 ///

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::metrics::{Metrics, Resource};
 use crate::preset::{Overrun, PolicyPreset};
 use crate::result::{FaultCounts, SimResult};
-use gangway::model::amount::Milli;
+use gangway::Milli;
 
 /// The header of the schedule CSV.
 pub const SCHEDULE_HEADER: &str = "job,account,submit_ms,start_ms,end_ms,tasks,gpus,nodes";

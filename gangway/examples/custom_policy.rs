@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     scheduler.tick(1_000, waiting.to_vec())?;
     let done = Event::Finished {
         job: "full".into(),
-        outcome: gangway::model::job::FinishOutcome::Completed,
+        outcome: gangway::FinishOutcome::Completed,
     };
     let out = scheduler.tick(60_000, vec![done])?;
     for decision in &out.decisions {

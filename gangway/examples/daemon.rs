@@ -21,8 +21,8 @@ use std::process::{Child, Command, ExitCode};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use gangway::FinishOutcome;
 use gangway::config::NodeConfig;
-use gangway::model::job::FinishOutcome;
 use gangway::{ClusterConfig, Decision, Event, JobSpec, Scheduler};
 
 /// How often running children are checked for exit while nothing else happens.

@@ -45,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             p.position, p.job, p.reason, p.estimated_start_ms
         );
     }
-    let done = gangway::model::job::FinishOutcome::Completed;
+    let done = gangway::FinishOutcome::Completed;
     let finished = vec![Event::Finished {
         job: "pretrain".into(),
         outcome: done,

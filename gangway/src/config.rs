@@ -61,7 +61,7 @@ pub struct ClusterConfig {
     /// Topology level names, broadest first (Kueue TAS's `levels`, e.g. `["block", "rack"]`);
     /// nodes are the implicit last level. Every node then needs a label for each level, and
     /// gang placement keeps gangs inside the narrowest domain that holds them
-    /// ([`crate::placement::topology`]). Default: none.
+    /// ([`crate::placement::GangTopology`]). Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topology: Vec<String>,
     /// Maintenance windows (Slurm's advance reservations): no job is placed on a window's nodes
@@ -573,7 +573,7 @@ pub struct PolicyConfig {
     /// The profile: built-in plug-ins by name, in order (docs/policies.md). Absent: the
     /// default profile (multifactor priority, Kueue's victim selection).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plugins: Option<Vec<crate::policy::spec::PluginSpec>>,
+    pub plugins: Option<Vec<crate::policy::PluginSpec>>,
     /// Kueue's `waitForPodsReady`: started jobs must report `ready` in time, or are requeued
     /// with a back-off. Absent (the default): off.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -8,6 +8,7 @@ use crate::error::EventError;
 /// One placement entry of a `start`: tasks of one group on one node, with device indices.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct PlacementEntry {
     /// Task group index.
     pub group: usize,
@@ -34,6 +35,7 @@ pub struct PlacementEntry {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct MigPlacement {
     /// GPU index on the node.
     pub gpu: u32,

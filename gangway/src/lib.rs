@@ -43,8 +43,7 @@
 //!    it at its time limit. Nothing is ever assumed to have ended.
 //!
 //! ```
-//! use gangway::{ClusterConfig, Decision, Event, JobSpec, Scheduler};
-//! use gangway::model::job::FinishOutcome;
+//! use gangway::{ClusterConfig, Decision, Event, FinishOutcome, JobSpec, Scheduler};
 //!
 //! let cluster: ClusterConfig =
 //!     serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
@@ -114,11 +113,11 @@
 //!   a job placed now may use reserved resources only if it ends before the reservation starts
 //!   (EASY's rule, per device). Conservative mode plans every blocked job; `depth` caps how many.
 //! - **Fractional GPUs** go where they raise the cluster's fragmentation least (FGD-style, see
-//!   [`placement::frag`]); whole-GPU tasks take their devices within one NVLink island when one
-//!   holds them.
+//!   [`placement::ShapeMix`]); whole-GPU tasks take their devices within one NVLink island when
+//!   one holds them.
 //! - **Topology**: a node missing a label of a configured level is refused; an unconstrained
 //!   `pack` gang is packed into the narrowest domain that holds it, best fit (Slurm's
-//!   topology/tree); `required`/`preferred` follow Kueue TAS. See [`placement::topology`].
+//!   topology/tree); `required`/`preferred` follow Kueue TAS. See [`placement::GangTopology`].
 //! - **MIG**: a GPU in MIG mode takes no whole or fractional task; a MIG task holds one slice of
 //!   its profile (the lowest free one); quota keys `mig:PROFILE` count slices and `gpu` keys do
 //!   not; fair-share bills a slice as its compute share of its GPU (a `1g` slice is 1/7).
@@ -182,7 +181,9 @@ pub use error::{
 };
 pub use event::Event;
 pub use fairshare::{AdmissionUsageRow, ShareRow};
-pub use model::amount::Milli;
-pub use model::job::{Dependency, DependencyKind, JobSpec, Outcome, PlacementMode, TaskGroup};
+pub use model::{
+    Dependency, DependencyKind, FinishOutcome, JobSpec, Milli, Outcome, PlacementMode, TaskGroup,
+    TopologyRequest,
+};
 pub use quota::{FairShareRow, Share};
 pub use scheduler::{JobPriority, Plan, SNAPSHOT_VERSION, Scheduler, Snapshot, WhatIf};

@@ -124,6 +124,7 @@ enum Request {
 
 /// The error object of a refused request or a rejected event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct WireError {
     /// A [`RefusalKind`] (`parse`, `not_configured`, `invalid_config`, `time_went_backwards`,
     /// `invalid_state`, `line_too_long`), or an event [`ErrorKind`] (a refused `what_if`, a
@@ -316,7 +317,7 @@ impl Shim {
     /// any shim ([`Shim::serve`]).
     ///
     /// ```
-    /// use gangway::policy::{FnPlugin, Registry, registry::NoParams};
+    /// use gangway::policy::{FnPlugin, NoParams, Registry};
     /// use gangway::protocol::{ServeLimits, Shim};
     /// let mut registry = Registry::builtin();
     /// registry.register("no_one", |_: NoParams| {

@@ -53,7 +53,7 @@ use std::str::FromStr;
 
 use csv::StringRecord;
 
-use gangway::model::resources::{MAX_DEVICES, MAX_NODE_CPUS, MAX_NODE_MEMORY_MIB};
+use gangway::model::{MAX_DEVICES, MAX_NODE_CPUS, MAX_NODE_MEMORY_MIB};
 
 use super::{ReaderRules, SkipCounts, SkipReason, TraceJob, TraceNode, TracePlacement, Workload};
 

@@ -120,7 +120,7 @@ impl TraceJob {
 /// use gangway_sim::workload::TracePlacement;
 /// assert_eq!(serde_json::to_string(&TracePlacement::StrictSpread).unwrap(), "\"strict_spread\"");
 /// ```
-pub use gangway::model::job::PlacementMode as TracePlacement;
+pub use gangway::PlacementMode as TracePlacement;
 
 /// One node of a workload's machine.
 ///

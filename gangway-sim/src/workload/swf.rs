@@ -50,7 +50,7 @@ use std::path::Path;
 use flate2::bufread::MultiGzDecoder;
 
 use super::record::cpu_nodes;
-use gangway::model::resources::MAX_NODE_CPUS;
+use gangway::model::MAX_NODE_CPUS;
 
 use super::{
     MAX_NODES, NonPositiveRequest, ReaderRules, SkipCounts, SkipReason, TraceJob, Workload,

@@ -39,6 +39,7 @@ pub(crate) struct Tenant<'a> {
 
 /// One tenant's admission-fair-sharing usage in one queue, as `explain` reports it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AdmissionUsageRow {
     /// The queue.
     pub queue: String,

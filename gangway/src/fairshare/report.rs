@@ -13,6 +13,7 @@ use super::tree::{NodeKind, ShareTree};
 ///
 /// Rows come in tree order: each account, then its sub-accounts and users in creation order.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ShareRow {
     /// The account (for an association, the account the user sits under).
     pub account: String,

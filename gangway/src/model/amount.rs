@@ -8,12 +8,13 @@ use thiserror::Error;
 /// A number that is no [`Milli`] amount.
 ///
 /// ```
-/// use gangway::model::amount::AmountError;
+/// use gangway::model::AmountError;
 /// use gangway::Milli;
 /// assert_eq!(Milli::from_f64(-1.0), Err(AmountError::Negative(-1.0)));
 /// assert_eq!(AmountError::TooPrecise(0.0001).to_string(), "0.0001 has more than three decimals");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Error)]
+#[non_exhaustive]
 pub enum AmountError {
     /// NaN or infinite.
     #[error("{0} is not a finite number")]

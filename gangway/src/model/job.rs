@@ -209,7 +209,7 @@ pub struct TaskGroup {
 /// `{"preferred": LEVEL}`, LEVEL one of the cluster's `topology` levels.
 ///
 /// ```
-/// use gangway::model::job::TopologyRequest;
+/// use gangway::model::TopologyRequest;
 /// let r: TopologyRequest = serde_json::from_str(r#"{"required": "rack"}"#).unwrap();
 /// assert_eq!(r, TopologyRequest::Required("rack".into()));
 /// assert!(serde_json::from_str::<TopologyRequest>(r#"{"required": "rack", "preferred": "block"}"#).is_err());
@@ -303,6 +303,7 @@ pub enum DependencyKind {
 /// How a job ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Outcome {
     /// Finished successfully.
     Completed,

@@ -2,14 +2,13 @@
 //!
 //! A node's slices are numbered by *bit*: their position in the node's [`MigLayout`], sorted by
 //! GPU index then slice index. A set of slices is a `u128` mask over those bits, kept in
-//! [`NodeAmounts::mig`](crate::model::resources::NodeAmounts::mig) beside cpus, memory and
+//! [`NodeAmounts::mig`](crate::model::NodeAmounts::mig) beside cpus, memory and
 //! devices, so capacity, usage, backfill timelines and reservations treat slices like any other
 //! resource. A GPU with slices is in MIG mode: it has no whole-device capacity, so whole and
 //! fractional GPU tasks never land on it.
 //!
 //! ```
-//! use gangway::model::ids::MigProfileId;
-//! use gangway::model::mig::{MigLayout, MigSlice};
+//! use gangway::model::{MigLayout, MigProfileId, MigSlice};
 //! let small = MigProfileId(0);
 //! let big = MigProfileId(1);
 //! let layout = MigLayout { slices: vec![
@@ -23,7 +22,7 @@
 //! assert_eq!(layout.gpu_mask(1), 0b1000);
 //! assert!(layout.has_gpu(0) && !layout.has_gpu(2));
 //! // Slices 0 and 3 billed as device shares: 1/7 of GPU 0 and 3/7 of GPU 1.
-//! let mut held = gangway::model::resources::NodeAmounts { mig: 0b1001, ..Default::default() };
+//! let mut held = gangway::model::NodeAmounts { mig: 0b1001, ..Default::default() };
 //! layout.add_device_shares(&mut held);
 //! assert_eq!(held.devices[..2], [142, 428]);
 //! ```
@@ -118,23 +117,4 @@ impl MigLayout {
             .filter(|(_, s)| keep(s))
             .fold(0, |mask, (bit, _)| mask | (1u128 << bit))
     }
-}
-
-/// The lowest `count` set bits of `mask` (fewer when it has fewer).
-///
-/// ```
-/// assert_eq!(gangway::model::mig::lowest_bits(0b1011_0100, 2), 0b0001_0100);
-/// assert_eq!(gangway::model::mig::lowest_bits(0b1, 3), 0b1);
-/// ```
-pub fn lowest_bits(mut mask: u128, count: u32) -> u128 {
-    let mut taken = 0;
-    for _ in 0..count {
-        if mask == 0 {
-            break;
-        }
-        let low = mask & mask.wrapping_neg();
-        taken |= low;
-        mask &= !low;
-    }
-    taken
 }

@@ -10,6 +10,7 @@ use crate::model::resources::{MAX_DEVICES, NodeAmounts};
 /// Whether a node takes work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum NodeState {
     /// Takes new work.
     Up,
@@ -95,8 +96,7 @@ impl Node {
     /// partition's default set, without labels, islands or MIG slices (set those fields after).
     ///
     /// ```
-    /// use gangway::model::node::{Node, NodeState};
-    /// use gangway::model::resources::NodeAmounts;
+    /// use gangway::model::{Node, NodeAmounts, NodeState};
     /// let node = Node::new("n1", NodeAmounts::full(8_000, 64_000, 4), 4, None);
     /// assert_eq!(node.state, NodeState::Up);
     /// assert_eq!(node.free_whole_gpus(), 4);
@@ -130,8 +130,7 @@ impl Node {
     /// [`GPU_FAULTS_KEPT`].
     ///
     /// ```
-    /// use gangway::model::node::{GPU_FAULTS_KEPT, Node};
-    /// use gangway::model::resources::NodeAmounts;
+    /// use gangway::model::{GPU_FAULTS_KEPT, Node, NodeAmounts};
     /// let mut node = Node::new("n1", NodeAmounts::full(8_000, 64_000, 4), 4, None);
     /// for t in 0..20 {
     ///     node.record_gpu_fault(t, 1);
@@ -150,8 +149,7 @@ impl Node {
     /// without their MIG slices).
     ///
     /// ```
-    /// use gangway::model::node::Node;
-    /// use gangway::model::resources::NodeAmounts;
+    /// use gangway::model::{Node, NodeAmounts};
     /// let mut node = Node::new("n1", NodeAmounts::full(8_000, 64_000, 4), 4, None);
     /// node.set_gpu_down(2, true);
     /// assert_eq!(node.available().devices[..4], [1000, 1000, 0, 1000]);

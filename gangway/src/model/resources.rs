@@ -17,13 +17,13 @@ pub const MAX_NODE_MEMORY_MIB: u64 = 1 << 40;
 pub const DEVICE_MILLI: u16 = 1000;
 
 /// Amounts on one node: cpus (thousandths), memory (MiB), each device's share (thousandths) and
-/// a set of MIG slices (see [`crate::model::mig`]).
+/// a set of MIG slices (see [`crate::model::MigLayout`]).
 ///
 /// The same type holds a capacity, a usage or a free amount. Slices are a set: adding is union,
 /// subtracting is difference, and each slice is held whole or not at all.
 ///
 /// ```
-/// use gangway::model::resources::NodeAmounts;
+/// use gangway::model::NodeAmounts;
 /// let cap = NodeAmounts::full(8_000, 16_000, 4);
 /// let mut used = NodeAmounts::default();
 /// used.cpu_milli = 2_000;
@@ -40,7 +40,7 @@ pub struct NodeAmounts {
     pub memory_mib: u64,
     /// Per device, thousandths of the device.
     pub devices: [u16; MAX_DEVICES],
-    /// MIG slices, one bit per slice of the node's [`MigLayout`](crate::model::mig::MigLayout).
+    /// MIG slices, one bit per slice of the node's [`MigLayout`](crate::model::MigLayout).
     #[serde(default, skip_serializing_if = "no_slices")]
     pub mig: u128,
 }
@@ -127,7 +127,7 @@ impl NodeAmounts {
     /// entirely unused in `used`: the whole devices of `self.minus(used)`, without computing it.
     ///
     /// ```
-    /// use gangway::model::resources::NodeAmounts;
+    /// use gangway::model::NodeAmounts;
     /// let available = NodeAmounts::full(8_000, 0, 4);
     /// let mut used = NodeAmounts::default();
     /// used.devices[1] = 500;
@@ -148,7 +148,7 @@ impl NodeAmounts {
     /// the difference.
     ///
     /// ```
-    /// use gangway::model::resources::NodeAmounts;
+    /// use gangway::model::NodeAmounts;
     /// let available = NodeAmounts::full(8_000, 1_000, 2);
     /// let mut used = NodeAmounts::full(6_000, 0, 0);
     /// used.devices[0] = 1;

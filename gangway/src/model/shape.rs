@@ -23,7 +23,7 @@ impl GpuNeed {
     /// the fraction itself, 0 without a GPU or for a MIG slice (slices are counted apart).
     ///
     /// ```
-    /// use gangway::model::shape::GpuNeed;
+    /// use gangway::model::GpuNeed;
     /// assert_eq!(GpuNeed::Whole(2).device_milli(), 2_000);
     /// assert_eq!(GpuNeed::Fraction(250).device_milli(), 250);
     /// assert_eq!(GpuNeed::None.device_milli(), 0);

@@ -8,8 +8,7 @@
 //! level and the sorted nodes under each domain.
 //!
 //! ```
-//! use gangway::model::topology::Topology;
-//! use gangway::model::ids::NodeId;
+//! use gangway::model::{NodeId, Topology};
 //! let levels = vec!["block".to_string(), "rack".to_string()];
 //! let mut topo = Topology::new(levels);
 //! let label = |b: &str, r: &str| -> indexmap::IndexMap<String, String> {
@@ -221,7 +220,7 @@ impl Topology {
     /// level is refused as (node, level).
     ///
     /// ```
-    /// use gangway::model::topology::Topology;
+    /// use gangway::model::Topology;
     /// let skeleton = Topology::numbered(vec!["rack".into()], &[vec!["r9".into()]]).unwrap();
     /// let tree = skeleton.with_nodes(&[]).unwrap();
     /// assert_eq!((tree.domain_count(), tree.domain_paths()), (1, vec![vec!["r9".to_string()]]));
@@ -246,8 +245,7 @@ impl Topology {
     /// keeps it ([`Topology::numbered`] gives it back).
     ///
     /// ```
-    /// use gangway::model::topology::Topology;
-    /// use gangway::model::ids::NodeId;
+    /// use gangway::model::{NodeId, Topology};
     /// let mut topo = Topology::new(vec!["block".to_string(), "rack".to_string()]);
     /// let labels: indexmap::IndexMap<String, String> =
     ///     [("block".to_string(), "b1".to_string()), ("rack".to_string(), "r3".to_string())].into();
@@ -277,7 +275,7 @@ impl Topology {
     /// the levels, listed twice, or listed before the path of its parent domain.
     ///
     /// ```
-    /// use gangway::model::topology::Topology;
+    /// use gangway::model::Topology;
     /// let levels = || vec!["block".to_string(), "rack".to_string()];
     /// let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     /// let tree = Topology::numbered(levels(), &[path(&["b2"]), path(&["b1"]), path(&["b1", "r1"])]).unwrap();

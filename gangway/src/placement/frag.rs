@@ -1,36 +1,5 @@
-//! Fragmentation-aware placement of GPU tasks, after Weng et al., "Beware of Fragmentation:
-//! Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent" (USENIX ATC 2023).
-//!
-//! The scheduler keeps a [`ShapeMix`]: the GPU tasks it has seen submitted, by shape (cpus,
-//! memory, GPU need, models), each weighted by the GPU share its tasks asked for. A node's
-//! *fragmentation* is the free GPU share the mix could not use there:
-//! - per shape (FGD's measure), every free GPU thousandth of the node when a task of the shape
-//!   does not fit at all (cpus, memory or model lacking), else the free share of the devices too
-//!   small for it (devices with less than its fraction free; for whole GPUs, partly used devices,
-//!   or every device when too few are whole), times the shape's weight;
-//! - plus, with the weight of the whole mix, the free GPU share beyond what the node's free cpus
-//!   (or memory) could drive at the mix's own ratio of GPU to cpus (or memory): GPUs stranded by
-//!   a node's cpus or memory running out first.
-//!
-//! A task goes where it raises fragmentation the least, and on the device that does.
-//!
-//! ```
-//! use gangway::model::ids::ModelId;
-//! use gangway::model::job::PlacementMode;
-//! use gangway::model::node::Node;
-//! use gangway::model::resources::NodeAmounts;
-//! use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
-//! use gangway::placement::ShapeMix;
-//! let shape = |gpu| TaskShape { cpu_milli: 1_000, memory_mib: 1_000, gpu, models: ModelMask::ANY,
-//!     count: 1, min_count: 1, mode: PlacementMode::Pack };
-//! let mut mix = ShapeMix::default();
-//! mix.record(&shape(GpuNeed::Fraction(500)), 1);
-//! let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 2), 2, Some(ModelId(0)));
-//! let mut free = node.capacity;
-//! free.devices[1] = 300; // 0.3 of device 1 is free: too little for a half
-//! // 300 thousandths lost, times the half's weight (500); 8 free cpus drive 4 GPUs: none stranded.
-//! assert_eq!(mix.fragmentation(&node, &free), 300 * 500);
-//! ```
+//! Fragmentation-aware placement of GPU tasks (FGD, Weng et al., USENIX ATC 2023): the
+//! measure is [`ShapeMix::fragmentation`].
 
 use serde::{Deserialize, Serialize};
 
@@ -70,9 +39,37 @@ impl MixShape {
 /// The task shapes seen so far, weighted by task count: the workload fragmentation is measured
 /// against.
 ///
+/// Fragmentation-aware placement of GPU tasks, after Weng et al., "Beware of Fragmentation:
+/// Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent" (USENIX ATC 2023).
+/// The scheduler keeps a mix of the GPU tasks it has seen submitted, by shape (cpus,
+/// memory, GPU need, models), each weighted by the GPU share its tasks asked for. A node's
+/// *fragmentation* is the free GPU share the mix could not use there:
+/// - per shape (FGD's measure), every free GPU thousandth of the node when a task of the shape
+///   does not fit at all (cpus, memory or model lacking), else the free share of the devices too
+///   small for it (devices with less than its fraction free; for whole GPUs, partly used devices,
+///   or every device when too few are whole), times the shape's weight;
+/// - plus, with the weight of the whole mix, the free GPU share beyond what the node's free cpus
+///   (or memory) could drive at the mix's own ratio of GPU to cpus (or memory): GPUs stranded by
+///   a node's cpus or memory running out first.
+///
+/// A task goes where it raises fragmentation the least, and on the device that does.
+///
 /// ```
-/// use gangway::model::job::PlacementMode;
-/// use gangway::model::shape::{GpuNeed, ModelMask, TaskShape};
+/// use gangway::model::{GpuNeed, ModelId, ModelMask, Node, NodeAmounts, PlacementMode, TaskShape};
+/// use gangway::placement::ShapeMix;
+/// let shape = |gpu| TaskShape { cpu_milli: 1_000, memory_mib: 1_000, gpu, models: ModelMask::ANY,
+///     count: 1, min_count: 1, mode: PlacementMode::Pack };
+/// let mut mix = ShapeMix::default();
+/// mix.record(&shape(GpuNeed::Fraction(500)), 1);
+/// let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 2), 2, Some(ModelId(0)));
+/// let mut free = node.capacity;
+/// free.devices[1] = 300; // 0.3 of device 1 is free: too little for a half
+/// // 300 thousandths lost, times the half's weight (500); 8 free cpus drive 4 GPUs: none stranded.
+/// assert_eq!(mix.fragmentation(&node, &free), 300 * 500);
+/// ```
+///
+/// ```
+/// use gangway::model::{GpuNeed, ModelMask, PlacementMode, TaskShape};
 /// use gangway::placement::ShapeMix;
 /// let shape = TaskShape { cpu_milli: 1_000, memory_mib: 10, gpu: GpuNeed::Whole(1),
 ///     models: ModelMask::ANY, count: 4, min_count: 4, mode: PlacementMode::Pack };

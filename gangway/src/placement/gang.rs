@@ -72,8 +72,9 @@ pub trait CapacityView {
     }
 
     /// Whether the placement pins a reservation, which takes resources busy now (and free over
-    /// its window) before resources idle now: see [`BusyFirst`]. False by default (a placement
-    /// now has nothing busy to prefer).
+    /// its window) before resources idle now: nodes busy now first, then idle ones; within
+    /// each, the nodes of the job's previous plan ([`CapacityView::previous`]) first, then the
+    /// engine's order. False by default (a placement now has nothing busy to prefer).
     fn busy_first(&self) -> bool {
         false
     }
@@ -127,7 +128,7 @@ pub trait Candidates {
 /// there stand alike.
 ///
 /// ```
-/// use gangway::placement::gang::Standing;
+/// use gangway::placement::Standing;
 /// let a = Standing { before: 0, after: 3 };
 /// assert!(a < Standing { before: 1, after: 0 });
 /// ```
@@ -315,13 +316,13 @@ impl Gated<'_> {
 /// a plan stays put where the rule allows it; then the inner (engine's) order. A profile's
 /// scorers rank this order, so among nodes they score alike the busy come first, then the
 /// previous plan's, then the engine's order.
-pub struct BusyFirst<'a> {
+pub(crate) struct BusyFirst<'a> {
     /// The engine's order.
-    pub inner: &'a dyn Candidates,
+    pub(crate) inner: &'a dyn Candidates,
     /// The nodes, by id: what each has in use now.
-    pub nodes: &'a [Option<Node>],
+    pub(crate) nodes: &'a [Option<Node>],
     /// The reservation's window, which knows the job's previous plan.
-    pub view: &'a dyn CapacityView,
+    pub(crate) view: &'a dyn CapacityView,
 }
 
 /// Where node `id` (`node`, `None` when unknown) ranks for a reservation, lower first: busy

@@ -38,10 +38,7 @@ pub struct FreeIndex {
 ///
 /// ```
 /// use std::ops::ControlFlow;
-/// use gangway::model::ids::NodeId;
-/// use gangway::model::node::Node;
-/// use gangway::model::resources::NodeAmounts;
-/// use gangway::model::shape::{GpuNeed, TaskShape};
+/// use gangway::model::{GpuNeed, Node, NodeAmounts, NodeId, TaskShape};
 /// use gangway::placement::{FreeIndex, Reach};
 ///
 /// // Two cpu-only nodes of 4 cpus; the first has every cpu in use.
@@ -386,8 +383,8 @@ impl FreeIndex {
     /// use gangway::placement::FreeIndex;
     /// let index = FreeIndex::default(); // no nodes
     /// let job = gangway::JobSpec::new("a", 1000, 1);
-    /// let shape = gangway::model::shape::TaskShape {
-    ///     cpu_milli: 1000, memory_mib: 0, gpu: gangway::model::shape::GpuNeed::None,
+    /// let shape = gangway::model::TaskShape {
+    ///     cpu_milli: 1000, memory_mib: 0, gpu: gangway::model::GpuNeed::None,
     ///     models: Default::default(), count: 1, min_count: 1, mode: job.groups[0].placement,
     /// };
     /// assert!(!index.could_hold(&[shape]));

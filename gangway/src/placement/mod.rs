@@ -4,16 +4,18 @@
 mod charges;
 pub(crate) mod count;
 pub(crate) mod fit;
-pub mod frag;
-pub mod gang;
+pub(crate) mod frag;
+pub(crate) mod gang;
 pub(crate) mod index;
-pub mod topology;
+pub(crate) mod topology;
 
 pub use crate::backfill::IndexCandidates;
 pub(crate) use charges::charges;
 pub use fit::least_fragmenting_device;
 pub use frag::ShapeMix;
 pub use gang::{
-    Assignment, Candidates, CapacityView, GangRequest, NodeGate, assignments_fit, place_gang,
+    Assignment, Candidates, CapacityView, GangRequest, NodeGate, Standing, assignments_fit,
+    place_gang,
 };
 pub use index::{FreeIndex, FreeTotals, NeedFloor, Reach};
+pub use topology::GangTopology;

@@ -41,7 +41,7 @@
 //! // Two tasks of 8 GPUs that must share a rack: best fit by id order alone would take n1
 //! // and n2, which sit in different racks.
 //! let mut job = JobSpec::new("train", 60_000, 2).with_gpus(Milli::from_units(8));
-//! job.groups[0].topology = Some(gangway::model::job::TopologyRequest::Required("rack".into()));
+//! job.groups[0].topology = Some(gangway::model::TopologyRequest::Required("rack".into()));
 //! let out = s.tick(0, vec![Event::Submit { job }]).unwrap();
 //! let Decision::Start { placement, .. } = &out.decisions[0] else { panic!() };
 //! let nodes: Vec<&str> = placement.iter().map(|p| p.node.as_str()).collect();

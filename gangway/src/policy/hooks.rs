@@ -18,6 +18,7 @@ use crate::state::{JobView, NodeView};
 /// A decision point of the pass (docs/policies.md has the table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Hook {
     /// [`Plugin::prepare`]: once per pass, before any other hook.
     Prepare,
@@ -88,6 +89,7 @@ impl Hook {
 /// The blocked head a backfill rule ([`Plugin::may_backfill`]) protects: the first job of
 /// the pass's order that is blocked by resources (within its quota).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct HeadView<'a> {
     /// The head.
     pub job: JobView<'a>,
@@ -102,6 +104,7 @@ pub struct HeadView<'a> {
 
 /// One task whose devices a device-choice plug-in picks.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct DeviceTask<'a> {
     /// The job.
     pub job: JobView<'a>,
@@ -119,6 +122,7 @@ pub struct DeviceTask<'a> {
 
 /// One topology domain a domain scorer rates.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct DomainView<'a> {
     /// Its id. Domains are numbered in the order they first appeared (a domain stays, empty,
     /// when its last node goes), from the configuration on, until a reconfiguration or a

@@ -32,8 +32,8 @@ mod guard;
 mod hooks;
 mod profile;
 mod quiet;
-pub mod registry;
-pub mod spec;
+pub(crate) mod registry;
+pub(crate) mod spec;
 
 pub use context::{PassContext, PassFigures};
 pub use factors::PriorityFactors;
@@ -50,4 +50,5 @@ pub(crate) use profile::{
     MAX_SCORE_TIERS, NodeScores, OrderKeys, PartitionHooks, VictimKeys, better_first,
 };
 pub use quiet::report_fault;
-pub use registry::{Registry, RegistryError};
+pub use registry::{NoParams, Registry, RegistryError};
+pub use spec::{PluginSpec, SpecError, profile_from_specs};

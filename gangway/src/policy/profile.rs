@@ -56,6 +56,7 @@ pub(crate) type NodeScores = [f64; MAX_SCORE_TIERS];
 
 /// Why a profile cannot be built.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProfileError {
     /// Two plug-ins share a name (names key their saved state).
     #[error("two plug-ins are named {0:?}")]

@@ -77,6 +77,7 @@ impl fmt::Debug for Registry {
 
 /// Why a plug-in cannot be registered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// The name is registered already (a built-in's, or one registered before).
     #[error("a plug-in is registered as {0:?} already")]
@@ -89,7 +90,7 @@ pub enum RegistryError {
 /// The parameters of a plug-in that takes none: an entry with any is refused.
 ///
 /// ```
-/// use gangway::policy::{FnPlugin, Registry, registry::NoParams, spec::PluginSpec};
+/// use gangway::policy::{FnPlugin, NoParams, PluginSpec, Registry};
 /// let mut registry = Registry::empty();
 /// registry.register("quiet", |_: NoParams| Ok(FnPlugin::new("quiet"))).unwrap();
 /// let specs: Vec<PluginSpec> = serde_json::from_str(r#"[{"name": "quiet", "volume": 3}]"#).unwrap();
@@ -133,7 +134,7 @@ impl Registry {
     /// the registry stays as it was.
     ///
     /// ```
-    /// use gangway::policy::{FnPlugin, Registry, RegistryError, registry::NoParams, spec::PluginSpec};
+    /// use gangway::policy::{FnPlugin, NoParams, PluginSpec, Registry, RegistryError};
     /// let mut registry = Registry::builtin();
     /// let made = registry.register("las", |_: NoParams| Ok(FnPlugin::new("las")));
     /// assert_eq!(made.unwrap_err(), RegistryError::Taken("las".into()));
@@ -202,7 +203,7 @@ impl Registry {
     /// hook for a partition, a name already listed).
     ///
     /// ```
-    /// use gangway::policy::{Registry, spec::PluginSpec};
+    /// use gangway::policy::{PluginSpec, Registry};
     /// let specs: Vec<PluginSpec> =
     ///     serde_json::from_str(r#"[{"name": "spread", "tier": 9}, {"name": "las"}]"#).unwrap();
     /// assert_eq!(Registry::builtin().profile_from_specs(&specs).unwrap_err().index, 0);

@@ -1,16 +1,5 @@
 //! CLUSTER's `policy.plugins`: a profile named in JSON, for shim hosts and `gangway simulate
 //! --cluster` (docs/policies.md lists every name and parameter).
-//!
-//! ```
-//! use gangway::policy::spec::{PluginSpec, profile_from_specs};
-//! let specs: Vec<PluginSpec> = serde_json::from_str(r#"[
-//!     {"name": "las", "min_quantum_ms": 600000},
-//!     {"name": "avoid_gpu_faults", "hours": 24},
-//!     {"name": "spread", "tier": 0, "weight": 2.0},
-//!     {"name": "kueue_victims"}]"#).unwrap();
-//! let profile = profile_from_specs(&specs).unwrap();
-//! assert_eq!(profile.plugin_names().count(), 8);
-//! ```
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -20,6 +9,17 @@ use crate::policy::registry::builtin_registry;
 
 /// One entry of `policy.plugins`: a registered plug-in's name (a built-in's, or a host's:
 /// [`crate::policy::Registry`]), where it applies, and its parameters.
+///
+/// ```
+/// use gangway::policy::{PluginSpec, profile_from_specs};
+/// let specs: Vec<PluginSpec> = serde_json::from_str(r#"[
+///     {"name": "las", "min_quantum_ms": 600000},
+///     {"name": "avoid_gpu_faults", "hours": 24},
+///     {"name": "spread", "tier": 0, "weight": 2.0},
+///     {"name": "kueue_victims"}]"#).unwrap();
+/// let profile = profile_from_specs(&specs).unwrap();
+/// assert_eq!(profile.plugin_names().count(), 8);
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PluginSpec {
     /// The registered name.
@@ -53,6 +53,7 @@ fn is_one(weight: &f64) -> bool {
 /// Why `policy.plugins` does not make a profile: the entry's position and what is wrong.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("policy.plugins[{index}]: {message}")]
+#[non_exhaustive]
 pub struct SpecError {
     /// The entry's position: the first entry at which the list stops making a profile (a bad
     /// tier or weight, a global hook for a partition, a name already listed).
@@ -66,7 +67,7 @@ pub struct SpecError {
 /// [`Registry::profile_from_specs`](crate::policy::Registry::profile_from_specs)).
 ///
 /// ```
-/// use gangway::policy::spec::{PluginSpec, profile_from_specs};
+/// use gangway::policy::{PluginSpec, profile_from_specs};
 /// let specs: Vec<PluginSpec> = serde_json::from_str(r#"[
 ///     {"name": "spread", "tier": 9}, {"name": "las"}]"#).unwrap();
 /// assert_eq!(profile_from_specs(&specs).unwrap_err().index, 0);

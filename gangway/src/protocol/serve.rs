@@ -92,6 +92,7 @@ pub enum ServeEnd {
 /// assert_eq!(e.io_error().to_string(), "disk gone");
 /// ```
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// Reading the requests failed.
     #[error("cannot read a request: {0}")]

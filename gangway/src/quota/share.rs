@@ -201,6 +201,7 @@ impl QuotaTree {
 /// One queue or cohort of a fair-sharing tree in the fair-sharing report
 /// ([`crate::Scheduler::fair_shares`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct FairShareRow {
     /// The queue's or cohort's name.
     pub name: String,

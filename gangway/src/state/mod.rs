@@ -219,6 +219,7 @@ impl RunHistory {
 
 /// Where a job is in its life.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum JobState {
     /// Waiting to start.
     Pending,
@@ -235,6 +236,7 @@ pub enum JobState {
 
 /// A running job's allocation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RunningJob {
     /// Start time.
     pub start_ms: u64,
@@ -254,6 +256,7 @@ pub struct RunningJob {
 
 /// A running job asked to stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Preemption {
     /// The job it makes room for.
     pub for_job: JobId,

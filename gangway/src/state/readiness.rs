@@ -22,6 +22,7 @@ use crate::model::ids::JobId;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum Readiness {
     /// Started and not ready yet: it must report `ready` by `deadline_ms` (start + timeout).
     Starting {
@@ -58,12 +59,14 @@ impl Readiness {
 ///
 /// ```
 /// use gangway::state::ReadyRecord;
-/// let r = ReadyRecord { requeues: 2, backoff_until_ms: Some(300) };
+/// let mut r = ReadyRecord::default();
+/// (r.requeues, r.backoff_until_ms) = (2, Some(300));
 /// assert!(r.backs_off(299));
 /// assert!(!r.backs_off(300));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ReadyRecord {
     /// How many times it was requeued for the ready timeout (Kueue's `requeueState.count`).
     pub requeues: u32,

@@ -355,7 +355,7 @@ impl<'a> NodeView<'a> {
     }
 
     /// Its most recent `gpu_down` events, oldest first (at most
-    /// [`GPU_FAULTS_KEPT`](crate::model::node::GPU_FAULTS_KEPT)).
+    /// [`GPU_FAULTS_KEPT`](crate::model::GPU_FAULTS_KEPT)).
     pub fn gpu_faults(&self) -> &'a [GpuFault] {
         &self.node.gpu_faults
     }
@@ -549,8 +549,9 @@ impl ClusterState {
         &self.licenses
     }
 
-    /// The MIG profile names seen so far, by id.
-    pub fn mig_profile_names(&self) -> &[String] {
+    /// The MIG profile names seen so far, by id (for the test kit's checker).
+    #[cfg(feature = "testkit")]
+    pub(crate) fn mig_profile_names(&self) -> &[String] {
         &self.mig_profiles
     }
 }

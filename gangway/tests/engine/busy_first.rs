@@ -4,8 +4,8 @@
 //! oracle runs after every tick.
 
 use gangway::Event;
-use gangway::model::amount::Milli;
-use gangway::model::job::FinishOutcome;
+use gangway::FinishOutcome;
+use gangway::Milli;
 use gangway::testkit::oracle::checked_tick;
 use gangway::{ClusterConfig, JobSpec, Scheduler};
 use gangway::{Decision, PendingReason, TickOutcome};

@@ -6,7 +6,7 @@ use crate::common;
 use common::build::{finished, scheduler_from_str, submit};
 use common::decisions::{rejected_kinds, starts};
 use gangway::RequeueReason;
-use gangway::model::node::Node;
+use gangway::model::Node;
 use gangway::testkit::checked_tick;
 use gangway::{Decision, ErrorKind, Event, JobSpec, KillReason, Milli, Scheduler, TickOutcome};
 

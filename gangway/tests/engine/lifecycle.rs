@@ -4,13 +4,13 @@ use crate::common;
 
 use common::build::{finished, scheduler_from_str, submit};
 use common::decisions::{placement, reason, started};
-use gangway::model::job::{Dependency, FinishOutcome};
 use gangway::testkit::checked_tick;
 use gangway::{CancelReason, RequeueReason};
 use gangway::{
     Decision, DependencyKind, Event, JobSpec, KillReason, Milli, PendingReason, PlacementMode,
     Scheduler, TickError,
 };
+use gangway::{Dependency, FinishOutcome};
 
 fn cluster(extra: &str) -> Scheduler {
     scheduler_from_str(&format!(

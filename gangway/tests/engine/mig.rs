@@ -15,8 +15,8 @@ use gangway::config::NodeConfig;
 use gangway::protocol::Shim;
 use gangway::testkit::checked_tick;
 use gangway::{
-    ClusterConfig, Decision, ErrorKind, Event, JobSpec, MigPlacement, Milli, PlacementEntry,
-    Scheduler, TaskGroup, TickOutcome,
+    ClusterConfig, Decision, ErrorKind, Event, JobSpec, Milli, PlacementEntry, Scheduler,
+    TaskGroup, TickOutcome,
 };
 use serde_json::{Value, json};
 
@@ -486,12 +486,9 @@ fn the_shim_speaks_mig_on_the_wire() {
                         {"gpu": 0, "slice": 1, "profile": "2g.35gb"}]}])
     );
     let entry: PlacementEntry = serde_json::from_value(start["placement"][0].clone()).unwrap();
+    let slice = &entry.mig[1];
     assert_eq!(
-        entry.mig[1],
-        MigPlacement {
-            gpu: 0,
-            slice: 1,
-            profile: "2g.35gb".into()
-        }
+        (slice.gpu, slice.slice, slice.profile.as_str()),
+        (0, 1, "2g.35gb")
     );
 }

@@ -11,11 +11,11 @@ use common::build::{config, event, finished, submit};
 use common::decisions::{pending, placement, started};
 use common::shim::send;
 use gangway::RestoreError;
+use gangway::policy::PluginSpec;
 use gangway::policy::builtin::{
     AvoidGpuFaults, BinPack, Las, LeastFragmenting, LeastLostWork, MinRunTime, ShortestFirst,
     Spread, kueue_victims,
 };
-use gangway::policy::spec::PluginSpec;
 use gangway::policy::{
     FaultKind, FnPlugin, Hook, PassContext, Plugin, PluginFault, Profile, ProfileBuilder, Registry,
     Veto, Vote, report_fault,
@@ -681,7 +681,7 @@ fn least_fragmenting_is_named_in_json_and_the_default_profile_lists_it() {
         {"name": "binpack", "tier": 1},
         {"name": "least_fragmenting"}]))
     .unwrap();
-    let from_json = gangway::policy::spec::profile_from_specs(&specs).unwrap();
+    let from_json = gangway::policy::profile_from_specs(&specs).unwrap();
     let from_rust = build(
         Profile::builder()
             .scorer(BinPack, 1, 1.0)

@@ -13,12 +13,13 @@
 
 use std::cell::{Cell, RefCell};
 
-use gangway::model::job::TopologyRequest;
+use gangway::model::MigProfileId;
 use gangway::policy::Profile;
+use gangway::state::ClusterState;
 use gangway::testkit::harness::{run_stream_observed, scale};
 use gangway::testkit::seed::{rng, run_seed};
 use gangway::testkit::strategies::scenario;
-use gangway::{ClusterConfig, Decision, Event, Scheduler, TickOutcome};
+use gangway::{ClusterConfig, Decision, Event, Scheduler, TickOutcome, TopologyRequest};
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
 /// What generated scenarios exercised of topology and MIG.
@@ -68,7 +69,7 @@ impl Reach {
                     .is_some_and(|r| !levels.iter().any(|l| l == r.level()))
                     || g.mig
                         .as_deref()
-                        .is_some_and(|p| !state.mig_profile_names().iter().any(|q| q == p))
+                        .is_some_and(|p| !known_mig_profile(state, p))
             });
             self.hardware_rejections += u32::from(strange);
         }
@@ -88,6 +89,15 @@ impl Reach {
         .min()
         .unwrap_or(0)
     }
+}
+
+/// Whether a node has ever declared MIG profile `name` (its interned ids are dense from 0; an
+/// unknown id names nothing).
+fn known_mig_profile(state: &ClusterState, name: &str) -> bool {
+    (0..)
+        .map(|id| state.mig_profile_name(MigProfileId(id)))
+        .take_while(|known| !known.is_empty())
+        .any(|known| known == name)
 }
 
 /// What one run sent and reached, and the seed that drew it.

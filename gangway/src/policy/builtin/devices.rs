@@ -6,7 +6,7 @@ use crate::placement::fit::{island_devices, least_fragmenting_device};
 use crate::policy::{Dependence, DeviceTask, PassContext, Plugin};
 
 /// A fractional-GPU task takes the device where it raises the cluster's fragmentation least
-/// (Weng et al., ATC'23; [`crate::placement::frag`]), then the fullest device with room, then
+/// (Weng et al., ATC'23; [`crate::placement::ShapeMix`]), then the fullest device with room, then
 /// the lowest index. Other tasks are left to the next device plug-in.
 ///
 /// ```

@@ -10,7 +10,7 @@ use crate::state::{JobView, NodeView};
 /// 1. for a reservation, to a node with something in use now before a node idle now, and
 ///    within each class to a node of the job's previous plan first;
 /// 2. where it raises the cluster's fragmentation least (FGD: Weng et al., ATC'23, measured
-///    against the task shapes the cluster has seen; [`crate::placement::frag`]);
+///    against the task shapes the cluster has seen; [`crate::placement::ShapeMix`]);
 /// 3. where it leaves the least GPU share free;
 /// 4. to the node the engine visits first (best fit: fewest free GPUs that hold a task).
 ///

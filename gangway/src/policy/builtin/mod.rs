@@ -1,6 +1,6 @@
 //! The built-in plug-ins: the default profile's (Slurm's multifactor priority, Kueue's victim
 //! selection) and a zoo of research and operations policies, each selectable by name from
-//! CLUSTER's `policy.plugins` ([`crate::policy::spec`]).
+//! CLUSTER's `policy.plugins` ([`crate::policy::PluginSpec`]).
 
 mod devices;
 mod gpu_faults;

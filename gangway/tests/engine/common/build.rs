@@ -1,7 +1,7 @@
 //! Building what the tests feed the scheduler: clusters and schedulers from JSON (as in
 //! docs/protocol.md), and events.
 
-use gangway::model::job::FinishOutcome;
+use gangway::FinishOutcome;
 use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
 use serde_json::Value;
 
