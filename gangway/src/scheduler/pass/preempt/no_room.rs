@@ -151,3 +151,138 @@ impl NoRoom {
         self.failed.retain(|f| matches!(f, Failure::Ranked { .. }));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cmp::Reverse;
+
+    use super::*;
+    use crate::config::ClusterConfig;
+    use crate::model::ids::PartitionId;
+    use crate::model::job::PlacementMode;
+    use crate::model::shape::{GpuNeed, ModelMask, TaskShape};
+    use crate::placement::{GangRequest, ShapeMix};
+    use crate::state::ClusterState;
+
+    /// The attempt of a one-task gang of `cpu_milli` over a window ending at `end`.
+    fn attempt(cpu_milli: u64, end: u64) -> Attempt {
+        let shapes = [TaskShape {
+            cpu_milli,
+            memory_mib: 0,
+            gpu: GpuNeed::None,
+            models: ModelMask::default(),
+            count: 1,
+            min_count: 1,
+            mode: PlacementMode::Pack,
+        }];
+        let mix = ShapeMix::default();
+        let gang = GangRequest {
+            shapes: &shapes,
+            exclusive: false,
+            partition: PartitionId(0),
+            mix: &mix,
+            topology: None,
+            gate: None,
+        };
+        Attempt::of(&gang, end).unwrap()
+    }
+
+    /// An order-based failure of `attempt` whose preemptor's first order key is `rank` (a larger
+    /// one goes first: its `RankKey` is smaller).
+    fn ranked(attempt: Attempt, rank: i64, counted: bool) -> Failure {
+        Failure::Ranked {
+            attempt,
+            key: (Reverse(0), Reverse([rank, 0, 0, 0])),
+            counted,
+        }
+    }
+
+    fn fair(attempt: Attempt, queue: u32, priority: i32) -> Failure {
+        Failure::Fair {
+            attempt,
+            queue: QueueId(queue),
+            priority,
+        }
+    }
+
+    #[test]
+    fn an_order_based_failure_covers_searches_that_need_as_much_and_rank_no_higher() {
+        let (small, big) = (attempt(1000, 100), attempt(2000, 100));
+        let (short, long) = (attempt(1000, 100), attempt(1000, 200));
+        assert!(small.dominated_by(&big) && !small.within(&big));
+        // The same attempt, or a longer one, at the same order or lower: covered, counted or not.
+        for counted in [false, true] {
+            let failed = ranked(short, 5, counted);
+            assert!(failed.covers(&ranked(short, 5, counted)));
+            assert!(failed.covers(&ranked(long, 5, counted)));
+            assert!(failed.covers(&ranked(long, 4, counted)));
+            // Ranked higher: it may outrank jobs the failed search could not take.
+            assert!(!failed.covers(&ranked(short, 6, counted)));
+            // A shorter window may fit where the longer one did not.
+            assert!(!ranked(long, 5, counted).covers(&ranked(short, 5, counted)));
+        }
+        // A bigger task of another kind: covered only where the counts decide both searches.
+        assert!(ranked(small, 5, true).covers(&ranked(big, 5, true)));
+        assert!(ranked(small, 5, true).covers(&ranked(big, 4, true)));
+        assert!(!ranked(small, 5, true).covers(&ranked(big, 6, true)));
+        assert!(!ranked(small, 5, true).covers(&ranked(big, 5, false)));
+        assert!(!ranked(small, 5, false).covers(&ranked(big, 5, true)));
+        assert!(!ranked(small, 5, false).covers(&ranked(big, 5, false)));
+        // A smaller task than the failed one's may fit.
+        assert!(!ranked(big, 5, true).covers(&ranked(small, 5, true)));
+    }
+
+    #[test]
+    fn a_fair_sharing_failure_covers_only_the_same_search_over_a_window_no_shorter() {
+        let (short, long) = (attempt(1000, 100), attempt(1000, 200));
+        assert!(fair(short, 1, 3).covers(&fair(short, 1, 3)));
+        assert!(fair(short, 1, 3).covers(&fair(long, 1, 3)));
+        assert!(!fair(long, 1, 3).covers(&fair(short, 1, 3)));
+        assert!(!fair(short, 1, 3).covers(&fair(short, 2, 3)));
+        assert!(!fair(short, 1, 3).covers(&fair(short, 1, 4)));
+        assert!(!fair(short, 1, 3).covers(&fair(long, 1, 2)));
+        // A bigger task: the demand differs.
+        assert!(!fair(short, 1, 3).covers(&fair(attempt(2000, 100), 1, 3)));
+        // The two kinds of search never cover each other.
+        assert!(!fair(short, 1, 3).covers(&ranked(short, 5, true)));
+        assert!(!ranked(short, 5, true).covers(&fair(short, 1, 3)));
+    }
+
+    #[test]
+    fn the_failures_of_a_pass_hold_until_an_earmark_or_the_usage_changes() {
+        let config: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+        let state = ClusterState::from_config(config).unwrap();
+        let figures = Arc::new(PassFigures::new(&state, 0));
+        let (one, other) = (attempt(1000, 100), attempt(2000, 100));
+        let (order, sharing) = (ranked(one, 5, false), fair(one, 1, 3));
+        let mut no_room = NoRoom::default();
+        assert!(!no_room.known_to_fail(&figures, (0, 0), &order));
+        no_room.record(order);
+        assert!(!no_room.known_to_fail(&figures, (0, 0), &sharing));
+        // A second failure that the first does not cover (nor it the first): both are kept.
+        no_room.record(sharing);
+        assert!(no_room.known_to_fail(&figures, (0, 0), &order));
+        assert!(no_room.known_to_fail(&figures, (0, 0), &sharing));
+        assert!(no_room.known_to_fail(&figures, (0, 0), &ranked(one, 4, false)));
+        assert!(!no_room.known_to_fail(&figures, (0, 0), &ranked(other, 5, false)));
+        assert!(!no_room.known_to_fail(&figures, (0, 0), &fair(one, 2, 3)));
+        // A failure that covers a recorded one replaces it.
+        no_room.record(ranked(one, 6, false));
+        assert_eq!(no_room.failed, [sharing, ranked(one, 6, false)]);
+        // The usage changed (a job started): the fair-sharing failures are forgotten.
+        assert!(!no_room.known_to_fail(&figures, (0, 1), &sharing));
+        assert!(no_room.known_to_fail(&figures, (0, 1), &order));
+        // An earmark changed: all are forgotten.
+        no_room.record(sharing);
+        assert!(!no_room.known_to_fail(&figures, (1, 1), &order));
+        assert!(!no_room.known_to_fail(&figures, (1, 1), &sharing));
+        // Another pass: all are forgotten.
+        no_room.record(order);
+        no_room.record(sharing);
+        assert!(no_room.known_to_fail(&figures, (1, 1), &order));
+        let next = Arc::new(PassFigures::new(&state, 0));
+        assert!(!no_room.known_to_fail(&next, (1, 1), &order));
+        assert!(!no_room.known_to_fail(&next, (1, 1), &sharing));
+    }
+}
