@@ -458,3 +458,205 @@ fn next_target(tree: &QuotaTree, search: &mut Search, node: u32) -> Option<Queue
 fn first_rank(search: &Search, q: QueueId) -> usize {
     search.left.front(q).unwrap_or(usize::MAX)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheduler::pass::quota::PromisedQuota;
+    use crate::{ClusterConfig, Event, JobSpec};
+
+    /// Queues `a` and `b` (2 cpus nominal each) in cohort `mid`, and `p`, `c` and `d` (2
+    /// each) beside `mid` in the fair-sharing root. `mid` is listed first: the nodes are the
+    /// queues `a`, `b`, `p`, `c`, `d` (0 to 4), then `mid` (5) and `root` (6), and the root's
+    /// children are `p`, `c`, `d`, then `mid`.
+    fn nested_tree() -> QuotaTree {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 10}],
+                "cohorts": [{"name": "mid", "parent": "root"},
+                            {"name": "root", "fair_sharing": {"enabled": true}}],
+                "queues": [{"name": "a", "cohort": "mid", "quota": {"cpu": {"nominal": 2}}},
+                           {"name": "b", "cohort": "mid", "quota": {"cpu": {"nominal": 2}}},
+                           {"name": "p", "cohort": "root", "quota": {"cpu": {"nominal": 2}}},
+                           {"name": "c", "cohort": "root", "quota": {"cpu": {"nominal": 2}}},
+                           {"name": "d", "cohort": "root", "quota": {"cpu": {"nominal": 2}}}]}"#,
+        )
+        .unwrap();
+        let s = Scheduler::new(cluster).unwrap();
+        let tree = s.state.quota.tree.clone().unwrap();
+        assert_eq!(tree.queue_count(), 5);
+        assert_eq!(tree.path_nodes(q(&tree, "a")), [0, 5, 6]);
+        assert_eq!(tree.children[6], [2, 3, 4, 5]);
+        tree
+    }
+
+    fn q(tree: &QuotaTree, name: &str) -> QueueId {
+        tree.queue_id(name).unwrap()
+    }
+
+    /// The tree's usage with `cpus` charged to each named queue.
+    fn usage(tree: &QuotaTree, cpus: &[(&str, u64)]) -> Vec<QuotaVec> {
+        let mut usage = tree.usage.clone();
+        for &(name, n) in cpus {
+            tree.charge_in(&mut usage, q(tree, name), &tree.demand(n * 1000, 0, &[]));
+        }
+        usage
+    }
+
+    /// The targets [`next_target`] names from the root for a preemptor of queue `preemptor`,
+    /// over `usage` (left as it is) and the candidates `left` (places in the victim order, by
+    /// queue), each target's next candidate taken as it is named; calls that only prune name
+    /// none. At most 20 calls: a search that never prunes its root would not end.
+    fn targets(
+        tree: &QuotaTree,
+        usage: Vec<QuotaVec>,
+        preemptor: &str,
+        left: &[(&str, &[usize])],
+    ) -> Vec<String> {
+        let preemptor = q(tree, preemptor);
+        let mut search = Search {
+            preemptor_queue: preemptor,
+            preemptor_path: tree.path_nodes(preemptor).to_vec(),
+            candidates: &[],
+            left: left
+                .iter()
+                .map(|&(name, places)| (q(tree, name), places.iter().copied().collect()))
+                .collect(),
+            pruned: vec![false; tree.node_count()],
+            usage,
+            targets: Vec::new(),
+            retry: Vec::new(),
+            within_nominal: false,
+        };
+        let root = tree.root_of(preemptor);
+        let mut named = Vec::new();
+        for _ in 0..20 {
+            if search.pruned[root as usize] {
+                break;
+            }
+            if let Some(target) = next_target(tree, &mut search, root) {
+                named.push(tree.queue_name(target).to_string());
+                search.left.get_mut(&target).and_then(VecDeque::pop_front);
+            }
+        }
+        named
+    }
+
+    #[test]
+    fn the_sides_are_the_children_of_the_lowest_common_cohort() {
+        let tree = nested_tree();
+        let own = |name| tree.path_nodes(q(&tree, name));
+        // `a` and `b` meet in `mid`; `a` and `c` at the root, where `a`'s side is `mid`.
+        assert_eq!(sides(&tree, own("a"), q(&tree, "b")), (0, 1));
+        assert_eq!(sides(&tree, own("a"), q(&tree, "c")), (5, 3));
+        assert_eq!(sides(&tree, own("c"), q(&tree, "a")), (3, 5));
+        assert_eq!(sides(&tree, own("p"), q(&tree, "d")), (2, 4));
+    }
+
+    #[test]
+    fn targets_go_down_from_the_root_by_share_to_borrowing_queues_with_candidates() {
+        let tree = nested_tree();
+        // `mid` borrows 4 cpus (all `a`'s), more than `c` and `d` (1 each, an equal share);
+        // `b` and the preemptor's queue `p` borrow nothing.
+        let by = usage(&tree, &[("a", 6), ("b", 2), ("c", 3), ("d", 3)]);
+        let share = |name| tree.share_in(&by, q(&tree, name).index());
+        assert!(tree.share_in(&by, 5).compare(&share("c")).is_gt());
+        assert!(share("c").is_borrowing() && share("c").compare(&share("d")).is_eq());
+        assert!(!share("b").is_borrowing() && !share("p").is_borrowing());
+        let left: [(&str, &[usize]); 5] = [
+            ("a", &[0]),
+            ("b", &[1]),
+            ("c", &[2, 5]),
+            ("d", &[3]),
+            ("p", &[4]),
+        ];
+        // `mid` before the queues beside it, and in it `a` (`b` lends); then `c` and `d` in
+        // turn, by whose next candidate comes first in the victim order; then the preemptor's
+        // own queue, which does not borrow; `b`'s candidate is never a target.
+        assert_eq!(
+            targets(&tree, by.clone(), "p", &left),
+            ["a", "c", "d", "c", "p"]
+        );
+        // Without candidates in the preemptor's queue, its jobs are no target either.
+        assert_eq!(targets(&tree, by, "p", &left[..4]), ["a", "c", "d", "c"]);
+    }
+
+    #[test]
+    fn a_queue_that_borrows_more_than_a_cohort_beside_it_comes_first() {
+        let tree = nested_tree();
+        // `c` borrows 3 cpus, `mid` 1 (`a`'s); `d` and `p` borrow nothing.
+        let by = usage(&tree, &[("a", 3), ("b", 2), ("c", 5), ("d", 2)]);
+        assert!(
+            tree.share_in(&by, q(&tree, "c").index())
+                .compare(&tree.share_in(&by, 5))
+                .is_gt()
+        );
+        assert!(tree.share_in(&by, 5).is_borrowing());
+        let left: [(&str, &[usize]); 4] = [("a", &[0]), ("c", &[1]), ("d", &[2]), ("p", &[3])];
+        assert_eq!(targets(&tree, by, "p", &left), ["c", "a", "p"]);
+    }
+
+    #[test]
+    fn a_cohort_that_does_not_borrow_is_passed_over_unless_the_preemptor_is_in_it() {
+        let tree = nested_tree();
+        // `a` borrows 1 cpu from `b` within `mid`, which borrows nothing; `c` borrows 1.
+        let by = usage(&tree, &[("a", 3), ("b", 1), ("c", 3)]);
+        assert!(tree.share_in(&by, q(&tree, "a").index()).is_borrowing());
+        assert!(!tree.share_in(&by, 5).is_borrowing());
+        let left: [(&str, &[usize]); 4] = [("a", &[0]), ("b", &[1]), ("c", &[2]), ("p", &[3])];
+        assert_eq!(targets(&tree, by.clone(), "p", &left), ["c", "p"]);
+        // From `b`, in `mid`: `mid` stays in, and `a` borrows from `b`.
+        assert_eq!(targets(&tree, by, "b", &left), ["c", "a", "b"]);
+    }
+
+    /// A 4-cpu node; queues `qa` (`within_queue` as given) and `qb`, 2 cpus nominal each, in a
+    /// fair-sharing root. `qa` runs 3 one-cpu jobs (borrowing 1), `qb` one; then `qa4` and
+    /// `qb2`, one cpu each, wait.
+    fn borrowing_queue_waits(within_queue: &str) -> Scheduler {
+        let cluster: ClusterConfig = serde_json::from_str(&format!(
+            r#"{{"nodes": [{{"name": "n1", "cpus": 4}}],
+                "cohorts": [{{"name": "root", "fair_sharing": {{"enabled": true}}}}],
+                "queues": [{{"name": "qa", "cohort": "root", "quota": {{"cpu": {{"nominal": 2}}}},
+                             "preemption": {{"within_queue": "{within_queue}"}}}},
+                           {{"name": "qb", "cohort": "root", "quota": {{"cpu": {{"nominal": 2}}}}}}]}}"#
+        ))
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let ticks = [
+            (0, vec![("qa1", "qa"), ("qa2", "qa"), ("qa3", "qa")]),
+            (1, vec![("qb1", "qb")]),
+            (2, vec![("qa4", "qa"), ("qb2", "qb")]),
+        ];
+        for (at, jobs) in ticks {
+            let events = jobs
+                .into_iter()
+                .map(|(name, queue)| {
+                    let mut job = JobSpec::new(name, 60_000, 1);
+                    job.queue = Some(queue.into());
+                    Event::Submit { job }
+                })
+                .collect();
+            s.tick(at, events).unwrap();
+        }
+        assert_eq!(s.state.running.len(), 4);
+        assert_eq!(s.state.pending.len(), 2);
+        s
+    }
+
+    fn hopeless(s: &Scheduler, name: &str) -> bool {
+        let mut promised = PromisedQuota::default();
+        let id = s.state.job_names[name];
+        s.fair_search_hopeless(promised.of(&s.state), id)
+    }
+
+    #[test]
+    fn a_search_is_hopeless_where_the_preemptor_would_borrow_more_than_every_borrower() {
+        let s = borrowing_queue_waits("never");
+        // `qa4` would make `qa` borrow 2 cpus, and no other queue borrows: no target.
+        assert!(hopeless(&s, "qa4"));
+        // `qb2` would not make `qb` borrow: within nominal, any borrower's job may do.
+        assert!(!hopeless(&s, "qb2"));
+        // Where `qa` takes victims of its own, the search is not ruled out.
+        let s = borrowing_queue_waits("lower_priority");
+        assert!(!hopeless(&s, "qa4"));
+    }
+}
