@@ -379,6 +379,65 @@ mod tests {
         assert_eq!(free.mig, 0b010);
     }
 
+    /// A reservation's MIG slice goes to a slice in use now (free again over its window) before
+    /// an idle one, and within each to the slice the job's previous plan named (issue 28, item
+    /// 5: dropping the class from the room, so that the lowest free slice was taken, survived
+    /// cargo-mutants).
+    #[test]
+    fn a_reserved_mig_slice_goes_to_a_busy_slice_then_to_a_planned_one() {
+        use crate::model::ids::MigProfileId;
+        use crate::model::mig::{MigLayout, MigSlice};
+        let small = MigProfileId(0);
+        let slice = |slice| MigSlice {
+            gpu: 0,
+            slice,
+            profile: small,
+            compute: 1,
+        };
+        let mut node = Node::new("n", NodeAmounts::full(8_000, 64_000, 0), 0, None);
+        node.mig = MigLayout {
+            slices: vec![slice(0), slice(1), slice(2)],
+        };
+        let room = NodeAmounts {
+            mig: 0b111,
+            ..NodeAmounts::full(8_000, 64_000, 0)
+        };
+        let mig = |mig| NodeAmounts {
+            mig,
+            ..NodeAmounts::default()
+        };
+        let pick = |in_use, planned| {
+            busy_devices_first(
+                &node,
+                &room,
+                GpuNeed::Mig(small),
+                &mig(in_use),
+                &mig(planned),
+            )
+        };
+        // Nothing busy or planned: the engine's rule (the lowest free slice) applies.
+        assert_eq!(pick(0, 0), None);
+        assert_eq!(default_pick(&node, &room, GpuNeed::Mig(small)), Some(0b001));
+        // Busy first; busy and planned before busy alone; busy before planned.
+        assert_eq!(pick(0b100, 0), Some(0b100));
+        assert_eq!(pick(0b110, 0b100), Some(0b100));
+        assert_eq!(pick(0b100, 0b010), Some(0b100));
+        // Idle and planned: the planned slice.
+        assert_eq!(pick(0, 0b010), Some(0b010));
+        // A busy slice not free over the window serves no class: the engine's rule applies.
+        let busy_all_along = NodeAmounts { mig: 0b011, ..room };
+        assert_eq!(
+            busy_devices_first(
+                &node,
+                &busy_all_along,
+                GpuNeed::Mig(small),
+                &mig(0b100),
+                &mig(0)
+            ),
+            None
+        );
+    }
+
     #[test]
     fn a_fraction_goes_to_the_device_it_leaves_usable() {
         use crate::model::ids::ModelId;
