@@ -517,10 +517,12 @@ mod tests {
             preemptor_queue: preemptor,
             preemptor_path: tree.path_nodes(preemptor).to_vec(),
             candidates: &[],
-            left: left
-                .iter()
-                .map(|&(name, places)| (q(tree, name), places.iter().copied().collect()))
-                .collect(),
+            left: Left::of(
+                left.iter().flat_map(|&(name, places)| {
+                    places.iter().map(move |&place| (q(tree, name), place))
+                }),
+                tree.queue_count(),
+            ),
             pruned: vec![false; tree.node_count()],
             usage,
             targets: Vec::new(),
@@ -535,7 +537,7 @@ mod tests {
             }
             if let Some(target) = next_target(tree, &mut search, root) {
                 named.push(tree.queue_name(target).to_string());
-                search.left.get_mut(&target).and_then(VecDeque::pop_front);
+                search.left.pop_front(target);
             }
         }
         named
