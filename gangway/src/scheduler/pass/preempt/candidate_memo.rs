@@ -57,10 +57,8 @@ impl Scheduler {
     pub(in crate::scheduler) fn candidate_key(&self, id: JobId) -> Option<Key> {
         use crate::config::{ReclaimWithinCohort, WithinQueue};
         let settings = &self.state.config.policy.preemption;
-        let queue_policies_alone =
-            self.fair_preemptor(id) || !(settings.partition_tiers || settings.order_based);
         if !self.shortcuts
-            || !queue_policies_alone
+            || !self.queue_policies_alone(id)
             || !self.profile.victim_plugins_read_partition_only()
         {
             return None;

@@ -55,6 +55,14 @@ impl RunningByQueue {
 }
 
 impl Scheduler {
+    /// Whether only the queue policies give running jobs a basis as victims of pending job
+    /// `id`: no partition tiers and no order-based preemption, or `id` preempts by fair
+    /// sharing (where neither applies).
+    pub(in crate::scheduler) fn queue_policies_alone(&self, id: JobId) -> bool {
+        let settings = &self.state.config.policy.preemption;
+        self.fair_preemptor(id) || !(settings.partition_tiers || settings.order_based)
+    }
+
     /// The running jobs that can be victims of pending job `id` under the queue policies
     /// alone: those of its own queue and of the borrowing queues of its cohort tree, in job
     /// order. `None`: any running job can be (partition tiers or order-based preemption give
@@ -65,10 +73,7 @@ impl Scheduler {
         id: JobId,
         running: &RunningByQueue,
     ) -> Option<Vec<JobId>> {
-        let settings = &self.state.config.policy.preemption;
-        let queue_policies_alone =
-            self.fair_preemptor(id) || !(settings.partition_tiers || settings.order_based);
-        if !self.shortcuts || !queue_policies_alone {
+        if !self.shortcuts || !self.queue_policies_alone(id) {
             return None;
         }
         let (Some(q), Some(tree)) = (self.state.job_queue(id), self.state.quota.tree.as_ref())
