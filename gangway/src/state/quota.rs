@@ -322,6 +322,10 @@ impl ClusterState {
     /// Drops `preemptor`'s earmark, returning the quota it held to the tree. Victims still
     /// running keep stopping; their release is then an ordinary one.
     pub(crate) fn release_earmark(&mut self, preemptor: JobId) {
+        if !self.earmarks.contains_key(&preemptor) {
+            // Nothing earmarked, nothing charged for it: asked of every job that waits.
+            return;
+        }
         let quota = self.earmarked_quota(preemptor);
         if let Some(tree) = self.quota.tree.as_mut() {
             for (q, demand) in &quota {

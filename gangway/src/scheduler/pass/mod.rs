@@ -38,7 +38,8 @@ use crate::backfill::Availability;
 use crate::config::BackfillMode;
 use crate::decision::{Decision, PendingReason};
 use crate::event::Event;
-use crate::model::ids::JobId;
+use crate::model::ids::{JobId, NodeId};
+use crate::model::resources::NodeAmounts;
 use crate::policy::PassFigures;
 use crate::quota::QueueId;
 use crate::scheduler::Scheduler;
@@ -207,6 +208,22 @@ impl Pass {
             holds: place::EarmarkHolds::default(),
             head: None,
             carried: None,
+        }
+    }
+}
+
+impl Pass {
+    /// The memo of placements now for a view that holds `held` for preemptors: the pass's own
+    /// where nothing is held, else the one kept around every earmark, as of the state's earmark
+    /// `changes` ([`EarmarkedFits::at`]).
+    fn memo_for(
+        &mut self,
+        held: &BTreeMap<NodeId, NodeAmounts>,
+        changes: (u64, u64),
+    ) -> &mut FitMemo {
+        match held.is_empty() {
+            true => &mut self.fits_now,
+            false => self.fits_earmarked.at(changes),
         }
     }
 }
@@ -403,7 +420,7 @@ impl Scheduler {
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
         let end = pass.now.saturating_add(job.spec.time_limit_ms);
         let held = pass.holds.except(&self.state, id);
-        let placed = self.place_now(id, pass, end, &held, &BTreeMap::new());
+        let placed = self.place_now(id, pass, end, &held, &place::NOTHING);
         let quota_ok = match &placed {
             Some(assignments) => {
                 let demand = self.assignments_demand(id, assignments);
