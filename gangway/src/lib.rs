@@ -186,4 +186,4 @@ pub use model::{
     TopologyRequest,
 };
 pub use quota::{FairShareRow, Share};
-pub use scheduler::{JobPriority, Plan, SNAPSHOT_VERSION, Scheduler, Snapshot, WhatIf};
+pub use scheduler::{JobPriority, SNAPSHOT_VERSION, Scheduler, Snapshot, WhatIf};

@@ -1,5 +1,7 @@
 """Python plug-ins: order keys, node scorers, victim vetoes, and a hook that raises."""
 
+import math
+
 import gangway
 from conftest import job, submit
 
@@ -128,6 +130,32 @@ def test_a_hook_answering_the_wrong_type_is_a_fault(capfd):
     assert "TypeError" in out["plugin_faults"][0]["message"]
     assert capfd.readouterr().err == ""
     assert [d["job"] for d in out["decisions"]] == ["a"]
+
+
+def test_a_non_finite_score_is_reported_and_ranks_the_node_worst(capfd):
+    # A scorer that means "n2 is best" with inf: the engine takes a non-finite score as the
+    # worst, so the job lands on n1, and says so in plugin_faults (issue 30: a user who meant
+    # "best" finds out).
+    two = {"nodes": [{"name": "n1", "cpus": 8}, {"name": "n2", "cpus": 8}]}
+    a = {"type": "submit", "job": {"id": "a", "time_limit_ms": 10,
+                                   "groups": [{"count": 1, "cpus": 1}]}}
+
+    def scorer(score):
+        return gangway.Plugin(
+            "wants_n2", score_node=lambda j, group, node: score if node["name"] == "n2" else 0.0)
+
+    # A finite score that means best: n2, and no fault.
+    out = gangway.Scheduler(two, plugins=[scorer(5.0)]).tick(0, [a])
+    assert out["decisions"][0]["placement"][0]["node"] == "n2"
+    assert "plugin_faults" not in out
+    for bad in (math.inf, -math.inf, math.nan):
+        out = gangway.Scheduler(two, plugins=[scorer(bad)]).tick(0, [a])
+        assert out["ok"] is True
+        assert [d["placement"][0]["node"] for d in out["decisions"]] == ["n1"], bad
+        faults = out["plugin_faults"]
+        assert [(f["plugin"], f["hook"], f["kind"]) for f in faults] == \
+            [("wants_n2", "node_score", "non_finite")], (bad, faults)
+    assert capfd.readouterr().err == ""
 
 
 def test_restore_takes_the_hooks_again():

@@ -51,4 +51,4 @@ pub(crate) use profile::{
 };
 pub use quiet::report_fault;
 pub use registry::{NoParams, Registry, RegistryError};
-pub use spec::{PluginSpec, SpecError, profile_from_specs};
+pub use spec::{PluginSpec, SpecError};

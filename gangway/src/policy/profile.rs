@@ -1026,6 +1026,7 @@ impl Profile {
 /// One order plug-in's key for one job, with the terms it explains it by (the `priorities`
 /// report's breakdown).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct KeyTerms {
     /// The plug-in.
     pub plugin: String,

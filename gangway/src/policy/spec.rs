@@ -4,20 +4,19 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::policy::Profile;
-use crate::policy::registry::builtin_registry;
-
 /// One entry of `policy.plugins`: a registered plug-in's name (a built-in's, or a host's:
-/// [`crate::policy::Registry`]), where it applies, and its parameters.
+/// [`crate::policy::Registry`]), where it applies, and its parameters. A list of them makes a
+/// profile through [`Registry::profile_from_specs`](crate::policy::Registry::profile_from_specs)
+/// ([`Registry::builtin`](crate::policy::Registry::builtin) for the built-in plug-ins).
 ///
 /// ```
-/// use gangway::policy::{PluginSpec, profile_from_specs};
+/// use gangway::policy::{PluginSpec, Registry};
 /// let specs: Vec<PluginSpec> = serde_json::from_str(r#"[
 ///     {"name": "las", "min_quantum_ms": 600000},
 ///     {"name": "avoid_gpu_faults", "hours": 24},
 ///     {"name": "spread", "tier": 0, "weight": 2.0},
 ///     {"name": "kueue_victims"}]"#).unwrap();
-/// let profile = profile_from_specs(&specs).unwrap();
+/// let profile = Registry::builtin().profile_from_specs(&specs).unwrap();
 /// assert_eq!(profile.plugin_names().count(), 8);
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -60,18 +59,4 @@ pub struct SpecError {
     pub index: usize,
     /// What is wrong.
     pub message: String,
-}
-
-/// The profile `specs` name, in order, from the built-in plug-ins
-/// ([`Registry::builtin`](crate::policy::Registry::builtin); a host's own plug-ins:
-/// [`Registry::profile_from_specs`](crate::policy::Registry::profile_from_specs)).
-///
-/// ```
-/// use gangway::policy::{PluginSpec, profile_from_specs};
-/// let specs: Vec<PluginSpec> = serde_json::from_str(r#"[
-///     {"name": "spread", "tier": 9}, {"name": "las"}]"#).unwrap();
-/// assert_eq!(profile_from_specs(&specs).unwrap_err().index, 0);
-/// ```
-pub fn profile_from_specs(specs: &[PluginSpec]) -> Result<Profile, SpecError> {
-    builtin_registry().profile_from_specs(specs)
 }

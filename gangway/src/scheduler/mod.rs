@@ -59,16 +59,16 @@ pub struct Scheduler {
 /// A reservation made by the last pass: when, and on exactly which resources. The next pass
 /// keeps it when it still fits, so plans are realised as made and later jobs' plans stay valid.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Planned start.
-    pub start_ms: u64,
+    pub(crate) start_ms: u64,
     /// Planned resources.
-    pub assignments: Vec<Assignment>,
+    pub(crate) assignments: Vec<Assignment>,
     /// Under conservative backfill with compression, the end of the window the plan was
     /// booked for (its start plus the time limit then): the window every later pass keeps for
     /// it ([`crate::config::BackfillConfig::compress`]). `None` in every other mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end_ms: Option<u64>,
+    pub(crate) end_ms: Option<u64>,
 }
 
 /// The snapshot format this version of gangway writes ([`Snapshot`]'s `version`); it reads

@@ -16,6 +16,7 @@ use crate::scheduler::Scheduler;
 /// `priority` is the first order plug-in's key: `base + floor(Σ weighted)` for the default
 /// profile's multifactor priority. `keys` has every order plug-in's key with its terms.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct JobPriority {
     /// Job id.
     pub job: String,

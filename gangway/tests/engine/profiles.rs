@@ -681,7 +681,7 @@ fn least_fragmenting_is_named_in_json_and_the_default_profile_lists_it() {
         {"name": "binpack", "tier": 1},
         {"name": "least_fragmenting"}]))
     .unwrap();
-    let from_json = gangway::policy::profile_from_specs(&specs).unwrap();
+    let from_json = Registry::builtin().profile_from_specs(&specs).unwrap();
     let from_rust = build(
         Profile::builder()
             .scorer(BinPack, 1, 1.0)

@@ -343,3 +343,70 @@ fn the_walk_lists_public_items_only() {
         ]
     );
 }
+
+/// The type names of the backquoted items in `text` (`a::B`, `a::{B, C}`): those that start
+/// with a capital (modules, methods and attributes left out).
+fn type_names(text: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for (i, quoted) in text.split('`').enumerate() {
+        if i % 2 == 0 {
+            continue;
+        }
+        let parts: Vec<&str> = match (quoted.find('{'), quoted.find('}')) {
+            (Some(open), Some(close)) => quoted[open + 1..close].split(',').collect(),
+            _ => vec![quoted.rsplit("::").next().unwrap_or(quoted)],
+        };
+        for part in parts.into_iter().map(str::trim) {
+            if part.starts_with(|c: char| c.is_ascii_uppercase()) {
+                names.insert(part.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// docs/stability.md's section on `#[non_exhaustive]` names exactly the engine's public types
+/// that carry it (the test kit's aside), and none of those it says stay exhaustive carries it,
+/// so the page a host reads cannot drift from the code.
+#[test]
+fn stability_md_names_the_non_exhaustive_types() {
+    let page = std::fs::read_to_string(crate_dir().join("../docs/stability.md")).unwrap();
+    let section = &page[page.find("## `#[non_exhaustive]`").expect("the section")..];
+    let body = &section[section.find('\n').unwrap()..];
+    let said_marked = type_names(&body[..body.find("For you this means").unwrap()]);
+    let exhaustive = &body[body.find("Exhaustive, because").unwrap()..];
+    let said_exhaustive = type_names(&exhaustive[..exhaustive.find("\n\n").unwrap()]);
+
+    let listing = surface(&crate_dir().join("src/lib.rs"));
+    let mut marked = std::collections::BTreeSet::new();
+    let mut unmarked = std::collections::BTreeSet::new();
+    for line in listing
+        .lines()
+        .filter(|l| !l.starts_with("gangway::testkit"))
+    {
+        let mut fields = line.split("  ");
+        let (Some(path), Some(kind)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        if !(kind.starts_with("struct") || kind.starts_with("enum")) {
+            continue;
+        }
+        let name = path.rsplit("::").next().unwrap().to_string();
+        match line.contains("#[non_exhaustive]") {
+            true => marked.insert(name),
+            false => unmarked.insert(name),
+        };
+    }
+    let unsaid: Vec<&String> = marked.difference(&said_marked).collect();
+    let unmarked_said: Vec<&String> = said_marked.difference(&marked).collect();
+    assert!(
+        unsaid.is_empty() && unmarked_said.is_empty(),
+        "docs/stability.md's #[non_exhaustive] list and the code differ: \
+         marked but not listed {unsaid:?}, listed but not marked {unmarked_said:?}"
+    );
+    let wrong: Vec<&String> = said_exhaustive.difference(&unmarked).collect();
+    assert!(
+        wrong.is_empty(),
+        "docs/stability.md says these stay exhaustive, but they are not public exhaustive types: {wrong:?}"
+    );
+}
