@@ -73,6 +73,10 @@ impl ClusterState {
         let exclusive = self.job(id).is_some_and(|job| job.spec.exclusive);
         let charges = self.charges_of(&assignments, exclusive);
         let readiness = self.readiness_at_start(now_ms);
+        let billing_rate = match (self.fairshare.as_ref(), self.job(id)) {
+            (Some(_), Some(job)) => self.billing_rate(&self.billing(), &job.spec, &charges),
+            _ => 0.0,
+        };
         let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
             return;
         };
@@ -82,6 +86,7 @@ impl ClusterState {
             preemption: None,
             readiness,
             charges: charges.clone(),
+            billing_rate,
         }));
         job.history.runs = job.history.runs.saturating_add(1);
         job.history.last_checkpoint_ms = None;

@@ -252,6 +252,11 @@ pub struct RunningJob {
     /// ([`ClusterState::node_charges`]).
     #[serde(skip)]
     pub(crate) charges: Vec<(NodeId, crate::model::resources::NodeAmounts)>,
+    /// What holding `charges` costs per second in fair-share usage: its billing rate times its
+    /// QoS's usage factor (derived with `charges` when it starts, and again on restore, node
+    /// changes and reconfiguration, which are all that move the rate; 0 without accounts).
+    #[serde(skip)]
+    pub(crate) billing_rate: f64,
 }
 
 /// A running job asked to stop.
@@ -331,6 +336,7 @@ impl ClusterState {
         self.rebuild_topology();
         self.rebuild_totals();
         self.rebuild_charges();
+        self.rebuild_billing_rates();
         self.running_ends = RunningEnds::of(self);
     }
 

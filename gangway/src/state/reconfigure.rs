@@ -142,6 +142,7 @@ impl ClusterState {
                 .any(|q| q.name == name && q.admission_fair_sharing)
         });
         self.config = config;
+        self.rebuild_billing_rates();
         self.rebuild_topology();
         self.earmarks.clear();
         self.install_quota(quota_tree);

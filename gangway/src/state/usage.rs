@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use indexmap::IndexMap;
 
-use super::ClusterState;
+use super::{ClusterState, JobState};
 use crate::config::ClusterConfig;
 use crate::error::{ConfigError, ErrorKind, EventError};
 use crate::fairshare::{AssocId, FairShare};
@@ -40,7 +40,8 @@ impl ClusterState {
         let Some(mut fairshare) = self.fairshare.take() else {
             return;
         };
-        let billing = Billing::new(&self.config.policy.fairshare.billing_weights, &self.models);
+        #[cfg(debug_assertions)]
+        let billing = self.billing();
         for &id in &self.running {
             let Some(job) = self.job(id) else { continue };
             let (Some(assoc), Some(run)) = (job.assoc, job.running()) else {
@@ -51,15 +52,61 @@ impl ClusterState {
             if seconds == 0.0 {
                 continue;
             }
-            let charges = self.billed_charges(&run.charges);
-            let rate = billing.rate(&charges, |n| {
-                self.node(n).and_then(|n| n.gpu_model).map(|m| m.index())
-            }) * self.usage_factor(&job.spec);
+            let rate = run.billing_rate;
+            #[cfg(debug_assertions)]
+            assert_eq!(
+                rate.to_bits(),
+                self.billing_rate(&billing, &job.spec, &run.charges).to_bits(),
+                "job {}: billing rate stale",
+                job.spec.id
+            );
             // Rates are finite and non-negative (weights are validated) and the association
             // came from this engine, so the charge cannot be refused.
             let _ = fairshare.charge(assoc, rate * seconds, now_ms);
         }
         self.fairshare = Some(fairshare);
+    }
+
+    /// The billing rates per resource the configuration's weights give, for [`ClusterState::billing_rate`].
+    pub(super) fn billing(&self) -> Billing {
+        Billing::new(&self.config.policy.fairshare.billing_weights, &self.models)
+    }
+
+    /// What holding `charges` costs a job of `spec` per second in fair-share usage: the
+    /// `billing` rate of what it holds (a MIG slice as its compute share of a device of the
+    /// node's model) times its QoS's `usage_factor`.
+    pub(super) fn billing_rate(
+        &self,
+        billing: &Billing,
+        spec: &JobSpec,
+        charges: &[(NodeId, NodeAmounts)],
+    ) -> f64 {
+        let charges = self.billed_charges(charges);
+        billing.rate(&charges, |n| {
+            self.node(n).and_then(|n| n.gpu_model).map(|m| m.index())
+        }) * self.usage_factor(spec)
+    }
+
+    /// Derives every running job's billing rate afresh (after a restore, a node change or a
+    /// reconfiguration: what the rates read); 0 without accounts, as at a start.
+    pub(super) fn rebuild_billing_rates(&mut self) {
+        let billing = self.billing();
+        let charged = self.fairshare.is_some();
+        for slot in 0..self.jobs.len() {
+            let Some(rate) = self.jobs[slot].as_ref().and_then(|job| {
+                let run = job.running()?;
+                Some(match charged {
+                    true => self.billing_rate(&billing, &job.spec, &run.charges),
+                    false => 0.0,
+                })
+            }) else {
+                continue;
+            };
+            if let Some(JobState::Running(run)) = self.jobs[slot].as_mut().map(|job| &mut job.state)
+            {
+                run.billing_rate = rate;
+            }
+        }
     }
 
     /// A running job's per-node charges as billed: a MIG slice counts as its compute share of
@@ -141,7 +188,7 @@ pub(super) fn build_fairshare(config: &ClusterConfig) -> Result<Option<FairShare
 }
 
 /// Billing rates per second: per cpu, per GiB of memory, per device of each GPU model.
-struct Billing {
+pub(super) struct Billing {
     cpu: f64,
     memory_gib: f64,
     gpu: f64,
