@@ -9,6 +9,7 @@ pub(in crate::scheduler) mod fair_sharing;
 pub(in crate::scheduler) mod lazy;
 pub(in crate::scheduler) mod order_index;
 pub(in crate::scheduler) mod slots;
+mod sorted_runs;
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;

@@ -24,6 +24,7 @@ use crate::model::ids::JobId;
 use crate::placement::{FreeTotals, NeedFloor};
 use crate::policy::PassFigures;
 use crate::scheduler::pass::order::OrderKey;
+use crate::scheduler::pass::order::sorted_runs::SortedRuns;
 use crate::scheduler::shortcuts::settled::PendingSummary;
 use crate::state::JobView;
 
@@ -32,8 +33,9 @@ use crate::state::JobView;
 pub(in crate::scheduler) struct OrderIndex {
     /// The calculation whose keys these are.
     calc: Arc<PassFigures>,
-    /// Every indexed job, in the pass's order.
-    order: BTreeSet<(OrderKey, JobId)>,
+    /// Every indexed job, in the pass's order (in short runs: a pass copies all of them out,
+    /// and only a few come and go between passes).
+    order: SortedRuns<(OrderKey, JobId)>,
     /// Each indexed job's entry, by job index.
     entries: Vec<Option<Entry>>,
     /// The begin times and back-off ends of the indexed jobs.
@@ -58,7 +60,7 @@ impl OrderIndex {
     pub(in crate::scheduler) fn new(calc: &Arc<PassFigures>) -> Self {
         OrderIndex {
             calc: Arc::clone(calc),
-            order: BTreeSet::new(),
+            order: SortedRuns::default(),
             entries: Vec::new(),
             begins: BTreeSet::new(),
             need: FreeTotals::floor(),
@@ -104,7 +106,9 @@ impl OrderIndex {
     /// Every indexed job with its key, in order, for a pass (counted).
     pub(in crate::scheduler) fn keyed(&mut self) -> Vec<(OrderKey, JobId)> {
         self.passes += 1;
-        self.order.iter().copied().collect()
+        let mut keyed = Vec::with_capacity(self.order.len());
+        self.order.copy_into(&mut keyed);
+        keyed
     }
 
     /// Whether the index served a pass before the last one: that pass took the order kept
