@@ -56,7 +56,8 @@ impl ClusterState {
             #[cfg(debug_assertions)]
             assert_eq!(
                 rate.to_bits(),
-                self.billing_rate(&billing, &job.spec, &run.charges).to_bits(),
+                self.billing_rate(&billing, &job.spec, &run.charges)
+                    .to_bits(),
                 "job {}: billing rate stale",
                 job.spec.id
             );

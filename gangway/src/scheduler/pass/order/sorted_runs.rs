@@ -91,7 +91,11 @@ impl<T: Ord + Copy> SortedRuns<T> {
     /// runs, each holding a whole run's allocation.
     fn merge_thin(&mut self, run: usize) {
         let len = self.runs[run].len();
-        if self.runs.get(run + 1).is_some_and(|next| len + next.len() <= MAX_RUN) {
+        if self
+            .runs
+            .get(run + 1)
+            .is_some_and(|next| len + next.len() <= MAX_RUN)
+        {
             let next = self.runs.remove(run + 1);
             self.runs[run].extend(next);
         } else if run > 0 && self.runs[run - 1].len() + len <= MAX_RUN {
@@ -193,7 +197,11 @@ mod tests {
             assert!(runs.remove(&v));
         }
         assert!(runs.well_formed());
-        assert!(runs.runs.len() < before / 4, "{} runs of {before}", runs.runs.len());
+        assert!(
+            runs.runs.len() < before / 4,
+            "{} runs of {before}",
+            runs.runs.len()
+        );
         assert_eq!(values(&runs), (0..1_000).step_by(16).collect::<Vec<u32>>());
     }
 
