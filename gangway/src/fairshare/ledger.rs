@@ -21,6 +21,7 @@ pub(crate) struct Decay {
 impl Decay {
     /// The value of `usage` at `now_ms`, without changing it. A time before the last update reads
     /// as the last update (usage never grows by going back in time).
+    #[inline]
     pub(crate) fn read(&self, usage: &Usage, now_ms: u64) -> f64 {
         let now_ms = now_ms.max(usage.at_ms);
         if let Some(period) = self.reset.period(now_ms)
@@ -44,6 +45,7 @@ impl Decay {
     }
 
     /// Brings `usage` to `now_ms` and adds `amount` there.
+    #[inline]
     pub(crate) fn add(&self, usage: &mut Usage, amount: f64, now_ms: u64) {
         let now_ms = now_ms.max(usage.at_ms);
         usage.value = self.read(usage, now_ms) + amount;
