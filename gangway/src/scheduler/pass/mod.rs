@@ -210,9 +210,7 @@ impl Pass {
             carried: None,
         }
     }
-}
 
-impl Pass {
     /// The memo of placements now for a view that holds `held` for preemptors: the pass's own
     /// where nothing is held, else the one kept around every earmark, as of the state's earmark
     /// `changes` ([`EarmarkedFits::at`]).

@@ -4,9 +4,10 @@
 //!
 //! A B-tree set answers the few insertions and removals in O(log n), but walking its `n`
 //! entries costs some fifty instructions each (the tree's navigation); a plain sorted vector
-//! copies out at memory speed, but each insertion moves half of it. Runs of at most
+//! copies out as a plain slice, but each insertion moves half of it. Runs of at most
 //! [`MAX_RUN`] entries do both: an insertion or removal finds its run by binary search and
-//! moves at most a run, and a copy is one `memcpy` a run.
+//! moves at most a run, and a copy reads the runs slice after slice (about 16 instructions an
+//! entry of the order index, a third of the B-tree's walk).
 
 /// The most entries a run holds: a run that grows past it is split in two.
 const MAX_RUN: usize = 128;
