@@ -10,14 +10,19 @@ use gangway::testkit::checked_tick;
 use gangway::{ErrorKind, JobSpec, Milli, Scheduler};
 use serde_json::{Value, json};
 
-fn scheduler(extra: Value) -> Scheduler {
+/// One node of one A100, with `extra`'s keys set.
+fn cluster(extra: Value) -> Value {
     let mut cluster = json!({
         "nodes": [{"name": "n1", "cpus": 1, "memory_mib": 1000, "gpus": {"model": "a100", "count": 1}}]
     });
     for (key, value) in extra.as_object().unwrap() {
         cluster[key] = value.clone();
     }
-    build::scheduler(cluster)
+    cluster
+}
+
+fn scheduler(extra: Value) -> Scheduler {
+    build::scheduler(cluster(extra))
 }
 
 fn job(id: &str) -> JobSpec {
@@ -120,6 +125,44 @@ fn the_qos_usage_factor_scales_charged_usage() {
     assert!(close(usage("p"), 100.0), "{}", usage("p"));
     assert!(close(usage("c"), 50.0), "{}", usage("c"));
     assert!(close(usage("d"), 200.0), "{}", usage("d"));
+}
+
+#[test]
+fn a_reconfigured_usage_factor_or_billing_weight_bills_running_jobs_from_then_on() {
+    let config = |usage_factor: f64, gpu_weight: f64| {
+        cluster(json!({
+            "accounts": [{"name": "ml"}],
+            "qos": [{"name": "dear", "usage_factor": usage_factor}],
+            "policy": {"fairshare": {
+                "half_life_ms": 1_000_000_000_000u64,
+                "billing_weights": {"gpu": gpu_weight}
+            }}
+        }))
+    };
+    let mut s = build::scheduler(config(2.0, 1.0));
+    let mut dear = with_qos("dear", "dear").with_gpus(Milli::from_units(1));
+    dear.account = Some("ml".into());
+    dear.user = Some("d".into());
+    checked_tick(&mut s, 0, submit_all(vec![dear])).unwrap();
+    checked_tick(&mut s, 100_000, vec![]).unwrap();
+    let usage = |s: &Scheduler| {
+        let rows = s.share_report();
+        let row = rows.iter().find(|r| r.user.as_deref() == Some("d"));
+        row.unwrap().raw_usage
+    };
+    // Within a millionth: the half-life of some 30 years still decays a little.
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
+    // 100 s of one GPU at weight 1, twice over.
+    assert!(close(usage(&s), 200.0), "{}", usage(&s));
+    // The running job is billed at the new factor and weight from the reconfiguration on.
+    s.reconfigure(serde_json::from_value(config(3.0, 1.0)).unwrap())
+        .unwrap();
+    checked_tick(&mut s, 200_000, vec![]).unwrap();
+    assert!(close(usage(&s), 500.0), "{}", usage(&s));
+    s.reconfigure(serde_json::from_value(config(3.0, 2.0)).unwrap())
+        .unwrap();
+    checked_tick(&mut s, 300_000, vec![]).unwrap();
+    assert!(close(usage(&s), 1_100.0), "{}", usage(&s));
 }
 
 #[test]
