@@ -83,3 +83,129 @@ impl Scheduler {
         Some(running.of_queues(|vq| vq == q || (tree.same_tree(q, vq) && tree.is_borrowing(vq))))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ClusterConfig, Event, JobSpec};
+
+    /// A 6-cpu node; cohort `c1` (fair sharing) holds queues `qa` (2 cpus nominal), `qb` (1)
+    /// and `qc` (2), cohort `c2` (no fair sharing) `qd` (1) and `qe` (2). One-cpu jobs run:
+    /// `d1` and `d2` (`qd` borrows 1), `a1` (`qa` lends), `b1` and `b2` (`qb` borrows 1), `c1`
+    /// (`qc` lends); then `a2` (`qa`) and `d3` (`qd`) wait. Preemption is off: nothing moves.
+    fn two_cohorts() -> Scheduler {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 6}],
+                "cohorts": [{"name": "c1", "fair_sharing": {"enabled": true}}, {"name": "c2"}],
+                "queues": [{"name": "qa", "cohort": "c1", "quota": {"cpu": {"nominal": 2}}},
+                           {"name": "qb", "cohort": "c1", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "qc", "cohort": "c1", "quota": {"cpu": {"nominal": 2}}},
+                           {"name": "qd", "cohort": "c2", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "qe", "cohort": "c2", "quota": {"cpu": {"nominal": 2}}}]}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let submit = |name: &str, queue: &str| {
+            let mut job = JobSpec::new(name, 60_000, 1);
+            job.queue = Some(queue.into());
+            Event::Submit { job }
+        };
+        let first = [
+            ("d1", "qd"),
+            ("d2", "qd"),
+            ("a1", "qa"),
+            ("b1", "qb"),
+            ("b2", "qb"),
+            ("c1", "qc"),
+        ];
+        s.tick(0, first.iter().map(|&(n, q)| submit(n, q)).collect())
+            .unwrap();
+        s.tick(1, vec![submit("a2", "qa"), submit("d3", "qd")])
+            .unwrap();
+        assert_eq!(s.state.running.len(), 6);
+        assert_eq!(s.state.pending.len(), 2);
+        let tree = s.state.quota.tree.as_ref().unwrap();
+        let borrowing = |name| tree.is_borrowing(tree.queue_id(name).unwrap());
+        assert!(borrowing("qb") && borrowing("qd"));
+        assert!(!borrowing("qa") && !borrowing("qc") && !borrowing("qe"));
+        s
+    }
+
+    fn queue(s: &Scheduler, name: &str) -> QueueId {
+        s.state.quota.tree.as_ref().unwrap().queue_id(name).unwrap()
+    }
+
+    fn ids(s: &Scheduler, names: &[&str]) -> Vec<JobId> {
+        let mut ids: Vec<JobId> = names.iter().map(|name| s.state.job_names[*name]).collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    #[test]
+    fn running_jobs_are_gathered_by_queue_and_read_back_in_job_order() {
+        let s = two_cohorts();
+        let running = RunningByQueue::of(&s.state);
+        let of = |name| running.by_queue[queue(&s, name).index()].clone();
+        assert_eq!(of("qa"), ids(&s, &["a1"]));
+        assert_eq!(of("qb"), ids(&s, &["b1", "b2"]));
+        assert_eq!(of("qc"), ids(&s, &["c1"]));
+        assert_eq!(of("qd"), ids(&s, &["d1", "d2"]));
+        assert!(
+            running
+                .by_queue
+                .get(queue(&s, "qe").index())
+                .is_none_or(Vec::is_empty)
+        );
+        // `d1` and `d2` came first: the queues' lists are merged by job id.
+        let (qa, qd) = (queue(&s, "qa"), queue(&s, "qd"));
+        assert_eq!(
+            running.of_queues(|q| q == qa || q == qd),
+            ids(&s, &["d1", "d2", "a1"])
+        );
+        assert_eq!(
+            running.of_queues(|_| true),
+            ids(&s, &["d1", "d2", "a1", "b1", "b2", "c1"])
+        );
+        assert!(running.of_queues(|_| false).is_empty());
+    }
+
+    #[test]
+    fn only_the_queue_policies_count_without_tiers_and_order_based_preemption_or_for_a_fair_preemptor()
+     {
+        let mut s = two_cohorts();
+        let (a2, d3) = (s.state.job_names["a2"], s.state.job_names["d3"]);
+        assert!(s.fair_preemptor(a2) && !s.fair_preemptor(d3));
+        for (tiers, order_based) in [(false, false), (true, false), (false, true), (true, true)] {
+            let preemption = &mut s.state.config.policy.preemption;
+            preemption.partition_tiers = tiers;
+            preemption.order_based = order_based;
+            // A fair-sharing preemptor: always; another, only without tiers and order.
+            assert!(s.queue_policies_alone(a2));
+            assert_eq!(s.queue_policies_alone(d3), !tiers && !order_based);
+        }
+    }
+
+    #[test]
+    fn the_pool_holds_the_own_queue_and_the_borrowing_queues_of_the_preemptor_s_tree() {
+        let mut s = two_cohorts();
+        let running = RunningByQueue::of(&s.state);
+        let (a2, d3) = (s.state.job_names["a2"], s.state.job_names["d3"]);
+        // `a2`: its own queue's `a1` (`qa` does not borrow) and `qb`'s, which borrows; not
+        // `qc`'s (it lends, in the same tree) nor `qd`'s (it borrows, in the other tree).
+        assert_eq!(
+            s.victim_pool(a2, &running),
+            Some(ids(&s, &["a1", "b1", "b2"]))
+        );
+        assert_eq!(s.victim_pool(d3, &running), Some(ids(&s, &["d1", "d2"])));
+        // Without shortcuts, no pool.
+        assert_eq!(s.with_reference_pass().victim_pool(a2, &running), None);
+        // Order-based preemption gives bases outside the queue policies, except to a
+        // fair-sharing preemptor.
+        s.state.config.policy.preemption.order_based = true;
+        assert_eq!(s.victim_pool(d3, &running), None);
+        assert_eq!(
+            s.victim_pool(a2, &running),
+            Some(ids(&s, &["a1", "b1", "b2"]))
+        );
+    }
+}

@@ -91,6 +91,10 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::builtin::ShortestFirst;
+    use crate::policy::{PassContext, Plugin, Profile};
+    use crate::state::JobView;
+    use crate::{ClusterConfig, Event, JobSpec};
 
     /// The key of a job of partition tier `tier` whose first order key is `first`.
     fn rank(tier: i32, first: i64) -> RankKey {
@@ -134,5 +138,112 @@ mod tests {
             kept.outranked_by(&rank(2, 0)),
             [JobId(0), JobId(1), JobId(2), JobId(3), JobId(4)]
         );
+    }
+
+    /// An order plug-in that is not a built-in: its keys are not known to be fixed for a pass.
+    #[derive(Clone, Debug)]
+    struct ByPriority;
+
+    #[gangway::policy::plugin]
+    impl Plugin for ByPriority {
+        fn name(&self) -> &str {
+            "by_priority"
+        }
+
+        fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
+            i64::from(job.spec().priority)
+        }
+    }
+
+    /// A 4-cpu node and order-based preemption under `profile`: jobs `t1` to `t4`, one cpu
+    /// each with time limits of 1 to 4 minutes, run.
+    fn four_running(profile: Profile) -> Scheduler {
+        let mut cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let jobs = (1..=4)
+            .map(|m| Event::Submit {
+                job: JobSpec::new(format!("t{m}"), m * 60_000, 1),
+            })
+            .collect();
+        s.tick(0, jobs).unwrap();
+        assert_eq!(s.state.running.len(), 4);
+        s
+    }
+
+    fn shortest_first() -> Profile {
+        Profile::builder().plugin(ShortestFirst).build().unwrap()
+    }
+
+    fn id(s: &Scheduler, name: &str) -> JobId {
+        s.state.job_names[name]
+    }
+
+    /// Job `name`'s [`RankKey`] in the last pass.
+    fn rank_of(s: &Scheduler, name: &str) -> RankKey {
+        let context = s.last.figures.context(&s.state);
+        let (tier, keys, ..) = s.pass_key(s.state.job_view(id(s, name)).unwrap(), &context);
+        (tier, keys)
+    }
+
+    fn ids(s: &Scheduler, names: &[&str]) -> Vec<JobId> {
+        names.iter().map(|name| id(s, name)).collect()
+    }
+
+    #[test]
+    fn the_running_jobs_keys_are_sorted_at_a_pass_s_first_search_and_kept_for_the_pass() {
+        let mut s = four_running(shortest_first());
+        // Shortest first: the shorter job ranks higher.
+        assert!(rank_of(&s, "t1") < rank_of(&s, "t2"));
+        let mut kept = RunningKeys::default();
+        let keys = s
+            .running_keys(&mut kept)
+            .expect("built-in order keys are kept");
+        assert_eq!(
+            keys.outranked_by(&rank_of(&s, "t1")),
+            ids(&s, &["t2", "t3", "t4"])
+        );
+        assert_eq!(keys.outranked_by(&rank_of(&s, "t3")), ids(&s, &["t4"]));
+        assert!(keys.outranked_by(&rank_of(&s, "t4")).is_empty());
+        assert_eq!(kept.sorted.len(), 4);
+        // Later searches of the same pass read the kept list as it is (here emptied by hand).
+        kept.sorted.clear();
+        let keys = s.running_keys(&mut kept).unwrap();
+        assert!(keys.outranked_by(&rank_of(&s, "t1")).is_empty());
+        // A new pass sorts them again.
+        s.last.figures = Arc::new(PassFigures::new(&s.state, s.state.now_ms));
+        let keys = s.running_keys(&mut kept).unwrap();
+        assert_eq!(
+            keys.outranked_by(&rank_of(&s, "t2")),
+            ids(&s, &["t3", "t4"])
+        );
+        assert!(Arc::ptr_eq(kept.figures.as_ref().unwrap(), &s.last.figures));
+    }
+
+    #[test]
+    fn no_keys_are_kept_without_shortcuts_or_under_an_order_plug_in_of_the_host_s() {
+        let s = four_running(shortest_first());
+        let mut kept = RunningKeys::default();
+        assert!(s.with_reference_pass().running_keys(&mut kept).is_none());
+        let s = four_running(Profile::builder().plugin(ByPriority).build().unwrap());
+        assert!(!s.profile.order_keys_fixed_in_pass());
+        assert!(s.running_keys(&mut kept).is_none());
+        assert!(kept.sorted.is_empty());
+    }
+
+    #[test]
+    fn kept_keys_hold_while_each_equals_the_one_computed_now() {
+        let s = four_running(shortest_first());
+        let mut kept = RunningKeys::default();
+        s.running_keys(&mut kept).unwrap();
+        assert!(s.keys_still_hold(&kept));
+        // `t1` kept with `t2`'s key: it no longer holds.
+        let (t1, t2) = (id(&s, "t1"), id(&s, "t2"));
+        let key_of_t2 = kept.sorted.iter().find(|(_, v)| *v == t2).unwrap().0;
+        let t1_at = kept.sorted.iter().position(|(_, v)| *v == t1).unwrap();
+        kept.sorted[t1_at].0 = key_of_t2;
+        assert!(!s.keys_still_hold(&kept));
     }
 }

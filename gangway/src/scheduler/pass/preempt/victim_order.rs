@@ -321,3 +321,274 @@ impl Scheduler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PriorityWeights;
+    use crate::policy::builtin::{
+        LeastLostWork, LowerPriorityFirst, MinRunTime, Multifactor, ShortestFirst,
+    };
+    use crate::policy::{Plugin, Profile};
+    use crate::{ClusterConfig, Event, JobSpec};
+
+    /// A victim order plug-in that is not a built-in: the lower job id first.
+    #[derive(Clone, Debug)]
+    struct OldestFirst;
+
+    #[gangway::policy::plugin]
+    impl Plugin for OldestFirst {
+        fn name(&self) -> &str {
+            "oldest_first"
+        }
+
+        fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
+            i64::from(victim.id().0)
+        }
+    }
+
+    /// An order plug-in that is not a built-in: the higher base priority first.
+    #[derive(Clone, Debug)]
+    struct ByPriority;
+
+    #[gangway::policy::plugin]
+    impl Plugin for ByPriority {
+        fn name(&self) -> &str {
+            "by_priority"
+        }
+
+        fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
+            i64::from(job.spec().priority)
+        }
+    }
+
+    /// The order, then lower priority first and a minimum run time of 10 s.
+    fn profile_with(order: impl Plugin) -> Profile {
+        Profile::builder()
+            .plugin(order)
+            .plugin(LowerPriorityFirst)
+            .plugin(MinRunTime::new(10_000))
+            .build()
+            .unwrap()
+    }
+
+    fn shortest_first() -> Profile {
+        profile_with(ShortestFirst)
+    }
+
+    /// A 5-cpu node; order-based preemption is configured but off, so that nothing moves; ended
+    /// jobs are forgotten 1 ms after they end. At 0, one-cpu jobs `t10`, `t20`, `t25`, `t30`
+    /// and `t40` (time limits in minutes; `t30` of priority 5, `t40` of 1, the others 0)
+    /// start; at 1, `p` (25 minutes, two tasks) waits. In queue `q` (5 cpus nominal) where
+    /// `queue`.
+    fn five_running(profile: Profile, queue: bool) -> Scheduler {
+        let mut cluster: ClusterConfig = serde_json::from_str(if queue {
+            r#"{"nodes": [{"name": "n1", "cpus": 5}],
+                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 5}}}]}"#
+        } else {
+            r#"{"nodes": [{"name": "n1", "cpus": 5}]}"#
+        })
+        .unwrap();
+        cluster.policy.preemption.order_based = true;
+        cluster.policy.min_job_age_ms = 1;
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let job = |name: &str, minutes: u64, count: u32, priority: i32| {
+            let mut job = JobSpec::new(name, minutes * 60_000, count);
+            job.priority = priority;
+            if queue {
+                job.queue = Some("q".into());
+            }
+            Event::Submit { job }
+        };
+        let first = vec![
+            job("t10", 10, 1, 0),
+            job("t20", 20, 1, 0),
+            job("t25", 25, 1, 0),
+            job("t30", 30, 1, 5),
+            job("t40", 40, 1, 1),
+        ];
+        s.tick(0, first).unwrap();
+        s.tick(1, vec![job("p", 25, 2, 0)]).unwrap();
+        assert_eq!(s.state.running.len(), 5);
+        assert_eq!(s.state.pending.len(), 1);
+        s
+    }
+
+    fn id(s: &Scheduler, name: &str) -> JobId {
+        s.state.job_names[name]
+    }
+
+    fn free(s: &Scheduler, names: &[&str]) -> Vec<(JobId, Basis)> {
+        names
+            .iter()
+            .map(|name| (id(s, name), Basis::Free))
+            .collect()
+    }
+
+    /// The order kept for `p`'s partition equals one made afresh now, and so do its members.
+    fn same_as_fresh(s: &Scheduler, orders: &VictimOrders) {
+        assert_eq!(orders.by_partition.len(), 1);
+        let kept = &orders.by_partition[0];
+        let fresh = s.fresh_order(s.state.job_view(id(s, "p")).unwrap(), kept.calc.clone());
+        assert_eq!(kept.ranked, fresh.ranked);
+        assert_eq!(kept.members, fresh.members);
+    }
+
+    #[test]
+    fn the_kept_order_gives_the_jobs_strictly_outranked_in_victim_order_and_the_vetoes_end() {
+        let mut s = five_running(shortest_first(), false);
+        let p = id(&s, "p");
+        let mut orders = VictimOrders::default();
+        // At 1 ms the minimum run time vetoes every job until 10 s.
+        assert_eq!(
+            s.kept_victims(p, false, &mut orders),
+            Some((Vec::new(), Some(10_000)))
+        );
+        s.tick(20_000, vec![]).unwrap();
+        // `p` (25 minutes) outranks `t30` and `t40`, not `t25`, its equal; `t40`, of the
+        // lower priority, first.
+        let candidates = s.kept_victims(p, false, &mut orders);
+        assert_eq!(candidates, Some((free(&s, &["t40", "t30"]), None)));
+        assert_eq!(candidates.unwrap(), s.victim_candidates(p, Walk::Every));
+    }
+
+    #[test]
+    fn the_order_is_kept_only_where_the_plug_ins_answer_alike_for_a_partition_s_pass() {
+        let s = five_running(shortest_first(), false);
+        let p = id(&s, "p");
+        let kept = |s: &Scheduler, fair| s.kept_victims(p, fair, &mut VictimOrders::default());
+        assert!(kept(&s, false).is_some());
+        // Without shortcuts, or for a fair-sharing search.
+        assert_eq!(kept(&s.with_reference_pass(), false), None);
+        assert_eq!(kept(&s, true), None);
+        // Without order-based preemption.
+        let mut no_order = five_running(shortest_first(), false);
+        no_order.state.config.policy.preemption.order_based = false;
+        assert_eq!(kept(&no_order, false), None);
+        // With a quota tree (borrowing first reads its usage).
+        let queued = five_running(shortest_first(), true);
+        assert_eq!(
+            queued.kept_victims(id(&queued, "p"), false, &mut VictimOrders::default()),
+            None
+        );
+        // With a victim or order plug-in of the host's.
+        let hosts = Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(OldestFirst)
+            .build()
+            .unwrap();
+        let s = five_running(hosts, false);
+        assert_eq!(kept(&s, false), None);
+        let s = five_running(profile_with(ByPriority), false);
+        assert_eq!(kept(&s, false), None);
+    }
+
+    #[test]
+    fn an_order_is_made_once_a_pass_per_partition_and_carried_to_the_next_pass() {
+        let mut s = five_running(shortest_first(), false);
+        let p = id(&s, "p");
+        let mut orders = VictimOrders::default();
+        s.kept_victims(p, false, &mut orders).unwrap();
+        s.kept_victims(p, false, &mut orders).unwrap();
+        assert_eq!(orders.by_partition.len(), 1);
+        assert_eq!(orders.take_carried(), 0);
+        s.tick(20_000, vec![]).unwrap();
+        s.kept_victims(p, false, &mut orders).unwrap();
+        s.kept_victims(p, false, &mut orders).unwrap();
+        assert_eq!(orders.by_partition.len(), 1);
+        assert!(Arc::ptr_eq(
+            &orders.by_partition[0].figures,
+            &s.last.figures
+        ));
+        assert_eq!(orders.take_carried(), 1);
+        assert_eq!(orders.take_carried(), 0);
+    }
+
+    #[test]
+    fn an_order_is_made_afresh_where_a_calculation_order_keys_or_victim_keys_may_have_moved() {
+        // Made under a priority calculation that no longer holds.
+        let mut s = five_running(shortest_first(), false);
+        let p = id(&s, "p");
+        let mut orders = VictimOrders::default();
+        s.kept_victims(p, false, &mut orders).unwrap();
+        orders.by_partition[0].calc = Some(Arc::clone(&s.last.figures));
+        s.tick(20_000, vec![]).unwrap();
+        s.kept_victims(p, false, &mut orders).unwrap();
+        assert_eq!(orders.take_carried(), 0);
+        assert_eq!(orders.by_partition[0].calc, None);
+        // Order keys that read the age; a victim key that reads the time since a checkpoint.
+        let weights = PriorityWeights {
+            age: 1,
+            ..PriorityWeights::default()
+        };
+        let least_lost_work = Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(LeastLostWork)
+            .build()
+            .unwrap();
+        for profile in [
+            profile_with(Multifactor::with_weights(weights)),
+            least_lost_work,
+        ] {
+            let mut s = five_running(profile, false);
+            let p = id(&s, "p");
+            let mut orders = VictimOrders::default();
+            s.kept_victims(p, false, &mut orders).unwrap();
+            s.tick(20_000, vec![]).unwrap();
+            s.kept_victims(p, false, &mut orders).unwrap();
+            assert_eq!(orders.take_carried(), 0);
+            assert!(Arc::ptr_eq(
+                &orders.by_partition[0].figures,
+                &s.last.figures
+            ));
+        }
+    }
+
+    #[test]
+    fn an_order_brought_up_to_date_ranks_as_one_made_afresh() {
+        let mut s = five_running(shortest_first(), false);
+        let p = id(&s, "p");
+        let mut orders = VictimOrders::default();
+        s.kept_victims(p, false, &mut orders).unwrap();
+        // The vetoes end; `t10`, vetoed when the order was made, ends too.
+        let cancel = |name: &str| Event::Cancel { job: name.into() };
+        s.tick(20_000, vec![cancel("t10")]).unwrap();
+        assert!(s.state.job_view(id(&s, "t10")).is_some());
+        assert_eq!(
+            s.kept_victims(p, false, &mut orders),
+            Some((free(&s, &["t40", "t30"]), None))
+        );
+        assert_eq!(orders.take_carried(), 1);
+        same_as_fresh(&s, &orders);
+        // `t10` is forgotten and `n` takes its slot (an id below the kept jobs'), and `t40`'s
+        // priority rises above `t30`'s.
+        let t10 = id(&s, "t10");
+        let mut n = JobSpec::new("n", 5 * 60_000, 1);
+        n.priority = 0;
+        let events = vec![
+            Event::Submit { job: n },
+            Event::SetPriority {
+                job: "t40".into(),
+                priority: 9,
+            },
+        ];
+        s.tick(25_000, events).unwrap();
+        assert_eq!(id(&s, "n"), t10);
+        assert!(s.state.running.contains(&t10));
+        assert_eq!(
+            s.kept_victims(p, false, &mut orders),
+            Some((free(&s, &["t30", "t40"]), None))
+        );
+        assert_eq!(orders.take_carried(), 1);
+        same_as_fresh(&s, &orders);
+    }
+
+    #[test]
+    fn a_running_job_s_stamp_is_its_arrival_start_priority_and_time_limit() {
+        let s = five_running(shortest_first(), false);
+        let t30 = s.state.job_view(id(&s, "t30")).unwrap();
+        assert_eq!(stamp(t30), (t30.record().arrival, 0, 5, 30 * 60_000));
+        let t40 = s.state.job_view(id(&s, "t40")).unwrap();
+        assert_ne!(stamp(t30), stamp(t40));
+    }
+}
