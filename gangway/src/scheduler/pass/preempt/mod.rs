@@ -76,6 +76,29 @@ mod pool;
 mod running_keys;
 mod victim_order;
 
+/// Plug-ins the preemption modules' unit tests share.
+#[cfg(test)]
+mod test_plugins {
+    use crate::policy::{PassContext, Plugin};
+    use crate::state::JobView;
+
+    /// An order plug-in that is not a built-in, so its keys are not known to be fixed for a
+    /// pass: the higher base priority first.
+    #[derive(Clone, Debug)]
+    pub(super) struct ByPriority;
+
+    #[gangway::policy::plugin]
+    impl Plugin for ByPriority {
+        fn name(&self) -> &str {
+            "by_priority"
+        }
+
+        fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
+            i64::from(job.spec().priority)
+        }
+    }
+}
+
 pub(in crate::scheduler) use candidate_memo::CandidateMemo;
 pub(in crate::scheduler) use no_room::NoRoom;
 pub(in crate::scheduler) use pool::RunningByQueue;

@@ -91,9 +91,9 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Profile;
     use crate::policy::builtin::ShortestFirst;
-    use crate::policy::{PassContext, Plugin, Profile};
-    use crate::state::JobView;
+    use crate::scheduler::pass::preempt::test_plugins::ByPriority;
     use crate::{ClusterConfig, Event, JobSpec};
 
     /// The key of a job of partition tier `tier` whose first order key is `first`.
@@ -138,21 +138,6 @@ mod tests {
             kept.outranked_by(&rank(2, 0)),
             [JobId(0), JobId(1), JobId(2), JobId(3), JobId(4)]
         );
-    }
-
-    /// An order plug-in that is not a built-in: its keys are not known to be fixed for a pass.
-    #[derive(Clone, Debug)]
-    struct ByPriority;
-
-    #[gangway::policy::plugin]
-    impl Plugin for ByPriority {
-        fn name(&self) -> &str {
-            "by_priority"
-        }
-
-        fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
-            i64::from(job.spec().priority)
-        }
     }
 
     /// A 4-cpu node and order-based preemption under `profile`: jobs `t1` to `t4`, one cpu

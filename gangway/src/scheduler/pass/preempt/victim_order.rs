@@ -330,6 +330,7 @@ mod tests {
         LeastLostWork, LowerPriorityFirst, MinRunTime, Multifactor, ShortestFirst,
     };
     use crate::policy::{Plugin, Profile};
+    use crate::scheduler::pass::preempt::test_plugins::ByPriority;
     use crate::{ClusterConfig, Event, JobSpec};
 
     /// A victim order plug-in that is not a built-in: the lower job id first.
@@ -344,21 +345,6 @@ mod tests {
 
         fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
             i64::from(victim.id().0)
-        }
-    }
-
-    /// An order plug-in that is not a built-in: the higher base priority first.
-    #[derive(Clone, Debug)]
-    struct ByPriority;
-
-    #[gangway::policy::plugin]
-    impl Plugin for ByPriority {
-        fn name(&self) -> &str {
-            "by_priority"
-        }
-
-        fn order_key(&self, job: JobView<'_>, _: &PassContext<'_>) -> i64 {
-            i64::from(job.spec().priority)
         }
     }
 
