@@ -124,7 +124,7 @@ impl QuotaTree {
                 children[parent as usize].push(node_index(n)?);
             }
         }
-        Ok(QuotaTree {
+        let mut tree = QuotaTree {
             usage: vec![QuotaVec::ZERO; nodes.len()],
             children,
             changes: 0,
@@ -135,7 +135,10 @@ impl QuotaTree {
             nodes,
             queues: infos,
             paths,
-        })
+            splits_models: false,
+        };
+        tree.splits_models = tree.models_split();
+        Ok(tree)
     }
 }
 

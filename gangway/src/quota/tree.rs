@@ -162,6 +162,9 @@ pub(crate) struct QuotaTree {
     pub(crate) changes: u64,
     /// The `gpu:MODEL` key of each GPU model the tree was built with, by model index.
     pub(crate) model_keys: Vec<Option<KeyId>>,
+    /// Whether a limit or user cap names a GPU model ([`QuotaTree::splits_models`]), kept from
+    /// the build (passes ask it once per preemption search).
+    pub(super) splits_models: bool,
 }
 
 impl QuotaTree {
@@ -214,6 +217,17 @@ impl QuotaTree {
     /// so that whether a demand fits depends on the models of the nodes a job is placed on.
     /// Unlisted keys limit nothing and weigh in no share.
     pub(crate) fn splits_models(&self) -> bool {
+        debug_assert_eq!(
+            self.splits_models,
+            self.models_split(),
+            "splits_models stale"
+        );
+        self.splits_models
+    }
+
+    /// [`QuotaTree::splits_models`] read from the limits and user caps (they are set when the
+    /// tree is built, and the answer is kept then).
+    pub(super) fn models_split(&self) -> bool {
         let node_limits = self.nodes.iter().map(|node| node.limits);
         let user_caps = self.queues.iter().map(|info| info.user_capped);
         node_limits

@@ -66,6 +66,9 @@ pub(in crate::scheduler) struct LastOutcome {
     /// How many unplaced jobs' quota checks a kept verdict answered so far
     /// ([`crate::scheduler::pass::quota::UnplacedFits`]).
     pub(in crate::scheduler) quota_verdicts_reused: u64,
+    /// How many placements a quota verdict that no placement could change spared so far
+    /// ([`crate::Scheduler::quota_rules_out_placement`]).
+    pub(in crate::scheduler) placements_spared: u64,
 }
 
 impl LastOutcome {
@@ -89,6 +92,7 @@ impl LastOutcome {
             victim_orders: VictimOrders::default(),
             preempt_taken: PreemptTaken::default(),
             quota_verdicts_reused: 0,
+            placements_spared: 0,
         }
     }
 

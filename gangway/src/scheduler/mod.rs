@@ -233,7 +233,7 @@ impl Scheduler {
     /// candidates of an earlier one; and whether it took the pending order kept from the pass
     /// before.
     #[cfg(any(test, feature = "testkit"))]
-    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 8], bool) {
+    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 9], bool) {
         let kept = self.last.kept.as_ref();
         let preempt = &self.last.preempt_taken;
         (
@@ -249,6 +249,7 @@ impl Scheduler {
                 preempt.victim_orders_carried,
                 preempt.counted_fill_backs,
                 preempt.candidates_reused,
+                self.last.placements_spared,
             ],
             self.last
                 .order_index

@@ -270,6 +270,18 @@ pub struct Preemption {
 }
 
 impl Job {
+    /// Whether every placement of it charges exactly its tasks as asked, so that its quota
+    /// demand does not hang on where it is placed (save for the GPU models): it is not
+    /// exclusive (which charges whole nodes), asks for no MIG slice (charged by the slices a
+    /// placement picks), and no group accepts fewer tasks than it asks for.
+    pub(crate) fn charged_as_asked(&self) -> bool {
+        !self.spec.exclusive
+            && self
+                .shapes
+                .iter()
+                .all(|s| s.count == s.min_count && !matches!(s.gpu, crate::model::GpuNeed::Mig(_)))
+    }
+
     /// Whether a job of queue `queue` has preempted it by fair sharing.
     pub(crate) fn preempted_by_fair_queue(&self, queue: &str) -> bool {
         self.preempted_by_queues

@@ -70,6 +70,9 @@ pub struct ShortcutsTaken {
     /// a preemptor alike (same queue and partition, and priority where the queue's policies
     /// read it), the queues' borrowing unchanged.
     pub candidates_reused: u64,
+    /// Placements not tried because the job's quota ruled out every one: its quota verdict
+    /// is the same wherever it would be placed, and says no.
+    pub placements_spared: u64,
 }
 
 /// A scheduler and its reference twin, ticked together.
@@ -109,6 +112,7 @@ impl Twins {
                 victim_orders_carried,
                 counted_fill_backs,
                 candidates_reused,
+                placements_spared,
             ],
             _,
         ) = self.fast.shortcuts_taken();
@@ -122,6 +126,7 @@ impl Twins {
             victim_orders_carried: self.before.victim_orders_carried + victim_orders_carried,
             counted_fill_backs: self.before.counted_fill_backs + counted_fill_backs,
             candidates_reused: self.before.candidates_reused + candidates_reused,
+            placements_spared: self.before.placements_spared + placements_spared,
             ..self.taken
         }
     }

@@ -657,6 +657,7 @@ fn add(total: &mut ShortcutsTaken, taken: ShortcutsTaken) {
     total.victim_orders_carried += taken.victim_orders_carried;
     total.counted_fill_backs += taken.counted_fill_backs;
     total.candidates_reused += taken.candidates_reused;
+    total.placements_spared += taken.placements_spared;
 }
 
 /// The comparisons are not vacuous: over a fixed sample of cases of each family most
@@ -776,4 +777,92 @@ fn a_gpu_submit_rereads_a_waiting_multi_group_jobs_reason() {
     let pending = twins.reference().explain().pending;
     let two = pending.iter().find(|p| p.job == "two").unwrap();
     assert_eq!(two.reason, PendingReason::Resources);
+}
+
+/// Where a queue's quota, not the nodes, holds jobs back (the soak's standard workload), the
+/// fast pass asks the quota first and spares the placement of every job whose verdict no
+/// placement could change, and decides and reports exactly as the reference pass, which
+/// places every job. Exclusive and elastic jobs, and jobs that accept several models under a
+/// `gpu:MODEL` quota, are placed as before: their demand hangs on the nodes.
+#[test]
+fn a_quota_that_rules_out_every_placement_spares_it_and_decides_as_the_reference_pass() {
+    let node = |name: &str, model: &str| {
+        json!({"name": name, "cpus": 64, "memory_mib": 256_000,
+               "gpus": {"model": model, "count": 8}})
+    };
+    let submit = |id: &str, queue: &str, group: serde_json::Value, exclusive: bool| -> Event {
+        serde_json::from_value(json!({"type": "submit", "job": {"id": id, "queue": queue,
+            "time_limit_ms": 600_000, "exclusive": exclusive, "groups": [group]}}))
+        .unwrap()
+    };
+    let finished = |id: &str| -> Event {
+        serde_json::from_value(json!({"type": "finished", "job": id, "outcome": "completed"}))
+            .unwrap()
+    };
+    for model_quota in [false, true] {
+        let mut quota = json!({"gpu": {"nominal": 2, "borrowing_limit": 0}});
+        if model_quota {
+            quota["gpu:h100"] = json!({"nominal": 1, "borrowing_limit": 0});
+        }
+        let queue = |name: &str| {
+            json!({"name": name, "cohort": "lab", "quota": quota,
+                   "preemption": {"within_queue": "lower_priority",
+                                  "reclaim_within_cohort": "any"}})
+        };
+        let cluster = json!({
+            "nodes": [node("a1", "a100"), node("a2", "a100"), node("h1", "h100")],
+            "cohorts": [{"name": "lab"}],
+            "queues": [queue("qa"), queue("qb")],
+            "policy": {"fair_sharing": {"enabled": true}, "preemption": {"enabled": true}},
+        });
+        let config: ClusterConfig = serde_json::from_value(cluster).unwrap();
+        let mut twins = Twins::new(Scheduler::new(config).unwrap());
+        // Under a `gpu:h100` quota, qa's jobs that accept one model have one demand.
+        let one = match model_quota {
+            false => json!({"count": 1, "gpus": 1}),
+            true => json!({"count": 1, "gpus": 1, "gpu_models": ["a100"]}),
+        };
+        let mut first: Vec<Event> = (0..8)
+            .map(|i| submit(&format!("a{i}"), "qa", one.clone(), false))
+            .collect();
+        first.push(submit("b0", "qb", one.clone(), false));
+        first.push(submit("x", "qa", json!({"count": 1, "gpus": 1}), true));
+        first.push(submit(
+            "e",
+            "qa",
+            json!({"count": 2, "min_count": 1, "gpus": 1}),
+            false,
+        ));
+        first.push(submit("m", "qb", json!({"count": 2, "gpus": 1}), false));
+        let steps = [
+            first,
+            vec![],
+            vec![finished("a0"), finished("a1")],
+            vec![finished("b0")],
+            vec![],
+        ];
+        for (i, events) in steps.into_iter().enumerate() {
+            twins
+                .tick(60_000 * i as u64, events)
+                .unwrap_or_else(|e| panic!("tick {i}: {e}"))
+                .unwrap();
+        }
+        let spared = twins.shortcuts_taken().placements_spared;
+        assert!(
+            spared >= 20,
+            "model quota {model_quota}: {spared} placements spared"
+        );
+        // a0 to a3 ran in qa's two GPUs in turn; the rest wait on the quota alone (and so
+        // does qb's `m` where it is placed on the h100 node, beyond qb's one h100).
+        let pending = twins.reference().explain().pending;
+        let waiting: Vec<(&str, PendingReason)> =
+            pending.iter().map(|p| (p.job.as_str(), p.reason)).collect();
+        let m = model_quota.then_some("m");
+        let expected: Vec<(&str, PendingReason)> = m
+            .into_iter()
+            .chain(["a4", "a5", "a6", "a7", "x", "e"])
+            .map(|job| (job, PendingReason::Quota))
+            .collect();
+        assert_eq!(waiting, expected, "model quota {model_quota}");
+    }
 }

@@ -369,6 +369,7 @@ impl Scheduler {
         self.last.details = std::mem::take(&mut pass.details);
         self.last.victim_orders = std::mem::take(&mut pass.victim_orders);
         self.last.quota_verdicts_reused += pass.unplaced_fits.take_reused();
+        self.last.placements_spared += pass.unplaced_fits.take_spared();
         self.last.head = pass.head.take().filter(|_| self.keeps_head());
         self.last.denied = pass.denied.clone();
         let plans = std::mem::take(&mut pass.bookings.plans);
@@ -418,12 +419,21 @@ impl Scheduler {
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
         let end = pass.now.saturating_add(job.spec.time_limit_ms);
         let held = pass.holds.except(&self.state, id);
-        let placed = self.place_now(id, pass, end, &held, &place::NOTHING);
+        let placed = match self.quota_rules_out_placement(id, pass) {
+            true => None,
+            false => self.place_now(id, pass, end, &held, &place::NOTHING),
+        };
         let quota_ok = match &placed {
             Some(assignments) => {
                 let demand = self.assignments_demand(id, assignments);
                 let earmarks = pass.promised.of(&self.state);
-                self.quota_fits(earmarks, id, &[], false, false, &demand)
+                let fits = self.quota_fits(earmarks, id, &[], false, false, &demand);
+                debug_assert!(
+                    !self.quota_verdict_placement_free(id)
+                        || fits == self.quota_fits_unplaced(earmarks, id),
+                    "a quota verdict said to be the same on every placement differs on this one"
+                );
+                fits
             }
             None => {
                 let earmarks = pass.promised.of(&self.state);

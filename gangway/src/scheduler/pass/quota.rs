@@ -99,6 +99,9 @@ pub(in crate::scheduler) struct UnplacedFits {
     known: BTreeMap<UnplacedKey, bool>,
     /// How many checks a verdict answered since [`UnplacedFits::take_reused`] last read it.
     reused: u64,
+    /// How many placements an unplaced verdict spared since [`UnplacedFits::take_spared`]
+    /// last read it ([`Scheduler::quota_rules_out_placement`]).
+    spared: u64,
 }
 
 /// What an unplaced job's quota check reads of it: its queue, cpus, memory and GPUs in all,
@@ -118,6 +121,11 @@ impl UnplacedFits {
     /// How many checks a kept verdict answered since the last call.
     pub(in crate::scheduler) fn take_reused(&mut self) -> u64 {
         std::mem::take(&mut self.reused)
+    }
+
+    /// How many placements a verdict spared since the last call.
+    pub(in crate::scheduler) fn take_spared(&mut self) -> u64 {
+        std::mem::take(&mut self.spared)
     }
 }
 
@@ -175,6 +183,57 @@ impl Scheduler {
             .fold(0u64, |bits, m| bits | 1 << m);
         let t = &job.totals;
         Some((q, t.cpu_milli, t.memory_mib, t.gpu_milli, models))
+    }
+
+    /// Whether `id`'s quota rules out every placement now, known without placing it: the
+    /// verdict is the same on any nodes it could use
+    /// ([`Scheduler::quota_verdict_placement_free`]) and says no. Then the placement is not tried, and the pass goes on as after a
+    /// placement that found no room: the quota verdict is the unplaced one, `false` either
+    /// way. Never where the job's partition filters nodes (`explain` reports what the filters
+    /// rejected). Tried as a placement would be for the verdicts that stand. A shortcut: the
+    /// reference pass places every job.
+    pub(in crate::scheduler) fn quota_rules_out_placement(
+        &self,
+        id: JobId,
+        pass: &mut super::Pass,
+    ) -> bool {
+        let Some(job) = self.state.job(id).filter(|_| self.shortcuts) else {
+            return false;
+        };
+        let filters = self
+            .profile
+            .partition(job.partition.index())
+            .is_some_and(|hooks| !hooks.filters.is_empty());
+        if filters || !self.quota_verdict_placement_free(id) {
+            return false;
+        }
+        let earmarks = pass.promised.of(&self.state);
+        if self.quota_fits_unplaced_memo(&mut pass.unplaced_fits, earmarks, id) {
+            return false;
+        }
+        let gang = self.state.gang_request(job);
+        pass.verdicts_stand &= gang.shapes.len() == 1 && gang.topology.is_none();
+        pass.unplaced_fits.spared += 1;
+        true
+    }
+
+    /// Whether `id`'s quota verdict is the same on every placement, and so the unplaced one
+    /// ([`Scheduler::quota_fits_unplaced`]): the job has a queue and is charged as it asks
+    /// ([`crate::state::Job::charged_as_asked`]), and either no limit or user cap names a GPU
+    /// model (the verdict then reads only what every placement charges alike: cpus, memory
+    /// and GPUs in all), or its groups accept the same models and those give one demand.
+    pub(in crate::scheduler) fn quota_verdict_placement_free(&self, id: JobId) -> bool {
+        let (Some(job), Some(tree)) = (self.state.job(id), self.state.quota.tree.as_ref()) else {
+            return false;
+        };
+        if job.queue.is_none() || !job.charged_as_asked() {
+            return false;
+        }
+        if !tree.splits_models() {
+            return true;
+        }
+        let models = job.shapes.first().map(|s| s.models);
+        job.shapes.iter().all(|s| Some(s.models) == models) && self.unplaced_demands(id).len() == 1
     }
 
     /// The quota demand of a job placed on `assignments`.

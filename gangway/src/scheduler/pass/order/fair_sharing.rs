@@ -167,7 +167,12 @@ impl Scheduler {
                 .as_ref()
                 .is_none_or(|(_, b)| shares[0].1.compare(&b[0].1).is_lt());
             if lower {
-                best = Some((demand, shares.clone()));
+                best = Some((demand, std::mem::take(&mut shares)));
+            }
+            // Where no limit names a model, shares read no `gpu:MODEL` key: every model gives
+            // the first one's shares, which no later one beats.
+            if !tree.splits_models() {
+                break;
             }
         }
         best.unwrap_or_else(|| {

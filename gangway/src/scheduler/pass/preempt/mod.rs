@@ -115,7 +115,6 @@ use crate::config::{ReclaimWithinCohort, WithinQueue};
 use crate::decision::Decision;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
-use crate::model::shape::GpuNeed;
 use crate::placement::Assignment;
 use crate::placement::count::counts_decide;
 use crate::policy::{PartitionHooks, VictimKeys};
@@ -486,7 +485,6 @@ impl Scheduler {
         let own_key = settings
             .order_based
             .then(|| self.pass_key(preemptor, &context));
-        let mut candidates: Vec<(VictimRank, Basis)> = Vec::new();
         let mut vetoed: Vetoed = Vec::new();
         // The jobs read, where not every running job; the outranked ones, where kept; whether
         // every job read is outranked.
@@ -496,6 +494,8 @@ impl Scheduler {
             Walk::Outranked { jobs, alone: true } => (Some(jobs), None, true),
             Walk::Outranked { jobs, alone: false } => (None, Some(jobs), false),
         };
+        let read = listed.as_ref().map_or(self.state.running.len(), Vec::len);
+        let mut candidates: Vec<(VictimRank, Basis)> = Vec::with_capacity(read);
         let running: Box<dyn Iterator<Item = JobId> + '_> = match &listed {
             Some(jobs) => Box::new(jobs.iter().copied()),
             None => Box::new(self.state.running.iter().copied()),
@@ -620,10 +620,7 @@ impl Scheduler {
             let policy = &self.state.config.queues[queue.index()].preemption;
             // The own queue's candidates under this policy read the preemptor's submit time.
             let reads_submit = policy.within_queue == WithinQueue::LowerOrNewerEqualPriority;
-            let plain_demand = !gang.exclusive
-                && gang.shapes.iter().all(|shape| {
-                    shape.count == shape.min_count && !matches!(shape.gpu, GpuNeed::Mig(_))
-                })
+            let plain_demand = job.charged_as_asked()
                 && !self
                     .state
                     .quota

@@ -29,6 +29,7 @@
 //! no job started, no earmark changed and no usage changed since the failure. No other
 //! monotonicity is claimed: the greedy target walk is not monotone in its candidates.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::policy::PassFigures;
@@ -107,7 +108,11 @@ pub(in crate::scheduler) struct NoRoom {
     earmark_changes: u64,
     /// The quota tree's count of usage changes when the fair-sharing ones were recorded.
     usage_changes: u64,
-    failed: Vec<Failure>,
+    /// The order-based failures.
+    ranked: Vec<Failure>,
+    /// The fair-sharing failures, by queue and priority (a fair-sharing failure covers only
+    /// searches of its own queue and priority).
+    fair: BTreeMap<(QueueId, i32), Vec<Failure>>,
 }
 
 impl NoRoom {
@@ -128,27 +133,40 @@ impl NoRoom {
                 figures: Some(Arc::clone(figures)),
                 earmark_changes,
                 usage_changes,
-                failed: Vec::new(),
+                ranked: Vec::new(),
+                fair: BTreeMap::new(),
             };
         }
         if self.usage_changes != usage_changes {
             self.usage_changes = usage_changes;
             self.forget_fair();
         }
-        self.failed.iter().any(|f| f.covers(wanted))
+        let failed = match wanted {
+            Failure::Ranked { .. } => Some(&self.ranked),
+            Failure::Fair {
+                queue, priority, ..
+            } => self.fair.get(&(*queue, *priority)),
+        };
+        failed.is_some_and(|failed| failed.iter().any(|f| f.covers(wanted)))
     }
 
     /// Records that a search for `failure` found no room (after
     /// [`NoRoom::known_to_fail`] in the same state).
     pub(in crate::scheduler) fn record(&mut self, failure: Failure) {
-        self.failed.retain(|f| !failure.covers(f));
-        self.failed.push(failure);
+        let failed = match failure {
+            Failure::Ranked { .. } => &mut self.ranked,
+            Failure::Fair {
+                queue, priority, ..
+            } => self.fair.entry((queue, priority)).or_default(),
+        };
+        failed.retain(|f| !failure.covers(f));
+        failed.push(failure);
     }
 
     /// Forgets the fair-sharing failures: a job started, so a target queue's usage, or what
     /// a placement reads, changed.
     pub(in crate::scheduler) fn forget_fair(&mut self) {
-        self.failed.retain(|f| matches!(f, Failure::Ranked { .. }));
+        self.fair.clear();
     }
 }
 
@@ -269,7 +287,8 @@ mod tests {
         assert!(!no_room.known_to_fail(&figures, (0, 0), &fair(one, 2, 3)));
         // A failure that covers a recorded one replaces it.
         no_room.record(ranked(one, 6, false));
-        assert_eq!(no_room.failed, [sharing, ranked(one, 6, false)]);
+        assert_eq!(no_room.ranked, [ranked(one, 6, false)]);
+        assert_eq!(no_room.fair[&(QueueId(1), 3)], [sharing]);
         // The usage changed (a job started): the fair-sharing failures are forgotten.
         assert!(!no_room.known_to_fail(&figures, (0, 1), &sharing));
         assert!(no_room.known_to_fail(&figures, (0, 1), &order));
