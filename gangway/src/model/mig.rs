@@ -40,6 +40,7 @@ pub(crate) const MAX_MIG_SLICES: usize = 128;
 
 /// One MIG device: the GPU it is carved from, its index under that GPU and its profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct MigSlice {
     /// Index of the GPU.
     pub gpu: u32,
@@ -55,6 +56,7 @@ pub struct MigSlice {
 /// A node's MIG slices, sorted by GPU then slice; at most 128 (`MAX_MIG_SLICES`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
+#[non_exhaustive]
 pub struct MigLayout {
     /// The slices, bit `i` being `slices[i]`.
     pub slices: Vec<MigSlice>,
