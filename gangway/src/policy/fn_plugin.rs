@@ -103,10 +103,10 @@ impl Clone for FnPlugin {
         };
         let mut copy = make();
         copy.remake = Some(Arc::clone(make));
-        if let Some(state) = Plugin::save_state(self) {
-            if let Err(e) = Plugin::load_state(&mut copy, state) {
-                panic!("plug-in {}: a copy refuses its saved state: {e}", self.name);
-            }
+        if let Some(state) = Plugin::save_state(self)
+            && let Err(e) = Plugin::load_state(&mut copy, state)
+        {
+            panic!("plug-in {}: a copy refuses its saved state: {e}", self.name);
         }
         copy
     }
