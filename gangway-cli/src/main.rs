@@ -116,7 +116,10 @@ fn main() -> ExitCode {
         Command::Shim {
             config,
             max_line_bytes,
-        } => shim(config, ServeLimits { max_line_bytes }),
+        } => shim(
+            config,
+            ServeLimits::default().with_max_line_bytes(max_line_bytes),
+        ),
         Command::Inventory {
             fixture,
             name,

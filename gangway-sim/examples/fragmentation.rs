@@ -26,7 +26,6 @@ use std::error::Error;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use gangway::PlacementMode;
 use gangway::model::{
     DomainId, GpuNeed, ModelId, ModelMask, Node, NodeAmounts, NodeId, PartitionId, PartitionSet,
     TaskShape,
@@ -111,10 +110,8 @@ fn main() -> Result<(), Box<dyn Error>> {
             ModelId(at as u32)
         });
         let capacity = NodeAmounts::full(n.cpus_milli, n.memory_mib, n.gpus as usize);
-        nodes.push(Some(Node {
-            partitions: PartitionSet(1),
-            ..Node::new(n.name.clone(), capacity, n.gpus as usize, model)
-        }));
+        let node = Node::new(n.name.clone(), capacity, n.gpus as usize, model);
+        nodes.push(Some(node.with_partitions(PartitionSet(1))));
     }
     let capacity: u64 = trace_nodes.iter().map(|n| u64::from(n.gpus) * 1000).sum();
     let pods = read_pods(&dir.join("openb_pod_list_default.csv"), &models)?;
@@ -172,19 +169,10 @@ fn run(
             nodes: &nodes,
             shape: &pod.shape,
         };
-        let request = GangRequest {
-            shapes: std::slice::from_ref(&pod.shape),
-            exclusive: false,
-            partition: PartitionId(0),
-            mix: if fragmentation_aware { &mix } else { &plain },
-            topology: None,
-            gate: Some(&gate),
-        };
-        let candidates = IndexCandidates {
-            index: &index,
-            preferred: &[],
-            reach: Reach::FreeGpus,
-        };
+        let against = if fragmentation_aware { &mix } else { &plain };
+        let shapes = std::slice::from_ref(&pod.shape);
+        let request = GangRequest::new(shapes, PartitionId(0), against).with_gate(&gate);
+        let candidates = IndexCandidates::new(&index, Reach::FreeGpus);
         if let Some(assignments) = place_gang(&nodes, &candidates, &FreeNow, request) {
             for a in assignments {
                 if let Some(node) = nodes[a.node.index()].as_mut() {
@@ -240,15 +228,7 @@ fn read_pods(path: &Path, models: &[String]) -> Result<Vec<Pod>, Box<dyn Error>>
             }
         }
         pods.push(Pod {
-            shape: TaskShape {
-                cpu_milli: number(cpu)?,
-                memory_mib: number(memory)?,
-                gpu,
-                models: mask,
-                count: 1,
-                min_count: 1,
-                mode: PlacementMode::Pack,
-            },
+            shape: TaskShape::new(number(cpu)?, number(memory)?, gpu).with_models(mask),
             gpu_milli,
         });
     }

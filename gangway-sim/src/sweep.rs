@@ -317,6 +317,31 @@ fn saved(without: f64, with: f64) -> f64 {
 /// baseline and another policy, or one twice, are an error ([`SweepParams::policies`]), and
 /// nothing runs.
 ///
+/// The cells run on threads of this process (`std::thread::scope`); the Rust sweep takes a
+/// thread count, not an executor. A host that runs work on an executor of its own (a pool, an
+/// async runtime, a cluster's tasks) gives it the cells instead: [`run_sweep_cell`] runs cell
+/// `i` of [`SweepParams::grid`] alone, and the cells' results concatenated in index order are
+/// this function's table. (Python's `gangway.sweep` takes any `concurrent.futures` executor, or
+/// Ray, the same way: docs/simulate.md.)
+///
+/// ```
+/// use std::sync::Arc;
+/// use gangway_sim::sweep::{run_sweep, run_sweep_cell, SweepParams};
+/// let params = Arc::new(SweepParams { gpus: vec![4, 8], users: vec![2], weeks: 1, ..SweepParams::default() });
+/// // The host's executor; here, a thread of its own per cell.
+/// let tasks: Vec<_> = (0..params.grid().len())
+///     .map(|index| {
+///         let params = Arc::clone(&params);
+///         std::thread::spawn(move || run_sweep_cell(&params, index))
+///     })
+///     .collect();
+/// let mut cells = Vec::new();
+/// for task in tasks {
+///     cells.extend(task.join().unwrap().unwrap()); // in index order
+/// }
+/// assert_eq!(cells, run_sweep(&params, 2, |_| {}).unwrap());
+/// ```
+///
 /// ```
 /// use gangway_sim::sweep::{run_sweep, SweepParams};
 /// use gangway_sim::PolicyPreset::{Easy, Fcfs};

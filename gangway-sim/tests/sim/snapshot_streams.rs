@@ -5,7 +5,7 @@
 //! ticks the scheduler was given. The engine's tests replay it and restore snapshots taken in it.
 
 use gangway::config::WaitForReadyConfig;
-use gangway::policy::Profile;
+use gangway::policy::{FnPlugin, Profile};
 use gangway::testkit::adversarial::{Adversary, Trick};
 use gangway_sim::team::TeamParams;
 use gangway_sim::{FaultOptions, Overrun, PolicyPreset, SimOptions, Simulator, prepare};
@@ -18,8 +18,8 @@ const STREAM: &str = concat!(
 
 /// The plug-in whose state the snapshots carry: the test kit's shifting order keys (its call
 /// counter is its state), as the engine's fixture test rebuilds it.
-fn stateful_plugin() -> Adversary {
-    Adversary::new("shifty", 7, vec![Trick::ShiftingKeys])
+fn stateful_plugin() -> FnPlugin {
+    Adversary::new("shifty", 7, vec![Trick::ShiftingKeys]).plugin()
 }
 
 /// The recorded simulation: its cluster and every tick it gave the scheduler.

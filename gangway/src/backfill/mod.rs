@@ -219,6 +219,10 @@ pub(crate) fn earliest_fit_bound(
 }
 
 /// Candidates from the free index, with some nodes offered first.
+///
+/// Built outside gangway with [`IndexCandidates::new`] and
+/// [`IndexCandidates::with_preferred`] (it is `#[non_exhaustive]`).
+#[non_exhaustive]
 pub struct IndexCandidates<'a> {
     /// The index.
     pub index: &'a FreeIndex,
@@ -226,6 +230,23 @@ pub struct IndexCandidates<'a> {
     pub preferred: &'a [NodeId],
     /// Which nodes the index offers after them.
     pub reach: Reach,
+}
+
+impl<'a> IndexCandidates<'a> {
+    /// The nodes `index` offers under `reach`, none offered first.
+    pub fn new(index: &'a FreeIndex, reach: Reach) -> Self {
+        IndexCandidates {
+            index,
+            preferred: &[],
+            reach,
+        }
+    }
+
+    /// The same candidates with `preferred` (sorted by id) offered before the rest.
+    pub fn with_preferred(mut self, preferred: &'a [NodeId]) -> Self {
+        self.preferred = preferred;
+        self
+    }
 }
 
 impl Candidates for IndexCandidates<'_> {

@@ -11,18 +11,20 @@
 //! use gangway::model::{MigLayout, MigProfileId, MigSlice};
 //! let small = MigProfileId(0);
 //! let big = MigProfileId(1);
-//! let layout = MigLayout { slices: vec![
-//!     MigSlice { gpu: 0, slice: 0, profile: small, compute: 1 },
-//!     MigSlice { gpu: 0, slice: 1, profile: small, compute: 1 },
-//!     MigSlice { gpu: 0, slice: 2, profile: big, compute: 3 },
-//!     MigSlice { gpu: 1, slice: 0, profile: big, compute: 3 },
-//! ]};
+//! let layout = MigLayout::new(vec![
+//!     MigSlice::new(1, 0, big, 3),
+//!     MigSlice::new(0, 0, small, 1),
+//!     MigSlice::new(0, 1, small, 1),
+//!     MigSlice::new(0, 2, big, 3),
+//! ]);
+//! assert_eq!(layout.slices[0], MigSlice::new(0, 0, small, 1)); // sorted
 //! assert_eq!(layout.all(), 0b1111);
 //! assert_eq!(layout.profile_mask(small), 0b0011);
 //! assert_eq!(layout.gpu_mask(1), 0b1000);
 //! assert!(layout.has_gpu(0) && !layout.has_gpu(2));
 //! // Slices 0 and 3 billed as device shares: 1/7 of GPU 0 and 3/7 of GPU 1.
-//! let mut held = gangway::model::NodeAmounts { mig: 0b1001, ..Default::default() };
+//! let mut held = gangway::model::NodeAmounts::default();
+//! held.mig = 0b1001;
 //! layout.add_device_shares(&mut held);
 //! assert_eq!(held.devices[..2], [142, 428]);
 //! ```
@@ -40,6 +42,7 @@ pub(crate) const MAX_MIG_SLICES: usize = 128;
 
 /// One MIG device: the GPU it is carved from, its index under that GPU and its profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct MigSlice {
     /// Index of the GPU.
     pub gpu: u32,
@@ -55,12 +58,32 @@ pub struct MigSlice {
 /// A node's MIG slices, sorted by GPU then slice; at most 128 (`MAX_MIG_SLICES`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
+#[non_exhaustive]
 pub struct MigLayout {
     /// The slices, bit `i` being `slices[i]`.
     pub slices: Vec<MigSlice>,
 }
 
+impl MigSlice {
+    /// Slice `slice` of GPU `gpu`, of `profile`, with `compute` of the GPU's seven compute
+    /// slices.
+    pub fn new(gpu: u32, slice: u32, profile: MigProfileId, compute: u32) -> Self {
+        MigSlice {
+            gpu,
+            slice,
+            profile,
+            compute,
+        }
+    }
+}
+
 impl MigLayout {
+    /// The layout of `slices`, sorted by GPU then slice (bit `i` is the `i`-th of them).
+    pub fn new(mut slices: Vec<MigSlice>) -> Self {
+        slices.sort();
+        MigLayout { slices }
+    }
+
     /// True when no GPU of the node is in MIG mode.
     pub fn is_empty(&self) -> bool {
         self.slices.is_empty()

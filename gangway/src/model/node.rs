@@ -38,7 +38,24 @@ impl PartitionSet {
 }
 
 /// One node as the scheduler tracks it.
+///
+/// Built outside gangway with [`Node::new`] and the `with_*` methods (it is
+/// `#[non_exhaustive]`: a later field is not a breaking change); its fields are read and, in a
+/// placement study, updated in place.
+///
+/// ```
+/// use gangway::model::{Node, NodeAmounts, NodeState, PartitionSet};
+/// let node = Node::new("n1", NodeAmounts::full(8_000, 64_000, 4), 4, None)
+///     .with_partitions(PartitionSet(1))
+///     .with_gpu_memory_mib(81_920)
+///     .with_label("rack", "r1")
+///     .with_nvlink_islands(vec![0b0011, 0b1100])
+///     .with_state(NodeState::Draining);
+/// assert_eq!(node.labels["rack"], "r1");
+/// assert!(!node.accepts_work());
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Node {
     /// Its name.
     pub name: String,
@@ -81,9 +98,11 @@ pub struct Node {
 /// How many `gpu_down` events a node remembers.
 pub const GPU_FAULTS_KEPT: usize = 16;
 
-/// One `gpu_down` event on a node.
+/// One `gpu_down` event on a node (read from [`Node::gpu_faults`]; recorded with
+/// [`Node::record_gpu_fault`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GpuFault {
     /// When it was reported (the tick's time).
     pub at_ms: u64,
@@ -92,8 +111,8 @@ pub struct GpuFault {
 }
 
 impl Node {
-    /// An idle, up node with `capacity` and `gpu_count` whole devices of `gpu_model`, in every
-    /// partition's default set, without labels, islands or MIG slices (set those fields after).
+    /// An idle, up node with `capacity` and `gpu_count` whole devices of `gpu_model`, in no
+    /// partition yet (the scheduler adds its nodes to their partitions), without labels, islands or MIG slices (the `with_*` methods set those).
     ///
     /// ```
     /// use gangway::model::{Node, NodeAmounts, NodeState};
@@ -124,6 +143,42 @@ impl Node {
             mig: MigLayout::default(),
             gpu_faults: Vec::new(),
         }
+    }
+
+    /// The same node in the partitions of `partitions`.
+    pub fn with_partitions(mut self, partitions: PartitionSet) -> Self {
+        self.partitions = partitions;
+        self
+    }
+
+    /// The same node with label `key` set to `value`.
+    pub fn with_label(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.labels.insert(key.into(), value.into());
+        self
+    }
+
+    /// The same node in state `state`.
+    pub fn with_state(mut self, state: NodeState) -> Self {
+        self.state = state;
+        self
+    }
+
+    /// The same node with `mib` MiB of memory on each GPU.
+    pub fn with_gpu_memory_mib(mut self, mib: u64) -> Self {
+        self.gpu_memory_mib = mib;
+        self
+    }
+
+    /// The same node with its devices' UUIDs, in index order.
+    pub fn with_gpu_uuids(mut self, uuids: Vec<String>) -> Self {
+        self.gpu_uuids = uuids;
+        self
+    }
+
+    /// The same node with NVLink islands `islands` (device bitmasks, bit `i`: device `i`).
+    pub fn with_nvlink_islands(mut self, islands: Vec<u32>) -> Self {
+        self.nvlink_islands = islands;
+        self
     }
 
     /// Remembers a `gpu_down` of device `gpu` at `at_ms`, forgetting the oldest beyond

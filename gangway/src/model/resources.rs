@@ -33,6 +33,7 @@ pub const DEVICE_MILLI: u16 = 1000;
 /// assert_eq!(free.whole_devices(4), 3);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct NodeAmounts {
     /// Cpus in thousandths.
     pub cpu_milli: u64,

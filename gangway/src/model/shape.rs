@@ -7,6 +7,7 @@ use crate::model::job::PlacementMode;
 
 /// The GPUs one task needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum GpuNeed {
     /// No GPU.
     None,
@@ -53,7 +54,22 @@ impl ModelMask {
 }
 
 /// One task group as the placement code sees it.
+///
+/// Built outside gangway with [`TaskShape::new`] and the `with_*` methods (it is
+/// `#[non_exhaustive]`).
+///
+/// ```
+/// use gangway::PlacementMode;
+/// use gangway::model::{GpuNeed, ModelMask, TaskShape};
+/// let shape = TaskShape::new(4_000, 16_384, GpuNeed::Whole(2))
+///     .with_count(4)
+///     .with_min_count(2)
+///     .with_models(ModelMask(0b1))
+///     .with_mode(PlacementMode::Spread);
+/// assert_eq!((shape.count, shape.min_count, shape.whole_gpus()), (4, 2, 2));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TaskShape {
     /// Cpus per task, thousandths.
     pub cpu_milli: u64,
@@ -72,6 +88,39 @@ pub struct TaskShape {
 }
 
 impl TaskShape {
+    /// One task of `cpu_milli` thousandths of a cpu, `memory_mib` MiB and `gpu`, on any GPU
+    /// model, packed ([`PlacementMode::Pack`]).
+    pub fn new(cpu_milli: u64, memory_mib: u64, gpu: GpuNeed) -> Self {
+        TaskShape {
+            cpu_milli,
+            memory_mib,
+            gpu,
+            models: ModelMask::ANY,
+            count: 1,
+            min_count: 1,
+            mode: PlacementMode::Pack,
+        }
+    }
+
+    /// The same shape accepting as few as `min_count` tasks (an elastic gang; at most
+    /// [`TaskShape::count`]).
+    pub fn with_min_count(mut self, min_count: u32) -> Self {
+        self.min_count = min_count;
+        self
+    }
+
+    /// The same shape on the GPU models of `models` only.
+    pub fn with_models(mut self, models: ModelMask) -> Self {
+        self.models = models;
+        self
+    }
+
+    /// The same shape laid out over nodes by `mode`.
+    pub fn with_mode(mut self, mode: PlacementMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
     /// Whole devices one task needs (0 for fractions).
     pub fn whole_gpus(&self) -> u32 {
         match self.gpu {

@@ -43,13 +43,27 @@ use crate::model::ids::{DomainId, NodeId};
 use crate::model::node::Node;
 
 /// A task group's topology constraint, compiled: a level index into [`Topology::levels`].
+///
+/// ```
+/// use gangway::model::LevelNeed;
+/// let rack = LevelNeed::new(1, true);
+/// assert!(rack.required && rack.level == 1);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LevelNeed {
     /// The level (0 is the broadest).
     pub level: usize,
     /// `true`: all tasks in one domain of the level or not at all; `false`: preferred, with
     /// fallback to broader levels and then anywhere.
     pub required: bool,
+}
+
+impl LevelNeed {
+    /// All tasks in one domain of `level` (`required`), or preferably so.
+    pub fn new(level: usize, required: bool) -> Self {
+        LevelNeed { level, required }
+    }
 }
 
 /// What a vertex of the tree is.

@@ -55,10 +55,9 @@ impl MixShape {
 /// A task goes where it raises fragmentation the least, and on the device that does.
 ///
 /// ```
-/// use gangway::model::{GpuNeed, ModelId, ModelMask, Node, NodeAmounts, PlacementMode, TaskShape};
+/// use gangway::model::{GpuNeed, ModelId, Node, NodeAmounts, TaskShape};
 /// use gangway::placement::ShapeMix;
-/// let shape = |gpu| TaskShape { cpu_milli: 1_000, memory_mib: 1_000, gpu, models: ModelMask::ANY,
-///     count: 1, min_count: 1, mode: PlacementMode::Pack };
+/// let shape = |gpu| TaskShape::new(1_000, 1_000, gpu);
 /// let mut mix = ShapeMix::default();
 /// mix.record(&shape(GpuNeed::Fraction(500)), 1);
 /// let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 2), 2, Some(ModelId(0)));
@@ -69,10 +68,9 @@ impl MixShape {
 /// ```
 ///
 /// ```
-/// use gangway::model::{GpuNeed, ModelMask, PlacementMode, TaskShape};
+/// use gangway::model::{GpuNeed, TaskShape};
 /// use gangway::placement::ShapeMix;
-/// let shape = TaskShape { cpu_milli: 1_000, memory_mib: 10, gpu: GpuNeed::Whole(1),
-///     models: ModelMask::ANY, count: 4, min_count: 4, mode: PlacementMode::Pack };
+/// let shape = TaskShape::new(1_000, 10, GpuNeed::Whole(1)).with_count(4);
 /// let mut mix = ShapeMix::default();
 /// assert!(mix.is_empty());
 /// mix.record(&shape, 4);

@@ -46,6 +46,7 @@ use crate::placement::topology::GangTopology;
 
 /// Tasks of one group on one node, with the devices and amounts they use.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Assignment {
     /// Task group index.
     pub group: usize,
@@ -196,7 +197,20 @@ impl std::fmt::Debug for dyn NodeGate + '_ {
 }
 
 /// What a gang needs: its groups, exclusivity and partition filter.
+///
+/// Built outside gangway with [`GangRequest::new`] and the `with_*` methods (it is
+/// `#[non_exhaustive]`).
+///
+/// ```
+/// use gangway::model::{GpuNeed, PartitionId, TaskShape};
+/// use gangway::placement::{GangRequest, ShapeMix};
+/// let shapes = [TaskShape::new(1_000, 0, GpuNeed::Whole(1)).with_count(2)];
+/// let mix = ShapeMix::default();
+/// let request = GangRequest::new(&shapes, PartitionId(0), &mix).with_exclusive(true);
+/// assert!(request.exclusive && request.topology.is_none() && request.gate.is_none());
+/// ```
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct GangRequest<'a> {
     /// Task groups in order.
     pub shapes: &'a [TaskShape],
@@ -210,6 +224,43 @@ pub struct GangRequest<'a> {
     pub topology: Option<GangTopology<'a>>,
     /// The profile's node filters and scorers for this job; `None`: every node, visit order.
     pub gate: Option<&'a dyn NodeGate>,
+}
+
+impl<'a> GangRequest<'a> {
+    /// The gang of groups `shapes` on nodes of `partition`, fragmentation measured against
+    /// `mix`: not exclusive, without topology and without a gate (every node, visit order).
+    pub fn new(
+        shapes: &'a [TaskShape],
+        partition: crate::model::ids::PartitionId,
+        mix: &'a ShapeMix,
+    ) -> Self {
+        GangRequest {
+            shapes,
+            exclusive: false,
+            partition,
+            mix,
+            topology: None,
+            gate: None,
+        }
+    }
+
+    /// The same request for whole nodes only (`true`) or not.
+    pub fn with_exclusive(mut self, exclusive: bool) -> Self {
+        self.exclusive = exclusive;
+        self
+    }
+
+    /// The same request under `topology`.
+    pub fn with_topology(mut self, topology: GangTopology<'a>) -> Self {
+        self.topology = Some(topology);
+        self
+    }
+
+    /// The same request with a profile's say through `gate`.
+    pub fn with_gate(mut self, gate: &'a dyn NodeGate) -> Self {
+        self.gate = Some(gate);
+        self
+    }
 }
 
 /// Candidates as a [`NodeGate`] lets the groups of one gang see them: filtered, and ranked

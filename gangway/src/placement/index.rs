@@ -47,10 +47,7 @@ pub struct FreeIndex {
 /// let idle = Node::new("idle", NodeAmounts::full(4_000, 0, 0), 0, None);
 /// let nodes = vec![Some(busy), Some(idle)];
 /// let index = FreeIndex::build(&nodes, 0);
-/// let task = TaskShape {
-///     cpu_milli: 1_000, memory_mib: 0, gpu: GpuNeed::None, models: Default::default(),
-///     count: 1, min_count: 1, mode: gangway::JobSpec::new("a", 1000, 1).groups[0].placement,
-/// };
+/// let task = TaskShape::new(1_000, 0, GpuNeed::None);
 /// let offered = |reach| {
 ///     let mut seen = Vec::new();
 ///     let _ = index.visit(&task, reach, &mut |id: NodeId| {
@@ -63,6 +60,7 @@ pub struct FreeIndex {
 /// assert_eq!(offered(Reach::OneTaskFree), [1]);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Reach {
     /// Every node of an allowed model, busiest first: planning ahead, when what is busy now
     /// may be free by then.
@@ -148,7 +146,12 @@ impl NodeClass {
 }
 
 /// Free amounts summed over nodes that take work: a quick necessary condition for a fit now.
+///
+/// Read from [`FreeIndex::totals`] and [`NodeGate::rank_domains`](crate::placement::NodeGate);
+/// built by [`FreeTotals::need`], [`FreeTotals::of_free`] or from [`Default`] (it is
+/// `#[non_exhaustive]`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FreeTotals {
     /// Cpus, thousandths.
     pub cpu_milli: u64,
@@ -216,16 +219,18 @@ impl FreeTotals {
     /// free totals that fall short of this floor in any amount hold none of those needs.
     ///
     /// ```
+    /// use gangway::model::{GpuNeed, TaskShape};
     /// use gangway::placement::FreeTotals;
-    /// let one_gpu = FreeTotals { cpu_milli: 1000, whole_gpus: 1, ..Default::default() };
-    /// let two_gpus = FreeTotals { cpu_milli: 500, whole_gpus: 2, ..Default::default() };
+    /// let one_gpu = FreeTotals::need(&[TaskShape::new(1000, 0, GpuNeed::Whole(1))]);
+    /// let two_gpus = FreeTotals::need(&[TaskShape::new(500, 0, GpuNeed::Whole(2))]);
     /// let mut floor = FreeTotals::floor();
     /// floor.include(&one_gpu);
     /// floor.include(&two_gpus);
-    /// let cpus_only = FreeTotals { cpu_milli: 64_000, memory_mib: 1 << 20, ..Default::default() };
-    /// assert!(!cpus_only.covers_any(&floor)); // every need wants a GPU
-    /// let one_free = FreeTotals { whole_gpus: 1, gpu_milli: 1000, ..cpus_only };
-    /// assert!(one_free.covers_any(&floor));
+    /// let mut free = FreeTotals::default();
+    /// (free.cpu_milli, free.memory_mib) = (64_000, 1 << 20);
+    /// assert!(!free.covers_any(&floor)); // every need wants a GPU
+    /// (free.whole_gpus, free.gpu_milli) = (1, 1000);
+    /// assert!(free.covers_any(&floor));
     /// ```
     pub fn floor() -> NeedFloor {
         NeedFloor {
@@ -268,6 +273,7 @@ impl FreeTotals {
 /// The least amounts over a set of needs, as [`FreeTotals::covers`] compares them (built by
 /// [`FreeTotals::floor`] and [`NeedFloor::include`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NeedFloor {
     /// Cpus, thousandths.
     pub cpu_milli: u64,
@@ -382,11 +388,7 @@ impl FreeIndex {
     /// ```
     /// use gangway::placement::FreeIndex;
     /// let index = FreeIndex::default(); // no nodes
-    /// let job = gangway::JobSpec::new("a", 1000, 1);
-    /// let shape = gangway::model::TaskShape {
-    ///     cpu_milli: 1000, memory_mib: 0, gpu: gangway::model::GpuNeed::None,
-    ///     models: Default::default(), count: 1, min_count: 1, mode: job.groups[0].placement,
-    /// };
+    /// let shape = gangway::model::TaskShape::new(1000, 0, gangway::model::GpuNeed::None);
     /// assert!(!index.could_hold(&[shape]));
     /// ```
     pub fn could_hold(&self, shapes: &[TaskShape]) -> bool {

@@ -64,11 +64,19 @@ use crate::model::job::PlacementMode;
 /// The topology a gang is placed under: the tree and each group's constraint (empty or shorter
 /// than the groups: no constraint).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct GangTopology<'a> {
     /// The cluster's tree.
     pub tree: &'a Topology,
     /// Constraints by group.
     pub needs: &'a [Option<LevelNeed>],
+}
+
+impl<'a> GangTopology<'a> {
+    /// The gang's groups under `tree`, group `i` constrained by `needs[i]`.
+    pub fn new(tree: &'a Topology, needs: &'a [Option<LevelNeed>]) -> Self {
+        GangTopology { tree, needs }
+    }
 }
 
 /// Where a group may go: anywhere, or inside one domain.

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use crate::decision::TickOutcome;
 use crate::event::Event;
 use crate::policy::{
@@ -19,6 +21,9 @@ type BackfillFn = Arc<dyn Fn(HeadView<'_>, JobView<'_>, &PassContext<'_>) -> boo
 type WakeFn = Arc<dyn Fn(&PassContext<'_>) -> Option<u64> + Send + Sync>;
 type PrepareFn = Arc<dyn Fn(&PassContext<'_>, &[Event]) + Send + Sync>;
 type ObserveFn = Arc<dyn Fn(u64, &[Event], &TickOutcome) + Send + Sync>;
+type SaveFn = Arc<dyn Fn() -> Option<Value> + Send + Sync>;
+type LoadFn = Arc<dyn Fn(Value) -> Result<(), String> + Send + Sync>;
+type MakeFn = Arc<dyn Fn() -> FnPlugin + Send + Sync>;
 
 /// A plug-in made of closures, built hook by hook: its hooks are exactly the closures given,
 /// so what it declares cannot disagree with what it does. Each closure takes the arguments of
@@ -26,8 +31,10 @@ type ObserveFn = Arc<dyn Fn(u64, &[Event], &TickOutcome) + Send + Sync>;
 /// last closure.
 ///
 /// The closures are shared by the plug-in's clones (a scheduler is cloned to answer
-/// `what_if`): keep state that must follow the plug-in in a [`Plugin`] of your own type. A
-/// closure reports a failure without panicking with [`crate::policy::report_fault`].
+/// `what_if`). A plug-in with state of its own (say, a counter its hooks advance) builds it
+/// with [`FnPlugin::stateful`]: each copy then has its own state, saved in snapshots by
+/// [`FnPlugin::save_state`] and restored by [`FnPlugin::load_state`]. A closure reports a
+/// failure without panicking with [`crate::policy::report_fault`].
 ///
 /// ```
 /// use gangway::policy::{FnPlugin, Hook, Profile, Vote};
@@ -41,7 +48,6 @@ type ObserveFn = Arc<dyn Fn(u64, &[Event], &TickOutcome) + Send + Sync>;
 /// let profile = Profile::builder().plugin(plugin).build().unwrap();
 /// assert_eq!(profile.plugin_names().collect::<Vec<_>>(), ["small_first"]);
 /// ```
-#[derive(Clone)]
 pub struct FnPlugin {
     name: String,
     hooks: Vec<Hook>,
@@ -59,6 +65,51 @@ pub struct FnPlugin {
     may_backfill: Option<BackfillFn>,
     wake_up: Option<WakeFn>,
     observe: Option<ObserveFn>,
+    save_state: Option<SaveFn>,
+    load_state: Option<LoadFn>,
+    remake: Option<MakeFn>,
+}
+
+impl Clone for FnPlugin {
+    /// A copy sharing the closures; for a plug-in made by [`FnPlugin::stateful`], a fresh one
+    /// with the saved state loaded, so that each copy keeps its own.
+    ///
+    /// # Panics
+    ///
+    /// When a stateful plug-in's fresh copy refuses the state the plug-in saved.
+    fn clone(&self) -> Self {
+        let Some(make) = &self.remake else {
+            return FnPlugin {
+                name: self.name.clone(),
+                hooks: self.hooks.clone(),
+                dependence: self.dependence,
+                prepare: self.prepare.clone(),
+                admit: self.admit.clone(),
+                order_key: self.order_key.clone(),
+                explain_key: self.explain_key.clone(),
+                filter_node: self.filter_node.clone(),
+                score_node: self.score_node.clone(),
+                choose_devices: self.choose_devices.clone(),
+                score_domain: self.score_domain.clone(),
+                veto_victim: self.veto_victim.clone(),
+                victim_key: self.victim_key.clone(),
+                may_backfill: self.may_backfill.clone(),
+                wake_up: self.wake_up.clone(),
+                observe: self.observe.clone(),
+                save_state: self.save_state.clone(),
+                load_state: self.load_state.clone(),
+                remake: None,
+            };
+        };
+        let mut copy = make();
+        copy.remake = Some(Arc::clone(make));
+        if let Some(state) = Plugin::save_state(self)
+            && let Err(e) = Plugin::load_state(&mut copy, state)
+        {
+            panic!("plug-in {}: a copy refuses its saved state: {e}", self.name);
+        }
+        copy
+    }
 }
 
 impl fmt::Debug for FnPlugin {
@@ -67,6 +118,7 @@ impl fmt::Debug for FnPlugin {
             .field("name", &self.name)
             .field("hooks", &self.hooks)
             .field("dependence", &self.dependence)
+            .field("stateful", &self.remake.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -96,7 +148,47 @@ impl FnPlugin {
             may_backfill: None,
             wake_up: None,
             observe: None,
+            save_state: None,
+            load_state: None,
+            remake: None,
         }
+    }
+
+    /// A plug-in with state of its own: `make` builds it afresh, its closures sharing a state
+    /// they own (behind an `Arc`, with the [`FnPlugin::save_state`] and
+    /// [`FnPlugin::load_state`] hooks for snapshots). A copy (the engine copies a scheduler to
+    /// answer `what_if`) is built afresh by `make` and loaded with the state the plug-in saves,
+    /// so no copy changes another's state. The plug-in is `make`'s first build.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicI64, Ordering};
+    /// use gangway::policy::{FnPlugin, Hook, Plugin};
+    /// let counting = || {
+    ///     let calls = Arc::new(AtomicI64::new(0));
+    ///     let (seen, saved, loaded) = (calls.clone(), calls.clone(), calls);
+    ///     FnPlugin::new("counting")
+    ///         .order_key(move |_, _| seen.fetch_add(1, Ordering::Relaxed))
+    ///         .save_state(move || Some(serde_json::json!(saved.load(Ordering::Relaxed))))
+    ///         .load_state(move |state| {
+    ///             let n = state.as_i64().ok_or("expected a number")?;
+    ///             loaded.store(n, Ordering::Relaxed);
+    ///             Ok(())
+    ///         })
+    /// };
+    /// let mut plugin = FnPlugin::stateful(counting);
+    /// assert_eq!(plugin.hooks(), [Hook::Order]);
+    /// Plugin::load_state(&mut plugin, serde_json::json!(5)).unwrap();
+    /// let mut copy = plugin.clone();
+    /// Plugin::load_state(&mut copy, serde_json::json!(9)).unwrap();
+    /// assert_eq!(Plugin::save_state(&plugin), Some(serde_json::json!(5))); // its own state
+    /// assert_eq!(Plugin::save_state(&copy), Some(serde_json::json!(9)));
+    /// ```
+    pub fn stateful(make: impl Fn() -> FnPlugin + Send + Sync + 'static) -> FnPlugin {
+        let make: MakeFn = Arc::new(make);
+        let mut plugin = make();
+        plugin.remake = Some(make);
+        plugin
     }
 
     /// Its hooks: those it was given a closure for, in [`Hook`]'s order.
@@ -243,6 +335,23 @@ impl FnPlugin {
         self.with(Hook::Observe)
     }
 
+    /// [`Plugin::save_state`]: the state to keep in a snapshot (`None`: nothing to keep). Not a
+    /// hook: it joins no [`FnPlugin::hooks`].
+    pub fn save_state(mut self, f: impl Fn() -> Option<Value> + Send + Sync + 'static) -> Self {
+        self.save_state = Some(Arc::new(f));
+        self
+    }
+
+    /// [`Plugin::load_state`]: loads what [`FnPlugin::save_state`] saved, at restore (an
+    /// `Err` refuses the snapshot). Not a hook: it joins no [`FnPlugin::hooks`].
+    pub fn load_state(
+        mut self,
+        f: impl Fn(Value) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.load_state = Some(Arc::new(f));
+        self
+    }
+
     /// [`Plugin::dependence`]: what its filter and score answers depend on (default
     /// [`Dependence::Anything`]).
     pub fn dependence(mut self, dependence: Dependence) -> Self {
@@ -367,6 +476,14 @@ impl Plugin for FnPlugin {
         }
     }
 
+    fn save_state(&self) -> Option<Value> {
+        self.save_state.as_ref().and_then(|f| f())
+    }
+
+    fn load_state(&mut self, state: Value) -> Result<(), String> {
+        self.load_state.as_ref().map_or(Ok(()), |f| f(state))
+    }
+
     fn dependence(&self) -> Dependence {
         self.dependence
     }
@@ -407,5 +524,52 @@ mod tests {
         assert_eq!(all.hooks().len(), 12);
         assert!(all.hooks().is_sorted());
         assert!(format!("{all:?}").contains("\"all\""));
+    }
+
+    /// State hooks join no hook set; without them nothing is saved and anything loads.
+    #[test]
+    fn state_hooks_are_no_hooks_and_default_to_nothing() {
+        let mut plain = FnPlugin::new("plain").order_key(|_, _| 0);
+        assert_eq!(Plugin::save_state(&plain), None);
+        assert_eq!(Plugin::load_state(&mut plain, Value::Null), Ok(()));
+        let kept = FnPlugin::new("kept")
+            .order_key(|_, _| 0)
+            .save_state(|| Some(Value::from(3)))
+            .load_state(|v| match v.as_u64() {
+                Some(_) => Ok(()),
+                None => Err(format!("not a count: {v}")),
+            });
+        assert_eq!(kept.hooks(), [Hook::Order]);
+        assert_eq!(Plugin::save_state(&kept), Some(Value::from(3)));
+        let mut shared = kept.clone();
+        assert_eq!(Plugin::save_state(&shared), Some(Value::from(3)));
+        assert!(Plugin::load_state(&mut shared, Value::Null).is_err());
+    }
+
+    /// A stateful plug-in's copies each keep their own state, starting from the original's.
+    #[test]
+    fn stateful_copies_keep_their_own_state() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let make = || {
+            let n = Arc::new(AtomicU64::new(0));
+            let (save, load) = (Arc::clone(&n), n);
+            FnPlugin::new("n")
+                .wake_up(|_| None)
+                .save_state(move || Some(Value::from(save.load(Ordering::Relaxed))))
+                .load_state(move |v| {
+                    load.store(v.as_u64().ok_or("a count")?, Ordering::Relaxed);
+                    Ok(())
+                })
+        };
+        let mut original = FnPlugin::stateful(make);
+        assert_eq!(original.hooks(), [Hook::WakeUp]);
+        Plugin::load_state(&mut original, Value::from(4)).unwrap();
+        let mut copy = original.clone();
+        assert_eq!(Plugin::save_state(&copy), Some(Value::from(4)));
+        Plugin::load_state(&mut copy, Value::from(7)).unwrap();
+        assert_eq!(Plugin::save_state(&original), Some(Value::from(4)));
+        let again = copy.clone();
+        assert_eq!(Plugin::save_state(&again), Some(Value::from(7)));
+        assert!(format!("{again:?}").contains("stateful: true"));
     }
 }

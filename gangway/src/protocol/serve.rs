@@ -45,14 +45,26 @@ const KEPT_BUFFER_BYTES: usize = 1 << 20;
 /// ```
 /// use gangway::protocol::{ServeLimits, DEFAULT_MAX_LINE_BYTES};
 /// assert_eq!(ServeLimits::default().max_line_bytes, DEFAULT_MAX_LINE_BYTES);
-/// let small = ServeLimits { max_line_bytes: 4096 };
+/// let small = ServeLimits::default().with_max_line_bytes(4096);
 /// assert_eq!(small.max_line_bytes, 4096);
 /// ```
+///
+/// It is `#[non_exhaustive]`: a later limit is not a breaking change, so build it from
+/// [`ServeLimits::default`] and the `with_*` methods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServeLimits {
     /// The longest line, in bytes without its line end (`\n` or `\r\n`), that is parsed; a
     /// longer one gets a `line_too_long` refusal (`gangway shim --max-line-bytes`).
     pub max_line_bytes: u64,
+}
+
+impl ServeLimits {
+    /// The same limits with [`ServeLimits::max_line_bytes`] set to `bytes`.
+    pub fn with_max_line_bytes(mut self, bytes: u64) -> Self {
+        self.max_line_bytes = bytes;
+        self
+    }
 }
 
 impl Default for ServeLimits {

@@ -21,17 +21,16 @@
 //! check_profile(|| recipe.profile(), checks).unwrap();
 //! ```
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::decision::TickOutcome;
-use crate::event::Event;
 use crate::policy::builtin::{Multifactor, kueue_victims};
 use crate::policy::{
-    Dependence, DeviceTask, DomainView, Hook, MAX_SCORE_TIERS, PassContext, Placement, Plugin,
+    Dependence, DeviceTask, DomainView, FnPlugin, Hook, MAX_SCORE_TIERS, PassContext, Placement,
     Profile, Veto, Vote,
 };
 use crate::state::{JobView, NodeView};
@@ -95,45 +94,26 @@ impl Trick {
     }
 }
 
-/// A plug-in that plays [`Trick`]s. It answers every hook its tricks need (and abstains where
-/// no trick says otherwise), deterministically: from its seed, what it is asked about and its
-/// call counter, which it saves as its state (`{"calls": n}`) when it shifts keys.
+/// A plug-in that plays [`Trick`]s, as a recipe: [`Adversary::plugin`] builds it, an
+/// [`FnPlugin`] with a closure for every hook its tricks need (abstaining where no trick says
+/// otherwise). It answers deterministically: from its seed, what it is asked about and its call
+/// counter, which it saves as its state (`{"calls": n}`) when it shifts keys; each copy of the
+/// plug-in keeps its own counter ([`FnPlugin::stateful`]).
 ///
 /// ```
-/// use gangway::policy::{Hook, Plugin, Profile};
+/// use gangway::policy::{Hook, Profile};
 /// use gangway::testkit::adversarial::{Adversary, Trick};
-/// let chaos = Adversary::new("chaos", 7, vec![Trick::ShiftingKeys, Trick::PanicIn(Hook::NodeScore)]);
+/// let chaos = Adversary::new("chaos", 7, vec![Trick::PanicIn(Hook::NodeScore), Trick::ShiftingKeys]);
 /// assert_eq!(chaos.hooks(), [Hook::Order, Hook::NodeScore]);
-/// let profile = Profile::builder().plugin(chaos).build().unwrap();
+/// let profile = Profile::builder().plugin(chaos.plugin()).build().unwrap();
 /// assert_eq!(profile.save_states(), [("chaos".to_string(), serde_json::json!({"calls": 0}))]);
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Adversary {
     name: String,
     seed: u64,
     tricks: Vec<Trick>,
     hooks: Vec<Hook>,
-    calls: AtomicU64,
-}
-
-impl Clone for Adversary {
-    /// A copy with the counter where it is (a scheduler is cloned with its plug-ins' state).
-    fn clone(&self) -> Self {
-        Adversary {
-            name: self.name.clone(),
-            seed: self.seed,
-            tricks: self.tricks.clone(),
-            hooks: self.hooks.clone(),
-            calls: AtomicU64::new(self.calls()),
-        }
-    }
-}
-
-impl PartialEq for Adversary {
-    fn eq(&self, other: &Self) -> bool {
-        (&self.name, self.seed, &self.tricks, self.calls())
-            == (&other.name, other.seed, &other.tricks, other.calls())
-    }
 }
 
 /// Junk a [`Trick::JunkVictims`] veto gives as its reason.
@@ -166,23 +146,18 @@ impl Adversary {
     /// An adversary named `name` (its name in the profile and the key of its state) playing
     /// `tricks` with `seed`.
     pub fn new(name: impl Into<String>, seed: u64, tricks: Vec<Trick>) -> Self {
-        let mut hooks: Vec<Hook> = Vec::new();
-        for hook in tricks.iter().flat_map(|t| t.hooks()) {
-            if !hooks.contains(&hook) {
-                hooks.push(hook);
-            }
-        }
+        let mut hooks: Vec<Hook> = tricks.iter().flat_map(|t| t.hooks()).collect();
+        hooks.sort();
+        hooks.dedup();
         Adversary {
             name: name.into(),
             seed,
             tricks,
             hooks,
-            calls: AtomicU64::new(0),
         }
     }
 
-    /// The hooks its tricks need, in the order they first appear (it defines every hook
-    /// method; where no trick says otherwise it abstains).
+    /// The hooks its tricks need, in [`Hook`]'s order: those of its plug-in.
     pub fn hooks(&self) -> &[Hook] {
         &self.hooks
     }
@@ -192,18 +167,103 @@ impl Adversary {
         &self.tricks
     }
 
-    /// How many order keys it has given so far (its state).
-    pub fn calls(&self) -> u64 {
-        self.calls.load(Ordering::Relaxed)
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
+    /// The plug-in, its counter at zero.
+    pub fn plugin(&self) -> FnPlugin {
+        let recipe = self.clone();
+        FnPlugin::stateful(move || recipe.fresh())
+    }
+
+    /// One build of the plug-in: its closures share one [`Play`], and so one counter.
+    fn fresh(&self) -> FnPlugin {
+        let play = Arc::new(Play {
+            adversary: self.clone(),
+            calls: AtomicU64::new(0),
+        });
+        let mut plugin = FnPlugin::new(self.name.clone());
+        for &hook in &self.hooks {
+            let p = Arc::clone(&play);
+            plugin = match hook {
+                Hook::Prepare => plugin.prepare(move |context, _| {
+                    p.maybe_panic(Hook::Prepare, &[], context.now_ms());
+                }),
+                Hook::Admission => plugin.admit(move |job, context| p.admit(job, context)),
+                Hook::Order => {
+                    let q = Arc::clone(&play);
+                    plugin
+                        .order_key(move |job, context| p.order_key(job, context))
+                        .explain_key(move |job, context| q.explain_key(job, context))
+                }
+                Hook::NodeFilter => plugin.filter_node(move |job, group, node, context| {
+                    p.filter_node(job, group, node, context)
+                }),
+                Hook::NodeScore => plugin.score_node(move |job, group, node, context| {
+                    p.score_node(job, group, node, context)
+                }),
+                Hook::DeviceChoice => {
+                    plugin.choose_devices(move |task, context| p.choose_devices(task, context))
+                }
+                Hook::DomainScore => plugin
+                    .score_domain(move |job, domain, context| p.score_domain(job, domain, context)),
+                Hook::VictimVeto => plugin.veto_victim(move |preemptor, victim, context| {
+                    p.veto_victim(preemptor, victim, context)
+                }),
+                Hook::VictimOrder => plugin.victim_key(move |preemptor, victim, context| {
+                    p.victim_key(preemptor, victim, context)
+                }),
+                // No trick plays here: the plug-in admits every job, as the trait's default.
+                Hook::Backfill => plugin.may_backfill(|_, _, _| true),
+                Hook::WakeUp => plugin.wake_up(move |context| p.wake_up(context)),
+                Hook::Observe => plugin.observe(move |now_ms, events, outcome| {
+                    let size = (events.len() + outcome.decisions.len()) as u64;
+                    p.maybe_panic(Hook::Observe, &[], now_ms ^ size);
+                }),
+            };
+        }
+        let (saved, loaded) = (Arc::clone(&play), play);
+        plugin = plugin
+            .save_state(move || {
+                let calls = saved.calls.load(Ordering::Relaxed);
+                saved
+                    .plays(Trick::ShiftingKeys)
+                    .then(|| json!({"calls": calls}))
+            })
+            .load_state(move |state| {
+                let calls = state["calls"]
+                    .as_u64()
+                    .ok_or_else(|| format!("expected {{\"calls\": n}}, got {state}"))?;
+                loaded.calls.store(calls, Ordering::Relaxed);
+                Ok(())
+            });
+        if self.tricks.contains(&Trick::MisstatesDependence) {
+            plugin = plugin.dependence(Dependence::ShapeAndNode);
+        }
+        plugin
+    }
+}
+
+/// One build of an adversary's plug-in: the recipe and the call counter its closures share.
+struct Play {
+    adversary: Adversary,
+    calls: AtomicU64,
+}
+
+impl Play {
     fn plays(&self, trick: Trick) -> bool {
-        self.tricks.contains(&trick)
+        self.adversary.tricks.contains(&trick)
+    }
+
+    fn name(&self) -> &str {
+        &self.adversary.name
     }
 
     /// A hash of the seed, the hook and what the hook is asked about.
     fn roll(&self, hook: Hook, words: &[&str], number: u64) -> u64 {
-        let mut h = mix(self.seed ^ (hook as u64).wrapping_mul(0x100_0000_01b3));
+        let mut h = mix(self.adversary.seed ^ (hook as u64).wrapping_mul(0x100_0000_01b3));
         for word in words {
             for byte in word.bytes() {
                 h = mix(h ^ u64::from(byte));
@@ -216,25 +276,8 @@ impl Adversary {
     /// Panics at about half the calls of `hook` when the adversary panics there.
     fn maybe_panic(&self, hook: Hook, words: &[&str], number: u64) {
         if self.plays(Trick::PanicIn(hook)) && self.roll(hook, words, number).is_multiple_of(2) {
-            panic!("adversary {} panics in {}", self.name, hook.name());
+            panic!("adversary {} panics in {}", self.name(), hook.name());
         }
-    }
-}
-
-impl crate::policy::__private::DerivedHooks for Adversary {
-    /// [`Adversary::hooks`].
-    fn derived_hooks(&self) -> &[Hook] {
-        self.hooks()
-    }
-}
-
-impl Plugin for Adversary {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn prepare(&mut self, context: &PassContext<'_>, _: &[Event]) {
-        self.maybe_panic(Hook::Prepare, &[], context.now_ms());
     }
 
     fn admit(&self, job: JobView<'_>, context: &PassContext<'_>) -> Vote {
@@ -244,7 +287,7 @@ impl Plugin for Adversary {
             return Vote::Abstain;
         }
         match self.roll(Hook::Admission, &[job.name()], now) % 3 {
-            0 => Vote::Deny(format!("{} says no", self.name)),
+            0 => Vote::Deny(format!("{} says no", self.name())),
             1 => Vote::Permit,
             _ => Vote::Abstain,
         }
@@ -265,7 +308,8 @@ impl Plugin for Adversary {
 
     fn explain_key(&self, job: JobView<'_>, context: &PassContext<'_>) -> Vec<(String, f64)> {
         self.maybe_panic(Hook::Order, &[job.name(), "explain"], context.now_ms());
-        vec![("calls".to_string(), self.calls() as f64)]
+        let calls = self.calls.load(Ordering::Relaxed);
+        vec![("calls".to_string(), calls as f64)]
     }
 
     fn filter_node(
@@ -278,14 +322,14 @@ impl Plugin for Adversary {
         let words = [job.name(), node.name()];
         self.maybe_panic(Hook::NodeFilter, &words, context.now_ms());
         if self.plays(Trick::RejectAll) {
-            return Err(format!("{} rejects every node", self.name));
+            return Err(format!("{} rejects every node", self.name()));
         }
         if self.plays(Trick::RejectSome)
             && self
                 .roll(Hook::NodeFilter, &words, group as u64)
                 .is_multiple_of(2)
         {
-            return Err(format!("{} rejects {}", self.name, node.name()));
+            return Err(format!("{} rejects {}", self.name(), node.name()));
         }
         Ok(())
     }
@@ -403,32 +447,6 @@ impl Plugin for Adversary {
             _ => None,
         }
     }
-
-    fn observe(&mut self, now_ms: u64, events: &[Event], outcome: &TickOutcome) {
-        let size = (events.len() + outcome.decisions.len()) as u64;
-        self.maybe_panic(Hook::Observe, &[], now_ms ^ size);
-    }
-
-    fn save_state(&self) -> Option<Value> {
-        self.plays(Trick::ShiftingKeys)
-            .then(|| json!({"calls": self.calls()}))
-    }
-
-    fn load_state(&mut self, state: Value) -> Result<(), String> {
-        let calls = state["calls"]
-            .as_u64()
-            .ok_or_else(|| format!("expected {{\"calls\": n}}, got {state}"))?;
-        self.calls.store(calls, Ordering::Relaxed);
-        Ok(())
-    }
-
-    fn dependence(&self) -> Dependence {
-        if self.plays(Trick::MisstatesDependence) {
-            Dependence::ShapeAndNode
-        } else {
-            Dependence::Anything
-        }
-    }
 }
 
 /// A profile of adversaries, to build afresh for every run ([`AdversarialProfile::profile`]).
@@ -460,12 +478,7 @@ impl AdversarialProfile {
             builder = builder.plugin(Multifactor::from_config());
         }
         for (adversary, placement) in &self.adversaries {
-            let fresh = Adversary::new(
-                adversary.name.clone(),
-                adversary.seed,
-                adversary.tricks.clone(),
-            );
-            builder = builder.boxed(Box::new(fresh), placement.clone());
+            builder = builder.boxed(Box::new(adversary.plugin()), placement.clone());
         }
         if self.with_defaults {
             for plugin in kueue_victims() {
@@ -565,6 +578,8 @@ pub fn adversarial_profile() -> impl Strategy<Value = AdversarialProfile> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Event;
+    use crate::policy::Plugin;
     use crate::testkit::checked_tick;
     use crate::{ClusterConfig, JobSpec, Scheduler};
 
@@ -578,7 +593,7 @@ mod tests {
     #[test]
     fn shifting_keys_change_between_calls_and_are_saved() {
         let profile = Profile::builder()
-            .plugin(Adversary::new("keys", 3, vec![Trick::ShiftingKeys]))
+            .plugin(Adversary::new("keys", 3, vec![Trick::ShiftingKeys]).plugin())
             .build()
             .unwrap();
         let mut s = Scheduler::with_profile(cluster(), profile).unwrap();
@@ -594,10 +609,33 @@ mod tests {
         assert!(later > calls);
     }
 
+    /// `what_if` answers on a copy of the scheduler, whose order keys advance the copy's own
+    /// counter ([`FnPlugin::stateful`]): asking changes nothing the scheduler saves or decides.
+    #[test]
+    fn what_if_leaves_the_counter_alone() {
+        let profile = Profile::builder()
+            .plugin(Adversary::new("keys", 3, vec![Trick::ShiftingKeys]).plugin())
+            .build()
+            .unwrap();
+        let mut s = Scheduler::with_profile(cluster(), profile).unwrap();
+        let submit = |id: &str| Event::Submit {
+            job: JobSpec::new(id, 60_000, 2),
+        };
+        checked_tick(&mut s, 0, vec![submit("a"), submit("b"), submit("c")]).unwrap();
+        let before = s.profile().save_states();
+        let mut twin = s.clone();
+        s.what_if(JobSpec::new("d", 60_000, 2)).unwrap();
+        assert_eq!(s.profile().save_states(), before);
+        let next = checked_tick(&mut s, 1_000, vec![submit("e")]).unwrap();
+        let twin_next = checked_tick(&mut twin, 1_000, vec![submit("e")]).unwrap();
+        assert_eq!(next, twin_next);
+        assert_eq!(s.profile().save_states(), twin.profile().save_states());
+    }
+
     #[test]
     fn reject_all_keeps_every_job_waiting() {
         let profile = Profile::builder()
-            .plugin(Adversary::new("wall", 0, vec![Trick::RejectAll]))
+            .plugin(Adversary::new("wall", 0, vec![Trick::RejectAll]).plugin())
             .build()
             .unwrap();
         let mut s = Scheduler::with_profile(cluster(), profile).unwrap();
@@ -614,18 +652,50 @@ mod tests {
     }
 
     #[test]
-    fn answers_are_deterministic_and_clones_keep_the_counter() {
-        let a = Adversary::new("a", 42, vec![Trick::ShiftingKeys]);
-        a.calls.store(9, Ordering::Relaxed);
-        let b = a.clone();
-        assert_eq!(a, b);
+    fn answers_are_deterministic_and_copies_keep_their_own_counter() {
+        let recipe = Adversary::new("a", 42, vec![Trick::ShiftingKeys]);
+        let mut a = recipe.plugin();
+        Plugin::load_state(&mut a, json!({"calls": 9})).unwrap();
+        let mut b = a.clone();
+        assert_eq!(Plugin::save_state(&b), Some(json!({"calls": 9})));
+        Plugin::load_state(&mut b, json!({"calls": 11})).unwrap();
+        assert_eq!(Plugin::save_state(&a), Some(json!({"calls": 9})));
+        assert!(Plugin::load_state(&mut a, json!({"count": 1})).is_err());
+        let play = |seed| Play {
+            adversary: Adversary::new("a", seed, vec![Trick::ShiftingKeys]),
+            calls: AtomicU64::new(0),
+        };
         assert_eq!(
-            a.roll(Hook::Order, &["j1"], 3),
-            b.roll(Hook::Order, &["j1"], 3)
+            play(42).roll(Hook::Order, &["j1"], 3),
+            play(42).roll(Hook::Order, &["j1"], 3)
         );
         assert_ne!(
-            a.roll(Hook::Order, &["j1"], 3),
-            a.roll(Hook::Order, &["j2"], 3)
+            play(42).roll(Hook::Order, &["j1"], 3),
+            play(42).roll(Hook::Order, &["j2"], 3)
         );
+    }
+
+    /// Its plug-in's hooks are the tricks' hooks, in hook order; no state without shifting
+    /// keys; the misstated dependence is stated.
+    #[test]
+    fn the_plugin_has_the_tricks_hooks_and_state() {
+        let recipe = Adversary::new(
+            "a",
+            1,
+            vec![
+                Trick::PanicIn(Hook::Observe),
+                Trick::JunkVictims,
+                Trick::MisstatesDependence,
+            ],
+        );
+        let plugin = recipe.plugin();
+        assert_eq!(
+            plugin.hooks(),
+            [Hook::VictimVeto, Hook::VictimOrder, Hook::Observe]
+        );
+        assert_eq!(plugin.hooks(), recipe.hooks());
+        assert_eq!(plugin.name(), "a");
+        assert_eq!(Plugin::save_state(&plugin), None);
+        assert_eq!(Plugin::dependence(&plugin), Dependence::ShapeAndNode);
     }
 }

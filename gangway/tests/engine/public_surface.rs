@@ -410,3 +410,32 @@ fn stability_md_names_the_non_exhaustive_types() {
         "docs/stability.md says these stay exhaustive, but they are not public exhaustive types: {wrong:?}"
     );
 }
+
+/// The only `#[doc(hidden)]` items of the surface are `policy::__private` (the module the
+/// `#[plugin]` attribute's code names) and its re-export, and docs/stability.md states the rule
+/// for them: implement `DerivedHooks` only through the attribute.
+#[test]
+fn the_only_hidden_items_are_the_macros_and_stability_md_says_so() {
+    let listing = surface(&crate_dir().join("src/lib.rs"));
+    let hidden: Vec<&str> = listing
+        .lines()
+        .filter(|l| l.contains("#[doc(hidden)]"))
+        .collect();
+    assert_eq!(
+        hidden,
+        [
+            "gangway::policy  pub use hooks::__private  #[doc(hidden)]",
+            "gangway::policy::[hooks]::__private  mod  #[doc(hidden)]",
+        ],
+        "a new #[doc(hidden)] item: say in docs/stability.md what it is for"
+    );
+    let page = std::fs::read_to_string(crate_dir().join("../docs/stability.md")).unwrap();
+    let rule = page
+        .split("\n- ")
+        .find(|item| item.contains("`policy::__private`"))
+        .expect("docs/stability.md names policy::__private");
+    assert!(
+        rule.contains("`DerivedHooks`") && rule.contains("only through the attribute"),
+        "{rule}"
+    );
+}

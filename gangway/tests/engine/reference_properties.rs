@@ -116,7 +116,7 @@ impl Plugins {
             Plugins::Adversarial(seed, tricks) => Profile::from_config(config)
                 .ok()?
                 .into_builder()
-                .plugin(Adversary::new("adversary", seed, tricks.to_vec()))
+                .plugin(Adversary::new("adversary", seed, tricks.to_vec()).plugin())
                 .build()
                 .ok()?,
             Plugins::BackfillRule => Profile::from_config(config)

@@ -17,7 +17,7 @@ const TICK: &str = r#"{"op":"tick","at_ms":10,"events":[]}"#;
 const EXPLAIN: &str = r#"{"op":"explain"}"#;
 
 fn limits(max_line_bytes: u64) -> ServeLimits {
-    ServeLimits { max_line_bytes }
+    ServeLimits::default().with_max_line_bytes(max_line_bytes)
 }
 
 /// Serves `input` to a fresh shim; the end and the parsed response lines.

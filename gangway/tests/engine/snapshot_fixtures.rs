@@ -103,7 +103,7 @@ impl Plugins {
             Plugins::Shifty => Shim::with_profile_maker(Box::new(|cluster| {
                 Profile::from_config(cluster)?
                     .into_builder()
-                    .plugin(Adversary::new("shifty", 7, vec![Trick::ShiftingKeys]))
+                    .plugin(Adversary::new("shifty", 7, vec![Trick::ShiftingKeys]).plugin())
                     .build()
                     .map_err(|e| ConfigError::new("policy.plugins", e.to_string()))
             })),
