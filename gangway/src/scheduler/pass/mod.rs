@@ -299,7 +299,7 @@ impl Scheduler {
             if pass.head.is_some() && self.candidates_by_submit() {
                 // Behind a head-rule head, the rest are tried in submit order.
                 let mut rest = Vec::new();
-                while let Some(id) = self.next_turn(&mut order) {
+                while let Some(id) = self.next_turn(&mut order, &mut pass.promised) {
                     rest.extend(Some(id).filter(|&id| Some(id) != pinned));
                 }
                 rest.sort_by_key(|&id| self.state.job(id).map(|job| (job.submit_ms, job.arrival)));
@@ -308,7 +308,7 @@ impl Scheduler {
                 }
                 break;
             }
-            let Some(id) = self.next_turn(&mut order) else {
+            let Some(id) = self.next_turn(&mut order, &mut pass.promised) else {
                 break;
             };
             if Some(id) != pinned {

@@ -23,6 +23,7 @@ use crate::scheduler::Scheduler;
 use crate::scheduler::pass::order::OrderKey;
 use crate::scheduler::pass::order::admission_fair_sharing::FairQueues;
 use crate::scheduler::pass::order::lazy::LazyOrder;
+use crate::scheduler::pass::quota::PromisedQuota;
 
 /// The fair-sharing queues' jobs of one pass, in each queue's order, and their heads.
 #[derive(Debug)]
@@ -182,11 +183,14 @@ impl Scheduler {
     }
 
     /// The job that takes the turn the pass's order gave `token`: `token` itself outside
-    /// fair-sharing trees, else the winner of the tournament of `token`'s tree.
+    /// fair-sharing trees, else the winner of the tournament of `token`'s tree, its shares
+    /// read from the usage after the preemptions under way (`promised`, the pass's memory of
+    /// it, which the quota checks share).
     pub(in crate::scheduler) fn fair_turn(
         &self,
         turns: &mut FairTurns,
         tenants: Option<&mut FairQueues>,
+        promised: &mut PromisedQuota,
         token: JobId,
     ) -> JobId {
         let Some(tree) = self.state.quota.tree.as_ref() else {
@@ -198,10 +202,7 @@ impl Scheduler {
         let changes = (tree.changes, self.state.quota.earmark_changes);
         if turns.changes != changes {
             turns.changes = changes;
-            let usage = self
-                .state
-                .promised_usage()
-                .map_or_else(Vec::new, std::borrow::Cow::into_owned);
+            let usage = promised.of(&self.state).after_preemptions(tree).to_vec();
             // A head's shares read the usage of its queue's path alone, less its root (whose
             // share is always nothing: it has no parent to borrow from, and passes nothing
             // up): only the heads of queues whose path below the root holds a node whose

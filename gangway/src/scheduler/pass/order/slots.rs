@@ -14,6 +14,7 @@ use crate::scheduler::pass::order::OrderKey;
 use crate::scheduler::pass::order::admission_fair_sharing::FairQueues;
 use crate::scheduler::pass::order::fair_sharing::FairTurns;
 use crate::scheduler::pass::order::lazy::LazyOrder;
+use crate::scheduler::pass::quota::PromisedQuota;
 use crate::state::ClusterState;
 
 /// The pass's order with its slot rules.
@@ -125,8 +126,14 @@ impl PassOrder {
 }
 
 impl Scheduler {
-    /// The next job the pass visits, by the slot rules of the module docs.
-    pub(in crate::scheduler) fn next_turn(&self, order: &mut PassOrder) -> Option<JobId> {
+    /// The next job the pass visits, by the slot rules of the module docs; `promised`: the
+    /// pass's memory of what the earmarks promise, whose usage after the preemptions under
+    /// way fair sharing reads.
+    pub(in crate::scheduler) fn next_turn(
+        &self,
+        order: &mut PassOrder,
+        promised: &mut PromisedQuota,
+    ) -> Option<JobId> {
         let token = order.lazy.next()?;
         if !order.reordered() {
             return Some(token);
@@ -137,7 +144,9 @@ impl Scheduler {
             .zip(self.state.job_queue(token))
             .is_some_and(|(c, q)| c.covers(q));
         let picked = match (&mut order.cohorts, in_tree) {
-            (Some(cohorts), true) => self.fair_turn(cohorts, order.tenants.as_mut(), token),
+            (Some(cohorts), true) => {
+                self.fair_turn(cohorts, order.tenants.as_mut(), promised, token)
+            }
             _ => order
                 .tenants
                 .as_mut()

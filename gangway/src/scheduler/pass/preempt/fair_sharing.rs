@@ -178,10 +178,18 @@ impl Scheduler {
         if self.state.config.queues[q.index()].preemption.within_queue != WithinQueue::Never {
             return false;
         }
-        let mut usage = earmarks.after_preemptions(tree).to_vec();
-        let (demand, _) = self.fair_demand(tree, &usage, id, q);
-        tree.charge_in(&mut usage, q, &demand);
-        if !tree.share_in(&usage, q.index()).borrows_on(&demand) {
+        // With `id` admitted only the nodes of its queue's path change: their shares are
+        // those `fair_demand` weighs it with (no copy of the usage), and every other node's
+        // share is read from the usage as it is.
+        let usage = earmarks.after_preemptions(tree);
+        let (demand, admitted) = self.fair_demand(tree, usage, id, q);
+        let share = |node: u32| {
+            admitted
+                .iter()
+                .find(|(n, _)| *n == node)
+                .map_or_else(|| tree.share_in(usage, node as usize), |(_, s)| *s)
+        };
+        if !share(q.0).borrows_on(&demand) {
             return false;
         }
         let own = tree.path_nodes(q);
@@ -190,9 +198,7 @@ impl Scheduler {
             .filter(|&v| v != q && tree.same_tree(q, v) && tree.is_borrowing(v))
             .all(|target| {
                 let (preemptor_side, target_side) = sides(tree, own, target);
-                let after_admission = tree.share_in(&usage, preemptor_side as usize);
-                let before = tree.share_in(&usage, target_side as usize);
-                after_admission.compare(&before).is_gt()
+                share(preemptor_side).compare(&share(target_side)).is_gt()
             })
     }
 

@@ -539,10 +539,16 @@ impl Scheduler {
                 .victim_keys(own_hooks, preemptor, victim, &context);
             candidates.push(((keys, Reverse(v)), basis));
         }
-        candidates.sort_unstable_by_key(|(rank, _)| *rank);
-        let candidates = candidates
+        // Positions sorted by rank rather than the 80-byte entries moved about (the ranks are
+        // unique, so the order is the same).
+        let mut order: Vec<usize> = (0..candidates.len()).collect();
+        order.sort_unstable_by(|&a, &b| candidates[a].0.cmp(&candidates[b].0));
+        let candidates = order
             .into_iter()
-            .map(|((_, Reverse(v)), basis)| (v, basis))
+            .map(|i| {
+                let ((_, Reverse(v)), basis) = candidates[i];
+                (v, basis)
+            })
             .collect();
         (candidates, vetoed)
     }
