@@ -590,17 +590,26 @@ mod tests {
         .unwrap()
     }
 
-    #[test]
-    fn shifting_keys_change_between_calls_and_are_saved() {
+    fn submit(id: &str) -> Event {
+        Event::Submit {
+            job: JobSpec::new(id, 60_000, 2),
+        }
+    }
+
+    /// A scheduler whose one plug-in shifts its keys, after a first tick of three jobs.
+    fn shifting_keys_after_a_tick() -> Scheduler {
         let profile = Profile::builder()
             .plugin(Adversary::new("keys", 3, vec![Trick::ShiftingKeys]).plugin())
             .build()
             .unwrap();
         let mut s = Scheduler::with_profile(cluster(), profile).unwrap();
-        let submit = |id: &str| Event::Submit {
-            job: JobSpec::new(id, 60_000, 2),
-        };
         checked_tick(&mut s, 0, vec![submit("a"), submit("b"), submit("c")]).unwrap();
+        s
+    }
+
+    #[test]
+    fn shifting_keys_change_between_calls_and_are_saved() {
+        let mut s = shifting_keys_after_a_tick();
         let saved = s.profile().save_states();
         let calls = saved[0].1["calls"].as_u64().unwrap();
         assert!(calls >= 3, "{saved:?}");
@@ -613,15 +622,7 @@ mod tests {
     /// counter ([`FnPlugin::stateful`]): asking changes nothing the scheduler saves or decides.
     #[test]
     fn what_if_leaves_the_counter_alone() {
-        let profile = Profile::builder()
-            .plugin(Adversary::new("keys", 3, vec![Trick::ShiftingKeys]).plugin())
-            .build()
-            .unwrap();
-        let mut s = Scheduler::with_profile(cluster(), profile).unwrap();
-        let submit = |id: &str| Event::Submit {
-            job: JobSpec::new(id, 60_000, 2),
-        };
-        checked_tick(&mut s, 0, vec![submit("a"), submit("b"), submit("c")]).unwrap();
+        let mut s = shifting_keys_after_a_tick();
         let before = s.profile().save_states();
         let mut twin = s.clone();
         s.what_if(JobSpec::new("d", 60_000, 2)).unwrap();
