@@ -58,6 +58,16 @@ impl EarmarkHolds {
     }
 }
 
+/// What a placement now is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::scheduler) enum Purpose {
+    /// The job's own turn: where no placement can change its quota verdict, the quota is
+    /// asked first ([`Scheduler::quota_rules_out_placement`]).
+    Turn,
+    /// A victim search's trial: its quota is checked afterwards, with the victims gone.
+    Trial,
+}
+
 impl Scheduler {
     /// Places the whole gang now: on what is free and not needed by reservations nor `held`
     /// for preemptors, counting `released` (tentative victims) as free.
@@ -66,8 +76,8 @@ impl Scheduler {
         id: JobId,
         pass: &mut Pass,
         end: u64,
-        held: &BTreeMap<NodeId, NodeAmounts>,
-        released: &BTreeMap<NodeId, NodeAmounts>,
+        (held, released): (&BTreeMap<NodeId, NodeAmounts>, &BTreeMap<NodeId, NodeAmounts>),
+        purpose: Purpose,
     ) -> Option<Vec<Assignment>> {
         let job = self.state.job(id)?;
         let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
@@ -116,6 +126,10 @@ impl Scheduler {
             {
                 return None;
             }
+        }
+        // Where the quota rules out every placement (known without one), none is tried.
+        if purpose == Purpose::Turn && !filtered && self.quota_rules_out_placement(id, pass) {
+            return None;
         }
         // Counts first: without filters to report on, a gang short of cpus in all is not placed
         // (asked only where the memo did not answer: the test reads the cpus over the window).

@@ -187,32 +187,25 @@ impl Scheduler {
 
     /// Whether `id`'s quota rules out every placement now, known without placing it: the
     /// verdict is the same on any nodes it could use
-    /// ([`Scheduler::quota_verdict_placement_free`]) and says no. Then the placement is not tried, and the pass goes on as after a
-    /// placement that found no room: the quota verdict is the unplaced one, `false` either
-    /// way. Never where the job's partition filters nodes (`explain` reports what the filters
-    /// rejected). Tried as a placement would be for the verdicts that stand. A shortcut: the
-    /// reference pass places every job.
+    /// ([`Scheduler::quota_verdict_placement_free`]) and says no. Asked by
+    /// [`Scheduler::place_now`] in a job's turn where the fit memo did not already rule the
+    /// placement out, and never where its partition filters nodes (`explain` reports what
+    /// the filters rejected). Then the placement is not
+    /// tried, and the pass goes on as after a placement that found no room: the quota verdict
+    /// is the unplaced one, `false` either way. A shortcut: the reference pass places every
+    /// job.
     pub(in crate::scheduler) fn quota_rules_out_placement(
         &self,
         id: JobId,
         pass: &mut super::Pass,
     ) -> bool {
-        let Some(job) = self.state.job(id).filter(|_| self.shortcuts) else {
-            return false;
-        };
-        let filters = self
-            .profile
-            .partition(job.partition.index())
-            .is_some_and(|hooks| !hooks.filters.is_empty());
-        if filters || !self.quota_verdict_placement_free(id) {
+        if !self.shortcuts || !self.quota_verdict_placement_free(id) {
             return false;
         }
         let earmarks = pass.promised.of(&self.state);
         if self.quota_fits_unplaced_memo(&mut pass.unplaced_fits, earmarks, id) {
             return false;
         }
-        let gang = self.state.gang_request(job);
-        pass.verdicts_stand &= gang.shapes.len() == 1 && gang.topology.is_none();
         pass.unplaced_fits.spared += 1;
         true
     }

@@ -121,6 +121,7 @@ use crate::policy::{PartitionHooks, VictimKeys};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::node_gate::JobGate;
+use crate::scheduler::pass::place::Purpose;
 use crate::scheduler::shortcuts::fit_memo::Attempt;
 use crate::state::{Job, JobView};
 
@@ -726,7 +727,9 @@ impl Scheduler {
             let released = this.released_by(&victims);
             match released.is_empty() {
                 true => Some(None),
-                false => this.place_now(id, pass, end, &held, &released).map(Some),
+                false => this
+                    .place_now(id, pass, end, (&held, &released), Purpose::Trial)
+                    .map(Some),
             }
         };
         let Some(fewest) = fewest else {
@@ -777,7 +780,7 @@ impl Scheduler {
         let victims: Vec<JobId> = chosen.iter().map(|(v, _)| *v).collect();
         let released = self.released_by(&victims);
         let held = pass.holds.except(&self.state, id);
-        let plan = self.place_now(id, pass, end, &held, &released)?;
+        let plan = self.place_now(id, pass, end, (&held, &released), Purpose::Trial)?;
         self.quota_allows(id, chosen, plan, pass)
     }
 
