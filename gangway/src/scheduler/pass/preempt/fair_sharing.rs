@@ -673,6 +673,16 @@ mod tests {
         running: &[(&str, u64, u64)],
         preemptor: (&str, u64),
     ) -> (Scheduler, Vec<String>) {
+        weighted_preempting(&[], strategies, running, preemptor)
+    }
+
+    /// [`preempting`] with the queues `zero_weight` of fair-sharing weight 0.
+    fn weighted_preempting(
+        zero_weight: &[&str],
+        strategies: &[PreemptionStrategy],
+        running: &[(&str, u64, u64)],
+        preemptor: (&str, u64),
+    ) -> (Scheduler, Vec<String>) {
         let mut cluster: ClusterConfig = serde_json::from_str(
             r#"{"nodes": [{"name": "n1", "cpus": 9, "memory_mib": 3000}],
                 "cohorts": [{"name": "all", "fair_sharing": {"enabled": true}}],
@@ -689,6 +699,14 @@ mod tests {
         )
         .unwrap();
         cluster.policy.fair_sharing.preemption_strategies = strategies.to_vec();
+        for queue in &mut cluster.queues {
+            if zero_weight.contains(&queue.name.as_str()) {
+                queue.fair_sharing = Some(crate::config::NodeFairSharing {
+                    weight: 0.0,
+                    enabled: None,
+                });
+            }
+        }
         let mut s = Scheduler::new(cluster).unwrap();
         let job = |name: String, queue: &str, cpus: u64, mib: u64| {
             let mut job = JobSpec::new(name, 3_600_000, 1);
@@ -847,5 +865,23 @@ mod tests {
         let earmark = s.state.earmarks.get_mut(&id("b-p")).unwrap();
         earmark.victims.clear();
         assert!(!s.queue_preempting(id("b-q")));
+    }
+
+    #[test]
+    fn a_preemptor_of_weight_0_that_borrows_passes_only_a_target_of_weight_0_that_borrows_more() {
+        // `a` borrows 4 cpus and `b-p` makes `b` borrow 1: both shares are infinite where
+        // the weight is 0, and two infinite shares compare by what they borrow, so `b-p`
+        // passes `less_than_or_equal_to_final_share` (1 cpu against `a`'s 3 without a job).
+        let mut running = ones("a", 6);
+        running.extend(ones("b", 3));
+        for strategies in [&BOTH[..], &FINAL, &INITIAL] {
+            let (_, victims) = weighted_preempting(&["a", "b"], strategies, &running, ("b", 1));
+            assert_eq!(queues_of(&victims), ["a"], "{strategies:?}");
+        }
+        // Where only `b`'s weight is 0, its infinite share passes no finite one.
+        for strategies in [&BOTH[..], &FINAL, &INITIAL] {
+            let (_, victims) = weighted_preempting(&["b"], strategies, &running, ("b", 1));
+            assert!(victims.is_empty(), "{strategies:?}");
+        }
     }
 }
