@@ -966,4 +966,69 @@ mod tests {
         assert_eq!(fill_back(1, true, false), (vec!["y".to_string()], 0));
         assert_eq!(fill_back(1, false, true), (vec!["y".to_string()], 0));
     }
+
+    /// [`fill_back`] over GPUs: a 3-cpu node of 2 GPUs; `x` (1 cpu, priority 0) starts at 0,
+    /// `y` (2 cpus, priority 1) at 1, one GPU each; at 2 `p` (priority 5) asks for 2 cpus and
+    /// a GPU. The victims decided at 2, what `p`'s earmark plans on the node, and what `y`
+    /// holds there.
+    fn gpu_fill_back(reference: bool) -> (Vec<String>, Vec<NodeAmounts>, Vec<NodeAmounts>) {
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 3, "gpus": {"model": "h100", "count": 2}}]}"#,
+        )
+        .unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let profile = Profile::builder()
+            .plugin(ByPriority)
+            .plugin(LowerPriorityFirst)
+            .build()
+            .unwrap();
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        if reference {
+            s = s.with_reference_pass();
+        }
+        let gpu_job = |name: &str, cpus: u64, priority: i32| {
+            let mut job = JobSpec::new(name, 3_600_000, 1);
+            job.groups[0].cpus = Milli::from_units(cpus);
+            job.groups[0].gpus = Milli::from_units(1);
+            job.priority = priority;
+            Event::Submit { job }
+        };
+        s.tick(0, vec![gpu_job("x", 1, 0)]).unwrap();
+        s.tick(1, vec![gpu_job("y", 2, 1)]).unwrap();
+        assert_eq!(s.state.running.len(), 2);
+        let out = s.tick(2, vec![gpu_job("p", 2, 5)]).unwrap();
+        let victims = out
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Preempt { job, for_job, .. } if for_job == "p" => Some(job.clone()),
+                _ => None,
+            })
+            .collect();
+        let planned = s.state.earmarks[&s.state.job_names["p"]]
+            .planned
+            .iter()
+            .map(|(_, amounts)| *amounts)
+            .collect();
+        let y = s.state.job(s.state.job_names["y"]).unwrap();
+        let held = y
+            .running()
+            .unwrap()
+            .charges
+            .iter()
+            .map(|(_, a)| *a)
+            .collect();
+        (victims, planned, held)
+    }
+
+    #[test]
+    fn a_preemptor_is_planned_on_the_room_of_the_victims_the_fill_back_keeps() {
+        // `x` and `y` make room, `y` alone too: `p` is planned on `y`'s cpus and GPU, with
+        // the counts' fill-back as without it.
+        let (victims, planned, held) = gpu_fill_back(false);
+        assert_eq!(victims, ["y"]);
+        assert_eq!(planned, held);
+        assert_eq!(gpu_fill_back(true), (victims, planned, held));
+    }
 }
