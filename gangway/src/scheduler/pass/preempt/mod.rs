@@ -914,9 +914,15 @@ mod tests {
     /// A 4-cpu node, order-based preemption, the higher priority first ([`ByPriority`]) and
     /// lower priority victims first. At 0 `x` (1 cpu, priority 0), `y` (2 cpus, 1) and `z` (1
     /// cpu, 9) start, in queue `q` (4 cpus nominal) where `queue`; at 1 `p` (priority 5) asks
-    /// for 2 cpus in `count` tasks: `x` and `y` make room, `y` alone too. The victims decided
-    /// at 1, and how many fill-backs the task counts answered in that pass.
-    fn fill_back(count: u32, queue: bool, reference: bool) -> (Vec<String>, u64) {
+    /// for 2 cpus in `count` tasks: `x` and `y` make room, `y` alone too (`x` of priority
+    /// `x_priority` in place of 0). The victims decided at 1, and how many fill-backs the task
+    /// counts answered and how many searches for the first placeable prefix ran in that pass.
+    fn fill_back(
+        count: u32,
+        queue: bool,
+        reference: bool,
+        x_priority: i32,
+    ) -> (Vec<String>, u64, u64) {
         let mut cluster: ClusterConfig = serde_json::from_str(if queue {
             r#"{"nodes": [{"name": "n1", "cpus": 4}],
                 "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}}}]}"#
@@ -936,13 +942,17 @@ mod tests {
             s = s.with_reference_pass();
         }
         let first = vec![
-            submit("x", 1, 1, 0, queue),
+            submit("x", 1, 1, x_priority, queue),
             submit("y", 2, 1, 1, queue),
             submit("z", 1, 1, 9, queue),
         ];
         s.tick(0, first).unwrap();
         assert_eq!(s.state.running.len(), 3);
-        let before = s.last.preempt_taken.counted_fill_backs;
+        let taken = |s: &Scheduler| {
+            let taken = &s.last.preempt_taken;
+            (taken.counted_fill_backs, taken.bisections)
+        };
+        let before = taken(&s);
         let out = s
             .tick(1, vec![submit("p", 2 / u64::from(count), count, 5, queue)])
             .unwrap();
@@ -954,17 +964,21 @@ mod tests {
                 _ => None,
             })
             .collect();
-        (victims, s.last.preempt_taken.counted_fill_backs - before)
+        let after = taken(&s);
+        (victims, after.0 - before.0, after.1 - before.1)
     }
 
     #[test]
     fn a_victim_the_preemptor_fits_without_is_dropped_by_the_counts_where_they_decide_alone() {
         // One task: the counts decide, without a quota tree.
-        assert_eq!(fill_back(1, false, false), (vec!["y".to_string()], 1));
+        let y = || vec!["y".to_string()];
+        assert_eq!(fill_back(1, false, false, 0), (y(), 1, 1));
         // Two tasks packed, a quota tree, or no shortcuts: the placements decide, alike.
-        assert_eq!(fill_back(2, false, false), (vec!["y".to_string()], 0));
-        assert_eq!(fill_back(1, true, false), (vec!["y".to_string()], 0));
-        assert_eq!(fill_back(1, false, true), (vec!["y".to_string()], 0));
+        assert_eq!(fill_back(2, false, false, 0), (y(), 0, 1));
+        assert_eq!(fill_back(1, true, false, 0), (y(), 0, 1));
+        assert_eq!(fill_back(1, false, true, 0), (y(), 0, 0));
+        // With `x` above `p`, `y` is the one candidate: no search for a placeable prefix.
+        assert_eq!(fill_back(1, false, false, 7), (y(), 1, 0));
     }
 
     /// [`fill_back`] over GPUs: a 3-cpu node of 2 GPUs; `x` (1 cpu, priority 0) starts at 0,
