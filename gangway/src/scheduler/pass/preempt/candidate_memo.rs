@@ -145,3 +145,252 @@ impl Scheduler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{BorrowPolicy, ReclaimWithinCohort, WithinQueue};
+    use crate::policy::builtin::{LowerPriorityFirst, MinRunTime, ShortestFirst};
+    use crate::policy::{PassContext, Plugin, Profile};
+    use crate::scheduler::pass::preempt::Walk;
+    use crate::state::JobView;
+    use crate::{ClusterConfig, Event, JobSpec};
+
+    /// A victim order plug-in that is not a built-in: the lower job id first.
+    #[derive(Clone, Debug)]
+    struct OldestFirst;
+
+    #[gangway::policy::plugin]
+    impl Plugin for OldestFirst {
+        fn name(&self) -> &str {
+            "oldest_first"
+        }
+
+        fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
+            i64::from(victim.id().0)
+        }
+    }
+
+    /// Shortest first, lower priority first and a minimum run time of 10 s.
+    fn built_ins() -> Profile {
+        Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(LowerPriorityFirst)
+            .plugin(MinRunTime::new(10_000))
+            .build()
+            .unwrap()
+    }
+
+    /// A 7-cpu node; cohort `c` holds queues `qa` (4 cpus nominal), `qb` (2) and `qc` (1),
+    /// cohort `f` (fair sharing) queue `qf` (2). Preemption is off, so that nothing moves.
+    /// One-cpu jobs run: at 0 `a1` (`qa`), `b1`, `b2` (`qb`), `c1` and `c2` (`qc`, `c2` for
+    /// 41 s: `qc` borrows 1 until it ends); at 20 s `b3`, at 22 s `b4` (`qb` borrows 2). At
+    /// 25 s `a2` (`qa`) and `f1` (`qf`) wait, two cpus each, of priority 7.
+    fn seven_running(profile: Profile) -> Scheduler {
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 7}],
+                "cohorts": [{"name": "c"}, {"name": "f", "fair_sharing": {"enabled": true}}],
+                "queues": [{"name": "qa", "cohort": "c", "quota": {"cpu": {"nominal": 4}}},
+                           {"name": "qb", "cohort": "c", "quota": {"cpu": {"nominal": 2}}},
+                           {"name": "qc", "cohort": "c", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "qf", "cohort": "f", "quota": {"cpu": {"nominal": 2}}}]}"#,
+        )
+        .unwrap();
+        cluster.policy.preemption.enabled = false;
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let job = |name: &str, queue: &str, limit_ms: u64, count: u32, priority: i32| {
+            let mut job = JobSpec::new(name, limit_ms, count);
+            job.queue = Some(queue.into());
+            job.priority = priority;
+            Event::Submit { job }
+        };
+        let hour = 3_600_000;
+        let first = vec![
+            job("a1", "qa", hour, 1, 0),
+            job("b1", "qb", hour, 1, 0),
+            job("b2", "qb", hour, 1, 0),
+            job("c1", "qc", hour, 1, 0),
+            job("c2", "qc", 41_000, 1, 0),
+        ];
+        s.tick(0, first).unwrap();
+        s.tick(20_000, vec![job("b3", "qb", hour, 1, 0)]).unwrap();
+        s.tick(22_000, vec![job("b4", "qb", hour, 1, 0)]).unwrap();
+        s.tick(
+            25_000,
+            vec![job("a2", "qa", hour, 2, 7), job("f1", "qf", hour, 2, 7)],
+        )
+        .unwrap();
+        assert_eq!(s.state.running.len(), 7);
+        assert_eq!(s.state.pending.len(), 2);
+        assert_eq!(borrowing(&s), ["qb", "qc"]);
+        s
+    }
+
+    /// The queues that borrow now.
+    fn borrowing(s: &Scheduler) -> Vec<&str> {
+        let tree = s.state.quota.tree.as_ref().unwrap();
+        (0..tree.queue_count())
+            .map(|q| QueueId(q as u32))
+            .filter(|&q| tree.is_borrowing(q))
+            .map(|q| tree.queue_name(q))
+            .collect()
+    }
+
+    fn id(s: &Scheduler, name: &str) -> JobId {
+        s.state.job_names[name]
+    }
+
+    fn queue(s: &Scheduler, name: &str) -> QueueId {
+        s.state.quota.tree.as_ref().unwrap().queue_id(name).unwrap()
+    }
+
+    fn policy<'a>(
+        s: &'a mut Scheduler,
+        name: &str,
+    ) -> &'a mut crate::config::QueuePreemptionConfig {
+        let q = queue(s, name);
+        &mut s.state.config.queues[q.index()].preemption
+    }
+
+    fn job_mut<'a>(s: &'a mut Scheduler, name: &str) -> &'a mut crate::state::Job {
+        let v = id(s, name);
+        s.state.jobs[v.index()].as_mut().unwrap()
+    }
+
+    #[test]
+    fn a_search_is_keyed_by_queue_partition_and_the_priority_only_where_its_policies_read_it() {
+        let mut s = seven_running(built_ins());
+        let (a2, f1) = (id(&s, "a2"), id(&s, "f1"));
+        let (qa, qf) = (queue(&s, "qa"), queue(&s, "qf"));
+        let partition = s.state.job(a2).unwrap().partition;
+        assert!(!s.fair_preemptor(a2) && s.fair_preemptor(f1));
+        // Kueue's defaults (never, never): no policy reads the priority.
+        assert_eq!(s.candidate_key(a2), Some((qa, partition, None)));
+        assert_eq!(s.candidate_key(f1), Some((qf, partition, None)));
+        // Within the queue by priority, reclaiming from lower priorities, or borrowing within
+        // the cohort (not for a fair-sharing queue) read it; reclaiming from any borrower not.
+        policy(&mut s, "qa").within_queue = WithinQueue::LowerPriority;
+        assert_eq!(s.candidate_key(a2), Some((qa, partition, Some(7))));
+        *policy(&mut s, "qa") = Default::default();
+        policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::LowerPriority;
+        assert_eq!(s.candidate_key(a2), Some((qa, partition, Some(7))));
+        policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
+        assert_eq!(s.candidate_key(a2), Some((qa, partition, None)));
+        *policy(&mut s, "qa") = Default::default();
+        policy(&mut s, "qa").borrow_within_cohort.policy = BorrowPolicy::LowerPriority;
+        assert_eq!(s.candidate_key(a2), Some((qa, partition, Some(7))));
+        policy(&mut s, "qf").borrow_within_cohort.policy = BorrowPolicy::LowerPriority;
+        assert_eq!(s.candidate_key(f1), Some((qf, partition, None)));
+        policy(&mut s, "qf").within_queue = WithinQueue::LowerPriority;
+        assert_eq!(s.candidate_key(f1), Some((qf, partition, Some(7))));
+        *policy(&mut s, "qa") = Default::default();
+        // A queue whose own candidates read the preemptor's submit time: no key.
+        policy(&mut s, "qa").within_queue = WithinQueue::LowerOrNewerEqualPriority;
+        assert_eq!(s.candidate_key(a2), None);
+        *policy(&mut s, "qa") = Default::default();
+        // A preemptor preempted before: no key only under anti-thrash.
+        s.state.config.policy.preemption.anti_thrash = true;
+        assert_eq!(s.candidate_key(a2), Some((qa, partition, None)));
+        let arrival = s.state.job(id(&s, "b1")).unwrap().arrival;
+        job_mut(&mut s, "a2").preempted_by.push(arrival);
+        assert_eq!(s.candidate_key(a2), None);
+        s.state.config.policy.preemption.anti_thrash = false;
+        assert_eq!(s.candidate_key(a2), Some((qa, partition, None)));
+    }
+
+    #[test]
+    fn no_key_without_shortcuts_bases_outside_the_queue_policies_or_a_host_s_victim_plug_in() {
+        let mut s = seven_running(built_ins());
+        let (a2, f1) = (id(&s, "a2"), id(&s, "f1"));
+        assert!(s.candidate_key(a2).is_some());
+        assert_eq!(s.with_reference_pass().candidate_key(a2), None);
+        // Order-based preemption gives bases outside the queue policies, except to a
+        // fair-sharing preemptor.
+        s.state.config.policy.preemption.order_based = true;
+        assert_eq!(s.candidate_key(a2), None);
+        assert!(s.candidate_key(f1).is_some());
+        let hosts = Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(OldestFirst)
+            .build()
+            .unwrap();
+        let s = seven_running(hosts);
+        assert_eq!(s.candidate_key(id(&s, "a2")), None);
+        assert_eq!(s.candidate_key(id(&s, "f1")), None);
+    }
+
+    #[test]
+    fn kept_candidates_serve_a_preemptor_alike_while_the_borrowing_holds_less_the_jobs_no_longer_victims()
+     {
+        let mut s = seven_running(built_ins());
+        // `qa` takes its own lower priorities and reclaims from any borrower: `a1`, and `qb`'s
+        // and `qc`'s jobs, `b3` and `b4` vetoed until 30 s and 32 s.
+        policy(&mut s, "qa").within_queue = WithinQueue::LowerPriority;
+        policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
+        let a2 = id(&s, "a2");
+        let key = s.candidate_key(a2).unwrap();
+        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every);
+        let mut named: Vec<JobId> = candidates.iter().map(|&(v, _)| v).collect();
+        named.sort_unstable();
+        let mut expected: Vec<JobId> = ["a1", "b1", "b2", "c1", "c2"]
+            .iter()
+            .map(|name| id(&s, name))
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(named, expected);
+        assert_eq!(
+            vetoed
+                .iter()
+                .copied()
+                .collect::<std::collections::BTreeSet<_>>(),
+            [(id(&s, "b3"), 30_000), (id(&s, "b4"), 32_000)].into()
+        );
+        let walked = s.victim_candidates(a2, Walk::Every);
+        assert_eq!(walked, (candidates.clone(), Some(30_000)));
+
+        let mut memo = CandidateMemo::default();
+        assert_eq!(s.kept_candidates(a2, key, &memo), None);
+        s.keep_candidates(key, &candidates, vetoed.clone(), &mut memo);
+        assert_eq!(s.kept_candidates(a2, key, &memo), Some(walked.clone()));
+        // Another key finds nothing; keeping under it leaves the first entry alone, and
+        // keeping again under the first key replaces that entry.
+        let other = (key.0, key.1, Some(8));
+        assert_eq!(s.kept_candidates(a2, other, &memo), None);
+        s.keep_candidates(other, &candidates[..1], Vec::new(), &mut memo);
+        assert_eq!(
+            s.kept_candidates(a2, other, &memo),
+            Some((candidates[..1].to_vec(), None))
+        );
+        assert_eq!(s.kept_candidates(a2, key, &memo), Some(walked.clone()));
+        s.keep_candidates(key, &candidates[1..], vetoed[1..].to_vec(), &mut memo);
+        assert_eq!(memo.entries.len(), 2);
+        assert_eq!(
+            s.kept_candidates(a2, key, &memo),
+            Some((candidates[1..].to_vec(), Some(vetoed[1].1)))
+        );
+        s.keep_candidates(key, &candidates, vetoed.clone(), &mut memo);
+
+        // Jobs the engine's rules no longer let be victims are left out, and so are their
+        // vetoes' ends: as a full walk finds them.
+        job_mut(&mut s, "b1").spec.preemptible = false;
+        job_mut(&mut s, "b3").spec.preemptible = false;
+        let kept = s.kept_candidates(a2, key, &memo).unwrap();
+        let without_b1: Vec<(JobId, Basis)> = candidates
+            .iter()
+            .copied()
+            .filter(|&(v, _)| v != id(&s, "b1"))
+            .collect();
+        assert_eq!(kept, (without_b1, Some(32_000)));
+        assert_eq!(kept, s.victim_candidates(a2, Walk::Every));
+
+        // `c2` ends: `qc` no longer borrows, and the kept candidates no longer hold.
+        s.tick(42_000, vec![]).unwrap();
+        assert!(
+            s.state
+                .job(id(&s, "c2"))
+                .is_none_or(|j| j.running().is_none())
+        );
+        assert_eq!(borrowing(&s), ["qb"]);
+        assert_eq!(s.kept_candidates(a2, key, &memo), None);
+    }
+}

@@ -667,4 +667,227 @@ mod tests {
         let s = borrowing_queue_waits("lower_priority");
         assert!(!hopeless(&s, "qa4"));
     }
+
+    /// A 9-cpu node of 3000 MiB; the fair-sharing root `all` holds queues `a` (2 cpus
+    /// nominal), `b` (3) and `c` (4), 1000 MiB each, each reclaiming from any borrower; the
+    /// preemption strategies are `strategies`. At 0 one job a queue's `running` entry
+    /// (queue, cpus, MiB) starts, named by its queue and number (`a1`, `a2`, ...); at 1
+    /// `preemptor` (queue, cpus, no memory) is submitted. The scheduler, and the victims
+    /// decided at 1, sorted, each for `preemptor`.
+    fn preempting(
+        strategies: &[PreemptionStrategy],
+        running: &[(&str, u64, u64)],
+        preemptor: (&str, u64),
+    ) -> (Scheduler, Vec<String>) {
+        weighted_preempting(&[], strategies, running, preemptor)
+    }
+
+    /// [`preempting`] with the queues `zero_weight` of fair-sharing weight 0.
+    fn weighted_preempting(
+        zero_weight: &[&str],
+        strategies: &[PreemptionStrategy],
+        running: &[(&str, u64, u64)],
+        preemptor: (&str, u64),
+    ) -> (Scheduler, Vec<String>) {
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 9, "memory_mib": 3000}],
+                "cohorts": [{"name": "all", "fair_sharing": {"enabled": true}}],
+                "queues": [{"name": "a", "cohort": "all",
+                            "quota": {"cpu": {"nominal": 2}, "memory_mib": {"nominal": 1000}},
+                            "preemption": {"reclaim_within_cohort": "any"}},
+                           {"name": "b", "cohort": "all",
+                            "quota": {"cpu": {"nominal": 3}, "memory_mib": {"nominal": 1000}},
+                            "preemption": {"reclaim_within_cohort": "any"}},
+                           {"name": "c", "cohort": "all",
+                            "quota": {"cpu": {"nominal": 4}, "memory_mib": {"nominal": 1000}},
+                            "preemption": {"reclaim_within_cohort": "any"}}],
+                "policy": {"preemption": {"enabled": true}}}"#,
+        )
+        .unwrap();
+        cluster.policy.fair_sharing.preemption_strategies = strategies.to_vec();
+        for queue in &mut cluster.queues {
+            if zero_weight.contains(&queue.name.as_str()) {
+                queue.fair_sharing = Some(crate::config::NodeFairSharing {
+                    weight: 0.0,
+                    enabled: None,
+                });
+            }
+        }
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = |name: String, queue: &str, cpus: u64, mib: u64| {
+            let mut job = JobSpec::new(name, 3_600_000, 1);
+            job.queue = Some(queue.into());
+            job.groups[0].cpus = crate::Milli::from_units(cpus);
+            job.groups[0].memory_mib = mib;
+            Event::Submit { job }
+        };
+        let mut numbers = std::collections::BTreeMap::new();
+        let first = running
+            .iter()
+            .map(|&(queue, cpus, mib)| {
+                let n: &mut u32 = numbers.entry(queue).or_default();
+                *n += 1;
+                job(format!("{queue}{n}"), queue, cpus, mib)
+            })
+            .collect();
+        let out = s.tick(0, first).unwrap();
+        assert_eq!(out.decisions.len(), running.len(), "all start at 0");
+        let (queue, cpus) = preemptor;
+        let name = format!("{queue}-p");
+        let out = s.tick(1, vec![job(name.clone(), queue, cpus, 0)]).unwrap();
+        let mut victims: Vec<String> = out
+            .decisions
+            .iter()
+            .map(|d| match d {
+                crate::Decision::Preempt { job, for_job, .. } => {
+                    assert_eq!(*for_job, name);
+                    job.clone()
+                }
+                other => panic!("only preemptions at 1, not {other:?}"),
+            })
+            .collect();
+        victims.sort_unstable();
+        (s, victims)
+    }
+
+    /// The queues of `victims` (their names less the number).
+    fn queues_of(victims: &[String]) -> Vec<&str> {
+        victims
+            .iter()
+            .map(|v| v.trim_end_matches(|c: char| c.is_ascii_digit()))
+            .collect()
+    }
+
+    const BOTH: [PreemptionStrategy; 2] = [
+        PreemptionStrategy::LessThanOrEqualToFinalShare,
+        PreemptionStrategy::LessThanInitialShare,
+    ];
+    const FINAL: [PreemptionStrategy; 1] = [PreemptionStrategy::LessThanOrEqualToFinalShare];
+    const INITIAL: [PreemptionStrategy; 1] = [PreemptionStrategy::LessThanInitialShare];
+
+    /// One-cpu jobs, `n` of queue `queue`.
+    fn ones(queue: &str, n: usize) -> Vec<(&str, u64, u64)> {
+        vec![(queue, 1, 0); n]
+    }
+
+    #[test]
+    fn a_preemptor_within_its_nominal_on_what_it_asks_takes_a_borrower_s_job_whatever_the_shares() {
+        // `b` borrows 1000 MiB (a share of 333) and `a` 2 cpus (222): `b`'s share is above
+        // `a`'s, but `b-p` asks only for a cpu, within `b`'s nominal.
+        let mut running = ones("a", 4);
+        running.push(("b", 1, 2000));
+        running.extend(ones("c", 4));
+        for strategies in [&BOTH[..], &FINAL, &INITIAL] {
+            let (_, victims) = preempting(strategies, &running, ("b", 1));
+            assert_eq!(queues_of(&victims), ["a"], "{strategies:?}");
+        }
+    }
+
+    #[test]
+    fn a_borrowing_preemptor_takes_the_jobs_that_pass_the_first_strategy_one_after_another() {
+        // `a` borrows 5 cpus (556); `b-p` (2 cpus) makes `b` borrow 1 (111): `a`'s share,
+        // each job of `a` released, stays above it, so two of `a`'s jobs are taken.
+        let mut running = ones("a", 7);
+        running.extend(ones("b", 2));
+        for strategies in [&BOTH[..], &FINAL, &INITIAL] {
+            let (_, victims) = preempting(strategies, &running, ("b", 2));
+            assert_eq!(queues_of(&victims), ["a", "a"], "{strategies:?}");
+        }
+    }
+
+    #[test]
+    fn a_job_below_the_final_share_passes_the_first_strategy_alone() {
+        // `a` borrows 3 cpus (333), `b-p` makes `b` borrow 1 (111): without one of its jobs
+        // `a` has 222, so `b-p` passes `less_than_or_equal_to_final_share`.
+        let mut running = ones("a", 5);
+        running.extend(ones("b", 3));
+        running.extend(ones("c", 1));
+        for strategies in [&BOTH[..], &FINAL, &INITIAL] {
+            let (_, victims) = preempting(strategies, &running, ("b", 1));
+            assert_eq!(queues_of(&victims), ["a"], "{strategies:?}");
+        }
+    }
+
+    #[test]
+    fn a_job_that_fails_the_final_share_but_not_the_initial_one_is_taken_by_the_second_strategy() {
+        // `a` borrows 2 cpus (222) with two 2-cpu jobs; `b-p` makes `b` borrow 1 (111):
+        // below `a`'s 222 now, above its 0 without either job.
+        let mut running = vec![("a", 2, 0), ("a", 2, 0)];
+        running.extend(ones("b", 3));
+        running.extend(ones("c", 2));
+        let (_, victims) = preempting(&BOTH, &running, ("b", 1));
+        assert_eq!(queues_of(&victims), ["a"]);
+        let (_, victims) = preempting(&INITIAL, &running, ("b", 1));
+        assert_eq!(queues_of(&victims), ["a"]);
+        // Without the second strategy, no victim.
+        let (s, victims) = preempting(&FINAL, &running, ("b", 1));
+        assert!(victims.is_empty());
+        assert!(s.state.pending.contains(&s.state.job_names["b-p"]));
+    }
+
+    #[test]
+    fn a_job_that_passes_neither_strategy_is_not_taken() {
+        // `a` borrows 2 cpus (222), `b` 1 (111); `b-p` would make `b` borrow 2 (222): not
+        // below `a`'s 222, and above its 111 without one of its jobs.
+        let mut running = ones("a", 4);
+        running.extend(ones("b", 4));
+        running.extend(ones("c", 1));
+        for strategies in [&BOTH[..], &FINAL, &INITIAL] {
+            let (s, victims) = preempting(strategies, &running, ("b", 1));
+            assert!(victims.is_empty(), "{strategies:?}");
+            assert!(s.state.pending.contains(&s.state.job_names["b-p"]));
+            assert!(s.state.earmarks.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_queue_preempts_for_one_job_at_a_time() {
+        let mut running = ones("a", 4);
+        running.push(("b", 1, 2000));
+        running.extend(ones("c", 4));
+        let (mut s, victims) = preempting(&BOTH, &running, ("b", 1));
+        assert_eq!(queues_of(&victims), ["a"]);
+        // Its victim stops within its grace period: `b-p` waits for it, and another job of
+        // `b` does not preempt meanwhile; one of `c` may.
+        let job = |name: &str, queue: &str| {
+            let mut job = JobSpec::new(name, 3_600_000, 1);
+            job.queue = Some(queue.into());
+            Event::Submit { job }
+        };
+        let out = s.tick(2, vec![job("b-q", "b"), job("c-q", "c")]).unwrap();
+        let id = |name: &str| s.state.job_names[name];
+        assert!(s.queue_preempting(id("b-q")));
+        assert!(!s.queue_preempting(id("b-p")));
+        assert!(!s.queue_preempting(id("c-q")));
+        assert!(
+            out.decisions.iter().all(|d| match d {
+                crate::Decision::Preempt { for_job, .. } => for_job == "c-q",
+                _ => false,
+            }),
+            "{:?}",
+            out.decisions
+        );
+        // An earmark with no victims left does not count.
+        let earmark = s.state.earmarks.get_mut(&id("b-p")).unwrap();
+        earmark.victims.clear();
+        assert!(!s.queue_preempting(id("b-q")));
+    }
+
+    #[test]
+    fn a_preemptor_of_weight_0_that_borrows_passes_only_a_target_of_weight_0_that_borrows_more() {
+        // `a` borrows 4 cpus and `b-p` makes `b` borrow 1: both shares are infinite where
+        // the weight is 0, and two infinite shares compare by what they borrow, so `b-p`
+        // passes `less_than_or_equal_to_final_share` (1 cpu against `a`'s 3 without a job).
+        let mut running = ones("a", 6);
+        running.extend(ones("b", 3));
+        for strategies in [&BOTH[..], &FINAL, &INITIAL] {
+            let (_, victims) = weighted_preempting(&["a", "b"], strategies, &running, ("b", 1));
+            assert_eq!(queues_of(&victims), ["a"], "{strategies:?}");
+        }
+        // Where only `b`'s weight is 0, its infinite share passes no finite one.
+        for strategies in [&BOTH[..], &FINAL, &INITIAL] {
+            let (_, victims) = weighted_preempting(&["b"], strategies, &running, ("b", 1));
+            assert!(victims.is_empty(), "{strategies:?}");
+        }
+    }
 }

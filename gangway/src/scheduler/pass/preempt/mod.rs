@@ -811,3 +811,244 @@ impl Scheduler {
         self.state.earmark(id, choice.victims, planned);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Profile;
+    use crate::policy::builtin::LowerPriorityFirst;
+    use crate::scheduler::pass::preempt::test_plugins::ByPriority;
+    use crate::{ClusterConfig, Event, JobSpec, Milli};
+
+    fn submit(name: &str, cpus: u64, count: u32, priority: i32, queue: bool) -> Event {
+        let mut job = JobSpec::new(name, 3_600_000, count);
+        job.groups[0].cpus = Milli::from_units(cpus);
+        job.priority = priority;
+        if queue {
+            job.queue = Some("q".into());
+        }
+        Event::Submit { job }
+    }
+
+    fn job_mut<'a>(s: &'a mut Scheduler, name: &str) -> &'a mut Job {
+        let v = s.state.job_names[name];
+        s.state.jobs[v.index()].as_mut().unwrap()
+    }
+
+    /// A 4-cpu node and queue `q` (4 cpus nominal); preemption is off, so that nothing moves.
+    /// One-cpu jobs of `q`: `v1`, `v2` and `v3` start at 0, `v4` and `p` (which waits) are
+    /// submitted at 5.
+    fn four_running() -> Scheduler {
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}],
+                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}}}]}"#,
+        )
+        .unwrap();
+        cluster.policy.preemption.enabled = false;
+        let mut s = Scheduler::new(cluster).unwrap();
+        let first = ["v1", "v2", "v3"].map(|name| submit(name, 1, 1, 0, true));
+        s.tick(0, first.into()).unwrap();
+        s.tick(
+            5,
+            vec![submit("v4", 1, 1, 0, true), submit("p", 1, 1, 0, true)],
+        )
+        .unwrap();
+        assert_eq!(s.state.running.len(), 4);
+        assert_eq!(s.state.pending.len(), 1);
+        s
+    }
+
+    /// Whether the engine's rules keep `victim` from being a victim of `p` (`fair`: of a
+    /// fair-sharing queue).
+    fn never(s: &Scheduler, victim: &str, fair: bool) -> bool {
+        let p = s.state.job(s.state.job_names["p"]).unwrap();
+        let victim = s.state.job_view(s.state.job_names[victim]).unwrap();
+        s.never_victim(p, victim, fair)
+    }
+
+    #[test]
+    fn the_engine_s_rules_keep_pending_unpreemptible_stopping_and_just_started_jobs_from_being_victims()
+     {
+        let mut s = four_running();
+        for fair in [false, true] {
+            assert!(!never(&s, "v1", fair));
+            // Not running, started in this tick.
+            assert!(never(&s, "p", fair));
+            assert!(never(&s, "v4", fair));
+        }
+        job_mut(&mut s, "v1").spec.preemptible = false;
+        let for_job = s.state.job_names["p"];
+        match &mut job_mut(&mut s, "v2").state {
+            crate::state::JobState::Running(run) => {
+                run.preemption = Some(crate::state::Preemption {
+                    for_job,
+                    deadline_ms: 60_000,
+                });
+            }
+            _ => panic!("v2 runs"),
+        }
+        for fair in [false, true] {
+            assert!(never(&s, "v1", fair));
+            assert!(never(&s, "v2", fair));
+            assert!(!never(&s, "v3", fair));
+        }
+    }
+
+    #[test]
+    fn under_anti_thrash_a_job_that_preempted_the_preemptor_or_its_fair_sharing_queue_is_no_victim()
+    {
+        let mut s = four_running();
+        s.state.config.policy.preemption.anti_thrash = false;
+        // `v1` preempted `p` before; `v2` was preempted by fair sharing for queue `q`.
+        let arrival = s.state.job(s.state.job_names["v1"]).unwrap().arrival;
+        job_mut(&mut s, "p").preempted_by.push(arrival);
+        job_mut(&mut s, "v2").preempted_by_queues = Some(vec!["q".into()].into());
+        for fair in [false, true] {
+            assert!(!never(&s, "v1", fair));
+            assert!(!never(&s, "v2", fair));
+        }
+        s.state.config.policy.preemption.anti_thrash = true;
+        for fair in [false, true] {
+            assert!(never(&s, "v1", fair));
+            assert!(!never(&s, "v3", fair));
+        }
+        // Only for a fair-sharing preemptor.
+        assert!(!never(&s, "v2", false));
+        assert!(never(&s, "v2", true));
+    }
+
+    /// A 4-cpu node, order-based preemption, the higher priority first ([`ByPriority`]) and
+    /// lower priority victims first. At 0 `x` (1 cpu, priority 0), `y` (2 cpus, 1) and `z` (1
+    /// cpu, 9) start, in queue `q` (4 cpus nominal) where `queue`; at 1 `p` (priority 5) asks
+    /// for 2 cpus in `count` tasks: `x` and `y` make room, `y` alone too (`x` of priority
+    /// `x_priority` in place of 0). The victims decided at 1, and how many fill-backs the task
+    /// counts answered and how many searches for the first placeable prefix ran in that pass.
+    fn fill_back(
+        count: u32,
+        queue: bool,
+        reference: bool,
+        x_priority: i32,
+    ) -> (Vec<String>, u64, u64) {
+        let mut cluster: ClusterConfig = serde_json::from_str(if queue {
+            r#"{"nodes": [{"name": "n1", "cpus": 4}],
+                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}}}]}"#
+        } else {
+            r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#
+        })
+        .unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let profile = Profile::builder()
+            .plugin(ByPriority)
+            .plugin(LowerPriorityFirst)
+            .build()
+            .unwrap();
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        if reference {
+            s = s.with_reference_pass();
+        }
+        let first = vec![
+            submit("x", 1, 1, x_priority, queue),
+            submit("y", 2, 1, 1, queue),
+            submit("z", 1, 1, 9, queue),
+        ];
+        s.tick(0, first).unwrap();
+        assert_eq!(s.state.running.len(), 3);
+        let taken = |s: &Scheduler| {
+            let taken = &s.last.preempt_taken;
+            (taken.counted_fill_backs, taken.bisections)
+        };
+        let before = taken(&s);
+        let out = s
+            .tick(1, vec![submit("p", 2 / u64::from(count), count, 5, queue)])
+            .unwrap();
+        let victims = out
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Preempt { job, for_job, .. } if for_job == "p" => Some(job.clone()),
+                _ => None,
+            })
+            .collect();
+        let after = taken(&s);
+        (victims, after.0 - before.0, after.1 - before.1)
+    }
+
+    #[test]
+    fn a_victim_the_preemptor_fits_without_is_dropped_by_the_counts_where_they_decide_alone() {
+        // One task: the counts decide, without a quota tree.
+        let y = || vec!["y".to_string()];
+        assert_eq!(fill_back(1, false, false, 0), (y(), 1, 1));
+        // Two tasks packed, a quota tree, or no shortcuts: the placements decide, alike.
+        assert_eq!(fill_back(2, false, false, 0), (y(), 0, 1));
+        assert_eq!(fill_back(1, true, false, 0), (y(), 0, 1));
+        assert_eq!(fill_back(1, false, true, 0), (y(), 0, 0));
+        // With `x` above `p`, `y` is the one candidate: no search for a placeable prefix.
+        assert_eq!(fill_back(1, false, false, 7), (y(), 1, 0));
+    }
+
+    /// [`fill_back`] over GPUs: a 3-cpu node of 2 GPUs; `x` (1 cpu, priority 0) starts at 0,
+    /// `y` (2 cpus, priority 1) at 1, one GPU each; at 2 `p` (priority 5) asks for 2 cpus and
+    /// a GPU. The victims decided at 2, what `p`'s earmark plans on the node, and what `y`
+    /// holds there.
+    fn gpu_fill_back(reference: bool) -> (Vec<String>, Vec<NodeAmounts>, Vec<NodeAmounts>) {
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 3, "gpus": {"model": "h100", "count": 2}}]}"#,
+        )
+        .unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let profile = Profile::builder()
+            .plugin(ByPriority)
+            .plugin(LowerPriorityFirst)
+            .build()
+            .unwrap();
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        if reference {
+            s = s.with_reference_pass();
+        }
+        let gpu_job = |name: &str, cpus: u64, priority: i32| {
+            let mut job = JobSpec::new(name, 3_600_000, 1);
+            job.groups[0].cpus = Milli::from_units(cpus);
+            job.groups[0].gpus = Milli::from_units(1);
+            job.priority = priority;
+            Event::Submit { job }
+        };
+        s.tick(0, vec![gpu_job("x", 1, 0)]).unwrap();
+        s.tick(1, vec![gpu_job("y", 2, 1)]).unwrap();
+        assert_eq!(s.state.running.len(), 2);
+        let out = s.tick(2, vec![gpu_job("p", 2, 5)]).unwrap();
+        let victims = out
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Preempt { job, for_job, .. } if for_job == "p" => Some(job.clone()),
+                _ => None,
+            })
+            .collect();
+        let planned = s.state.earmarks[&s.state.job_names["p"]]
+            .planned
+            .iter()
+            .map(|(_, amounts)| *amounts)
+            .collect();
+        let y = s.state.job(s.state.job_names["y"]).unwrap();
+        let held = y
+            .running()
+            .unwrap()
+            .charges
+            .iter()
+            .map(|(_, a)| *a)
+            .collect();
+        (victims, planned, held)
+    }
+
+    #[test]
+    fn a_preemptor_is_planned_on_the_room_of_the_victims_the_fill_back_keeps() {
+        // `x` and `y` make room, `y` alone too: `p` is planned on `y`'s cpus and GPU, with
+        // the counts' fill-back as without it.
+        let (victims, planned, held) = gpu_fill_back(false);
+        assert_eq!(victims, ["y"]);
+        assert_eq!(planned, held);
+        assert_eq!(gpu_fill_back(true), (victims, planned, held));
+    }
+}
