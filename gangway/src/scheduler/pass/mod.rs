@@ -28,8 +28,8 @@ pub(in crate::scheduler) mod quota;
 pub(in crate::scheduler) mod report;
 mod reserve;
 
-pub(in crate::scheduler) use place::placement_entries;
 use place::Purpose;
+pub(in crate::scheduler) use place::placement_entries;
 use reserve::Bookings;
 
 use std::collections::BTreeMap;
@@ -420,7 +420,7 @@ impl Scheduler {
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
         let end = pass.now.saturating_add(job.spec.time_limit_ms);
         let held = pass.holds.except(&self.state, id);
-        let placed = self.place_now(id, pass, end, (&held, &place::NOTHING), Purpose::Turn);
+        let placed = self.place_now(id, pass, end, &held, &place::NOTHING, Purpose::Turn);
         let quota_ok = match &placed {
             Some(assignments) => {
                 let demand = self.assignments_demand(id, assignments);

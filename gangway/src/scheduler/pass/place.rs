@@ -76,7 +76,8 @@ impl Scheduler {
         id: JobId,
         pass: &mut Pass,
         end: u64,
-        (held, released): (&BTreeMap<NodeId, NodeAmounts>, &BTreeMap<NodeId, NodeAmounts>),
+        held: &BTreeMap<NodeId, NodeAmounts>,
+        released: &BTreeMap<NodeId, NodeAmounts>,
         purpose: Purpose,
     ) -> Option<Vec<Assignment>> {
         let job = self.state.job(id)?;

@@ -728,7 +728,7 @@ impl Scheduler {
             match released.is_empty() {
                 true => Some(None),
                 false => this
-                    .place_now(id, pass, end, (&held, &released), Purpose::Trial)
+                    .place_now(id, pass, end, &held, &released, Purpose::Trial)
                     .map(Some),
             }
         };
@@ -780,7 +780,7 @@ impl Scheduler {
         let victims: Vec<JobId> = chosen.iter().map(|(v, _)| *v).collect();
         let released = self.released_by(&victims);
         let held = pass.holds.except(&self.state, id);
-        let plan = self.place_now(id, pass, end, (&held, &released), Purpose::Trial)?;
+        let plan = self.place_now(id, pass, end, &held, &released, Purpose::Trial)?;
         self.quota_allows(id, chosen, plan, pass)
     }
 
