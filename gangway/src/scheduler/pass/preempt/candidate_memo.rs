@@ -150,26 +150,11 @@ impl Scheduler {
 mod tests {
     use super::*;
     use crate::config::{BorrowPolicy, ReclaimWithinCohort, WithinQueue};
+    use crate::policy::Profile;
     use crate::policy::builtin::{LowerPriorityFirst, MinRunTime, ShortestFirst};
-    use crate::policy::{PassContext, Plugin, Profile};
     use crate::scheduler::pass::preempt::Walk;
-    use crate::state::JobView;
+    use crate::scheduler::pass::preempt::test_plugins::OldestFirst;
     use crate::{ClusterConfig, Event, JobSpec};
-
-    /// A victim order plug-in that is not a built-in: the lower job id first.
-    #[derive(Clone, Debug)]
-    struct OldestFirst;
-
-    #[gangway::policy::plugin]
-    impl Plugin for OldestFirst {
-        fn name(&self) -> &str {
-            "oldest_first"
-        }
-
-        fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
-            i64::from(victim.id().0)
-        }
-    }
 
     /// Shortest first, lower priority first and a minimum run time of 10 s.
     fn built_ins() -> Profile {

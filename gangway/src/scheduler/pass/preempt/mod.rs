@@ -97,6 +97,21 @@ mod test_plugins {
             i64::from(job.spec().priority)
         }
     }
+
+    /// A victim order plug-in that is not a built-in: the lower job id first.
+    #[derive(Clone, Debug)]
+    pub(super) struct OldestFirst;
+
+    #[gangway::policy::plugin]
+    impl Plugin for OldestFirst {
+        fn name(&self) -> &str {
+            "oldest_first"
+        }
+
+        fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
+            i64::from(victim.id().0)
+        }
+    }
 }
 
 pub(in crate::scheduler) use candidate_memo::CandidateMemo;
@@ -917,6 +932,34 @@ mod tests {
         assert!(never(&s, "v2", true));
     }
 
+    /// The jobs told to stop for `p`.
+    fn victims_for_p(decisions: &[Decision]) -> Vec<String> {
+        decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Preempt { job, for_job, .. } if for_job == "p" => Some(job.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A scheduler of `cluster` with order-based preemption by priority (lower priority
+    /// first as victims), running the reference pass where `reference`.
+    fn order_based(mut cluster: ClusterConfig, reference: bool) -> Scheduler {
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let profile = Profile::builder()
+            .plugin(ByPriority)
+            .plugin(LowerPriorityFirst)
+            .build()
+            .unwrap();
+        let s = Scheduler::with_profile(cluster, profile).unwrap();
+        match reference {
+            true => s.with_reference_pass(),
+            false => s,
+        }
+    }
+
     /// A 4-cpu node, order-based preemption, the higher priority first ([`ByPriority`]) and
     /// lower priority victims first. At 0 `x` (1 cpu, priority 0), `y` (2 cpus, 1) and `z` (1
     /// cpu, 9) start, in queue `q` (4 cpus nominal) where `queue`; at 1 `p` (priority 5) asks
@@ -929,24 +972,14 @@ mod tests {
         reference: bool,
         x_priority: i32,
     ) -> (Vec<String>, u64, u64) {
-        let mut cluster: ClusterConfig = serde_json::from_str(if queue {
+        let cluster: ClusterConfig = serde_json::from_str(if queue {
             r#"{"nodes": [{"name": "n1", "cpus": 4}],
                 "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}}}]}"#
         } else {
             r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#
         })
         .unwrap();
-        cluster.policy.preemption.enabled = true;
-        cluster.policy.preemption.order_based = true;
-        let profile = Profile::builder()
-            .plugin(ByPriority)
-            .plugin(LowerPriorityFirst)
-            .build()
-            .unwrap();
-        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
-        if reference {
-            s = s.with_reference_pass();
-        }
+        let mut s = order_based(cluster, reference);
         let first = vec![
             submit("x", 1, 1, x_priority, queue),
             submit("y", 2, 1, 1, queue),
@@ -962,14 +995,7 @@ mod tests {
         let out = s
             .tick(1, vec![submit("p", 2 / u64::from(count), count, 5, queue)])
             .unwrap();
-        let victims = out
-            .decisions
-            .iter()
-            .filter_map(|d| match d {
-                Decision::Preempt { job, for_job, .. } if for_job == "p" => Some(job.clone()),
-                _ => None,
-            })
-            .collect();
+        let victims = victims_for_p(&out.decisions);
         let after = taken(&s);
         (victims, after.0 - before.0, after.1 - before.1)
     }
@@ -992,21 +1018,11 @@ mod tests {
     /// a GPU. The victims decided at 2, what `p`'s earmark plans on the node, and what `y`
     /// holds there.
     fn gpu_fill_back(reference: bool) -> (Vec<String>, Vec<NodeAmounts>, Vec<NodeAmounts>) {
-        let mut cluster: ClusterConfig = serde_json::from_str(
+        let cluster: ClusterConfig = serde_json::from_str(
             r#"{"nodes": [{"name": "n1", "cpus": 3, "gpus": {"model": "h100", "count": 2}}]}"#,
         )
         .unwrap();
-        cluster.policy.preemption.enabled = true;
-        cluster.policy.preemption.order_based = true;
-        let profile = Profile::builder()
-            .plugin(ByPriority)
-            .plugin(LowerPriorityFirst)
-            .build()
-            .unwrap();
-        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
-        if reference {
-            s = s.with_reference_pass();
-        }
+        let mut s = order_based(cluster, reference);
         let gpu_job = |name: &str, cpus: u64, priority: i32| {
             let mut job = JobSpec::new(name, 3_600_000, 1);
             job.groups[0].cpus = Milli::from_units(cpus);
@@ -1018,14 +1034,7 @@ mod tests {
         s.tick(1, vec![gpu_job("y", 2, 1)]).unwrap();
         assert_eq!(s.state.running.len(), 2);
         let out = s.tick(2, vec![gpu_job("p", 2, 5)]).unwrap();
-        let victims = out
-            .decisions
-            .iter()
-            .filter_map(|d| match d {
-                Decision::Preempt { job, for_job, .. } if for_job == "p" => Some(job.clone()),
-                _ => None,
-            })
-            .collect();
+        let victims = victims_for_p(&out.decisions);
         let planned = s.state.earmarks[&s.state.job_names["p"]]
             .planned
             .iter()

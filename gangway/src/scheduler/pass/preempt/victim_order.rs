@@ -330,23 +330,8 @@ mod tests {
         LeastLostWork, LowerPriorityFirst, MinRunTime, Multifactor, ShortestFirst,
     };
     use crate::policy::{Plugin, Profile};
-    use crate::scheduler::pass::preempt::test_plugins::ByPriority;
+    use crate::scheduler::pass::preempt::test_plugins::{ByPriority, OldestFirst};
     use crate::{ClusterConfig, Event, JobSpec};
-
-    /// A victim order plug-in that is not a built-in: the lower job id first.
-    #[derive(Clone, Debug)]
-    struct OldestFirst;
-
-    #[gangway::policy::plugin]
-    impl Plugin for OldestFirst {
-        fn name(&self) -> &str {
-            "oldest_first"
-        }
-
-        fn victim_key(&self, _: JobView<'_>, victim: JobView<'_>, _: &PassContext<'_>) -> i64 {
-            i64::from(victim.id().0)
-        }
-    }
 
     /// The order, then lower priority first and a minimum run time of 10 s.
     fn profile_with(order: impl Plugin) -> Profile {
