@@ -9,17 +9,21 @@
 //! `borrow_within_cohort`; else the priority is not part of the key) and whether the victim's
 //! queue borrows; the vetoes and the victim keys read
 //! the preemptor's partition, the victim, and (`borrowing_first`) whether the victim's queue
-//! borrows. Two exceptions read more, and are left out: a preemptor that was preempted itself
-//! (with `anti_thrash` its own preemptors are no victims of it), and a queue whose
-//! `within_queue` is `lower_or_newer_equal_priority` (its own queue's candidates read the
-//! preemptor's submit time).
+//! borrows. One exception reads more, and is left out: a queue whose `within_queue` is
+//! `lower_or_newer_equal_priority` (its own queue's candidates read the preemptor's submit
+//! time). A preemptor that was preempted itself (with `anti_thrash` its own preemptors are no
+//! victims of it) takes kept candidates less its preemptors, as the engine's rules leave out
+//! any job they now keep from being a victim (below), but keeps none of its own: a preemptor
+//! alike may take its preemptors.
 //!
 //! Within one pass, what else can change between two searches is what the pass does: a job
 //! starts (it is never a victim in the tick it started, but its queue's usage grows, and so
 //! may the queue's borrowing) or is told to stop (then it is no victim of anyone). So a
-//! search's candidates are kept with every queue's borrowing as it stood, and a later search
-//! of a preemptor of the same queue, partition and priority takes them where every queue
-//! borrows as it did, less the jobs the engine's rules now keep from being victims; a veto's
+//! search's candidates are kept with the borrowing of every queue of the preemptor's cohort
+//! tree as it stood (the bases name no queue of another tree, so neither do the victim keys
+//! read of the candidates), and a later search of a preemptor of the same queue, partition
+//! and priority takes them where those queues borrow as they did, less the jobs the engine's
+//! rules now keep from being victims; a veto's
 //! end is taken from the vetoed jobs that are still candidates for it. Each search that
 //! builds its candidates replaces the entry. A shortcut: the reference pass builds every
 //! search's candidates, and debug builds compare each kept list with one built afresh.
@@ -43,12 +47,16 @@ pub(in crate::scheduler) struct CandidateMemo {
 #[derive(Debug)]
 struct Entry {
     key: Key,
-    /// Whether each queue of the quota tree borrowed when the candidates were built.
-    borrowing: Vec<bool>,
+    /// Whether each queue of the preemptor's cohort tree borrowed when the candidates were
+    /// built.
+    borrowing: Vec<(QueueId, bool)>,
     /// The candidates, in victim order, with their bases.
     candidates: Vec<(JobId, Basis)>,
     /// The jobs a veto with an end after now removed, with that end.
     vetoed: Vetoed,
+    /// The state's earmark changes when the candidates were read or last brought up to date:
+    /// every preemption earmarks, so while the count stands no candidate was told to stop.
+    earmark_changes: u64,
 }
 
 impl Scheduler {
@@ -56,7 +64,6 @@ impl Scheduler {
     /// or `None`.
     pub(in crate::scheduler) fn candidate_key(&self, id: JobId) -> Option<Key> {
         use crate::config::{ReclaimWithinCohort, WithinQueue};
-        let settings = &self.state.config.policy.preemption;
         if !self.shortcuts
             || !self.queue_policies_alone(id)
             || !self.profile.victim_plugins_read_partition_only()
@@ -67,8 +74,7 @@ impl Scheduler {
         let queue = self.state.job_queue(id)?;
         self.state.quota.tree.as_ref()?;
         let policy = &self.state.config.queues[queue.index()].preemption;
-        let reads_more = policy.within_queue == WithinQueue::LowerOrNewerEqualPriority
-            || (settings.anti_thrash && !job.preempted_by.is_empty());
+        let reads_more = policy.within_queue == WithinQueue::LowerOrNewerEqualPriority;
         // The bases read the preemptor's priority only under these policies (borrowing within
         // the cohort does not apply to a fair-sharing queue).
         let reads_priority = policy.within_queue != WithinQueue::Never
@@ -78,44 +84,65 @@ impl Scheduler {
         (!reads_more).then_some((queue, job.partition, priority))
     }
 
-    /// The candidates kept under `key` for the search of `id`, where every queue borrows as it
-    /// did when they were built: those the engine's rules still let be victims of `id`.
+    /// Whether the candidates of a search for `id` may be kept for others: not where, with
+    /// `anti_thrash`, they leave out `id`'s own preemptors.
+    pub(in crate::scheduler) fn keeps_its_candidates(&self, id: JobId) -> bool {
+        !self.state.config.policy.preemption.anti_thrash
+            || self
+                .state
+                .job(id)
+                .is_some_and(|job| job.preempted_by.is_empty())
+    }
+
+    /// The candidates kept under `key` for the search of `id`, where every queue of its cohort
+    /// tree borrows as it did when they were built: those the engine's rules still let be
+    /// victims of `id`. Where jobs were told to stop since, the entry is brought up to date
+    /// for the preemptors alike (not by a preemptor that leaves out its own preemptors).
     pub(in crate::scheduler) fn kept_candidates(
         &self,
         id: JobId,
         key: Key,
-        memo: &CandidateMemo,
+        memo: &mut CandidateMemo,
     ) -> Option<VictimCandidates> {
         let tree = self.state.quota.tree.as_ref()?;
-        let entry = memo.entries.iter().find(|e| e.key == key)?;
+        let entry = memo.entries.iter_mut().find(|e| e.key == key)?;
         let unchanged = entry
             .borrowing
             .iter()
-            .enumerate()
-            .all(|(q, &was)| tree.is_borrowing(QueueId(q as u32)) == was);
+            .all(|&(q, was)| tree.is_borrowing(q) == was);
         if !unchanged {
             return None;
         }
-        let job = self.state.job(id)?;
-        let fair = self.fair_preemptor(id);
-        let still = |v: JobId| {
-            self.state
-                .job_view(v)
-                .is_some_and(|victim| !self.never_victim(job, victim, fair))
-        };
-        let candidates = entry
-            .candidates
-            .iter()
-            .filter(|(v, _)| still(*v))
-            .copied()
-            .collect();
-        let veto_ends = entry
-            .vetoed
-            .iter()
-            .filter(|(v, _)| still(*v))
-            .map(|&(_, end)| end)
-            .min();
-        Some((candidates, veto_ends))
+        let changes = self.state.quota.earmark_changes;
+        let alike = self.keeps_its_candidates(id);
+        if entry.earmark_changes != changes || !alike {
+            let job = self.state.job(id)?;
+            let fair = self.fair_preemptor(id);
+            let still = |v: JobId| {
+                self.state
+                    .job_view(v)
+                    .is_some_and(|victim| !self.never_victim(job, victim, fair))
+            };
+            let candidates: Vec<(JobId, Basis)> = entry
+                .candidates
+                .iter()
+                .filter(|(v, _)| still(*v))
+                .copied()
+                .collect();
+            let vetoed: Vetoed = entry
+                .vetoed
+                .iter()
+                .filter(|(v, _)| still(*v))
+                .copied()
+                .collect();
+            if !alike {
+                return Some((candidates, vetoed.iter().map(|&(_, end)| end).min()));
+            }
+            (entry.candidates, entry.vetoed) = (candidates, vetoed);
+            entry.earmark_changes = changes;
+        }
+        let veto_ends = entry.vetoed.iter().map(|&(_, end)| end).min();
+        Some((entry.candidates.clone(), veto_ends))
     }
 
     /// Keeps `candidates`, just built for a search under `key`, with the jobs a veto with an
@@ -131,13 +158,16 @@ impl Scheduler {
             return;
         };
         let borrowing = (0..tree.queue_count())
-            .map(|q| tree.is_borrowing(QueueId(q as u32)))
+            .map(|q| QueueId(q as u32))
+            .filter(|&q| tree.same_tree(key.0, q))
+            .map(|q| (q, tree.is_borrowing(q)))
             .collect();
         let entry = Entry {
             key,
             borrowing,
             candidates: candidates.to_vec(),
             vetoed,
+            earmark_changes: self.state.quota.earmark_changes,
         };
         match memo.entries.iter_mut().find(|e| e.key == key) {
             Some(kept) => *kept = entry,
@@ -273,14 +303,44 @@ mod tests {
         policy(&mut s, "qa").within_queue = WithinQueue::LowerOrNewerEqualPriority;
         assert_eq!(s.candidate_key(a2), None);
         *policy(&mut s, "qa") = Default::default();
-        // A preemptor preempted before: no key only under anti-thrash.
+        // A preemptor preempted before keeps its key, but under anti-thrash keeps no
+        // candidates of its own.
         s.state.config.policy.preemption.anti_thrash = true;
         assert_eq!(s.candidate_key(a2), Some((qa, partition, None)));
+        assert!(s.keeps_its_candidates(a2));
         let arrival = s.state.job(id(&s, "b1")).unwrap().arrival;
         job_mut(&mut s, "a2").preempted_by.push(arrival);
-        assert_eq!(s.candidate_key(a2), None);
-        s.state.config.policy.preemption.anti_thrash = false;
         assert_eq!(s.candidate_key(a2), Some((qa, partition, None)));
+        assert!(!s.keeps_its_candidates(a2));
+        s.state.config.policy.preemption.anti_thrash = false;
+        assert!(s.keeps_its_candidates(a2));
+    }
+
+    #[test]
+    fn a_preemptor_preempted_before_takes_kept_candidates_less_its_own_preemptors() {
+        let mut s = seven_running(built_ins());
+        s.state.config.policy.preemption.anti_thrash = true;
+        policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
+        let a2 = id(&s, "a2");
+        let key = s.candidate_key(a2).unwrap();
+        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every);
+        let mut memo = CandidateMemo::default();
+        s.keep_candidates(key, &candidates, vetoed, &mut memo);
+        assert!(candidates.iter().any(|&(v, _)| v == id(&s, "b1")));
+
+        // `b1` preempted `a2` before: it is no victim of `a2`, in the kept candidates as in a
+        // full walk.
+        let arrival = s.state.job(id(&s, "b1")).unwrap().arrival;
+        job_mut(&mut s, "a2").preempted_by.push(arrival);
+        let walked = s.victim_candidates(a2, Walk::Every);
+        assert!(walked.0.iter().all(|&(v, _)| v != id(&s, "b1")));
+        assert_eq!(walked.0.len(), candidates.len() - 1);
+        assert_eq!(s.kept_candidates(a2, key, &mut memo), Some(walked));
+        // The entry still serves preemptors alike with `b1` among the candidates.
+        job_mut(&mut s, "a2").preempted_by.clear();
+        let full = s.victim_candidates(a2, Walk::Every);
+        assert_eq!(full.0, candidates);
+        assert_eq!(s.kept_candidates(a2, key, &mut memo), Some(full));
     }
 
     #[test]
@@ -334,32 +394,37 @@ mod tests {
         assert_eq!(walked, (candidates.clone(), Some(30_000)));
 
         let mut memo = CandidateMemo::default();
-        assert_eq!(s.kept_candidates(a2, key, &memo), None);
+        assert_eq!(s.kept_candidates(a2, key, &mut memo), None);
         s.keep_candidates(key, &candidates, vetoed.clone(), &mut memo);
-        assert_eq!(s.kept_candidates(a2, key, &memo), Some(walked.clone()));
+        assert_eq!(s.kept_candidates(a2, key, &mut memo), Some(walked.clone()));
         // Another key finds nothing; keeping under it leaves the first entry alone, and
         // keeping again under the first key replaces that entry.
         let other = (key.0, key.1, Some(8));
-        assert_eq!(s.kept_candidates(a2, other, &memo), None);
+        assert_eq!(s.kept_candidates(a2, other, &mut memo), None);
         s.keep_candidates(other, &candidates[..1], Vec::new(), &mut memo);
         assert_eq!(
-            s.kept_candidates(a2, other, &memo),
+            s.kept_candidates(a2, other, &mut memo),
             Some((candidates[..1].to_vec(), None))
         );
-        assert_eq!(s.kept_candidates(a2, key, &memo), Some(walked.clone()));
+        assert_eq!(s.kept_candidates(a2, key, &mut memo), Some(walked.clone()));
         s.keep_candidates(key, &candidates[1..], vetoed[1..].to_vec(), &mut memo);
         assert_eq!(memo.entries.len(), 2);
         assert_eq!(
-            s.kept_candidates(a2, key, &memo),
+            s.kept_candidates(a2, key, &mut memo),
             Some((candidates[1..].to_vec(), Some(vetoed[1].1)))
         );
         s.keep_candidates(key, &candidates, vetoed.clone(), &mut memo);
 
-        // Jobs the engine's rules no longer let be victims are left out, and so are their
-        // vetoes' ends: as a full walk finds them.
-        job_mut(&mut s, "b1").spec.preemptible = false;
-        job_mut(&mut s, "b3").spec.preemptible = false;
-        let kept = s.kept_candidates(a2, key, &memo).unwrap();
+        // Jobs told to stop since (here for `f1`) are no victims any more: they are left out,
+        // and so are their vetoes' ends, as a full walk finds them.
+        let stopping = vec![id(&s, "b1"), id(&s, "b3")];
+        let choice = crate::scheduler::pass::preempt::Choice {
+            victims: stopping,
+            plan: Vec::new(),
+        };
+        s.preempt(id(&s, "f1"), choice, &mut Vec::new());
+        assert_eq!(borrowing(&s), ["qb", "qc"]);
+        let kept = s.kept_candidates(a2, key, &mut memo).unwrap();
         let without_b1: Vec<(JobId, Basis)> = candidates
             .iter()
             .copied()
@@ -367,6 +432,8 @@ mod tests {
             .collect();
         assert_eq!(kept, (without_b1, Some(32_000)));
         assert_eq!(kept, s.victim_candidates(a2, Walk::Every));
+        // The entry was brought up to date: the next search alike takes it as it is.
+        assert_eq!(s.kept_candidates(a2, key, &mut memo), Some(kept));
 
         // `c2` ends: `qc` no longer borrows, and the kept candidates no longer hold.
         s.tick(42_000, vec![]).unwrap();
@@ -376,6 +443,36 @@ mod tests {
                 .is_none_or(|j| j.running().is_none())
         );
         assert_eq!(borrowing(&s), ["qb"]);
-        assert_eq!(s.kept_candidates(a2, key, &memo), None);
+        assert_eq!(s.kept_candidates(a2, key, &mut memo), None);
+    }
+
+    #[test]
+    fn kept_candidates_hold_while_only_another_cohort_tree_s_borrowing_changes() {
+        let mut s = seven_running(built_ins());
+        policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
+        let a2 = id(&s, "a2");
+        let key = s.candidate_key(a2).unwrap();
+        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every);
+        let mut memo = CandidateMemo::default();
+        s.keep_candidates(key, &candidates, vetoed, &mut memo);
+        let walked = s.victim_candidates(a2, Walk::Every);
+        assert_eq!(s.kept_candidates(a2, key, &mut memo), Some(walked.clone()));
+
+        // `qf` (cohort `f`) is charged past its nominal: `qa`'s candidates, all of cohort
+        // `c`, stay as a full walk finds them, and the kept ones serve.
+        let (qa, qf) = (queue(&s, "qa"), queue(&s, "qf"));
+        let tree = s.state.quota.tree.as_mut().unwrap();
+        let three_cpus = tree.demand(3_000, 0, &[]);
+        tree.add_usage(qf, &three_cpus);
+        assert_eq!(borrowing(&s), ["qb", "qc", "qf"]);
+        assert_eq!(s.victim_candidates(a2, Walk::Every), walked);
+        assert_eq!(s.kept_candidates(a2, key, &mut memo), Some(walked));
+
+        // A queue of `qa`'s own tree that starts to borrow (here `qa` itself) does not.
+        let tree = s.state.quota.tree.as_mut().unwrap();
+        let four_cpus = tree.demand(4_000, 0, &[]);
+        tree.add_usage(qa, &four_cpus);
+        assert_eq!(borrowing(&s), ["qa", "qb", "qc", "qf"]);
+        assert_eq!(s.kept_candidates(a2, key, &mut memo), None);
     }
 }

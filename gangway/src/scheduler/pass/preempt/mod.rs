@@ -284,8 +284,9 @@ impl Scheduler {
     /// ([`CandidateMemo`]), else read from the victim pool, or else from the running jobs.
     fn pooled_or_walked(&mut self, id: JobId, fair: bool, pass: &mut Pass) -> VictimCandidates {
         let key = self.candidate_key(id);
+
         if let Some(key) = key
-            && let Some(kept) = self.kept_candidates(id, key, &pass.candidates)
+            && let Some(kept) = self.kept_candidates(id, key, &mut pass.candidates)
         {
             self.last.preempt_taken.candidates_reused += 1;
             debug_assert_eq!(
@@ -307,7 +308,9 @@ impl Scheduler {
         }
         let (candidates, vetoed) = self.candidates_and_vetoed(id, walk);
         let veto_ends = vetoed.iter().map(|&(_, end)| end).min();
-        if let Some(key) = key {
+        if let Some(key) = key
+            && self.keeps_its_candidates(id)
+        {
             self.keep_candidates(key, &candidates, vetoed, &mut pass.candidates);
         }
         (candidates, veto_ends)
