@@ -663,6 +663,17 @@ impl Profile {
         self.global.victims_built_in
     }
 
+    /// Where the victim order of `hooks` reads whether the victim's queue borrows (the slot
+    /// of the built-in `borrowing_first`), the one built-in victim key that can change within
+    /// a pass; `None` where it does not.
+    pub(crate) fn borrowing_key_slot(&self, hooks: &PartitionHooks) -> Option<usize> {
+        use crate::policy::builtin::BorrowingFirst;
+        hooks
+            .victim_order
+            .iter()
+            .position(|&i| self.plugins[i].as_any().is::<BorrowingFirst>())
+    }
+
     /// Whether a running job's order keys stay the same from pass to pass while its base
     /// priority, its time limit and the configuration do: every order plug-in is the built-in
     /// shortest-first (the time limit) or a multifactor that reads only the job
@@ -903,17 +914,44 @@ impl Profile {
     ) -> VictimKeys {
         let mut keys = [0; MAX_VICTIM_KEYS];
         for (slot, &i) in keys.iter_mut().zip(&hooks.victim_order) {
-            let key = || self.plugins[i].victim_key(preemptor, victim, context);
-            *slot = if self.global.victims_built_in {
-                // The built-ins never fault: the guard is spared.
-                key()
-            } else {
-                self.faults
-                    .call(i, || self.name_of(i), Hook::VictimOrder, key)
-                    .unwrap_or(0)
-            };
+            *slot = self.victim_key_of(i, preemptor, victim, context);
         }
         keys
+    }
+
+    /// The victim's key in slot `slot` of the victim order of `hooks` (0 past its end, or
+    /// where the plug-in is silenced).
+    pub(crate) fn victim_key_at(
+        &self,
+        hooks: &PartitionHooks,
+        slot: usize,
+        preemptor: JobView<'_>,
+        victim: JobView<'_>,
+        context: &PassContext<'_>,
+    ) -> i64 {
+        hooks
+            .victim_order
+            .get(slot)
+            .map_or(0, |&i| self.victim_key_of(i, preemptor, victim, context))
+    }
+
+    /// Plug-in `i`'s victim key (0 where it is silenced).
+    fn victim_key_of(
+        &self,
+        i: usize,
+        preemptor: JobView<'_>,
+        victim: JobView<'_>,
+        context: &PassContext<'_>,
+    ) -> i64 {
+        let key = || self.plugins[i].victim_key(preemptor, victim, context);
+        if self.global.victims_built_in {
+            // The built-ins never fault: the guard is spared.
+            key()
+        } else {
+            self.faults
+                .call(i, || self.name_of(i), Hook::VictimOrder, key)
+                .unwrap_or(0)
+        }
     }
 
     /// Whether the profile lists a backfill rule.

@@ -161,6 +161,9 @@ pub(in crate::scheduler) struct Pass {
     /// Running jobs in victim order for order-based preemption, from the last pass to this
     /// one and on to the next ([`preempt::VictimOrders`]).
     pub(in crate::scheduler) victim_orders: preempt::VictimOrders,
+    /// Running jobs' places in the victim order, made once per pass and partition
+    /// ([`preempt::VictimRanks`]).
+    pub(in crate::scheduler) victim_ranks: preempt::VictimRanks,
     /// Order-based searches of this pass that found no room ([`preempt::NoRoom`]).
     pub(in crate::scheduler) no_room: preempt::NoRoom,
     /// Searches' candidates, kept for later searches of preemptors alike
@@ -204,6 +207,7 @@ impl Pass {
             running_by_queue: None,
             running_keys: preempt::RunningKeys::default(),
             victim_orders: preempt::VictimOrders::default(),
+            victim_ranks: preempt::VictimRanks::default(),
             no_room: preempt::NoRoom::default(),
             candidates: preempt::CandidateMemo::default(),
             holds: place::EarmarkHolds::default(),

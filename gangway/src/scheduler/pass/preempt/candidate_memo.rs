@@ -323,7 +323,7 @@ mod tests {
         policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
         let a2 = id(&s, "a2");
         let key = s.candidate_key(a2).unwrap();
-        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every);
+        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every, None);
         let mut memo = CandidateMemo::default();
         s.keep_candidates(key, &candidates, vetoed, &mut memo);
         assert!(candidates.iter().any(|&(v, _)| v == id(&s, "b1")));
@@ -374,7 +374,7 @@ mod tests {
         policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
         let a2 = id(&s, "a2");
         let key = s.candidate_key(a2).unwrap();
-        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every);
+        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every, None);
         let mut named: Vec<JobId> = candidates.iter().map(|&(v, _)| v).collect();
         named.sort_unstable();
         let mut expected: Vec<JobId> = ["a1", "b1", "b2", "c1", "c2"]
@@ -452,7 +452,7 @@ mod tests {
         policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
         let a2 = id(&s, "a2");
         let key = s.candidate_key(a2).unwrap();
-        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every);
+        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every, None);
         let mut memo = CandidateMemo::default();
         s.keep_candidates(key, &candidates, vetoed, &mut memo);
         let walked = s.victim_candidates(a2, Walk::Every);

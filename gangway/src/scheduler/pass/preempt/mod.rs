@@ -75,6 +75,7 @@ mod no_room;
 mod pool;
 mod running_keys;
 mod victim_order;
+mod victim_ranks;
 
 /// Plug-ins the preemption modules' unit tests share.
 #[cfg(test)]
@@ -119,9 +120,11 @@ pub(in crate::scheduler) use no_room::NoRoom;
 pub(in crate::scheduler) use pool::RunningByQueue;
 pub(in crate::scheduler) use running_keys::RunningKeys;
 pub(in crate::scheduler) use victim_order::VictimOrders;
+pub(in crate::scheduler) use victim_ranks::VictimRanks;
 
 use counts::TaskCounts;
 use no_room::Failure;
+use victim_ranks::{PartitionRanks, RankOrder};
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -165,6 +168,7 @@ pub(in crate::scheduler) type Vetoed = Vec<(JobId, u64)>;
 type VictimRank = (VictimKeys, Reverse<JobId>);
 
 /// Where a victim search reads the running jobs.
+#[derive(Clone)]
 pub(in crate::scheduler) enum Walk {
     /// Every running job, each one's order computed where order-based preemption asks it.
     Every,
@@ -306,7 +310,11 @@ impl Scheduler {
         if matches!(walk, Walk::Outranked { alone: true, .. }) {
             self.last.preempt_taken.outranked_walks += 1;
         }
-        let (candidates, vetoed) = self.candidates_and_vetoed(id, walk);
+        let ranks = self
+            .state
+            .job_view(id)
+            .and_then(|preemptor| self.victim_ranks(preemptor, &mut pass.victim_ranks));
+        let (candidates, vetoed) = self.candidates_and_vetoed(id, walk, ranks);
         let veto_ends = vetoed.iter().map(|&(_, end)| end).min();
         if let Some(key) = key
             && self.keeps_its_candidates(id)
@@ -472,13 +480,28 @@ impl Scheduler {
         id: JobId,
         walk: Walk,
     ) -> VictimCandidates {
-        let (candidates, vetoed) = self.candidates_and_vetoed(id, walk);
+        let (candidates, vetoed) = self.candidates_and_vetoed(id, walk, None);
         (candidates, vetoed.into_iter().map(|(_, end)| end).min())
     }
 
     /// The candidates of [`Scheduler::victim_candidates`], and the jobs a veto with an end
-    /// after now removed, with that end.
-    fn candidates_and_vetoed(&self, id: JobId, walk: Walk) -> (Vec<(JobId, Basis)>, Vetoed) {
+    /// after now removed, with that end; ordered by `ranks` where the pass made them for the
+    /// preemptor's partition ([`VictimRanks`]), else by the plug-ins' answers about each.
+    fn candidates_and_vetoed(
+        &self,
+        id: JobId,
+        walk: Walk,
+        ranks: Option<&PartitionRanks>,
+    ) -> (Vec<(JobId, Basis)>, Vetoed) {
+        // Debug builds order the candidates by the plug-ins too, where a second walk reads
+        // the same order keys (an order plug-in whose keys move within a pass would not).
+        #[cfg(debug_assertions)]
+        let asked = ranks
+            .filter(|_| {
+                !self.state.config.policy.preemption.order_based
+                    || self.profile.order_keys_fixed_in_pass()
+            })
+            .map(|_| self.candidates_and_vetoed(id, walk.clone(), None));
         let Some(preemptor) = self.state.job_view(id) else {
             return (Vec::new(), Vec::new());
         };
@@ -514,7 +537,12 @@ impl Scheduler {
             Walk::Outranked { jobs, alone: false } => (None, Some(jobs), false),
         };
         let read = listed.as_ref().map_or(self.state.running.len(), Vec::len);
-        let mut candidates: Vec<(VictimRank, Basis)> = Vec::with_capacity(read);
+        let (by_keys, by_rank) = match ranks {
+            Some(_) => (0, read),
+            None => (read, 0),
+        };
+        let mut candidates: Vec<(VictimRank, Basis)> = Vec::with_capacity(by_keys);
+        let mut ranked: Vec<(RankOrder, JobId, Basis)> = Vec::with_capacity(by_rank);
         let running: Box<dyn Iterator<Item = JobId> + '_> = match &listed {
             Some(jobs) => Box::new(jobs.iter().copied()),
             None => Box::new(self.state.running.iter().copied()),
@@ -546,6 +574,24 @@ impl Scheduler {
             let Some(basis) = basis else {
                 continue;
             };
+            if let Some(ranks) = ranks {
+                // Only a job that started in this pass has no rank, and the engine's rules
+                // above keep it from being a victim.
+                let Some(rank) = ranks.of(v) else {
+                    continue;
+                };
+                match rank.vetoed {
+                    Some(end) => vetoed.extend(end.map(|end| (v, end))),
+                    None => {
+                        let borrowing = ranks.borrowing_slot().map_or(0, |slot| {
+                            self.profile
+                                .victim_key_at(own_hooks, slot, preemptor, victim, &context)
+                        });
+                        ranked.push((PartitionRanks::order(rank, borrowing), v, basis));
+                    }
+                }
+                continue;
+            }
             let hooks = [own_hooks, hooks_of(record.partition)];
             if let Some(veto) = self.profile.veto(hooks, preemptor, victim, &context) {
                 if let Some(end) = veto.until_ms().filter(|&t| t > self.state.now_ms) {
@@ -562,13 +608,26 @@ impl Scheduler {
         // unique, so the order is the same).
         let mut order: Vec<usize> = (0..candidates.len()).collect();
         order.sort_unstable_by(|&a, &b| candidates[a].0.cmp(&candidates[b].0));
-        let candidates = order
+        let mut candidates: Vec<(JobId, Basis)> = order
             .into_iter()
             .map(|i| {
                 let ((_, Reverse(v)), basis) = candidates[i];
                 (v, basis)
             })
             .collect();
+        if ranks.is_some() {
+            // The rank orders are unique (the places are): the order is that of the keys.
+            ranked.sort_unstable_by_key(|&(order, ..)| order);
+            candidates = ranked.into_iter().map(|(_, v, basis)| (v, basis)).collect();
+        }
+        #[cfg(debug_assertions)]
+        if let Some(asked) = asked {
+            debug_assert_eq!(
+                (&candidates, &vetoed),
+                (&asked.0, &asked.1),
+                "the candidates ordered by the pass's ranks are those the plug-ins order"
+            );
+        }
         (candidates, vetoed)
     }
 
