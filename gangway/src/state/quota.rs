@@ -341,8 +341,12 @@ impl ClusterState {
     /// Usage per quota node as it will be once every preemption under way has completed:
     /// each earmark's victims released (still running or stopped) and its preemptor charged.
     /// Fair sharing reads share values from it, so that preemptors waiting for their victims
-    /// count as admitted. `None` without a quota tree.
-    pub(crate) fn promised_usage(&self) -> Option<Cow<'_, [QuotaVec]>> {
+    /// count as admitted. `None` without a quota tree. `demands`: the earmarks' demands, as
+    /// [`ClusterState::earmark_demands`] gives them now (the caller has them already).
+    pub(crate) fn promised_usage(
+        &self,
+        demands: &[(JobId, QueueId, QuotaVec)],
+    ) -> Option<Cow<'_, [QuotaVec]>> {
         let tree = self.quota.tree.as_ref()?;
         if self.earmarks.is_empty() {
             return Some(Cow::Borrowed(&tree.usage));
@@ -358,8 +362,8 @@ impl ClusterState {
                 tree.release_in(&mut usage, q, &freed);
             }
         }
-        for (_, q, demand) in self.earmark_demands() {
-            tree.charge_in(&mut usage, q, &demand);
+        for (_, q, demand) in demands {
+            tree.charge_in(&mut usage, *q, demand);
         }
         Some(Cow::Owned(usage))
     }

@@ -38,7 +38,7 @@ impl PromisedQuota {
             self.demands.iter().map(|(_, q, d)| (*q, *d)).collect();
         // Without earmarks both are the tree's usage, read there instead of copied.
         self.charged = (!added.is_empty()).then(|| tree.adjusted(&added, &[]).into_usage());
-        self.after_preemptions = match state.promised_usage() {
+        self.after_preemptions = match state.promised_usage(&self.demands) {
             Some(std::borrow::Cow::Owned(usage)) => Some(usage),
             _ => None,
         };
@@ -78,7 +78,9 @@ impl PromisedQuota {
             debug_assert_eq!(self.after_preemptions, fresh.after_preemptions, "stale");
             debug_assert_eq!(
                 self.after_preemptions(tree),
-                &state.promised_usage().unwrap_or_default()[..],
+                &state
+                    .promised_usage(&state.earmark_demands())
+                    .unwrap_or_default()[..],
                 "usage after the preemptions stale"
             );
         }
