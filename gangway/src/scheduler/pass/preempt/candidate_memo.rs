@@ -251,6 +251,16 @@ mod tests {
             .collect()
     }
 
+    /// `a2`, its key, and its candidates as a full walk finds them, kept in a new memo.
+    fn a2_kept(s: &Scheduler) -> (JobId, Key, Vec<(JobId, Basis)>, CandidateMemo) {
+        let a2 = id(s, "a2");
+        let key = s.candidate_key(a2).unwrap();
+        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every, None);
+        let mut memo = CandidateMemo::default();
+        s.keep_candidates(key, &candidates, vetoed, &mut memo);
+        (a2, key, candidates, memo)
+    }
+
     fn id(s: &Scheduler, name: &str) -> JobId {
         s.state.job_names[name]
     }
@@ -321,11 +331,7 @@ mod tests {
         let mut s = seven_running(built_ins());
         s.state.config.policy.preemption.anti_thrash = true;
         policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
-        let a2 = id(&s, "a2");
-        let key = s.candidate_key(a2).unwrap();
-        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every, None);
-        let mut memo = CandidateMemo::default();
-        s.keep_candidates(key, &candidates, vetoed, &mut memo);
+        let (a2, key, candidates, mut memo) = a2_kept(&s);
         assert!(candidates.iter().any(|&(v, _)| v == id(&s, "b1")));
 
         // `b1` preempted `a2` before: it is no victim of `a2`, in the kept candidates as in a
@@ -450,11 +456,7 @@ mod tests {
     fn kept_candidates_hold_while_only_another_cohort_tree_s_borrowing_changes() {
         let mut s = seven_running(built_ins());
         policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
-        let a2 = id(&s, "a2");
-        let key = s.candidate_key(a2).unwrap();
-        let (candidates, vetoed) = s.candidates_and_vetoed(a2, Walk::Every, None);
-        let mut memo = CandidateMemo::default();
-        s.keep_candidates(key, &candidates, vetoed, &mut memo);
+        let (a2, key, _, mut memo) = a2_kept(&s);
         let walked = s.victim_candidates(a2, Walk::Every);
         assert_eq!(s.kept_candidates(a2, key, &mut memo), Some(walked.clone()));
 

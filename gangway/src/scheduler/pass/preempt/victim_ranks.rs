@@ -4,8 +4,10 @@
 //! Where every victim plug-in is a built-in (`victim_plugins_read_partition_only`), a running
 //! job's vetoes and victim keys read of the preemptor only its partition, and of the state
 //! nothing that a pass changes but one key: `borrowing_first`'s, whether the victim's queue
-//! borrows, which a start in the pass can change. So at the first search of a pass for a
-//! partition every running job is asked once, with that key left out (read as 0), and the jobs
+//! borrows, which a start in the pass can change. So at the second search of a pass for a
+//! partition (the first asks the plug-ins about its own candidates alone: a pass with one
+//! search reads no more than it did) every running job is asked once, with that key left out
+//! (read as 0), and the jobs
 //! are sorted by their keys and then the later job first. Each job keeps its place in that
 //! order, its group (the jobs whose keys before the borrowing one are equal share one; groups
 //! are numbered in order) and its veto.
@@ -32,6 +34,8 @@ use crate::state::JobView;
 #[derive(Debug, Default)]
 pub(in crate::scheduler) struct VictimRanks {
     by_partition: Vec<PartitionRanks>,
+    /// The partitions whose first search of the pass asked the plug-ins.
+    asked: Vec<PartitionId>,
 }
 
 /// The running jobs' places in the victim order as preemptors of one partition see it.
@@ -78,8 +82,8 @@ impl PartitionRanks {
 
 impl Scheduler {
     /// The ranks of the running jobs as `preemptor`'s partition sees them in this pass, made
-    /// at its first search; `None` where a search must ask the plug-ins (a host's victim
-    /// plug-in, or the reference pass).
+    /// at its second search; `None` where a search asks the plug-ins: the partition's first of
+    /// the pass, and every search with a host's victim plug-in or in the reference pass.
     pub(in crate::scheduler) fn victim_ranks<'r>(
         &self,
         preemptor: JobView<'_>,
@@ -95,6 +99,10 @@ impl Scheduler {
             .position(|r| r.partition == partition)
         {
             Some(at) => at,
+            None if !ranks.asked.contains(&partition) => {
+                ranks.asked.push(partition);
+                return None;
+            }
             None => {
                 ranks.by_partition.push(self.fresh_ranks(preemptor));
                 ranks.by_partition.len() - 1
@@ -231,6 +239,8 @@ mod tests {
         let s = borrowers(borrowing_second());
         let a1 = s.state.job_view(id(&s, "a1")).unwrap();
         let mut ranks = VictimRanks::default();
+        // The partition's first search asks the plug-ins; the second makes the ranks.
+        assert!(s.victim_ranks(a1, &mut ranks).is_none());
         let ranked = s.victim_ranks(a1, &mut ranks).unwrap();
         assert_eq!(ranked.borrowing_slot(), Some(1));
         let rank = |name: &str| ranked.of(id(&s, name)).unwrap();
@@ -254,7 +264,9 @@ mod tests {
         let s = borrowers(borrowing_second());
         let a1 = id(&s, "a1");
         let mut ranks = VictimRanks::default();
-        let ranked = s.victim_ranks(s.state.job_view(a1).unwrap(), &mut ranks);
+        let preemptor = s.state.job_view(a1).unwrap();
+        assert!(s.victim_ranks(preemptor, &mut ranks).is_none());
+        let ranked = s.victim_ranks(preemptor, &mut ranks);
         let asked = s.candidates_and_vetoed(a1, Walk::Every, None);
         let by_rank = s.candidates_and_vetoed(a1, Walk::Every, ranked);
         assert_eq!(by_rank, asked);
@@ -274,6 +286,7 @@ mod tests {
         let s = borrowers(profile);
         let a1 = s.state.job_view(id(&s, "a1")).unwrap();
         let mut ranks = VictimRanks::default();
+        assert!(s.victim_ranks(a1, &mut ranks).is_none());
         let ranked = s.victim_ranks(a1, &mut ranks).unwrap();
         assert_eq!(ranked.borrowing_slot(), None);
         assert!(
@@ -285,10 +298,8 @@ mod tests {
         );
         let reference = borrowers(borrowing_second()).with_reference_pass();
         let a1 = reference.state.job_view(id(&reference, "a1")).unwrap();
-        assert!(
-            reference
-                .victim_ranks(a1, &mut VictimRanks::default())
-                .is_none()
-        );
+        let mut ranks = VictimRanks::default();
+        assert!(reference.victim_ranks(a1, &mut ranks).is_none());
+        assert!(reference.victim_ranks(a1, &mut ranks).is_none());
     }
 }
