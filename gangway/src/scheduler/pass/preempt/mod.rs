@@ -604,22 +604,23 @@ impl Scheduler {
                 .victim_keys(own_hooks, preemptor, victim, &context);
             candidates.push(((keys, Reverse(v)), basis));
         }
-        // Positions sorted by rank rather than the 80-byte entries moved about (the ranks are
-        // unique, so the order is the same).
-        let mut order: Vec<usize> = (0..candidates.len()).collect();
-        order.sort_unstable_by(|&a, &b| candidates[a].0.cmp(&candidates[b].0));
-        let mut candidates: Vec<(JobId, Basis)> = order
-            .into_iter()
-            .map(|i| {
-                let ((_, Reverse(v)), basis) = candidates[i];
-                (v, basis)
-            })
-            .collect();
-        if ranks.is_some() {
+        let candidates: Vec<(JobId, Basis)> = if ranks.is_some() {
             // The rank orders are unique (the places are): the order is that of the keys.
             ranked.sort_unstable_by_key(|&(order, ..)| order);
-            candidates = ranked.into_iter().map(|(_, v, basis)| (v, basis)).collect();
-        }
+            ranked.into_iter().map(|(_, v, basis)| (v, basis)).collect()
+        } else {
+            // Positions sorted by rank rather than the 80-byte entries moved about (the ranks
+            // are unique, so the order is the same).
+            let mut order: Vec<usize> = (0..candidates.len()).collect();
+            order.sort_unstable_by(|&a, &b| candidates[a].0.cmp(&candidates[b].0));
+            order
+                .into_iter()
+                .map(|i| {
+                    let ((_, Reverse(v)), basis) = candidates[i];
+                    (v, basis)
+                })
+                .collect()
+        };
         #[cfg(debug_assertions)]
         if let Some(asked) = asked {
             debug_assert_eq!(
