@@ -550,6 +550,33 @@ mod tests {
     }
 
     #[test]
+    fn left_groups_the_places_by_queue_in_their_order_and_takes_them_from_the_front() {
+        // Four queues: 0 and 1 with places interleaved, 2 with one, 3 with none.
+        let given = [(1, 10), (0, 11), (1, 12), (2, 13), (0, 14), (1, 15)];
+        let mut left = Left::of(given.into_iter().map(|(q, p)| (QueueId(q), p)), 4);
+        let front = |left: &Left| (0..5).map(|q| left.front(QueueId(q))).collect::<Vec<_>>();
+        assert_eq!(front(&left), [Some(11), Some(10), Some(13), None, None]);
+        // Each queue's places come in the order given, then none (not the next queue's).
+        assert_eq!(left.pop_front(QueueId(0)), Some(11));
+        assert_eq!(left.front(QueueId(0)), Some(14));
+        assert_eq!(left.pop_front(QueueId(0)), Some(14));
+        assert_eq!(left.pop_front(QueueId(0)), None);
+        assert_eq!(left.front(QueueId(0)), None);
+        assert_eq!(left.pop_front(QueueId(1)), Some(10));
+        assert_eq!(front(&left), [None, Some(12), Some(13), None, None]);
+        // `take_all` takes what is left of one queue, leaving the others alone.
+        assert_eq!(left.take_all(QueueId(1)), [12, 15]);
+        assert_eq!(left.take_all(QueueId(1)), [] as [usize; 0]);
+        assert_eq!(left.pop_front(QueueId(1)), None);
+        assert_eq!(left.take_all(QueueId(3)), [] as [usize; 0]);
+        assert_eq!(left.take_all(QueueId(7)), [] as [usize; 0]);
+        assert_eq!(front(&left), [None, None, Some(13), None, None]);
+        assert_eq!(left.take_all(QueueId(2)), [13]);
+        assert_eq!(front(&left), [None; 5]);
+        assert_eq!(left.pop_front(QueueId(2)), None);
+    }
+
+    #[test]
     fn the_sides_are_the_children_of_the_lowest_common_cohort() {
         let tree = nested_tree();
         let own = |name| tree.path_nodes(q(&tree, name));
