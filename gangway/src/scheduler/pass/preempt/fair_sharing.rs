@@ -917,4 +917,24 @@ mod tests {
             assert!(victims.is_empty(), "{strategies:?}");
         }
     }
+
+    #[test]
+    fn a_fair_sharing_search_alike_to_one_that_found_no_room_in_the_pass_is_skipped() {
+        // As in `a_job_that_passes_neither_strategy_is_not_taken`: `b-p` finds no victim.
+        let mut running = ones("a", 4);
+        running.extend(ones("b", 4));
+        running.extend(ones("c", 1));
+        let (mut s, victims) = preempting(&BOTH, &running, ("b", 1));
+        assert!(victims.is_empty());
+        let skips = |s: &Scheduler| s.last.preempt_taken.fair_no_room_skips;
+        assert_eq!(skips(&s), 0);
+        // `b-q`, of `b-p`'s queue, priority and shape, is known to find none after it.
+        let mut job = JobSpec::new("b-q", 3_600_000, 1);
+        job.queue = Some("b".into());
+        job.groups[0].cpus = crate::Milli::from_units(1);
+        job.groups[0].memory_mib = 0;
+        let out = s.tick(2, vec![Event::Submit { job }]).unwrap();
+        assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+        assert_eq!(skips(&s), 1);
+    }
 }
