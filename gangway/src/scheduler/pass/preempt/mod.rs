@@ -1315,4 +1315,49 @@ mod tests {
             assert!(victims[0].starts_with('b'), "{victims:?}");
         }
     }
+
+    /// A victim veto plug-in of the host's: every victim vetoed until now, a veto already over.
+    #[derive(Clone, Debug)]
+    struct VetoEndingNow;
+
+    #[gangway::policy::plugin]
+    impl crate::policy::Plugin for VetoEndingNow {
+        fn name(&self) -> &str {
+            "veto_ending_now"
+        }
+
+        fn veto_victim(
+            &self,
+            _: JobView<'_>,
+            _: JobView<'_>,
+            context: &crate::policy::PassContext<'_>,
+        ) -> Option<crate::policy::Veto> {
+            Some(crate::policy::Veto::new("over").until(context.now_ms()))
+        }
+    }
+
+    #[test]
+    fn a_veto_that_ends_now_removes_the_candidate_and_asks_for_no_retry() {
+        // A 1-cpu node: `x` (priority 0) runs, `p` (priority 5) would take it.
+        let mut cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let profile = Profile::builder()
+            .plugin(ByPriority)
+            .plugin(LowerPriorityFirst)
+            .plugin(VetoEndingNow)
+            .build()
+            .unwrap();
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        s.tick(0, vec![submit("x", 1, 1, 0, false)]).unwrap();
+        let out = s.tick(1, vec![submit("p", 1, 1, 5, false)]).unwrap();
+        assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+        // Woken when `x` ends, not at once.
+        assert_eq!(out.next_wakeup_ms, Some(3_600_000));
+        assert_eq!(
+            s.victim_candidates(id(&s, "p"), Walk::Every),
+            (vec![], None)
+        );
+    }
 }
