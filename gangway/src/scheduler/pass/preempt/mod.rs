@@ -832,7 +832,7 @@ mod tests {
     use super::*;
     use crate::policy::Profile;
     use crate::policy::builtin::{LowerPriorityFirst, MinRunTime, ShortestFirst};
-    use crate::scheduler::pass::preempt::test_plugins::ByPriority;
+    use crate::scheduler::pass::preempt::test_plugins::{ByPriority, OldestFirst};
     use crate::{ClusterConfig, Event, JobSpec, Milli};
 
     fn submit(name: &str, cpus: u64, count: u32, priority: i32, queue: bool) -> Event {
@@ -1239,18 +1239,11 @@ mod tests {
     /// tasks) are submitted.
     #[test]
     fn a_search_counts_its_shortcuts_and_a_veto_s_end_wakes_the_scheduler() {
-        let cluster: ClusterConfig =
+        let mut cluster: ClusterConfig =
             serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
-        let mut cluster = cluster;
         cluster.policy.preemption.enabled = true;
         cluster.policy.preemption.order_based = true;
-        let profile = Profile::builder()
-            .plugin(ShortestFirst)
-            .plugin(LowerPriorityFirst)
-            .plugin(MinRunTime::new(10_000))
-            .build()
-            .unwrap();
-        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let mut s = Scheduler::with_profile(cluster, builtins()).unwrap();
         let job = |name: &str, minutes: u64, count: u32| Event::Submit {
             job: JobSpec::new(name, minutes * 60_000, count),
         };
@@ -1359,5 +1352,129 @@ mod tests {
             s.victim_candidates(id(&s, "p"), Walk::Every),
             (vec![], None)
         );
+    }
+
+    /// Shortest first, lower priority first and a minimum run time of 10 s: built-in plug-ins.
+    fn builtins() -> Profile {
+        Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(LowerPriorityFirst)
+            .plugin(MinRunTime::new(10_000))
+            .build()
+            .unwrap()
+    }
+
+    /// A 2-cpu node (and queue `q`, 2 cpus nominal, where `queue`), order-based preemption
+    /// under `profile`. At 0 `a` and `b` (one cpu, 40 minutes) start; at 1 `p` (25 minutes,
+    /// two one-cpu tasks) and `o` (25 minutes, one task) wait: with [`builtins`], every
+    /// victim is vetoed until 10 s.
+    fn two_vetoed(profile: Profile, queue: bool) -> Scheduler {
+        let mut cluster: ClusterConfig = serde_json::from_str(if queue {
+            r#"{"nodes": [{"name": "n1", "cpus": 2}],
+                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 2}}}]}"#
+        } else {
+            r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#
+        })
+        .unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let job = |name: &str, minutes: u64, count: u32| {
+            let mut job = JobSpec::new(name, minutes * 60_000, count);
+            if queue {
+                job.queue = Some("q".into());
+            }
+            Event::Submit { job }
+        };
+        s.tick(0, vec![job("a", 40, 1), job("b", 40, 1)]).unwrap();
+        s.tick(1, vec![job("p", 25, 2), job("o", 25, 1)]).unwrap();
+        assert_eq!(s.state.running.len(), 2);
+        assert_eq!(s.state.pending.len(), 2);
+        s
+    }
+
+    #[test]
+    fn an_order_based_search_is_remembered_where_the_memo_holds_and_recorded_where_it_may_be() {
+        let mut s = two_vetoed(builtins(), false);
+        let failure = |s: &Scheduler, name: &str| s.no_room_failure(id(s, name), 1_500_001, false);
+        // Two tasks packed: the placements decide; one task: the counts.
+        assert!(matches!(
+            failure(&s, "p"),
+            Some((Failure::Ranked { counted: false, .. }, true))
+        ));
+        assert!(matches!(
+            failure(&s, "o"),
+            Some((Failure::Ranked { counted: true, .. }, true))
+        ));
+        // A preemptor preempted before is not recorded under anti-thrash (its candidates
+        // leave out the job that preempted it).
+        let arrival = s.state.job(id(&s, "a")).unwrap().arrival;
+        job_mut(&mut s, "o").preempted_by.push(arrival);
+        assert!(matches!(
+            failure(&s, "o"),
+            Some((Failure::Ranked { .. }, false))
+        ));
+        s.state.config.policy.preemption.anti_thrash = false;
+        assert!(matches!(
+            failure(&s, "o"),
+            Some((Failure::Ranked { .. }, true))
+        ));
+        // None in the reference pass, nor without order-based preemption, nor with a quota
+        // tree, nor with a victim plug-in of the host's.
+        assert_eq!(failure(&s.with_reference_pass(), "p"), None);
+        s.state.config.policy.preemption.order_based = false;
+        assert_eq!(failure(&s, "p"), None);
+        assert_eq!(failure(&two_vetoed(builtins(), true), "p"), None);
+        let hosts = Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(OldestFirst)
+            .build()
+            .unwrap();
+        assert_eq!(failure(&two_vetoed(hosts, false), "p"), None);
+    }
+
+    #[test]
+    fn a_fair_sharing_search_is_remembered_only_where_it_reads_nothing_else_of_its_preemptor() {
+        // A full 2-cpu node; the fair-sharing root `all` holds `qa` and `qb`, 1 cpu nominal
+        // each, running `a1` and `b1`; `p` of `qa` (priority 3) waits.
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 2}],
+                "cohorts": [{"name": "all", "fair_sharing": {"enabled": true}}],
+                "queues": [{"name": "qa", "cohort": "all", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "qb", "cohort": "all", "quota": {"cpu": {"nominal": 1}}}]}"#,
+        )
+        .unwrap();
+        cluster.policy.preemption.enabled = false;
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = |name: &str, queue: &str, priority: i32| {
+            let mut job = JobSpec::new(name, 3_600_000, 1);
+            job.queue = Some(queue.into());
+            job.priority = priority;
+            Event::Submit { job }
+        };
+        s.tick(0, vec![job("a1", "qa", 0), job("b1", "qb", 0)])
+            .unwrap();
+        s.tick(1, vec![job("p", "qa", 3)]).unwrap();
+        assert_eq!(s.state.pending.len(), 1);
+        let qa = s.state.job_queue(id(&s, "p")).unwrap();
+        let failure = |s: &Scheduler| s.no_room_failure(id(s, "p"), 3_600_001, true);
+        assert!(matches!(
+            failure(&s),
+            Some((Failure::Fair { queue, priority: 3, .. }, true)) if queue == qa
+        ));
+        // Not where its demand depends on its nodes (exclusive).
+        job_mut(&mut s, "p").spec.exclusive = true;
+        assert_eq!(failure(&s), None);
+        job_mut(&mut s, "p").spec.exclusive = false;
+        // Not where it was preempted before, under anti-thrash.
+        let arrival = s.state.job(id(&s, "b1")).unwrap().arrival;
+        job_mut(&mut s, "p").preempted_by.push(arrival);
+        assert_eq!(failure(&s), None);
+        job_mut(&mut s, "p").preempted_by.clear();
+        assert!(failure(&s).is_some());
+        // Not where its queue's candidates read its submit time.
+        s.state.config.queues[qa.index()].preemption.within_queue =
+            WithinQueue::LowerOrNewerEqualPriority;
+        assert_eq!(failure(&s), None);
     }
 }
