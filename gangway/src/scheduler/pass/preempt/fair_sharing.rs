@@ -550,6 +550,33 @@ mod tests {
     }
 
     #[test]
+    fn left_groups_the_places_by_queue_in_their_order_and_takes_them_from_the_front() {
+        // Four queues: 0 and 1 with places interleaved, 2 with one, 3 with none.
+        let given = [(1, 10), (0, 11), (1, 12), (2, 13), (0, 14), (1, 15)];
+        let mut left = Left::of(given.into_iter().map(|(q, p)| (QueueId(q), p)), 4);
+        let front = |left: &Left| (0..5).map(|q| left.front(QueueId(q))).collect::<Vec<_>>();
+        assert_eq!(front(&left), [Some(11), Some(10), Some(13), None, None]);
+        // Each queue's places come in the order given, then none (not the next queue's).
+        assert_eq!(left.pop_front(QueueId(0)), Some(11));
+        assert_eq!(left.front(QueueId(0)), Some(14));
+        assert_eq!(left.pop_front(QueueId(0)), Some(14));
+        assert_eq!(left.pop_front(QueueId(0)), None);
+        assert_eq!(left.front(QueueId(0)), None);
+        assert_eq!(left.pop_front(QueueId(1)), Some(10));
+        assert_eq!(front(&left), [None, Some(12), Some(13), None, None]);
+        // `take_all` takes what is left of one queue, leaving the others alone.
+        assert_eq!(left.take_all(QueueId(1)), [12, 15]);
+        assert_eq!(left.take_all(QueueId(1)), [] as [usize; 0]);
+        assert_eq!(left.pop_front(QueueId(1)), None);
+        assert_eq!(left.take_all(QueueId(3)), [] as [usize; 0]);
+        assert_eq!(left.take_all(QueueId(7)), [] as [usize; 0]);
+        assert_eq!(front(&left), [None, None, Some(13), None, None]);
+        assert_eq!(left.take_all(QueueId(2)), [13]);
+        assert_eq!(front(&left), [None; 5]);
+        assert_eq!(left.pop_front(QueueId(2)), None);
+    }
+
+    #[test]
     fn the_sides_are_the_children_of_the_lowest_common_cohort() {
         let tree = nested_tree();
         let own = |name| tree.path_nodes(q(&tree, name));
@@ -889,5 +916,25 @@ mod tests {
             let (_, victims) = weighted_preempting(&["b"], strategies, &running, ("b", 1));
             assert!(victims.is_empty(), "{strategies:?}");
         }
+    }
+
+    #[test]
+    fn a_fair_sharing_search_alike_to_one_that_found_no_room_in_the_pass_is_skipped() {
+        // As in `a_job_that_passes_neither_strategy_is_not_taken`: `b-p` finds no victim.
+        let mut running = ones("a", 4);
+        running.extend(ones("b", 4));
+        running.extend(ones("c", 1));
+        let (mut s, victims) = preempting(&BOTH, &running, ("b", 1));
+        assert!(victims.is_empty());
+        let skips = |s: &Scheduler| s.last.preempt_taken.fair_no_room_skips;
+        assert_eq!(skips(&s), 0);
+        // `b-q`, of `b-p`'s queue, priority and shape, is known to find none after it.
+        let mut job = JobSpec::new("b-q", 3_600_000, 1);
+        job.queue = Some("b".into());
+        job.groups[0].cpus = crate::Milli::from_units(1);
+        job.groups[0].memory_mib = 0;
+        let out = s.tick(2, vec![Event::Submit { job }]).unwrap();
+        assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+        assert_eq!(skips(&s), 1);
     }
 }

@@ -894,8 +894,8 @@ impl Scheduler {
 mod tests {
     use super::*;
     use crate::policy::Profile;
-    use crate::policy::builtin::LowerPriorityFirst;
-    use crate::scheduler::pass::preempt::test_plugins::ByPriority;
+    use crate::policy::builtin::{LowerPriorityFirst, MinRunTime, ShortestFirst};
+    use crate::scheduler::pass::preempt::test_plugins::{ByPriority, OldestFirst};
     use crate::{ClusterConfig, Event, JobSpec, Milli};
 
     fn submit(name: &str, cpus: u64, count: u32, priority: i32, queue: bool) -> Event {
@@ -1122,5 +1122,422 @@ mod tests {
         assert_eq!(victims, ["y"]);
         assert_eq!(planned, held);
         assert_eq!(gpu_fill_back(true), (victims, planned, held));
+    }
+
+    fn id(s: &Scheduler, name: &str) -> JobId {
+        s.state.job_names[name]
+    }
+
+    /// The named jobs, each with `basis`.
+    fn with_basis(s: &Scheduler, names: &[&str], basis: Basis) -> Vec<(JobId, Basis)> {
+        names.iter().map(|name| (id(s, name), basis)).collect()
+    }
+
+    /// A full 9-cpu node; preemption off, so that nothing moves. Cohort `c` holds `qa` (4 cpus
+    /// nominal; lower or newer equal priority within the queue, reclaiming lower priorities),
+    /// `qb` (2; lower priority within) and `qc` (4; borrowing lower priorities within the
+    /// cohort, never reclaiming); cohort `d` holds `qd` (1) and `qe` (2). At 0 one-cpu jobs
+    /// start, named by queue and priority: `a1`, `a5`, `a9`; `b1`, `b5`, `b9` (`qb` borrows
+    /// 1); `c1`; `d1` and `d1x` (`qd` borrows 1 of `qe`'s). At 1 `pa`, `pb` and `pc`
+    /// (priority 5) of `qa`, `qb` and `qc` wait.
+    fn queue_policies() -> Scheduler {
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 9}],
+                "cohorts": [{"name": "c"}, {"name": "d"}],
+                "queues": [{"name": "qa", "cohort": "c", "quota": {"cpu": {"nominal": 4}},
+                            "preemption": {"within_queue": "lower_or_newer_equal_priority",
+                                           "reclaim_within_cohort": "lower_priority"}},
+                           {"name": "qb", "cohort": "c", "quota": {"cpu": {"nominal": 2}},
+                            "preemption": {"within_queue": "lower_priority"}},
+                           {"name": "qc", "cohort": "c", "quota": {"cpu": {"nominal": 4}},
+                            "preemption": {"borrow_within_cohort": {"policy": "lower_priority"}}},
+                           {"name": "qd", "cohort": "d", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "qe", "cohort": "d", "quota": {"cpu": {"nominal": 2}}}]}"#,
+        )
+        .unwrap();
+        cluster.policy.preemption.enabled = false;
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = |name: &str, queue: &str, priority: i32| {
+            let mut job = JobSpec::new(name, 3_600_000, 1);
+            job.queue = Some(queue.into());
+            job.priority = priority;
+            Event::Submit { job }
+        };
+        let first = vec![
+            job("a1", "qa", 1),
+            job("a5", "qa", 5),
+            job("a9", "qa", 9),
+            job("b1", "qb", 1),
+            job("b5", "qb", 5),
+            job("b9", "qb", 9),
+            job("c1", "qc", 1),
+            job("d1", "qd", 1),
+            job("d1x", "qd", 1),
+        ];
+        s.tick(0, first).unwrap();
+        let waiting = vec![job("pa", "qa", 5), job("pb", "qb", 5), job("pc", "qc", 5)];
+        s.tick(1, waiting).unwrap();
+        assert_eq!(s.state.running.len(), 9);
+        assert_eq!(s.state.pending.len(), 3);
+        let tree = s.state.quota.tree.as_ref().unwrap();
+        let borrowing =
+            ["qa", "qb", "qc", "qd"].map(|q| tree.is_borrowing(tree.queue_id(q).unwrap()));
+        assert_eq!(borrowing, [false, true, false, true]);
+        s
+    }
+
+    #[test]
+    fn a_queue_s_policies_give_the_basis_on_which_its_job_may_take_another_s() {
+        let mut s = queue_policies();
+        let basis = |s: &Scheduler, p: &str, v: &str| s.queue_basis(id(s, p), id(s, v));
+        let each = |s: &Scheduler, p: &str, victims: &[&str]| {
+            victims.iter().map(|v| basis(s, p, v)).collect::<Vec<_>>()
+        };
+        let free = Some(Basis::Free);
+        // Within `qa`: lower priority, or equal and submitted later (`a5` came before `pa`).
+        assert_eq!(each(&s, "pa", &["a1", "a5", "a9"]), [free, None, None]);
+        // Within `qb`: lower priority only.
+        assert_eq!(each(&s, "pb", &["b1", "b5", "b9"]), [free, None, None]);
+        // Within `qc`: never.
+        assert_eq!(basis(&s, "pc", "c1"), None);
+        // `qa` reclaims the lower priorities of `qb`, which borrows, and nothing of `qc`, which
+        // does not, nor of `qd`, which borrows in another tree.
+        assert_eq!(
+            each(&s, "pa", &["b1", "b5", "b9", "c1", "d1"]),
+            [Some(Basis::Reclaim), None, None, None, None]
+        );
+        // `qc` takes the lower priorities of a borrower while borrowing, and reclaims nothing;
+        // `qb` takes nothing of the other queues.
+        assert_eq!(each(&s, "pc", &["b1", "b5", "d1"]), [free, None, None]);
+        assert_eq!(each(&s, "pb", &["a1", "c1", "d1"]), [None, None, None]);
+        // A job of `pa`'s priority submitted after it may be taken, one of a higher priority
+        // not; at the same submit time the later arrival decides, and `pa` is not after itself.
+        let pa = s.state.job(id(&s, "pa")).unwrap();
+        let (submit, arrival) = (pa.submit_ms, pa.arrival);
+        for name in ["a5", "a9"] {
+            job_mut(&mut s, name).submit_ms = submit + 1;
+        }
+        assert_eq!(each(&s, "pa", &["a5", "a9"]), [free, None]);
+        let a5 = job_mut(&mut s, "a5");
+        (a5.submit_ms, a5.arrival) = (submit, arrival + 1);
+        assert_eq!(basis(&s, "pa", "a5"), free);
+        job_mut(&mut s, "a5").arrival = arrival;
+        assert_eq!(basis(&s, "pa", "a5"), None);
+    }
+
+    /// [`fill_back`]'s node with `e` (1 cpu, priority 5) in place of `y`'s second cpu: `x`
+    /// (0), `y` (1), `e` and `z` (9) run, and `p` (priority 5, 1 cpu) waits; preemption is
+    /// then turned off, so that nothing moves.
+    fn ranked_four() -> Scheduler {
+        let cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+        let mut s = order_based(cluster, false);
+        let first = vec![
+            submit("x", 1, 1, 0, false),
+            submit("y", 1, 1, 1, false),
+            submit("e", 1, 1, 5, false),
+            submit("z", 1, 1, 9, false),
+        ];
+        s.tick(0, first).unwrap();
+        s.state.config.policy.preemption.enabled = false;
+        s.tick(1, vec![submit("p", 1, 1, 5, false)]).unwrap();
+        assert_eq!(s.state.running.len(), 4);
+        s
+    }
+
+    #[test]
+    fn order_based_candidates_are_the_jobs_strictly_below_the_preemptor_lower_priority_first() {
+        let s = ranked_four();
+        let p = id(&s, "p");
+        // Not `e`, of `p`'s priority, nor `z`, above it.
+        assert_eq!(
+            s.victim_candidates(p, Walk::Every),
+            (with_basis(&s, &["x", "y"], Basis::Free), None)
+        );
+    }
+
+    /// A 2-cpu node in partitions `high` (tier 1) and `low` (tier 0, the default); `x` (low)
+    /// and `h` (high) run, one cpu each, and `p` (high, 1 cpu) waits; preemption on, order-based
+    /// preemption off, partition tiers as `tiers`.
+    fn tiered(tiers: bool) -> Scheduler {
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 2, "partitions": ["high", "low"]}],
+                "partitions": [{"name": "high", "priority_tier": 1},
+                               {"name": "low", "priority_tier": 0, "default": true}]}"#,
+        )
+        .unwrap();
+        cluster.policy.preemption.enabled = false;
+        cluster.policy.preemption.partition_tiers = tiers;
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = |name: &str, partition: &str| {
+            let mut job = JobSpec::new(name, 3_600_000, 1);
+            job.partition = Some(partition.into());
+            Event::Submit { job }
+        };
+        s.tick(0, vec![job("x", "low"), job("h", "high")]).unwrap();
+        s.tick(1, vec![job("p", "high")]).unwrap();
+        s.state.config.policy.preemption.enabled = true;
+        assert_eq!(s.state.running.len(), 2);
+        s
+    }
+
+    #[test]
+    fn with_partition_tiers_a_job_of_a_lower_tier_is_a_candidate() {
+        let s = tiered(true);
+        let p = id(&s, "p");
+        assert_eq!(
+            s.victim_candidates(p, Walk::Every),
+            (with_basis(&s, &["x"], Basis::Free), None)
+        );
+        let s = tiered(false);
+        assert_eq!(
+            s.victim_candidates(id(&s, "p"), Walk::Every),
+            (vec![], None)
+        );
+    }
+
+    /// A 2-cpu node, order-based preemption, shortest first, lower priority first and a
+    /// minimum run time of 10 s (built-in plug-ins: the victim order is kept for a pass). At 0
+    /// `a` and `b` (one cpu, 40 minutes) start; at 1 `p` and `q` (25 minutes, two one-cpu
+    /// tasks) are submitted.
+    #[test]
+    fn a_search_counts_its_shortcuts_and_a_veto_s_end_wakes_the_scheduler() {
+        let mut cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let mut s = Scheduler::with_profile(cluster, builtins()).unwrap();
+        let job = |name: &str, minutes: u64, count: u32| Event::Submit {
+            job: JobSpec::new(name, minutes * 60_000, count),
+        };
+        s.tick(0, vec![job("a", 40, 1), job("b", 40, 1)]).unwrap();
+        // (outranked walks, no-room skips, victim orders carried) so far.
+        let taken = |s: &Scheduler| {
+            let t = &s.last.preempt_taken;
+            (t.outranked_walks, t.no_room_skips, t.victim_orders_carried)
+        };
+        assert_eq!(taken(&s), (0, 0, 0));
+        // Both are vetoed until 10 s: `p` finds no victim and `q`, alike, is known to find
+        // none; the scheduler asks to be woken at the veto's end.
+        let out = s.tick(1, vec![job("p", 25, 2), job("q", 25, 2)]).unwrap();
+        assert!(victims_for_p(&out.decisions).is_empty());
+        assert_eq!(out.next_wakeup_ms, Some(10_000));
+        assert_eq!(taken(&s), (1, 1, 0));
+        assert_eq!(
+            s.victim_candidates(id(&s, "p"), Walk::Every),
+            (vec![], Some(10_000))
+        );
+        // Once the vetoes end, `p` takes both from the order carried from the pass before;
+        // `q` then finds none.
+        let out = s.tick(20_000, vec![]).unwrap();
+        let mut victims = victims_for_p(&out.decisions);
+        victims.sort_unstable();
+        assert_eq!(victims, ["a", "b"]);
+        assert_eq!(taken(&s), (3, 1, 1));
+    }
+
+    #[test]
+    fn a_borrowing_preemptor_outside_fair_sharing_is_not_held_back_by_the_fair_shares() {
+        // Cohort `c` (not fair sharing): `qa` and `qb`, 2 cpus nominal each, of a 4-cpu node.
+        // `qa`'s jobs run at priority 9, `qb`'s at 0; `p` of `qa` (priority 5) would make `qa`
+        // borrow, which no fair-sharing target could allow, but order-based preemption takes a
+        // job of `qb`, with or without shortcuts.
+        for reference in [false, true] {
+            let cluster: ClusterConfig = serde_json::from_str(
+                r#"{"nodes": [{"name": "n1", "cpus": 4}],
+                    "cohorts": [{"name": "c"}],
+                    "queues": [{"name": "qa", "cohort": "c", "quota": {"cpu": {"nominal": 2}}},
+                               {"name": "qb", "cohort": "c", "quota": {"cpu": {"nominal": 2}}}]}"#,
+            )
+            .unwrap();
+            let mut s = order_based(cluster, reference);
+            let job = |name: &str, queue: &str, priority: i32| {
+                let mut job = JobSpec::new(name, 3_600_000, 1);
+                job.queue = Some(queue.into());
+                job.priority = priority;
+                Event::Submit { job }
+            };
+            let first = vec![
+                job("a1", "qa", 9),
+                job("a2", "qa", 9),
+                job("b1", "qb", 0),
+                job("b2", "qb", 0),
+            ];
+            s.tick(0, first).unwrap();
+            assert_eq!(s.state.running.len(), 4);
+            let out = s.tick(1, vec![job("p", "qa", 5)]).unwrap();
+            let victims = victims_for_p(&out.decisions);
+            assert_eq!(victims.len(), 1, "{reference}");
+            assert!(victims[0].starts_with('b'), "{victims:?}");
+        }
+    }
+
+    /// A victim veto plug-in of the host's: every victim vetoed until now, a veto already over.
+    #[derive(Clone, Debug)]
+    struct VetoEndingNow;
+
+    #[gangway::policy::plugin]
+    impl crate::policy::Plugin for VetoEndingNow {
+        fn name(&self) -> &str {
+            "veto_ending_now"
+        }
+
+        fn veto_victim(
+            &self,
+            _: JobView<'_>,
+            _: JobView<'_>,
+            context: &crate::policy::PassContext<'_>,
+        ) -> Option<crate::policy::Veto> {
+            Some(crate::policy::Veto::new("over").until(context.now_ms()))
+        }
+    }
+
+    #[test]
+    fn a_veto_that_ends_now_removes_the_candidate_and_asks_for_no_retry() {
+        // A 1-cpu node: `x` (priority 0) runs, `p` (priority 5) would take it.
+        let mut cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let profile = Profile::builder()
+            .plugin(ByPriority)
+            .plugin(LowerPriorityFirst)
+            .plugin(VetoEndingNow)
+            .build()
+            .unwrap();
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        s.tick(0, vec![submit("x", 1, 1, 0, false)]).unwrap();
+        let out = s.tick(1, vec![submit("p", 1, 1, 5, false)]).unwrap();
+        assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+        // Woken when `x` ends, not at once.
+        assert_eq!(out.next_wakeup_ms, Some(3_600_000));
+        assert_eq!(
+            s.victim_candidates(id(&s, "p"), Walk::Every),
+            (vec![], None)
+        );
+    }
+
+    /// Shortest first, lower priority first and a minimum run time of 10 s: built-in plug-ins.
+    fn builtins() -> Profile {
+        Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(LowerPriorityFirst)
+            .plugin(MinRunTime::new(10_000))
+            .build()
+            .unwrap()
+    }
+
+    /// A 2-cpu node (and queue `q`, 2 cpus nominal, where `queue`), order-based preemption
+    /// under `profile`. At 0 `a` and `b` (one cpu, 40 minutes) start; at 1 `p` (25 minutes,
+    /// two one-cpu tasks) and `o` (25 minutes, one task) wait: with [`builtins`], every
+    /// victim is vetoed until 10 s.
+    fn two_vetoed(profile: Profile, queue: bool) -> Scheduler {
+        let mut cluster: ClusterConfig = serde_json::from_str(if queue {
+            r#"{"nodes": [{"name": "n1", "cpus": 2}],
+                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 2}}}]}"#
+        } else {
+            r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#
+        })
+        .unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let job = |name: &str, minutes: u64, count: u32| {
+            let mut job = JobSpec::new(name, minutes * 60_000, count);
+            if queue {
+                job.queue = Some("q".into());
+            }
+            Event::Submit { job }
+        };
+        s.tick(0, vec![job("a", 40, 1), job("b", 40, 1)]).unwrap();
+        s.tick(1, vec![job("p", 25, 2), job("o", 25, 1)]).unwrap();
+        assert_eq!(s.state.running.len(), 2);
+        assert_eq!(s.state.pending.len(), 2);
+        s
+    }
+
+    #[test]
+    fn an_order_based_search_is_remembered_where_the_memo_holds_and_recorded_where_it_may_be() {
+        let mut s = two_vetoed(builtins(), false);
+        let failure = |s: &Scheduler, name: &str| s.no_room_failure(id(s, name), 1_500_001, false);
+        // Two tasks packed: the placements decide; one task: the counts.
+        assert!(matches!(
+            failure(&s, "p"),
+            Some((Failure::Ranked { counted: false, .. }, true))
+        ));
+        assert!(matches!(
+            failure(&s, "o"),
+            Some((Failure::Ranked { counted: true, .. }, true))
+        ));
+        // A preemptor preempted before is not recorded under anti-thrash (its candidates
+        // leave out the job that preempted it).
+        let arrival = s.state.job(id(&s, "a")).unwrap().arrival;
+        job_mut(&mut s, "o").preempted_by.push(arrival);
+        assert!(matches!(
+            failure(&s, "o"),
+            Some((Failure::Ranked { .. }, false))
+        ));
+        s.state.config.policy.preemption.anti_thrash = false;
+        assert!(matches!(
+            failure(&s, "o"),
+            Some((Failure::Ranked { .. }, true))
+        ));
+        // None in the reference pass, nor without order-based preemption, nor with a quota
+        // tree, nor with a victim plug-in of the host's.
+        assert_eq!(failure(&s.with_reference_pass(), "p"), None);
+        s.state.config.policy.preemption.order_based = false;
+        assert_eq!(failure(&s, "p"), None);
+        assert_eq!(failure(&two_vetoed(builtins(), true), "p"), None);
+        let hosts = Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(OldestFirst)
+            .build()
+            .unwrap();
+        assert_eq!(failure(&two_vetoed(hosts, false), "p"), None);
+    }
+
+    #[test]
+    fn a_fair_sharing_search_is_remembered_only_where_it_reads_nothing_else_of_its_preemptor() {
+        // A full 2-cpu node; the fair-sharing root `all` holds `qa` and `qb`, 1 cpu nominal
+        // each, running `a1` and `b1`; `p` of `qa` (priority 3) waits.
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 2}],
+                "cohorts": [{"name": "all", "fair_sharing": {"enabled": true}}],
+                "queues": [{"name": "qa", "cohort": "all", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "qb", "cohort": "all", "quota": {"cpu": {"nominal": 1}}}]}"#,
+        )
+        .unwrap();
+        cluster.policy.preemption.enabled = false;
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = |name: &str, queue: &str, priority: i32| {
+            let mut job = JobSpec::new(name, 3_600_000, 1);
+            job.queue = Some(queue.into());
+            job.priority = priority;
+            Event::Submit { job }
+        };
+        s.tick(0, vec![job("a1", "qa", 0), job("b1", "qb", 0)])
+            .unwrap();
+        s.tick(1, vec![job("p", "qa", 3)]).unwrap();
+        assert_eq!(s.state.pending.len(), 1);
+        let qa = s.state.job_queue(id(&s, "p")).unwrap();
+        let failure = |s: &Scheduler| s.no_room_failure(id(s, "p"), 3_600_001, true);
+        assert!(matches!(
+            failure(&s),
+            Some((Failure::Fair { queue, priority: 3, .. }, true)) if queue == qa
+        ));
+        // Not where its demand depends on its nodes (exclusive).
+        job_mut(&mut s, "p").spec.exclusive = true;
+        assert_eq!(failure(&s), None);
+        job_mut(&mut s, "p").spec.exclusive = false;
+        // Not where it was preempted before, under anti-thrash.
+        let arrival = s.state.job(id(&s, "b1")).unwrap().arrival;
+        job_mut(&mut s, "p").preempted_by.push(arrival);
+        assert_eq!(failure(&s), None);
+        job_mut(&mut s, "p").preempted_by.clear();
+        assert!(failure(&s).is_some());
+        // Not where its queue's candidates read its submit time.
+        s.state.config.queues[qa.index()].preemption.within_queue =
+            WithinQueue::LowerOrNewerEqualPriority;
+        assert_eq!(failure(&s), None);
     }
 }
