@@ -181,20 +181,10 @@ mod tests {
     use super::*;
     use crate::config::{BorrowPolicy, ReclaimWithinCohort, WithinQueue};
     use crate::policy::Profile;
-    use crate::policy::builtin::{LowerPriorityFirst, MinRunTime, ShortestFirst};
+    use crate::policy::builtin::ShortestFirst;
     use crate::scheduler::pass::preempt::Walk;
-    use crate::scheduler::pass::preempt::test_plugins::OldestFirst;
+    use crate::scheduler::pass::preempt::test_plugins::{OldestFirst, built_ins};
     use crate::{ClusterConfig, Event, JobSpec};
-
-    /// Shortest first, lower priority first and a minimum run time of 10 s.
-    fn built_ins() -> Profile {
-        Profile::builder()
-            .plugin(ShortestFirst)
-            .plugin(LowerPriorityFirst)
-            .plugin(MinRunTime::new(10_000))
-            .build()
-            .unwrap()
-    }
 
     /// A 7-cpu node; cohort `c` holds queues `qa` (4 cpus nominal), `qb` (2) and `qc` (1),
     /// cohort `f` (fair sharing) queue `qf` (2). Preemption is off, so that nothing moves.

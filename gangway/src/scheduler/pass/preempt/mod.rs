@@ -99,6 +99,18 @@ mod test_plugins {
         }
     }
 
+    /// Shortest first, lower priority first and a minimum run time of 10 s: built-in
+    /// plug-ins only.
+    pub(super) fn built_ins() -> crate::policy::Profile {
+        use crate::policy::builtin::{LowerPriorityFirst, MinRunTime, ShortestFirst};
+        crate::policy::Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(LowerPriorityFirst)
+            .plugin(MinRunTime::new(10_000))
+            .build()
+            .unwrap()
+    }
+
     /// A victim order plug-in that is not a built-in: the lower job id first.
     #[derive(Clone, Debug)]
     pub(super) struct OldestFirst;
@@ -894,9 +906,17 @@ impl Scheduler {
 mod tests {
     use super::*;
     use crate::policy::Profile;
-    use crate::policy::builtin::{LowerPriorityFirst, MinRunTime, ShortestFirst};
-    use crate::scheduler::pass::preempt::test_plugins::{ByPriority, OldestFirst};
+    use crate::policy::builtin::{LowerPriorityFirst, ShortestFirst};
+    use crate::scheduler::pass::preempt::test_plugins::{ByPriority, OldestFirst, built_ins};
     use crate::{ClusterConfig, Event, JobSpec, Milli};
+
+    /// A one-cpu job of an hour in `queue`, of `priority`.
+    fn queued(name: &str, queue: &str, priority: i32) -> Event {
+        let mut job = JobSpec::new(name, 3_600_000, 1);
+        job.queue = Some(queue.into());
+        job.priority = priority;
+        Event::Submit { job }
+    }
 
     fn submit(name: &str, cpus: u64, count: u32, priority: i32, queue: bool) -> Event {
         let mut job = JobSpec::new(name, 3_600_000, count);
@@ -1157,25 +1177,23 @@ mod tests {
         .unwrap();
         cluster.policy.preemption.enabled = false;
         let mut s = Scheduler::new(cluster).unwrap();
-        let job = |name: &str, queue: &str, priority: i32| {
-            let mut job = JobSpec::new(name, 3_600_000, 1);
-            job.queue = Some(queue.into());
-            job.priority = priority;
-            Event::Submit { job }
-        };
         let first = vec![
-            job("a1", "qa", 1),
-            job("a5", "qa", 5),
-            job("a9", "qa", 9),
-            job("b1", "qb", 1),
-            job("b5", "qb", 5),
-            job("b9", "qb", 9),
-            job("c1", "qc", 1),
-            job("d1", "qd", 1),
-            job("d1x", "qd", 1),
+            queued("a1", "qa", 1),
+            queued("a5", "qa", 5),
+            queued("a9", "qa", 9),
+            queued("b1", "qb", 1),
+            queued("b5", "qb", 5),
+            queued("b9", "qb", 9),
+            queued("c1", "qc", 1),
+            queued("d1", "qd", 1),
+            queued("d1x", "qd", 1),
         ];
         s.tick(0, first).unwrap();
-        let waiting = vec![job("pa", "qa", 5), job("pb", "qb", 5), job("pc", "qc", 5)];
+        let waiting = vec![
+            queued("pa", "qa", 5),
+            queued("pb", "qb", 5),
+            queued("pc", "qc", 5),
+        ];
         s.tick(1, waiting).unwrap();
         assert_eq!(s.state.running.len(), 9);
         assert_eq!(s.state.pending.len(), 3);
@@ -1306,7 +1324,7 @@ mod tests {
             serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
         cluster.policy.preemption.enabled = true;
         cluster.policy.preemption.order_based = true;
-        let mut s = Scheduler::with_profile(cluster, builtins()).unwrap();
+        let mut s = Scheduler::with_profile(cluster, built_ins()).unwrap();
         let job = |name: &str, minutes: u64, count: u32| Event::Submit {
             job: JobSpec::new(name, minutes * 60_000, count),
         };
@@ -1351,21 +1369,15 @@ mod tests {
             )
             .unwrap();
             let mut s = order_based(cluster, reference);
-            let job = |name: &str, queue: &str, priority: i32| {
-                let mut job = JobSpec::new(name, 3_600_000, 1);
-                job.queue = Some(queue.into());
-                job.priority = priority;
-                Event::Submit { job }
-            };
             let first = vec![
-                job("a1", "qa", 9),
-                job("a2", "qa", 9),
-                job("b1", "qb", 0),
-                job("b2", "qb", 0),
+                queued("a1", "qa", 9),
+                queued("a2", "qa", 9),
+                queued("b1", "qb", 0),
+                queued("b2", "qb", 0),
             ];
             s.tick(0, first).unwrap();
             assert_eq!(s.state.running.len(), 4);
-            let out = s.tick(1, vec![job("p", "qa", 5)]).unwrap();
+            let out = s.tick(1, vec![queued("p", "qa", 5)]).unwrap();
             let victims = victims_for_p(&out.decisions);
             assert_eq!(victims.len(), 1, "{reference}");
             assert!(victims[0].starts_with('b'), "{victims:?}");
@@ -1417,16 +1429,6 @@ mod tests {
         );
     }
 
-    /// Shortest first, lower priority first and a minimum run time of 10 s: built-in plug-ins.
-    fn builtins() -> Profile {
-        Profile::builder()
-            .plugin(ShortestFirst)
-            .plugin(LowerPriorityFirst)
-            .plugin(MinRunTime::new(10_000))
-            .build()
-            .unwrap()
-    }
-
     /// A 2-cpu node (and queue `q`, 2 cpus nominal, where `queue`), order-based preemption
     /// under `profile`. At 0 `a` and `b` (one cpu, 40 minutes) start; at 1 `p` (25 minutes,
     /// two one-cpu tasks) and `o` (25 minutes, one task) wait: with [`builtins`], every
@@ -1458,7 +1460,7 @@ mod tests {
 
     #[test]
     fn an_order_based_search_is_remembered_where_the_memo_holds_and_recorded_where_it_may_be() {
-        let mut s = two_vetoed(builtins(), false);
+        let mut s = two_vetoed(built_ins(), false);
         let failure = |s: &Scheduler, name: &str| s.no_room_failure(id(s, name), 1_500_001, false);
         // Two tasks packed: the placements decide; one task: the counts.
         assert!(matches!(
@@ -1487,7 +1489,7 @@ mod tests {
         assert_eq!(failure(&s.with_reference_pass(), "p"), None);
         s.state.config.policy.preemption.order_based = false;
         assert_eq!(failure(&s, "p"), None);
-        assert_eq!(failure(&two_vetoed(builtins(), true), "p"), None);
+        assert_eq!(failure(&two_vetoed(built_ins(), true), "p"), None);
         let hosts = Profile::builder()
             .plugin(ShortestFirst)
             .plugin(OldestFirst)
@@ -1509,15 +1511,9 @@ mod tests {
         .unwrap();
         cluster.policy.preemption.enabled = false;
         let mut s = Scheduler::new(cluster).unwrap();
-        let job = |name: &str, queue: &str, priority: i32| {
-            let mut job = JobSpec::new(name, 3_600_000, 1);
-            job.queue = Some(queue.into());
-            job.priority = priority;
-            Event::Submit { job }
-        };
-        s.tick(0, vec![job("a1", "qa", 0), job("b1", "qb", 0)])
+        s.tick(0, vec![queued("a1", "qa", 0), queued("b1", "qb", 0)])
             .unwrap();
-        s.tick(1, vec![job("p", "qa", 3)]).unwrap();
+        s.tick(1, vec![queued("p", "qa", 3)]).unwrap();
         assert_eq!(s.state.pending.len(), 1);
         let qa = s.state.job_queue(id(&s, "p")).unwrap();
         let failure = |s: &Scheduler| s.no_room_failure(id(s, "p"), 3_600_001, true);
