@@ -264,7 +264,9 @@ impl TaskGroup {
 }
 
 /// How a task group's tasks are laid out over nodes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PlacementMode {
     /// As few nodes as possible.

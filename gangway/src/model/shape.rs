@@ -6,7 +6,7 @@ use crate::model::ids::MigProfileId;
 use crate::model::job::PlacementMode;
 
 /// The GPUs one task needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum GpuNeed {
     /// No GPU.
@@ -39,7 +39,9 @@ impl GpuNeed {
 }
 
 /// A set of GPU models as a bitmask over interned model ids; empty means any model.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct ModelMask(pub u64);
 
@@ -68,7 +70,7 @@ impl ModelMask {
 ///     .with_mode(PlacementMode::Spread);
 /// assert_eq!((shape.count, shape.min_count, shape.whole_gpus()), (4, 2, 2));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskShape {
     /// Cpus per task, thousandths.

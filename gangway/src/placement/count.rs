@@ -205,6 +205,7 @@ mod tests {
                             mix: &mix,
                             topology: None,
                             gate: None,
+                            scores: None,
                         };
                         let counted =
                             fits_now_by_count(&state.nodes, &state.index, gang, true, &held);
@@ -262,6 +263,7 @@ mod tests {
                             mix: &mix,
                             topology: None,
                             gate: None,
+                            scores: None,
                         };
                         let counted = fits_now_by_count(
                             &state.nodes,
@@ -319,6 +321,7 @@ mod tests {
             mix: &mix,
             topology: None,
             gate: None,
+            scores: None,
         };
         let spread = shape(1, 1, 1, PlacementMode::Spread);
         let pack = shape(1, 1, 1, PlacementMode::Pack);

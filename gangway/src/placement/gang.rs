@@ -42,6 +42,7 @@ use crate::placement::FreeTotals;
 use crate::placement::fit::{busy_devices_first, take_tasks, tasks_fitting, used_mask};
 use crate::placement::frag::ShapeMix;
 use crate::placement::index::StateKey;
+use crate::placement::score_memo::ScoreMemo;
 use crate::placement::topology::GangTopology;
 
 /// Tasks of one group on one node, with the devices and amounts they use.
@@ -224,6 +225,9 @@ pub struct GangRequest<'a> {
     pub topology: Option<GangTopology<'a>>,
     /// The profile's node filters and scorers for this job; `None`: every node, visit order.
     pub gate: Option<&'a dyn NodeGate>,
+    /// Fragmentation scores kept across a pass's placements now, where its caller knows they
+    /// hold ([`ScoreMemo`]); `None`: scored at every placement.
+    pub(crate) scores: Option<&'a ScoreMemo>,
 }
 
 impl<'a> GangRequest<'a> {
@@ -241,6 +245,7 @@ impl<'a> GangRequest<'a> {
             mix,
             topology: None,
             gate: None,
+            scores: None,
         }
     }
 
@@ -692,26 +697,40 @@ impl<'a> GangBuilder<'a> {
             // An empty mix scores nothing: the busy-first rank and the visit order decide.
             let known = known.or_else(|| mix.is_empty().then_some((0, 0)));
             let (delta, left) = known.unwrap_or_else(|| {
-                let mut after = room;
-                let choose =
-                    |room: &NodeAmounts| self.choose_devices(group, id, shape, room, &planned);
-                devices.clear();
-                take_tasks(
-                    node,
-                    &mut after,
-                    shape,
-                    shape.count,
-                    &mut devices,
-                    Some(&choose),
-                );
-                let delta =
-                    mix.fragmentation(node, &after) as i64 - mix.fragmentation(node, &room) as i64;
-                let left: u64 = after.devices[..node.gpu_count]
-                    .iter()
-                    .map(|d| u64::from(*d))
-                    .sum();
-                scored.push((key, (delta, left)));
-                (delta, left)
+                let mut score = || {
+                    let mut after = room;
+                    let choose =
+                        |room: &NodeAmounts| self.choose_devices(group, id, shape, room, &planned);
+                    devices.clear();
+                    take_tasks(
+                        node,
+                        &mut after,
+                        shape,
+                        shape.count,
+                        &mut devices,
+                        Some(&choose),
+                    );
+                    let delta = mix.fragmentation(node, &after) as i64
+                        - mix.fragmentation(node, &room) as i64;
+                    let left: u64 = after.devices[..node.gpu_count]
+                        .iter()
+                        .map(|d| u64::from(*d))
+                        .sum();
+                    (delta, left)
+                };
+                let kept = self
+                    .request
+                    .scores
+                    .filter(|_| !busy_first && node.mig.is_empty());
+                let score = match kept {
+                    Some(memo) => {
+                        let partition = self.request.partition;
+                        memo.score((partition, shape), key.state.clone(), score)
+                    }
+                    None => score(),
+                };
+                scored.push((key, score));
+                score
             });
             let (idle, elsewhere) = if busy_first {
                 reservation_rank(Some(node), &planned_nodes, id)

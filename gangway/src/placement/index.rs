@@ -88,7 +88,7 @@ struct Slot {
 /// amounts the same way. The devices' thousandths are packed four to a word, first device in
 /// the highest bits ([`packed_devices`]), which orders them exactly as the devices one by one
 /// while comparing four at a time: the index compares these keys at every start and end.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub(crate) struct StateKey {
     capacity: (u64, u64, PackedDevices),
     model: Option<u32>,

@@ -7,6 +7,7 @@ pub(crate) mod fit;
 pub(crate) mod frag;
 pub(crate) mod gang;
 pub(crate) mod index;
+pub(crate) mod score_memo;
 pub(crate) mod topology;
 
 pub use crate::backfill::IndexCandidates;

@@ -176,6 +176,8 @@ impl ClusterState {
             start_epoch: 0,
             index: FreeIndex::default(),
             running_ends: Default::default(),
+            billing: Default::default(),
+            satisfiable: Default::default(),
             topology: None,
             quota: super::QuotaBook::default(),
         };
@@ -324,6 +326,7 @@ impl ClusterState {
 
     /// Adds a built node, returning its id.
     pub(crate) fn insert_node(&mut self, node: Node) -> NodeId {
+        self.satisfiable.clear();
         let id = NodeId(self.nodes.len() as u32);
         self.node_names.insert(node.name.clone(), id);
         self.nodes.push(Some(node));

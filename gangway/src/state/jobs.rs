@@ -74,7 +74,7 @@ impl ClusterState {
         let charges = self.charges_of(&assignments, exclusive);
         let readiness = self.readiness_at_start(now_ms);
         let billing_rate = match (self.fairshare.as_ref(), self.job(id)) {
-            (Some(_), Some(job)) => self.billing_rate(&self.billing(), &job.spec, &charges),
+            (Some(_), Some(job)) => self.billing_rate(self.billing(), &job.spec, &charges),
             _ => 0.0,
         };
         let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {

@@ -29,6 +29,7 @@ impl ClusterState {
         match event {
             Event::Submit { job } => {
                 let mut job = self.compile_job(job, now_ms)?;
+                self.remember_satisfiable(&job);
                 job.assoc = self.associate(&job.spec)?;
                 let name = job.spec.id.clone();
                 let id = self.insert_job(job);

@@ -136,7 +136,7 @@ impl ClusterState {
     /// (must be 0); `at` names the group in errors.
     pub(super) fn mig_need(
         &self,
-        at: &str,
+        at: super::submit::GroupAt<'_>,
         gpus: u64,
         profile: &str,
     ) -> Result<GpuNeed, EventError> {

@@ -17,6 +17,7 @@ mod pending_changes;
 mod quota;
 mod readiness;
 mod reconfigure;
+mod satisfiable;
 mod submit;
 mod topology;
 mod totals;
@@ -130,6 +131,14 @@ pub struct ClusterState {
     /// (derived; kept by every start, release and release-time change; rebuilt on restore).
     #[serde(skip)]
     pub(crate) running_ends: RunningEnds,
+    /// The billing rates the configuration's weights give per resource (derived from the
+    /// configuration and the GPU models; rebuilt with the running jobs' rates).
+    #[serde(skip)]
+    pub(crate) billing: usage::Billing,
+    /// The gangs known to fit the nodes were they empty (derived; cleared wherever the node
+    /// table changes).
+    #[serde(skip)]
+    pub(crate) satisfiable: satisfiable::KnownSatisfiable,
     /// The topology tree when the configuration names levels. A snapshot keeps only the
     /// numbering of its domains, which depends on the order nodes came and went; a restore
     /// adds the nodes back ([`ClusterState::rebuild_restored`]).
@@ -336,6 +345,7 @@ impl ClusterState {
 
     /// Rebuilds derived indexes (after a restore).
     pub(crate) fn rebuild_index(&mut self) {
+        self.satisfiable.clear();
         self.index = FreeIndex::build(&self.nodes, self.models.len());
         self.dependents = DependencyGraph::default();
         for (slot, job) in self.jobs.iter().enumerate() {

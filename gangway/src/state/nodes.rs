@@ -59,6 +59,7 @@ impl ClusterState {
             KillReason::NodeRemoved,
         );
         self.nodes[id.index()] = None;
+        self.satisfiable.clear();
         self.node_names.remove(name);
         self.index.refresh(&self.nodes, id);
         if let Some(topology) = self.topology.as_mut() {

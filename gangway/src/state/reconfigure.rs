@@ -119,6 +119,7 @@ impl ClusterState {
         debug_assert_eq!(node_partitions.len(), self.nodes.len());
         self.partitions = partitions;
         self.default_partition = default_partition;
+        self.satisfiable.clear();
         for (node, set) in self.nodes.iter_mut().zip(node_partitions) {
             if let Some(node) = node {
                 node.partitions = set;

@@ -138,7 +138,7 @@ impl ClusterState {
         g: usize,
         group: &TaskGroup,
     ) -> Result<TaskShape, EventError> {
-        let at = format!("submit {id}: groups[{g}]");
+        let at = GroupAt { id, g };
         if group.count == 0 {
             return Err(invalid(format!("{at}.count must be at least 1")));
         }
@@ -151,7 +151,7 @@ impl ClusterState {
         }
         let gpus = group.gpus.milli();
         let gpu = if let Some(profile) = &group.mig {
-            self.mig_need(&at, gpus, profile)?
+            self.mig_need(at, gpus, profile)?
         } else if gpus == 0 {
             GpuNeed::None
         } else if gpus < u64::from(DEVICE_MILLI) {
@@ -228,9 +228,18 @@ impl ClusterState {
             mix: &plain,
             topology: self.gang_topology(topology),
             gate: None,
+            scores: None,
         };
         let everything = EmptyCluster { nodes: &self.nodes };
-        if place_gang(&self.nodes, &everything, &everything, request).is_some() {
+        let fits = || place_gang(&self.nodes, &everything, &everything, request).is_some();
+        if request.topology.is_none() && self.satisfiable.knows(partition, exclusive, &minimal) {
+            debug_assert!(
+                fits(),
+                "a gang known to fit the empty cluster no longer does"
+            );
+            return Ok(());
+        }
+        if fits() {
             return Ok(());
         }
         let part = &self.partitions[partition.index()];
@@ -246,7 +255,7 @@ impl ClusterState {
                 .iter()
                 .filter(|n| crate::placement::fit::tasks_fitting(n, &n.capacity, &one) > 0)
                 .count();
-            let at = format!("submit {id}: groups[{g}]");
+            let at = GroupAt { id, g };
             let message = if hosts == 0 {
                 format!(
                     "{at}: one task ({}) fits no node of partition {}",
@@ -277,6 +286,20 @@ impl ClusterState {
         ))
     }
 
+    /// Remembers that `job`'s gang (compiled, so it fits the empty cluster) fits, unless it has
+    /// topology constraints ([`KnownSatisfiable`](super::satisfiable::KnownSatisfiable)).
+    pub(super) fn remember_satisfiable(&mut self, job: &Job) {
+        if job.topology.iter().all(Option::is_none) {
+            let minimal = job
+                .shapes
+                .iter()
+                .map(|s| s.with_count(s.min_count))
+                .collect();
+            self.satisfiable
+                .remember(job.partition, job.spec.exclusive, minimal);
+        }
+    }
+
     /// Inserts a compiled job as pending, returning its slot.
     pub(crate) fn insert_job(&mut self, job: Job) -> JobId {
         let name = job.spec.id.clone();
@@ -301,6 +324,19 @@ impl ClusterState {
             self.dependents.add(id, target);
         }
         id
+    }
+}
+
+/// Where in a submission an error is: `submit ID: groups[G]`, formatted only for an error.
+#[derive(Clone, Copy)]
+pub(super) struct GroupAt<'a> {
+    id: &'a str,
+    g: usize,
+}
+
+impl std::fmt::Display for GroupAt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "submit {}: groups[{}]", self.id, self.g)
     }
 }
 

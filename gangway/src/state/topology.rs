@@ -102,6 +102,7 @@ impl ClusterState {
             mix: &self.shape_mix,
             topology: self.gang_topology(&job.topology),
             gate: None,
+            scores: None,
         }
     }
 

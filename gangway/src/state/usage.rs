@@ -56,7 +56,7 @@ impl ClusterState {
             #[cfg(debug_assertions)]
             assert_eq!(
                 rate.to_bits(),
-                self.billing_rate(&billing, &job.spec, &run.charges)
+                self.billing_rate(billing, &job.spec, &run.charges)
                     .to_bits(),
                 "job {}: billing rate stale",
                 job.spec.id
@@ -68,8 +68,19 @@ impl ClusterState {
         self.fairshare = Some(fairshare);
     }
 
-    /// The billing rates per resource the configuration's weights give, for [`ClusterState::billing_rate`].
-    pub(super) fn billing(&self) -> Billing {
+    /// The billing rates per resource the configuration's weights give, for
+    /// [`ClusterState::billing_rate`]: kept since the last [`ClusterState::rebuild_billing_rates`]
+    /// (debug builds compare them with a fresh derivation).
+    pub(super) fn billing(&self) -> &Billing {
+        debug_assert_eq!(
+            self.billing,
+            self.fresh_billing(),
+            "billing rates stale: the weights or the GPU models changed without a rebuild"
+        );
+        &self.billing
+    }
+
+    fn fresh_billing(&self) -> Billing {
         Billing::new(&self.config.policy.fairshare.billing_weights, &self.models)
     }
 
@@ -91,7 +102,8 @@ impl ClusterState {
     /// Derives every running job's billing rate afresh (after a restore, a node change or a
     /// reconfiguration: what the rates read); 0 without accounts, as at a start.
     pub(super) fn rebuild_billing_rates(&mut self) {
-        let billing = self.billing();
+        self.billing = self.fresh_billing();
+        let billing = self.billing.clone();
         let charged = self.fairshare.is_some();
         for slot in 0..self.jobs.len() {
             let Some(rate) = self.jobs[slot].as_ref().and_then(|job| {
@@ -189,7 +201,8 @@ pub(super) fn build_fairshare(config: &ClusterConfig) -> Result<Option<FairShare
 }
 
 /// Billing rates per second: per cpu, per GiB of memory, per device of each GPU model.
-pub(super) struct Billing {
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Billing {
     cpu: f64,
     memory_gib: f64,
     gpu: f64,

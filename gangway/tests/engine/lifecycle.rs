@@ -230,6 +230,49 @@ fn node_remove_and_add() {
 }
 
 #[test]
+fn a_gang_that_fitted_is_refused_once_the_nodes_that_could_hold_it_are_gone() {
+    // The same request, remembered as able to run, is checked again after the node table
+    // changes: a removed node and a reconfigured partition each take the only room away.
+    let four = |id: &str| gpu_job(id, 4, 600_000);
+    let mut s = cluster("");
+    let out = checked_tick(&mut s, 0, vec![submit(four("a")), submit(four("b"))]).unwrap();
+    assert!(out.rejected.is_empty());
+    let remove = |node: &str| Event::NodeRemove { node: node.into() };
+    let out = checked_tick(&mut s, 1, vec![remove("n1"), submit(four("c"))]).unwrap();
+    assert!(out.rejected.is_empty(), "n2 still holds four GPUs");
+    let out = checked_tick(&mut s, 2, vec![remove("n2"), submit(four("d"))]).unwrap();
+    assert_eq!(out.rejected.len(), 1);
+    assert_eq!(
+        out.rejected[0].error.kind,
+        gangway::ErrorKind::Unsatisfiable
+    );
+
+    // A partition whose GPU nodes leave it by reconfiguration.
+    let partitions = r#", "partitions": [{"name": "main", "default": true}, {"name": "gpu"}]"#;
+    let mut s = cluster(partitions);
+    let in_gpu = |id: &str| {
+        let mut job = four(id);
+        job.partition = Some("gpu".into());
+        job
+    };
+    let out = checked_tick(&mut s, 0, vec![submit(in_gpu("a"))]).unwrap();
+    assert!(out.rejected.is_empty());
+    let out = checked_tick(&mut s, 1, vec![finished("a")]).unwrap();
+    assert!(out.rejected.is_empty());
+    let mut config = s.state().config().clone();
+    for node in config.nodes.iter_mut().filter(|n| n.gpus.is_some()) {
+        node.partitions = Some(vec!["main".into()]);
+    }
+    s.reconfigure(config).unwrap();
+    let out = checked_tick(&mut s, 2, vec![submit(in_gpu("b"))]).unwrap();
+    assert_eq!(out.rejected.len(), 1);
+    assert_eq!(
+        out.rejected[0].error.kind,
+        gangway::ErrorKind::Unsatisfiable
+    );
+}
+
+#[test]
 fn drained_node_takes_no_new_work() {
     let mut s = cluster("");
     checked_tick(

@@ -28,6 +28,7 @@ pub(in crate::scheduler) mod quota;
 pub(in crate::scheduler) mod report;
 mod reserve;
 
+use crate::placement::score_memo::ScoreMemo;
 use place::Purpose;
 pub(in crate::scheduler) use place::placement_entries;
 use reserve::Bookings;
@@ -135,6 +136,8 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) holds: place::EarmarkHolds,
     /// Unplaced jobs' quota verdicts, kept while the earmarks and the usage stay as they are.
     pub(in crate::scheduler) unplaced_fits: quota::UnplacedFits,
+    /// Fragmentation scores of placements now, by partition, shape and node state.
+    pub(in crate::scheduler) scores: ScoreMemo,
     /// The last pass's reservations made again identically.
     confirmed: Confirmed,
     /// Jobs the admission plug-ins denied, with the first deny.
@@ -198,6 +201,7 @@ impl Pass {
             unplaced_fits: quota::UnplacedFits::default(),
             fits_earmarked: EarmarkedFits::default(),
             quota_closed: None,
+            scores: ScoreMemo::default(),
             confirmed: Confirmed::default(),
             denied,
             details: BTreeMap::new(),

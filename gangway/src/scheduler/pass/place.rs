@@ -166,7 +166,16 @@ impl Scheduler {
                     reach,
                 };
                 let view = self.now_view(profile, (pass.now, end), held, released);
-                place_gang(&self.state.nodes, &candidates, &view, gang)
+                // The pass's scores hold for every placement now whose device choice answers by
+                // shape (`placement::score_memo`).
+                let kept = self.shortcuts && gate.as_ref().is_none_or(JobGate::shape_only);
+                let scores = kept.then_some(&pass.scores);
+                place_gang(
+                    &self.state.nodes,
+                    &candidates,
+                    &view,
+                    GangRequest { scores, ..gang },
+                )
             }
         };
         // Only failures: a gang that fits needs its own assignments.

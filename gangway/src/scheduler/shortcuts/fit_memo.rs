@@ -217,6 +217,7 @@ mod tests {
             mix,
             topology: None,
             gate: None,
+            scores: None,
         }
     }
 

@@ -66,6 +66,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::ids::JobId;
+use crate::placement::score_memo::ScoreMemo;
 use crate::quota::QuotaTree;
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
@@ -157,6 +158,8 @@ impl Scheduler {
         pass.promised = PromisedQuota::default();
         pass.fits_earmarked = EarmarkedFits::default();
         pass.blocking.fits_free = FitMemo::default();
+        // The new jobs' shapes joined the fragmentation mix the scores were measured against.
+        pass.scores = ScoreMemo::default();
         pass.denied = denied;
         pass.details = std::mem::take(&mut self.last.details);
         pass.resumed = true;

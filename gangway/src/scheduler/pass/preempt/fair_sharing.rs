@@ -268,7 +268,9 @@ impl Scheduler {
     ) -> Option<Vec<Assignment>> {
         let root = tree.root_of(search.preemptor_queue);
         search.pruned = vec![false; tree.node_count()];
+        let mut progress = Progress::of(tree, search);
         while !search.pruned[root as usize] {
+            progress.turn();
             let Some(target) = next_target(tree, search, root) else {
                 continue;
             };
@@ -333,7 +335,9 @@ impl Scheduler {
             tree.queue_count(),
         );
         search.pruned = vec![false; tree.node_count()];
+        let mut progress = Progress::of(tree, search);
         while !search.pruned[root as usize] {
+            progress.turn();
             let Some(target) = next_target(tree, search, root) else {
                 continue;
             };
@@ -402,6 +406,36 @@ fn sides(tree: &QuotaTree, own: &[u32], target: QueueId) -> (u32, u32) {
             .map_or(path[0], |i| path[i])
     };
     (below(own), below(target_path))
+}
+
+/// A strategy's loop makes progress at every turn: it takes a candidate from a queue's cursor
+/// or prunes a node of the tree (`next_target` names only queues with candidates left). So it
+/// turns at most once per candidate and node, and more turns are a search that would never
+/// end; debug builds say so instead of looping.
+struct Progress {
+    #[cfg(debug_assertions)]
+    turns_left: usize,
+}
+
+impl Progress {
+    fn of(tree: &QuotaTree, search: &Search) -> Self {
+        #[cfg(not(debug_assertions))]
+        let _ = (tree, search);
+        Progress {
+            #[cfg(debug_assertions)]
+            turns_left: search.candidates.len() + tree.node_count() + 1,
+        }
+    }
+
+    fn turn(&mut self) {
+        #[cfg(debug_assertions)]
+        {
+            self.turns_left = self
+                .turns_left
+                .checked_sub(1)
+                .expect("a fair-sharing search made no progress: a queue named as a target gave no candidate");
+        }
+    }
 }
 
 /// Kueue's target ordering: from `node` down, the child with the highest share among those not

@@ -201,6 +201,7 @@ mod tests {
             mix: &mix,
             topology: None,
             gate: None,
+            scores: None,
         };
         Attempt::of(&gang, end).unwrap()
     }
