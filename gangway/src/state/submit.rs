@@ -58,19 +58,21 @@ impl ClusterState {
             )));
         }
         // The quota tree is built from the configured queues, and exists when there are any.
-        if let Some(queue) = &spec.queue
-            && self
-                .quota
-                .tree
-                .as_ref()
-                .and_then(|t| t.queue_id(queue))
-                .is_none()
-        {
-            return Err(EventError::new(
-                ErrorKind::UnknownQueue,
-                format!("submit {id}: unknown queue \"{queue}\""),
-            ));
-        }
+        let queue = match &spec.queue {
+            None => None,
+            Some(name) => Some(
+                self.quota
+                    .tree
+                    .as_ref()
+                    .and_then(|t| t.queue_id(name))
+                    .ok_or_else(|| {
+                        EventError::new(
+                            ErrorKind::UnknownQueue,
+                            format!("submit {id}: unknown queue \"{name}\""),
+                        )
+                    })?,
+            ),
+        };
         // Accounts are configured exactly when there is a fair-share tree, built from them.
         if let Some(account) = &spec.account
             && let Some(fairshare) = &self.fairshare
@@ -119,10 +121,7 @@ impl ClusterState {
             held: false,
             waiting_on,
             state: JobState::Pending,
-            queue: spec
-                .queue
-                .as_deref()
-                .and_then(|name| self.quota.tree.as_ref()?.queue_id(name)),
+            queue,
             assoc: None,
             preempted_by: Vec::new(),
             preempted_by_queues: None,
