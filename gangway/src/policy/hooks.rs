@@ -215,6 +215,10 @@ pub enum Vote {
 pub enum Dependence {
     /// The answer depends only on the task group's shape and on the node (its capacity, free
     /// amounts, labels, model and fault history): jobs of the same shape get the same answers.
+    /// A device plug-in's pick must also read the node only through its make and free amounts:
+    /// the least-fragmenting node choice scores nodes alike in those once per pass
+    /// (`placement::score_memo`); a pick that reads labels, names or faults declares
+    /// [`Dependence::Anything`].
     ShapeAndNode,
     /// Anything else (the job's identity, its account, the time, other jobs). The engine turns
     /// its shape memos and kept reservations off for the partitions this plug-in serves.
