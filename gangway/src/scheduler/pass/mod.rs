@@ -220,6 +220,30 @@ impl Pass {
         }
     }
 
+    /// This pass, continued at `now` with new jobs after the ones it visited
+    /// ([`crate::scheduler::shortcuts::resume`]), with the admission plug-ins' `denied` and the
+    /// filters' `details` of now. What it remembered of its own time and jobs goes: the
+    /// placement memos (now and around the earmarks, and the waiting jobs' reasons) were made
+    /// for windows that started then; the quota's closure and promise read the usage of then;
+    /// the fragmentation scores were measured against a shape mix that the new jobs joined.
+    pub(in crate::scheduler) fn continue_at(
+        &mut self,
+        now: u64,
+        denied: BTreeMap<JobId, String>,
+        details: BTreeMap<JobId, String>,
+    ) {
+        self.now = now;
+        self.quota_closed = None;
+        self.fits_now = FitMemo::default();
+        self.promised = quota::PromisedQuota::default();
+        self.fits_earmarked = EarmarkedFits::default();
+        self.blocking.fits_free = FitMemo::default();
+        self.scores = ScoreMemo::default();
+        self.denied = denied;
+        self.details = details;
+        self.resumed = true;
+    }
+
     /// The memo of placements now for a view that holds `held` for preemptors: the pass's own
     /// where nothing is held, else the one kept around every earmark, as of the state's earmark
     /// `changes` ([`EarmarkedFits::at`]).

@@ -66,15 +66,12 @@
 use std::collections::BTreeMap;
 
 use crate::model::ids::JobId;
-use crate::placement::score_memo::ScoreMemo;
 use crate::quota::QuotaTree;
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::order::OrderKey;
 use crate::scheduler::pass::order::lazy::LazyOrder;
-use crate::scheduler::pass::quota::PromisedQuota;
 use crate::scheduler::pass::report::PendingEntry;
-use crate::scheduler::shortcuts::fit_memo::{EarmarkedFits, FitMemo};
 
 /// What a finished pass leaves for the next tick to continue.
 #[derive(Debug)]
@@ -152,17 +149,7 @@ impl Scheduler {
             entry.position = i + 1;
         }
         let mut pass = last.pass;
-        pass.now = now;
-        pass.quota_closed = None;
-        pass.fits_now = FitMemo::default();
-        pass.promised = PromisedQuota::default();
-        pass.fits_earmarked = EarmarkedFits::default();
-        pass.blocking.fits_free = FitMemo::default();
-        // The new jobs' shapes joined the fragmentation mix the scores were measured against.
-        pass.scores = ScoreMemo::default();
-        pass.denied = denied;
-        pass.details = std::mem::take(&mut self.last.details);
-        pass.resumed = true;
+        pass.continue_at(now, denied, std::mem::take(&mut self.last.details));
         self.last.resume.continued += 1;
         let order = LazyOrder::resume(old, taken, fresh);
         Ok((pass, order, report))
