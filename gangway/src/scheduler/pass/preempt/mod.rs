@@ -1144,6 +1144,184 @@ mod tests {
         assert_eq!(gpu_fill_back(true), (victims, planned, held));
     }
 
+    /// Two 4-cpu nodes, order-based preemption by priority (lower priority victims first). At
+    /// 0 `a1`, `a2`, `a3` and `a4` (one cpu each, priorities 0, 2, 4 and 6) start on `n1`; at 1
+    /// `b1`, `b2`, `b3` and `b4` (priorities 1, 3, 5 and 7) on `n2`, so that the victim order
+    /// takes the nodes in turn. At 2 `p` (priority 9) asks for `groups`, four one-cpu tasks
+    /// placed as `mode` in the first. The victims decided at 2, and how many searches for the
+    /// first placeable prefix ran in that pass.
+    fn two_nodes_in_turn(
+        mode: crate::PlacementMode,
+        groups: usize,
+        reference: bool,
+    ) -> (Vec<String>, u64) {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}, {"name": "n2", "cpus": 4}]}"#,
+        )
+        .unwrap();
+        let mut s = order_based(cluster, reference);
+        let on = |prefix: &str, priorities: [i32; 4]| {
+            (1..=4)
+                .zip(priorities)
+                .map(|(i, priority)| submit(&format!("{prefix}{i}"), 1, 1, priority, false))
+                .collect::<Vec<_>>()
+        };
+        s.tick(0, on("a", [0, 2, 4, 6])).unwrap();
+        s.tick(1, on("b", [1, 3, 5, 7])).unwrap();
+        for (prefix, node) in [("a", 0), ("b", 1)] {
+            for i in 1..=4 {
+                let charges: Vec<NodeId> = s
+                    .state
+                    .node_charges(id(&s, &format!("{prefix}{i}")))
+                    .map(|(n, _)| n)
+                    .collect();
+                assert_eq!(charges, [NodeId(node)]);
+            }
+        }
+        let mut job = JobSpec::new("p", 3_600_000, 4);
+        job.priority = 9;
+        job.groups[0].placement = mode;
+        for _ in 1..groups {
+            job.groups.push(crate::TaskGroup::new(1));
+        }
+        let before = s.last.preempt_taken.bisections;
+        let out = s.tick(2, vec![Event::Submit { job }]).unwrap();
+        (
+            victims_for_p(&out.decisions),
+            s.last.preempt_taken.bisections - before,
+        )
+    }
+
+    #[test]
+    fn a_strictly_packed_preemptor_takes_the_first_prefix_a_bisection_places() {
+        use crate::PlacementMode::StrictPack;
+        // The counts reach four tasks with `a1`, `b1`, `a2` and `b2` stopped, two on each
+        // node: no node holds them all. With every candidate stopped they fit; the bisection
+        // finds the first prefix that places them, up to `a4`, and the fill-back keeps `n1`'s.
+        let a = ["a1", "a2", "a3", "a4"].map(String::from).to_vec();
+        assert_eq!(two_nodes_in_turn(StrictPack, 1, false), (a.clone(), 1));
+        assert_eq!(two_nodes_in_turn(StrictPack, 1, true), (a, 0));
+    }
+
+    #[test]
+    fn a_packed_preemptor_placed_on_the_counts_shortest_prefix_takes_it_without_a_bisection() {
+        use crate::PlacementMode::Pack;
+        // The counts' shortest prefix, `a1` to `b2`, places the four tasks two on each node.
+        let first = ["a1", "b1", "a2", "b2"].map(String::from).to_vec();
+        assert_eq!(two_nodes_in_turn(Pack, 1, false), (first.clone(), 1));
+        assert_eq!(two_nodes_in_turn(Pack, 1, true), (first, 0));
+        // A gang of two groups is not searched for a placeable prefix.
+        let (victims, bisections) = two_nodes_in_turn(Pack, 2, false);
+        assert_eq!(bisections, 0);
+        assert_eq!((victims, 0), two_nodes_in_turn(Pack, 2, true));
+    }
+
+    /// A 4-cpu node; cohort `c` holds `qa` (1 cpu nominal; borrowing within the cohort from
+    /// priorities up to 1, reclaiming from any borrower where `reclaim`) and `qb` (3). At 0
+    /// `b1` and `b2` (priority 1) start in `qb`, at 1 `b3` and `b4` (priority 3): `qb` borrows
+    /// 1. The victims are the newest first. At 2 `p` (`qa`, priority 5) asks for `cpus` cpus.
+    /// The victims decided at 2, and how many searches for the first placeable prefix ran in
+    /// that pass.
+    fn borrow_or_reclaim(cpus: u64, reclaim: bool, reference: bool) -> (Vec<String>, u64) {
+        let (victims, bisections, _) = borrow_or_reclaim_by(&["p"], cpus, reclaim, reference);
+        (victims, bisections)
+    }
+
+    /// [`borrow_or_reclaim`] with a preemptor of each name, `p` first, all alike; also how
+    /// many searches took the candidates an earlier search built.
+    fn borrow_or_reclaim_by(
+        names: &[&str],
+        cpus: u64,
+        reclaim: bool,
+        reference: bool,
+    ) -> (Vec<String>, u64, u64) {
+        use crate::config::BorrowPolicy;
+        use crate::policy::builtin::NewestFirst;
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}],
+                "cohorts": [{"name": "c"}],
+                "queues": [{"name": "qa", "cohort": "c", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "qb", "cohort": "c", "quota": {"cpu": {"nominal": 3}}}]}"#,
+        )
+        .unwrap();
+        cluster.policy.preemption.enabled = true;
+        let qa = &mut cluster.queues[0].preemption;
+        qa.borrow_within_cohort.policy = BorrowPolicy::LowerPriority;
+        qa.borrow_within_cohort.max_priority_threshold = Some(1);
+        qa.reclaim_within_cohort = match reclaim {
+            true => ReclaimWithinCohort::Any,
+            false => ReclaimWithinCohort::Never,
+        };
+        let profile = Profile::builder().plugin(NewestFirst).build().unwrap();
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        if reference {
+            s = s.with_reference_pass();
+        }
+        s.tick(0, vec![queued("b1", "qb", 1), queued("b2", "qb", 1)])
+            .unwrap();
+        s.tick(1, vec![queued("b3", "qb", 3), queued("b4", "qb", 3)])
+            .unwrap();
+        assert_eq!(s.state.running.len(), 4);
+        let preemptors = names
+            .iter()
+            .map(|name| {
+                let mut job = JobSpec::new(*name, 3_600_000, 1);
+                job.groups[0].cpus = Milli::from_units(cpus);
+                job.queue = Some("qa".into());
+                job.priority = 5;
+                Event::Submit { job }
+            })
+            .collect();
+        let taken = |s: &Scheduler| {
+            let taken = &s.last.preempt_taken;
+            (taken.bisections, taken.candidates_reused)
+        };
+        let before = taken(&s);
+        let out = s.tick(2, preemptors).unwrap();
+        let after = taken(&s);
+        (
+            victims_for_p(&out.decisions),
+            after.0 - before.0,
+            after.1 - before.1,
+        )
+    }
+
+    #[test]
+    fn a_preemptor_that_must_borrow_takes_the_borrowing_basis_victims_alone() {
+        let names = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        for reference in [false, true] {
+            // One cpu keeps `p` within `qa`'s nominal: it reclaims the newest, `b4`.
+            assert_eq!(borrow_or_reclaim(1, true, reference).0, names(&["b4"]));
+            // Two make it borrow, which reclaiming does not allow: `b4` and `b3`, reclaimed
+            // only, are left out, and `b2` and `b1`, of the threshold's priority, taken.
+            assert_eq!(
+                borrow_or_reclaim(2, true, reference).0,
+                names(&["b2", "b1"])
+            );
+            // Without reclaiming they are the only candidates: one search.
+            assert_eq!(
+                borrow_or_reclaim(2, false, reference).0,
+                names(&["b2", "b1"])
+            );
+        }
+        // Three cpus: `b2` and `b1` release too little, and no reclaimed candidate is left
+        // out, so no second search.
+        assert_eq!(borrow_or_reclaim(3, false, false), (vec![], 1));
+        assert_eq!(borrow_or_reclaim(3, false, true), (vec![], 0));
+    }
+
+    #[test]
+    fn a_search_alike_to_one_before_it_in_the_pass_takes_its_candidates_and_counts_it() {
+        // `p`, `q` and `r` find no room; `q` and `r` take the candidates `p`'s search built.
+        let none = Vec::<String>::new();
+        let names = ["p", "q", "r"];
+        assert_eq!(
+            borrow_or_reclaim_by(&names, 3, false, false),
+            (none.clone(), 3, 2)
+        );
+        assert_eq!(borrow_or_reclaim_by(&names, 3, false, true), (none, 0, 0));
+    }
+
     fn id(s: &Scheduler, name: &str) -> JobId {
         s.state.job_names[name]
     }
@@ -1312,6 +1490,69 @@ mod tests {
             s.victim_candidates(id(&s, "p"), Walk::Every),
             (vec![], None)
         );
+    }
+
+    #[test]
+    fn an_order_based_walk_reads_the_kept_keys_of_the_jobs_the_preemptor_outranks() {
+        let mut s = tiered(true);
+        let p = id(&s, "p");
+        let mut kept = RunningKeys::default();
+        // Partition tiers alone: every running job is read.
+        assert!(matches!(s.outranked_walk(p, false, &mut kept), Walk::Every));
+        s.state.config.policy.preemption.order_based = true;
+        // `p` outranks `x`, of the lower tier, not `h`, of its own tier and submitted first;
+        // without a quota tree they are the only ones with a basis.
+        match s.outranked_walk(p, false, &mut kept) {
+            Walk::Outranked { jobs, alone } => {
+                assert_eq!(jobs, [id(&s, "x")]);
+                assert!(alone);
+            }
+            _ => panic!("an outranked walk"),
+        }
+        // Fair sharing decides between queues: tiers and order do not apply.
+        assert!(matches!(s.outranked_walk(p, true, &mut kept), Walk::Every));
+        assert!(matches!(
+            s.with_reference_pass().outranked_walk(p, false, &mut kept),
+            Walk::Every
+        ));
+    }
+
+    /// A 2-cpu node, order-based preemption, shortest first and lower priority first (order
+    /// keys fixed for a pass) with a victim plug-in of the host's (the lower job id first: no
+    /// victim order is kept). At 0 `a` and `b` (one cpu, 40 minutes) start; at 1 `p` (one
+    /// cpu, 25 minutes) outranks both. The victims decided at 1, and how many searches read
+    /// only the jobs their preemptor outranks.
+    fn outranked_by_p(reference: bool) -> (Vec<String>, u64) {
+        let mut cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let profile = Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(LowerPriorityFirst)
+            .plugin(OldestFirst)
+            .build()
+            .unwrap();
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        if reference {
+            s = s.with_reference_pass();
+        }
+        let job = |name: &str, minutes: u64| Event::Submit {
+            job: JobSpec::new(name, minutes * 60_000, 1),
+        };
+        s.tick(0, vec![job("a", 40), job("b", 40)]).unwrap();
+        let before = s.last.preempt_taken.outranked_walks;
+        let out = s.tick(1, vec![job("p", 25)]).unwrap();
+        (
+            victims_for_p(&out.decisions),
+            s.last.preempt_taken.outranked_walks - before,
+        )
+    }
+
+    #[test]
+    fn a_search_that_reads_only_the_outranked_jobs_counts_it() {
+        assert_eq!(outranked_by_p(false), (vec!["a".to_string()], 1));
+        assert_eq!(outranked_by_p(true), (vec!["a".to_string()], 0));
     }
 
     /// A 2-cpu node, order-based preemption, shortest first, lower priority first and a
