@@ -1452,6 +1452,69 @@ mod tests {
         );
     }
 
+    /// An order plug-in of the host's whose keys move within a pass: `p`'s key is 1 the first
+    /// time it is asked after `asked` is reset, then 0, and every other job's is 0.
+    #[derive(Clone, Debug)]
+    struct Restless {
+        asked: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    #[gangway::policy::plugin]
+    impl crate::policy::Plugin for Restless {
+        fn name(&self) -> &str {
+            "restless"
+        }
+
+        fn order_key(&self, job: JobView<'_>, _: &crate::policy::PassContext<'_>) -> i64 {
+            use std::sync::atomic::Ordering;
+            match job.spec().id == "p" && self.asked.fetch_add(1, Ordering::Relaxed) == 0 {
+                true => 1,
+                false => 0,
+            }
+        }
+    }
+
+    #[test]
+    fn candidates_ordered_by_ranks_are_read_once_where_order_keys_move_within_a_pass() {
+        use std::sync::atomic::Ordering;
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let mut cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+        cluster.policy.preemption.order_based = true;
+        let profile = Profile::builder()
+            .plugin(Restless {
+                asked: asked.clone(),
+            })
+            .plugin(LowerPriorityFirst)
+            .build()
+            .unwrap();
+        // Preemption is off: nothing moves.
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let first = vec![
+            submit("x", 1, 1, 0, false),
+            submit("y", 2, 1, 1, false),
+            submit("z", 1, 1, 9, false),
+        ];
+        s.tick(0, first).unwrap();
+        s.tick(1, vec![submit("p", 2, 1, 5, false)]).unwrap();
+        assert_eq!(s.state.running.len(), 3);
+        let p = id(&s, "p");
+        let preemptor = s.state.job_view(p).unwrap();
+        let mut ranks = VictimRanks::default();
+        assert!(s.victim_ranks(preemptor, &mut ranks).is_none());
+        let ranked = s.victim_ranks(preemptor, &mut ranks);
+        assert!(ranked.is_some());
+        asked.store(0, Ordering::Relaxed);
+        // One walk asks `p`'s key once: it outranks every running job, ordered lower priority
+        // first. (A second walk, as debug builds make where the keys are fixed for the pass,
+        // would read `p` outranking none.)
+        assert_eq!(
+            s.candidates_and_vetoed(p, Walk::Every, ranked),
+            (with_basis(&s, &["x", "y", "z"], Basis::Free), vec![])
+        );
+        assert_eq!(asked.load(Ordering::Relaxed), 1);
+    }
+
     /// A 2-cpu node in partitions `high` (tier 1) and `low` (tier 0, the default); `x` (low)
     /// and `h` (high) run, one cpu each, and `p` (high, 1 cpu) waits; preemption on, order-based
     /// preemption off, partition tiers as `tiers`.
