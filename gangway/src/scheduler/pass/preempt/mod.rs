@@ -1147,11 +1147,12 @@ mod tests {
     /// Two 4-cpu nodes, order-based preemption by priority (lower priority victims first). At
     /// 0 `a1`, `a2`, `a3` and `a4` (one cpu each, priorities 0, 2, 4 and 6) start on `n1`; at 1
     /// `b1`, `b2`, `b3` and `b4` (priorities 1, 3, 5 and 7) on `n2`, so that the victim order
-    /// takes the nodes in turn. At 2 `p` (priority 9) asks for `groups`, four one-cpu tasks
-    /// placed as `mode` in the first. The victims decided at 2, and how many searches for the
-    /// first placeable prefix ran in that pass.
+    /// takes the nodes in turn. At 2 `p` (priority 9) asks for `groups`, `tasks` one-cpu
+    /// tasks placed as `mode` in the first. The victims decided at 2, and how many searches
+    /// for the first placeable prefix ran in that pass.
     fn two_nodes_in_turn(
         mode: crate::PlacementMode,
+        tasks: u32,
         groups: usize,
         reference: bool,
     ) -> (Vec<String>, u64) {
@@ -1178,7 +1179,7 @@ mod tests {
                 assert_eq!(charges, [NodeId(node)]);
             }
         }
-        let mut job = JobSpec::new("p", 3_600_000, 4);
+        let mut job = JobSpec::new("p", 3_600_000, tasks);
         job.priority = 9;
         job.groups[0].placement = mode;
         for _ in 1..groups {
@@ -1199,8 +1200,16 @@ mod tests {
         // node: no node holds them all. With every candidate stopped they fit; the bisection
         // finds the first prefix that places them, up to `a4`, and the fill-back keeps `n1`'s.
         let a = ["a1", "a2", "a3", "a4"].map(String::from).to_vec();
-        assert_eq!(two_nodes_in_turn(StrictPack, 1, false), (a.clone(), 1));
-        assert_eq!(two_nodes_in_turn(StrictPack, 1, true), (a, 0));
+        assert_eq!(two_nodes_in_turn(StrictPack, 4, 1, false), (a.clone(), 1));
+        assert_eq!(two_nodes_in_turn(StrictPack, 4, 1, true), (a.clone(), 0));
+        // Three tasks: the counts' prefix ends at `a2`, and the bisection of the prefixes up
+        // to `b4` finds the one that ends at `a3`.
+        let three = a[..3].to_vec();
+        assert_eq!(
+            two_nodes_in_turn(StrictPack, 3, 1, false),
+            (three.clone(), 1)
+        );
+        assert_eq!(two_nodes_in_turn(StrictPack, 3, 1, true), (three, 0));
     }
 
     #[test]
@@ -1208,12 +1217,12 @@ mod tests {
         use crate::PlacementMode::Pack;
         // The counts' shortest prefix, `a1` to `b2`, places the four tasks two on each node.
         let first = ["a1", "b1", "a2", "b2"].map(String::from).to_vec();
-        assert_eq!(two_nodes_in_turn(Pack, 1, false), (first.clone(), 1));
-        assert_eq!(two_nodes_in_turn(Pack, 1, true), (first, 0));
+        assert_eq!(two_nodes_in_turn(Pack, 4, 1, false), (first.clone(), 1));
+        assert_eq!(two_nodes_in_turn(Pack, 4, 1, true), (first, 0));
         // A gang of two groups is not searched for a placeable prefix.
-        let (victims, bisections) = two_nodes_in_turn(Pack, 2, false);
+        let (victims, bisections) = two_nodes_in_turn(Pack, 4, 2, false);
         assert_eq!(bisections, 0);
-        assert_eq!((victims, 0), two_nodes_in_turn(Pack, 2, true));
+        assert_eq!((victims, 0), two_nodes_in_turn(Pack, 4, 2, true));
     }
 
     /// A 4-cpu node; cohort `c` holds `qa` (1 cpu nominal; borrowing within the cohort from
