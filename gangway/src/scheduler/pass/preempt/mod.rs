@@ -1228,9 +1228,9 @@ mod tests {
     /// A 4-cpu node; cohort `c` holds `qa` (1 cpu nominal; borrowing within the cohort from
     /// priorities up to 1, reclaiming from any borrower where `reclaim`) and `qb` (3). At 0
     /// `b1` and `b2` (priority 1) start in `qb`, at 1 `b3` and `b4` (priority 3): `qb` borrows
-    /// 1. The victims are the newest first. At 2 `p` (`qa`, priority 5) asks for `cpus` cpus.
-    /// The victims decided at 2, and how many searches for the first placeable prefix ran in
-    /// that pass.
+    /// a cpu. The victims are the newest first. At 2 `p` (`qa`, priority 5) asks for `cpus`
+    /// cpus. The victims decided at 2, and how many searches for the first placeable prefix
+    /// ran in that pass.
     fn borrow_or_reclaim(cpus: u64, reclaim: bool, reference: bool) -> (Vec<String>, u64) {
         let (victims, bisections, _) = borrow_or_reclaim_by(&["p"], cpus, reclaim, reference);
         (victims, bisections)
