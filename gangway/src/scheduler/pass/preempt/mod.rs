@@ -1144,6 +1144,193 @@ mod tests {
         assert_eq!(gpu_fill_back(true), (victims, planned, held));
     }
 
+    /// Two 4-cpu nodes, order-based preemption by priority (lower priority victims first). At
+    /// 0 `a1`, `a2`, `a3` and `a4` (one cpu each, priorities 0, 2, 4 and 6) start on `n1`; at 1
+    /// `b1`, `b2`, `b3` and `b4` (priorities 1, 3, 5 and 7) on `n2`, so that the victim order
+    /// takes the nodes in turn. At 2 `p` (priority 9) asks for `groups`, `tasks` one-cpu
+    /// tasks placed as `mode` in the first. The victims decided at 2, and how many searches
+    /// for the first placeable prefix ran in that pass.
+    fn two_nodes_in_turn(
+        mode: crate::PlacementMode,
+        tasks: u32,
+        groups: usize,
+        reference: bool,
+    ) -> (Vec<String>, u64) {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}, {"name": "n2", "cpus": 4}]}"#,
+        )
+        .unwrap();
+        let mut s = order_based(cluster, reference);
+        let on = |prefix: &str, priorities: [i32; 4]| {
+            (1..=4)
+                .zip(priorities)
+                .map(|(i, priority)| submit(&format!("{prefix}{i}"), 1, 1, priority, false))
+                .collect::<Vec<_>>()
+        };
+        s.tick(0, on("a", [0, 2, 4, 6])).unwrap();
+        s.tick(1, on("b", [1, 3, 5, 7])).unwrap();
+        for (prefix, node) in [("a", 0), ("b", 1)] {
+            for i in 1..=4 {
+                let charges: Vec<NodeId> = s
+                    .state
+                    .node_charges(id(&s, &format!("{prefix}{i}")))
+                    .map(|(n, _)| n)
+                    .collect();
+                assert_eq!(charges, [NodeId(node)]);
+            }
+        }
+        let mut job = JobSpec::new("p", 3_600_000, tasks);
+        job.priority = 9;
+        job.groups[0].placement = mode;
+        for _ in 1..groups {
+            job.groups.push(crate::TaskGroup::new(1));
+        }
+        let before = s.last.preempt_taken.bisections;
+        let out = s.tick(2, vec![Event::Submit { job }]).unwrap();
+        (
+            victims_for_p(&out.decisions),
+            s.last.preempt_taken.bisections - before,
+        )
+    }
+
+    #[test]
+    fn a_strictly_packed_preemptor_takes_the_first_prefix_a_bisection_places() {
+        use crate::PlacementMode::StrictPack;
+        // The counts reach four tasks with `a1`, `b1`, `a2` and `b2` stopped, two on each
+        // node: no node holds them all. With every candidate stopped they fit; the bisection
+        // finds the first prefix that places them, up to `a4`, and the fill-back keeps `n1`'s.
+        let a = ["a1", "a2", "a3", "a4"].map(String::from).to_vec();
+        assert_eq!(two_nodes_in_turn(StrictPack, 4, 1, false), (a.clone(), 1));
+        assert_eq!(two_nodes_in_turn(StrictPack, 4, 1, true), (a.clone(), 0));
+        // Three tasks: the counts' prefix ends at `a2`, and the bisection of the prefixes up
+        // to `b4` finds the one that ends at `a3`.
+        let three = a[..3].to_vec();
+        assert_eq!(
+            two_nodes_in_turn(StrictPack, 3, 1, false),
+            (three.clone(), 1)
+        );
+        assert_eq!(two_nodes_in_turn(StrictPack, 3, 1, true), (three, 0));
+    }
+
+    #[test]
+    fn a_packed_preemptor_placed_on_the_counts_shortest_prefix_takes_it_without_a_bisection() {
+        use crate::PlacementMode::Pack;
+        // The counts' shortest prefix, `a1` to `b2`, places the four tasks two on each node.
+        let first = ["a1", "b1", "a2", "b2"].map(String::from).to_vec();
+        assert_eq!(two_nodes_in_turn(Pack, 4, 1, false), (first.clone(), 1));
+        assert_eq!(two_nodes_in_turn(Pack, 4, 1, true), (first, 0));
+        // A gang of two groups is not searched for a placeable prefix.
+        let (victims, bisections) = two_nodes_in_turn(Pack, 4, 2, false);
+        assert_eq!(bisections, 0);
+        assert_eq!((victims, 0), two_nodes_in_turn(Pack, 4, 2, true));
+    }
+
+    /// A 4-cpu node; cohort `c` holds `qa` (1 cpu nominal; borrowing within the cohort from
+    /// priorities up to 1, reclaiming from any borrower where `reclaim`) and `qb` (3). At 0
+    /// `b1` and `b2` (priority 1) start in `qb`, at 1 `b3` and `b4` (priority 3): `qb` borrows
+    /// a cpu. The victims are the newest first. At 2 `p` (`qa`, priority 5) asks for `cpus`
+    /// cpus. The victims decided at 2, and how many searches for the first placeable prefix
+    /// ran in that pass.
+    fn borrow_or_reclaim(cpus: u64, reclaim: bool, reference: bool) -> (Vec<String>, u64) {
+        let (victims, bisections, _) = borrow_or_reclaim_by(&["p"], cpus, reclaim, reference);
+        (victims, bisections)
+    }
+
+    /// [`borrow_or_reclaim`] with a preemptor of each name, `p` first, all alike; also how
+    /// many searches took the candidates an earlier search built.
+    fn borrow_or_reclaim_by(
+        names: &[&str],
+        cpus: u64,
+        reclaim: bool,
+        reference: bool,
+    ) -> (Vec<String>, u64, u64) {
+        use crate::config::BorrowPolicy;
+        use crate::policy::builtin::NewestFirst;
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}],
+                "cohorts": [{"name": "c"}],
+                "queues": [{"name": "qa", "cohort": "c", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "qb", "cohort": "c", "quota": {"cpu": {"nominal": 3}}}]}"#,
+        )
+        .unwrap();
+        cluster.policy.preemption.enabled = true;
+        let qa = &mut cluster.queues[0].preemption;
+        qa.borrow_within_cohort.policy = BorrowPolicy::LowerPriority;
+        qa.borrow_within_cohort.max_priority_threshold = Some(1);
+        qa.reclaim_within_cohort = match reclaim {
+            true => ReclaimWithinCohort::Any,
+            false => ReclaimWithinCohort::Never,
+        };
+        let profile = Profile::builder().plugin(NewestFirst).build().unwrap();
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        if reference {
+            s = s.with_reference_pass();
+        }
+        s.tick(0, vec![queued("b1", "qb", 1), queued("b2", "qb", 1)])
+            .unwrap();
+        s.tick(1, vec![queued("b3", "qb", 3), queued("b4", "qb", 3)])
+            .unwrap();
+        assert_eq!(s.state.running.len(), 4);
+        let preemptors = names
+            .iter()
+            .map(|name| {
+                let mut job = JobSpec::new(*name, 3_600_000, 1);
+                job.groups[0].cpus = Milli::from_units(cpus);
+                job.queue = Some("qa".into());
+                job.priority = 5;
+                Event::Submit { job }
+            })
+            .collect();
+        let taken = |s: &Scheduler| {
+            let taken = &s.last.preempt_taken;
+            (taken.bisections, taken.candidates_reused)
+        };
+        let before = taken(&s);
+        let out = s.tick(2, preemptors).unwrap();
+        let after = taken(&s);
+        (
+            victims_for_p(&out.decisions),
+            after.0 - before.0,
+            after.1 - before.1,
+        )
+    }
+
+    #[test]
+    fn a_preemptor_that_must_borrow_takes_the_borrowing_basis_victims_alone() {
+        let names = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        for reference in [false, true] {
+            // One cpu keeps `p` within `qa`'s nominal: it reclaims the newest, `b4`.
+            assert_eq!(borrow_or_reclaim(1, true, reference).0, names(&["b4"]));
+            // Two make it borrow, which reclaiming does not allow: `b4` and `b3`, reclaimed
+            // only, are left out, and `b2` and `b1`, of the threshold's priority, taken.
+            assert_eq!(
+                borrow_or_reclaim(2, true, reference).0,
+                names(&["b2", "b1"])
+            );
+            // Without reclaiming they are the only candidates: one search.
+            assert_eq!(
+                borrow_or_reclaim(2, false, reference).0,
+                names(&["b2", "b1"])
+            );
+        }
+        // Three cpus: `b2` and `b1` release too little, and no reclaimed candidate is left
+        // out, so no second search.
+        assert_eq!(borrow_or_reclaim(3, false, false), (vec![], 1));
+        assert_eq!(borrow_or_reclaim(3, false, true), (vec![], 0));
+    }
+
+    #[test]
+    fn a_search_alike_to_one_before_it_in_the_pass_takes_its_candidates_and_counts_it() {
+        // `p`, `q` and `r` find no room; `q` and `r` take the candidates `p`'s search built.
+        let none = Vec::<String>::new();
+        let names = ["p", "q", "r"];
+        assert_eq!(
+            borrow_or_reclaim_by(&names, 3, false, false),
+            (none.clone(), 3, 2)
+        );
+        assert_eq!(borrow_or_reclaim_by(&names, 3, false, true), (none, 0, 0));
+    }
+
     fn id(s: &Scheduler, name: &str) -> JobId {
         s.state.job_names[name]
     }
@@ -1274,6 +1461,69 @@ mod tests {
         );
     }
 
+    /// An order plug-in of the host's whose keys move within a pass: `p`'s key is 1 the first
+    /// time it is asked after `asked` is reset, then 0, and every other job's is 0.
+    #[derive(Clone, Debug)]
+    struct Restless {
+        asked: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    #[gangway::policy::plugin]
+    impl crate::policy::Plugin for Restless {
+        fn name(&self) -> &str {
+            "restless"
+        }
+
+        fn order_key(&self, job: JobView<'_>, _: &crate::policy::PassContext<'_>) -> i64 {
+            use std::sync::atomic::Ordering;
+            match job.spec().id == "p" && self.asked.fetch_add(1, Ordering::Relaxed) == 0 {
+                true => 1,
+                false => 0,
+            }
+        }
+    }
+
+    #[test]
+    fn candidates_ordered_by_ranks_are_read_once_where_order_keys_move_within_a_pass() {
+        use std::sync::atomic::Ordering;
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let mut cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+        cluster.policy.preemption.order_based = true;
+        let profile = Profile::builder()
+            .plugin(Restless {
+                asked: asked.clone(),
+            })
+            .plugin(LowerPriorityFirst)
+            .build()
+            .unwrap();
+        // Preemption is off: nothing moves.
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let first = vec![
+            submit("x", 1, 1, 0, false),
+            submit("y", 2, 1, 1, false),
+            submit("z", 1, 1, 9, false),
+        ];
+        s.tick(0, first).unwrap();
+        s.tick(1, vec![submit("p", 2, 1, 5, false)]).unwrap();
+        assert_eq!(s.state.running.len(), 3);
+        let p = id(&s, "p");
+        let preemptor = s.state.job_view(p).unwrap();
+        let mut ranks = VictimRanks::default();
+        assert!(s.victim_ranks(preemptor, &mut ranks).is_none());
+        let ranked = s.victim_ranks(preemptor, &mut ranks);
+        assert!(ranked.is_some());
+        asked.store(0, Ordering::Relaxed);
+        // One walk asks `p`'s key once: it outranks every running job, ordered lower priority
+        // first. (A second walk, as debug builds make where the keys are fixed for the pass,
+        // would read `p` outranking none.)
+        assert_eq!(
+            s.candidates_and_vetoed(p, Walk::Every, ranked),
+            (with_basis(&s, &["x", "y", "z"], Basis::Free), vec![])
+        );
+        assert_eq!(asked.load(Ordering::Relaxed), 1);
+    }
+
     /// A 2-cpu node in partitions `high` (tier 1) and `low` (tier 0, the default); `x` (low)
     /// and `h` (high) run, one cpu each, and `p` (high, 1 cpu) waits; preemption on, order-based
     /// preemption off, partition tiers as `tiers`.
@@ -1312,6 +1562,69 @@ mod tests {
             s.victim_candidates(id(&s, "p"), Walk::Every),
             (vec![], None)
         );
+    }
+
+    #[test]
+    fn an_order_based_walk_reads_the_kept_keys_of_the_jobs_the_preemptor_outranks() {
+        let mut s = tiered(true);
+        let p = id(&s, "p");
+        let mut kept = RunningKeys::default();
+        // Partition tiers alone: every running job is read.
+        assert!(matches!(s.outranked_walk(p, false, &mut kept), Walk::Every));
+        s.state.config.policy.preemption.order_based = true;
+        // `p` outranks `x`, of the lower tier, not `h`, of its own tier and submitted first;
+        // without a quota tree they are the only ones with a basis.
+        match s.outranked_walk(p, false, &mut kept) {
+            Walk::Outranked { jobs, alone } => {
+                assert_eq!(jobs, [id(&s, "x")]);
+                assert!(alone);
+            }
+            _ => panic!("an outranked walk"),
+        }
+        // Fair sharing decides between queues: tiers and order do not apply.
+        assert!(matches!(s.outranked_walk(p, true, &mut kept), Walk::Every));
+        assert!(matches!(
+            s.with_reference_pass().outranked_walk(p, false, &mut kept),
+            Walk::Every
+        ));
+    }
+
+    /// A 2-cpu node, order-based preemption, shortest first and lower priority first (order
+    /// keys fixed for a pass) with a victim plug-in of the host's (the lower job id first: no
+    /// victim order is kept). At 0 `a` and `b` (one cpu, 40 minutes) start; at 1 `p` (one
+    /// cpu, 25 minutes) outranks both. The victims decided at 1, and how many searches read
+    /// only the jobs their preemptor outranks.
+    fn outranked_by_p(reference: bool) -> (Vec<String>, u64) {
+        let mut cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        let profile = Profile::builder()
+            .plugin(ShortestFirst)
+            .plugin(LowerPriorityFirst)
+            .plugin(OldestFirst)
+            .build()
+            .unwrap();
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        if reference {
+            s = s.with_reference_pass();
+        }
+        let job = |name: &str, minutes: u64| Event::Submit {
+            job: JobSpec::new(name, minutes * 60_000, 1),
+        };
+        s.tick(0, vec![job("a", 40), job("b", 40)]).unwrap();
+        let before = s.last.preempt_taken.outranked_walks;
+        let out = s.tick(1, vec![job("p", 25)]).unwrap();
+        (
+            victims_for_p(&out.decisions),
+            s.last.preempt_taken.outranked_walks - before,
+        )
+    }
+
+    #[test]
+    fn a_search_that_reads_only_the_outranked_jobs_counts_it() {
+        assert_eq!(outranked_by_p(false), (vec!["a".to_string()], 1));
+        assert_eq!(outranked_by_p(true), (vec!["a".to_string()], 0));
     }
 
     /// A 2-cpu node, order-based preemption, shortest first, lower priority first and a

@@ -277,6 +277,34 @@ mod tests {
     }
 
     #[test]
+    fn a_vetoed_job_s_rank_keeps_the_veto_s_end_and_the_search_leaves_it_out() {
+        use crate::policy::builtin::MinRunTime;
+        // A minimum run time of 15 s: at 30 s `b3` (started at 20 s) is vetoed until 35 s and
+        // `a0` (25 s) until 40 s; the others have run 20 s or more.
+        let profile = Profile::builder()
+            .plugin(LowerPriorityFirst)
+            .plugin(BorrowingFirst)
+            .plugin(NewestFirst)
+            .plugin(MinRunTime::new(15_000))
+            .build()
+            .unwrap();
+        let s = borrowers(profile);
+        let a1 = id(&s, "a1");
+        let preemptor = s.state.job_view(a1).unwrap();
+        let mut ranks = VictimRanks::default();
+        assert!(s.victim_ranks(preemptor, &mut ranks).is_none());
+        let ranked = s.victim_ranks(preemptor, &mut ranks).unwrap();
+        let vetoed = |name: &str| ranked.of(id(&s, name)).unwrap().vetoed;
+        assert_eq!(vetoed("b3"), Some(Some(35_000)));
+        assert_eq!(vetoed("a0"), Some(Some(40_000)));
+        assert!(["b1", "b2", "c1", "c2"].iter().all(|n| vetoed(n).is_none()));
+        let by_rank = s.candidates_and_vetoed(a1, Walk::Every, Some(ranked));
+        assert_eq!(by_rank, s.candidates_and_vetoed(a1, Walk::Every, None));
+        assert_eq!(names(&s, &by_rank.0), ["b2", "b1"]);
+        assert_eq!(by_rank.1, [(id(&s, "b3"), 35_000), (id(&s, "a0"), 40_000)]);
+    }
+
+    #[test]
     fn without_a_borrowing_key_or_shortcuts_ranks_are_one_group_or_none() {
         let profile = Profile::builder()
             .plugin(LowerPriorityFirst)
