@@ -1028,19 +1028,24 @@ mod tests {
 
     /// A scheduler of `cluster` with order-based preemption by priority (lower priority
     /// first as victims), running the reference pass where `reference`.
-    fn order_based(mut cluster: ClusterConfig, reference: bool) -> Scheduler {
-        cluster.policy.preemption.enabled = true;
-        cluster.policy.preemption.order_based = true;
+    fn order_based(cluster: ClusterConfig, reference: bool) -> Scheduler {
         let profile = Profile::builder()
             .plugin(ByPriority)
             .plugin(LowerPriorityFirst)
             .build()
             .unwrap();
-        let s = Scheduler::with_profile(cluster, profile).unwrap();
+        let s = order_based_under(cluster, profile);
         match reference {
             true => s.with_reference_pass(),
             false => s,
         }
+    }
+
+    /// A scheduler of `cluster` with order-based preemption under `profile`.
+    fn order_based_under(mut cluster: ClusterConfig, profile: Profile) -> Scheduler {
+        cluster.policy.preemption.enabled = true;
+        cluster.policy.preemption.order_based = true;
+        Scheduler::with_profile(cluster, profile).unwrap()
     }
 
     /// A 4-cpu node, order-based preemption, the higher priority first ([`ByPriority`]) and
@@ -1595,17 +1600,15 @@ mod tests {
     /// cpu, 25 minutes) outranks both. The victims decided at 1, and how many searches read
     /// only the jobs their preemptor outranks.
     fn outranked_by_p(reference: bool) -> (Vec<String>, u64) {
-        let mut cluster: ClusterConfig =
+        let cluster: ClusterConfig =
             serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
-        cluster.policy.preemption.enabled = true;
-        cluster.policy.preemption.order_based = true;
         let profile = Profile::builder()
             .plugin(ShortestFirst)
             .plugin(LowerPriorityFirst)
             .plugin(OldestFirst)
             .build()
             .unwrap();
-        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let mut s = order_based_under(cluster, profile);
         if reference {
             s = s.with_reference_pass();
         }
@@ -1633,11 +1636,9 @@ mod tests {
     /// tasks) are submitted.
     #[test]
     fn a_search_counts_its_shortcuts_and_a_veto_s_end_wakes_the_scheduler() {
-        let mut cluster: ClusterConfig =
+        let cluster: ClusterConfig =
             serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
-        cluster.policy.preemption.enabled = true;
-        cluster.policy.preemption.order_based = true;
-        let mut s = Scheduler::with_profile(cluster, built_ins()).unwrap();
+        let mut s = order_based_under(cluster, built_ins());
         let job = |name: &str, minutes: u64, count: u32| Event::Submit {
             job: JobSpec::new(name, minutes * 60_000, count),
         };
@@ -1720,17 +1721,15 @@ mod tests {
     #[test]
     fn a_veto_that_ends_now_removes_the_candidate_and_asks_for_no_retry() {
         // A 1-cpu node: `x` (priority 0) runs, `p` (priority 5) would take it.
-        let mut cluster: ClusterConfig =
+        let cluster: ClusterConfig =
             serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
-        cluster.policy.preemption.enabled = true;
-        cluster.policy.preemption.order_based = true;
         let profile = Profile::builder()
             .plugin(ByPriority)
             .plugin(LowerPriorityFirst)
             .plugin(VetoEndingNow)
             .build()
             .unwrap();
-        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let mut s = order_based_under(cluster, profile);
         s.tick(0, vec![submit("x", 1, 1, 0, false)]).unwrap();
         let out = s.tick(1, vec![submit("p", 1, 1, 5, false)]).unwrap();
         assert!(out.decisions.is_empty(), "{:?}", out.decisions);
@@ -1747,16 +1746,14 @@ mod tests {
     /// two one-cpu tasks) and `o` (25 minutes, one task) wait: with [`builtins`], every
     /// victim is vetoed until 10 s.
     fn two_vetoed(profile: Profile, queue: bool) -> Scheduler {
-        let mut cluster: ClusterConfig = serde_json::from_str(if queue {
+        let cluster: ClusterConfig = serde_json::from_str(if queue {
             r#"{"nodes": [{"name": "n1", "cpus": 2}],
                 "queues": [{"name": "q", "quota": {"cpu": {"nominal": 2}}}]}"#
         } else {
             r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#
         })
         .unwrap();
-        cluster.policy.preemption.enabled = true;
-        cluster.policy.preemption.order_based = true;
-        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let mut s = order_based_under(cluster, profile);
         let job = |name: &str, minutes: u64, count: u32| {
             let mut job = JobSpec::new(name, minutes * 60_000, count);
             if queue {
