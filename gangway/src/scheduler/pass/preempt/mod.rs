@@ -1041,6 +1041,20 @@ mod tests {
         }
     }
 
+    /// One node `n1` of `cpus` cpus, and where `queue` a queue `q` with all of them nominal.
+    fn one_node(cpus: u64, queue: bool) -> ClusterConfig {
+        let queues = match queue {
+            true => format!(
+                r#", "queues": [{{"name": "q", "quota": {{"cpu": {{"nominal": {cpus}}}}}}}]"#
+            ),
+            false => String::new(),
+        };
+        serde_json::from_str(&format!(
+            r#"{{"nodes": [{{"name": "n1", "cpus": {cpus}}}]{queues}}}"#
+        ))
+        .unwrap()
+    }
+
     /// A scheduler of `cluster` with order-based preemption under `profile`.
     fn order_based_under(mut cluster: ClusterConfig, profile: Profile) -> Scheduler {
         cluster.policy.preemption.enabled = true;
@@ -1060,13 +1074,7 @@ mod tests {
         reference: bool,
         x_priority: i32,
     ) -> (Vec<String>, u64, u64) {
-        let cluster: ClusterConfig = serde_json::from_str(if queue {
-            r#"{"nodes": [{"name": "n1", "cpus": 4}],
-                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}}}]}"#
-        } else {
-            r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#
-        })
-        .unwrap();
+        let cluster = one_node(4, queue);
         let mut s = order_based(cluster, reference);
         let first = vec![
             submit("x", 1, 1, x_priority, queue),
@@ -1439,8 +1447,7 @@ mod tests {
     /// (0), `y` (1), `e` and `z` (9) run, and `p` (priority 5, 1 cpu) waits; preemption is
     /// then turned off, so that nothing moves.
     fn ranked_four() -> Scheduler {
-        let cluster: ClusterConfig =
-            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+        let cluster = one_node(4, false);
         let mut s = order_based(cluster, false);
         let first = vec![
             submit("x", 1, 1, 0, false),
@@ -1492,8 +1499,7 @@ mod tests {
     fn candidates_ordered_by_ranks_are_read_once_where_order_keys_move_within_a_pass() {
         use std::sync::atomic::Ordering;
         let asked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let mut cluster: ClusterConfig =
-            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+        let mut cluster = one_node(4, false);
         cluster.policy.preemption.order_based = true;
         let profile = Profile::builder()
             .plugin(Restless {
@@ -1600,8 +1606,7 @@ mod tests {
     /// cpu, 25 minutes) outranks both. The victims decided at 1, and how many searches read
     /// only the jobs their preemptor outranks.
     fn outranked_by_p(reference: bool) -> (Vec<String>, u64) {
-        let cluster: ClusterConfig =
-            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
+        let cluster = one_node(2, false);
         let profile = Profile::builder()
             .plugin(ShortestFirst)
             .plugin(LowerPriorityFirst)
@@ -1636,8 +1641,7 @@ mod tests {
     /// tasks) are submitted.
     #[test]
     fn a_search_counts_its_shortcuts_and_a_veto_s_end_wakes_the_scheduler() {
-        let cluster: ClusterConfig =
-            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
+        let cluster = one_node(2, false);
         let mut s = order_based_under(cluster, built_ins());
         let job = |name: &str, minutes: u64, count: u32| Event::Submit {
             job: JobSpec::new(name, minutes * 60_000, count),
@@ -1721,8 +1725,7 @@ mod tests {
     #[test]
     fn a_veto_that_ends_now_removes_the_candidate_and_asks_for_no_retry() {
         // A 1-cpu node: `x` (priority 0) runs, `p` (priority 5) would take it.
-        let cluster: ClusterConfig =
-            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+        let cluster = one_node(1, false);
         let profile = Profile::builder()
             .plugin(ByPriority)
             .plugin(LowerPriorityFirst)
@@ -1746,13 +1749,7 @@ mod tests {
     /// two one-cpu tasks) and `o` (25 minutes, one task) wait: with [`builtins`], every
     /// victim is vetoed until 10 s.
     fn two_vetoed(profile: Profile, queue: bool) -> Scheduler {
-        let cluster: ClusterConfig = serde_json::from_str(if queue {
-            r#"{"nodes": [{"name": "n1", "cpus": 2}],
-                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 2}}}]}"#
-        } else {
-            r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#
-        })
-        .unwrap();
+        let cluster = one_node(2, queue);
         let mut s = order_based_under(cluster, profile);
         let job = |name: &str, minutes: u64, count: u32| {
             let mut job = JobSpec::new(name, minutes * 60_000, count);
