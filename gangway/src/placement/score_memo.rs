@@ -47,9 +47,20 @@ impl Hasher for WordHasher {
         self.0
     }
 
+    /// A slice of integers (the state key's arrays) arrives as its bytes: hashed eight at a
+    /// time, as the words they were.
     fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.write_u64(u64::from(byte));
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut full = [0; 8];
+            full.copy_from_slice(word);
+            self.write_u64(u64::from_le_bytes(full));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(last));
         }
     }
 

@@ -78,10 +78,13 @@ pub(crate) struct Plan {
 /// 2. the state keeps the topology tree's numbering of its domains (`state.topology`). A
 ///    version-1 snapshot has none and is migrated by numbering its domains afresh, as version 1
 ///    restored them.
+/// 3. the state no longer carries the job-name index (`state.job_names`), derived data that
+///    restore builds from the jobs table. Versions 1 and 2 carry it, and restore ignores it
+///    (a jobs table whose names repeat is refused, whichever the version).
 ///
 /// Any other version is refused ([`RestoreError::Version`]). The committed fixtures of
 /// `gangway/tests/snapshots/` hold that promise.
-pub const SNAPSHOT_VERSION: u32 = 2;
+pub const SNAPSHOT_VERSION: u32 = 3;
 
 /// Everything a scheduler needs to continue exactly where it was: the state, the part of the
 /// last pass's outcome that a full pass cannot derive (its report, plans, denials, filter
@@ -136,7 +139,7 @@ impl Snapshot {
     /// assert_eq!(refused, RestoreError::Version { found: serde_json::json!(7) });
     /// assert_eq!(
     ///     refused.to_string(),
-    ///     "snapshot format version 7 is not supported: this gangway reads versions 1 to 2"
+    ///     "snapshot format version 7 is not supported: this gangway reads versions 1 to 3"
     /// );
     /// ```
     pub fn version_of(snapshot: &serde_json::Value) -> Result<u32, RestoreError> {
@@ -322,6 +325,12 @@ impl Scheduler {
         };
         let prepares = self.profile.prepares();
         let mut applied = Vec::new();
+        self.state.reserve_jobs(
+            events
+                .iter()
+                .filter(|e| matches!(e, Event::Submit { .. }))
+                .count(),
+        );
         for (index, event) in events.into_iter().enumerate() {
             let copy = prepares.then(|| event.clone());
             match self.state.apply_event(event, now_ms, &mut decisions) {

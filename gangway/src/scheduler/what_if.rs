@@ -50,7 +50,7 @@ impl Scheduler {
             Vec::new()
         };
         trial.state.apply_event(submit, now, &mut decisions)?;
-        let Some(&id) = trial.state.job_names.get(&name) else {
+        let Some(id) = trial.state.job_id(&name) else {
             return Ok(WhatIf::default());
         };
         trial.run_pass(now, Some(id), &mut decisions, &applied);

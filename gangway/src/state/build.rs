@@ -156,7 +156,7 @@ impl ClusterState {
             node_names: BTreeMap::new(),
             jobs: Vec::new(),
             free_slots: Vec::new(),
-            job_names: BTreeMap::new(),
+            job_names: Default::default(),
             pending: BTreeSet::new(),
             pending_changes: Default::default(),
             running: BTreeSet::new(),

@@ -163,6 +163,9 @@ impl ClusterState {
         if self.running_ends != crate::backfill::RunningEnds::of(self) {
             return Err("the running jobs' ends kept across ticks differ from a rebuild".into());
         }
+        if !self.job_names.indexes(&self.jobs) {
+            return Err("the job-name index differs from the jobs table".into());
+        }
         Ok(())
     }
 
@@ -227,7 +230,7 @@ mod tests {
         s.tick(0, vec![Event::Submit { job }]).unwrap();
         let mut state = s.state().clone();
         assert_eq!(state.check_consistency(), Ok(()));
-        let id = state.job_names["a"];
+        let id = state.job_id("a").unwrap();
         let Some(super::super::JobState::Running(run)) =
             state.jobs[id.index()].as_mut().map(|j| &mut j.state)
         else {
@@ -259,7 +262,7 @@ mod tests {
     fn a_wait_missing_from_the_dependency_graph_or_an_extra_edge_is_refused() {
         let s = chain();
         let mut state = s.state().clone();
-        let (a, b) = (state.job_names["A"], state.job_names["B"]);
+        let (a, b) = (state.job_id("A").unwrap(), state.job_id("B").unwrap());
         state.dependents.remove_edge(b, a);
         let err = state.check_consistency().unwrap_err();
         assert!(err.message.contains("B waits for A"), "{err}");
@@ -288,7 +291,7 @@ mod tests {
         s.tick(0, vec![mig_job("a"), mig_job("b")]).unwrap();
         let tamper = |edit: &dyn Fn(&mut crate::model::resources::NodeAmounts)| {
             let mut state = s.state().clone();
-            let id = state.job_names["b"];
+            let id = state.job_id("b").unwrap();
             let Some(super::super::JobState::Running(run)) =
                 state.jobs[id.index()].as_mut().map(|j| &mut j.state)
             else {

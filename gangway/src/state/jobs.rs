@@ -8,6 +8,13 @@ use crate::model::resources::NodeAmounts;
 use crate::placement::Assignment;
 
 impl ClusterState {
+    /// Makes room in the jobs table for `submits` new jobs at once (a tick's submissions), so
+    /// that a burst grows it once instead of copying it at every doubling.
+    pub(crate) fn reserve_jobs(&mut self, submits: usize) {
+        self.jobs
+            .reserve(submits.saturating_sub(self.free_slots.len()));
+    }
+
     /// Makes `id` pending, noting the change for the order index.
     pub(crate) fn add_pending(&mut self, id: JobId) {
         self.pending.insert(id);
@@ -274,7 +281,7 @@ impl ClusterState {
             }
             self.ended.pop_front();
             if let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::take) {
-                self.job_names.remove(&job.spec.id);
+                self.job_names.remove(id, &job.spec.id);
                 self.dependents.take_dependents(id);
                 self.free_slots.push(id);
             }

@@ -170,7 +170,7 @@ impl ClusterState {
 
     /// A pending or running job by name.
     fn live_job(&self, name: &str, what: &str) -> Result<JobId, EventError> {
-        let id = self.job_names.get(name).copied().ok_or_else(|| {
+        let id = self.job_id(name).ok_or_else(|| {
             EventError::new(ErrorKind::UnknownJob, format!("{what}: no job \"{name}\""))
         })?;
         match self.job(id).map(|j| &j.state) {

@@ -7,6 +7,7 @@ mod build;
 mod consistency;
 mod dependencies;
 mod history;
+mod job_names;
 mod jobs;
 pub(crate) mod licenses;
 mod lifecycle;
@@ -67,8 +68,10 @@ pub struct ClusterState {
     pub(crate) jobs: Vec<Option<Job>>,
     /// Free job slots, reused last-freed first.
     pub(crate) free_slots: Vec<JobId>,
-    /// Job names to ids (pending, running and remembered ended jobs).
-    pub(crate) job_names: BTreeMap<String, JobId>,
+    /// Job names to ids (pending, running and remembered ended jobs): derived from `jobs`,
+    /// not kept by a snapshot (restore builds it again).
+    #[serde(skip)]
+    pub(crate) job_names: job_names::JobNames,
     /// Pending jobs (changed only through [`ClusterState::add_pending`] and
     /// [`ClusterState::remove_pending`], which note the change).
     pub(crate) pending: BTreeSet<JobId>,
@@ -326,6 +329,11 @@ impl ClusterState {
         self.nodes.get(id.index()).and_then(Option::as_ref)
     }
 
+    /// The slot of the job with external id `name`, while it is tracked.
+    pub(crate) fn job_id(&self, name: &str) -> Option<JobId> {
+        self.job_names.get(name, &self.jobs)
+    }
+
     /// A job's external id; `None` for an empty slot.
     pub fn job_name(&self, id: JobId) -> Option<&str> {
         self.job(id).map(|j| j.spec.id.as_str())
@@ -369,6 +377,7 @@ impl ClusterState {
     /// A state out of [`ClusterState::check_bounds`] is refused before anything is rebuilt.
     pub(crate) fn rebuild_restored(&mut self) -> Result<(), crate::error::ConsistencyError> {
         self.check_bounds()?;
+        self.job_names = job_names::JobNames::of(&self.jobs)?;
         let saved = self.topology.take();
         self.rebuild_index();
         self.restore_topology(saved)

@@ -23,7 +23,7 @@ impl ClusterState {
         if id.is_empty() {
             return Err(invalid("submit: job id must not be empty".into()));
         }
-        if self.job_names.contains_key(id) {
+        if self.job_id(id).is_some() {
             return Err(EventError::new(
                 ErrorKind::DuplicateJob,
                 format!("submit {id}: a job with this id is still tracked"),
@@ -99,13 +99,13 @@ impl ClusterState {
                     "submit {id}: a job cannot depend on itself"
                 )));
             }
-            let target = self.job_names.get(&dep.job).ok_or_else(|| {
+            let target = self.job_id(&dep.job).ok_or_else(|| {
                 EventError::new(
                     ErrorKind::UnknownJob,
                     format!("submit {id}: dependency on unknown job \"{}\"", dep.job),
                 )
             })?;
-            waiting_on.push((*target, dep.on));
+            waiting_on.push((target, dep.on));
         }
         let topology = self.compile_topology(id, &spec.groups)?;
         let licenses = self.licenses.compile(id, &spec.licenses)?;
@@ -301,7 +301,6 @@ impl ClusterState {
 
     /// Inserts a compiled job as pending, returning its slot.
     pub(crate) fn insert_job(&mut self, job: Job) -> JobId {
-        let name = job.spec.id.clone();
         let waiting: Vec<JobId> = job.waiting_on.iter().map(|(t, _)| *t).collect();
         for shape in &job.shapes {
             self.shape_mix.record(shape, shape.count);
@@ -317,7 +316,7 @@ impl ClusterState {
             }
         };
         self.next_arrival += 1;
-        self.job_names.insert(name, id);
+        self.job_names.insert(id, &self.jobs);
         self.add_pending(id);
         for target in waiting {
             self.dependents.add(id, target);

@@ -491,7 +491,7 @@ impl ClusterState {
 
     /// The job with external id `name`, while it is tracked.
     pub fn job_by_name(&self, name: &str) -> Option<JobView<'_>> {
-        self.job_view(*self.job_names.get(name)?)
+        self.job_view(self.job_id(name)?)
     }
 
     /// The nodes, by id (removed nodes left out).

@@ -157,35 +157,96 @@ fn every_committed_snapshot_restores_and_continues_as_the_uninterrupted_replay()
     let fixtures = fixtures();
     assert!(fixtures.len() >= WRITE.len(), "fixtures: {fixtures:?}");
     for path in fixtures {
-        let fixture: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
-        let name = path.display();
-        let plugins = Plugins::from_name(fixture["profile"].as_str().unwrap());
-        let (cluster, ticks) = stream(fixture["stream"].as_str().unwrap());
-        let after = fixture["after_tick"].as_u64().unwrap() as usize;
-        assert!(
-            0 < after && after < ticks.len(),
-            "{name}: after_tick {after}"
-        );
-
-        let mut whole = plugins.shim();
-        let configured = send(&mut whole, json!({"op": "configure", "cluster": cluster}));
-        assert_eq!(configured["ok"], true, "{name}: {configured}");
-        for tick in &ticks[..after] {
-            send(&mut whole, tick_request(tick));
-        }
-        let want = continue_with(&mut whole, &ticks[after..]);
-
-        let mut restored = plugins.shim();
-        let reply = send(
-            &mut restored,
-            json!({"op": "restore", "state": fixture["state"]}),
-        );
-        assert_eq!(reply["ok"], true, "{name}: {reply}");
-        let got = continue_with(&mut restored, &ticks[after..]);
-        for (i, (want, got)) in want.iter().zip(&got).enumerate() {
-            assert_eq!(got, want, "{name}: reply {i} after the restore differs");
-        }
+        let fixture = read_fixture(&path);
+        assert_continues_as_replayed(&path.display().to_string(), &fixture, &fixture["state"]);
     }
+}
+
+fn read_fixture(path: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Restoring `state` (the fixture's, or an edit of it) and running the rest of the fixture's
+/// stream gives the replies of the uninterrupted replay, byte for byte.
+fn assert_continues_as_replayed(name: &str, fixture: &Value, state: &Value) {
+    let plugins = Plugins::from_name(fixture["profile"].as_str().unwrap());
+    let (cluster, ticks) = stream(fixture["stream"].as_str().unwrap());
+    let after = fixture["after_tick"].as_u64().unwrap() as usize;
+    assert!(
+        0 < after && after < ticks.len(),
+        "{name}: after_tick {after}"
+    );
+
+    let mut whole = plugins.shim();
+    let configured = send(&mut whole, json!({"op": "configure", "cluster": cluster}));
+    assert_eq!(configured["ok"], true, "{name}: {configured}");
+    for tick in &ticks[..after] {
+        send(&mut whole, tick_request(tick));
+    }
+    let want = continue_with(&mut whole, &ticks[after..]);
+
+    let mut restored = plugins.shim();
+    let reply = send(&mut restored, json!({"op": "restore", "state": state}));
+    assert_eq!(reply["ok"], true, "{name}: {reply}");
+    let got = continue_with(&mut restored, &ticks[after..]);
+    for (i, (want, got)) in want.iter().zip(&got).enumerate() {
+        assert_eq!(got, want, "{name}: reply {i} after the restore differs");
+    }
+}
+
+/// Versions 1 and 2 carry the job-name index; restore builds it from the jobs table instead,
+/// so an index that names the wrong jobs changes nothing, and today's snapshots leave it out.
+#[test]
+fn an_older_snapshot_s_job_name_index_is_ignored_and_built_from_the_jobs() {
+    let path = Path::new(TESTS).join("snapshots/v2/team_full_faults_midweek.json");
+    let fixture = read_fixture(&path);
+    let mut state = fixture["state"].clone();
+    let index = state["state"]["job_names"].as_object_mut().unwrap();
+    let ids: Vec<Value> = index.values().cloned().collect();
+    assert!(ids.len() > 2, "{ids:?}");
+    for (slot, id) in index.values_mut().zip(ids.iter().rev()) {
+        *slot = id.clone();
+    }
+    assert_continues_as_replayed("scrambled job names", &fixture, &state);
+
+    let mut shim = Plugins::Shifty.shim();
+    send(
+        &mut shim,
+        json!({"op": "restore", "state": fixture["state"]}),
+    );
+    let snapshot = send(&mut shim, json!({"op": "snapshot"}));
+    assert_eq!(snapshot["state"]["state"].get("job_names"), None);
+}
+
+/// A jobs table in which two jobs share a name cannot come from a scheduler: it is refused
+/// with `invalid_state`, naming the job, and the scheduler in place is kept.
+#[test]
+fn a_snapshot_whose_jobs_share_a_name_is_refused_and_changes_nothing() {
+    let path = Path::new(TESTS).join("snapshots/v2/team_full_faults_midweek.json");
+    let fixture = read_fixture(&path);
+    let mut shim = Plugins::Shifty.shim();
+    let reply = send(
+        &mut shim,
+        json!({"op": "restore", "state": fixture["state"]}),
+    );
+    assert_eq!(reply["ok"], true, "{reply}");
+    let before = send(&mut shim, json!({"op": "snapshot"}));
+    let mut state = before["state"].clone();
+    let jobs = state["state"]["jobs"].as_array_mut().unwrap();
+    let mut named = jobs.iter_mut().filter(|job| !job.is_null());
+    let first = named.next().unwrap()["spec"]["id"].clone();
+    named.next().unwrap()["spec"]["id"] = first.clone();
+
+    let reply = send(&mut shim, json!({"op": "restore", "state": state}));
+    assert_eq!(reply["ok"], false, "{reply}");
+    assert_eq!(reply["error"]["kind"], "invalid_state", "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap();
+    let name = first.as_str().unwrap();
+    assert!(
+        message.contains(&format!("job {name}: two jobs have this name")),
+        "{message}"
+    );
+    assert_eq!(send(&mut shim, json!({"op": "snapshot"})), before);
 }
 
 /// Writes tests/snapshots/v{SNAPSHOT_VERSION}/*.json from the streams, with the code of the
@@ -259,7 +320,7 @@ fn an_unknown_version_is_refused_and_changes_nothing() {
     let before = send(&mut shim, json!({"op": "snapshot"}));
     for version in [
         json!(0),
-        json!(3),
+        json!(4),
         json!(4_294_967_297_u64),
         json!(-1),
         json!("1"),
@@ -278,9 +339,9 @@ fn an_unknown_version_is_refused_and_changes_nothing() {
         );
         assert_eq!(send(&mut shim, json!({"op": "snapshot"})), before);
     }
-    // The same body, version 1 named explicitly, restores; so does version 2, whose
-    // topology numbering is optional.
-    for version in [1, 2] {
+    // The same body, version 1 named explicitly, restores; so do versions 2, whose topology
+    // numbering is optional, and 3, whose job-name index restore ignores.
+    for version in [1, 2, 3] {
         let mut state = fixture["state"].clone();
         state["version"] = json!(version);
         let reply = send(&mut shim, json!({"op": "restore", "state": state}));
@@ -297,8 +358,8 @@ fn restore_refuses_a_deserialized_snapshot_of_another_version() {
     )
     .unwrap();
     let mut state = fixture["state"].clone();
-    state["version"] = json!(3);
+    state["version"] = json!(4);
     let snapshot: gangway::Snapshot = serde_json::from_value(state).unwrap();
     let error = gangway::Scheduler::restore(snapshot).unwrap_err();
-    assert_eq!(error, gangway::RestoreError::Version { found: json!(3) });
+    assert_eq!(error, gangway::RestoreError::Version { found: json!(4) });
 }

@@ -330,7 +330,7 @@ mod tests {
         assert_eq!(order, ORDER);
         // The keys themselves sort so.
         let key = |name: &str| {
-            let job = s.state.job_view(s.state.job_names[name]).unwrap();
+            let job = s.state.job_view(s.state.job_id(name).unwrap()).unwrap();
             s.order_key(job, &context)
         };
         for pair in ORDER.windows(2) {

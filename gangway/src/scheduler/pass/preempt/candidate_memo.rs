@@ -252,7 +252,7 @@ mod tests {
     }
 
     fn id(s: &Scheduler, name: &str) -> JobId {
-        s.state.job_names[name]
+        s.state.job_id(name).unwrap()
     }
 
     fn queue(s: &Scheduler, name: &str) -> QueueId {

@@ -166,7 +166,7 @@ mod tests {
         job.begin_ms = Some(1_000_000);
         job.exclusive = exclusive;
         s.tick(1, vec![Event::Submit { job }]).unwrap();
-        s.state().job_names[name]
+        s.state().job_id(name).unwrap()
     }
 
     /// What the counts of `id`'s only group say, with the victims `victims` in that order:
@@ -185,7 +185,7 @@ mod tests {
         let gang = state.gang_request(state.job(id).unwrap());
         let counts = TaskCounts::new(state, &view, &gang);
         let before = counts.total;
-        let victims = victims.iter().map(|name| state.job_names[*name]);
+        let victims = victims.iter().map(|name| state.job_id(name).unwrap());
         (before, counts.shortest_prefix(victims))
     }
 
@@ -194,7 +194,7 @@ mod tests {
         let s = two_busy_nodes();
         let state = s.state();
         for name in ["small", "full"] {
-            let charges: Vec<_> = state.node_charges(state.job_names[name]).collect();
+            let charges: Vec<_> = state.node_charges(state.job_id(name).unwrap()).collect();
             assert_eq!(charges.len(), 1, "{name} runs on one node");
         }
     }

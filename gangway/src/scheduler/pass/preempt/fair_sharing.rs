@@ -713,7 +713,7 @@ mod tests {
 
     fn hopeless(s: &Scheduler, name: &str) -> bool {
         let mut promised = PromisedQuota::default();
-        let id = s.state.job_names[name];
+        let id = s.state.job_id(name).unwrap();
         s.fair_search_hopeless(promised.of(&s.state), id)
     }
 
@@ -883,7 +883,7 @@ mod tests {
         // Without the second strategy, no victim.
         let (s, victims) = preempting(&FINAL, &running, ("b", 1));
         assert!(victims.is_empty());
-        assert!(s.state.pending.contains(&s.state.job_names["b-p"]));
+        assert!(s.state.pending.contains(&s.state.job_id("b-p").unwrap()));
     }
 
     #[test]
@@ -896,7 +896,7 @@ mod tests {
         for strategies in [&BOTH[..], &FINAL, &INITIAL] {
             let (s, victims) = preempting(strategies, &running, ("b", 1));
             assert!(victims.is_empty(), "{strategies:?}");
-            assert!(s.state.pending.contains(&s.state.job_names["b-p"]));
+            assert!(s.state.pending.contains(&s.state.job_id("b-p").unwrap()));
             assert!(s.state.earmarks.is_empty());
         }
     }
@@ -916,10 +916,10 @@ mod tests {
             Event::Submit { job }
         };
         let out = s.tick(2, vec![job("b-q", "b"), job("c-q", "c")]).unwrap();
-        let id = |name: &str| s.state.job_names[name];
-        assert!(s.queue_preempting(id("b-q")));
-        assert!(!s.queue_preempting(id("b-p")));
-        assert!(!s.queue_preempting(id("c-q")));
+        let [b_q, b_p, c_q] = ["b-q", "b-p", "c-q"].map(|name| s.state.job_id(name).unwrap());
+        assert!(s.queue_preempting(b_q));
+        assert!(!s.queue_preempting(b_p));
+        assert!(!s.queue_preempting(c_q));
         assert!(
             out.decisions.iter().all(|d| match d {
                 crate::Decision::Preempt { for_job, .. } => for_job == "c-q",
@@ -929,9 +929,9 @@ mod tests {
             out.decisions
         );
         // An earmark with no victims left does not count.
-        let earmark = s.state.earmarks.get_mut(&id("b-p")).unwrap();
+        let earmark = s.state.earmarks.get_mut(&b_p).unwrap();
         earmark.victims.clear();
-        assert!(!s.queue_preempting(id("b-q")));
+        assert!(!s.queue_preempting(b_q));
     }
 
     #[test]

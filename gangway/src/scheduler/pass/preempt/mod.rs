@@ -929,7 +929,7 @@ mod tests {
     }
 
     fn job_mut<'a>(s: &'a mut Scheduler, name: &str) -> &'a mut Job {
-        let v = s.state.job_names[name];
+        let v = s.state.job_id(name).unwrap();
         s.state.jobs[v.index()].as_mut().unwrap()
     }
 
@@ -959,8 +959,8 @@ mod tests {
     /// Whether the engine's rules keep `victim` from being a victim of `p` (`fair`: of a
     /// fair-sharing queue).
     fn never(s: &Scheduler, victim: &str, fair: bool) -> bool {
-        let p = s.state.job(s.state.job_names["p"]).unwrap();
-        let victim = s.state.job_view(s.state.job_names[victim]).unwrap();
+        let p = s.state.job(s.state.job_id("p").unwrap()).unwrap();
+        let victim = s.state.job_view(s.state.job_id(victim).unwrap()).unwrap();
         s.never_victim(p, victim, fair)
     }
 
@@ -975,7 +975,7 @@ mod tests {
             assert!(never(&s, "v4", fair));
         }
         job_mut(&mut s, "v1").spec.preemptible = false;
-        let for_job = s.state.job_names["p"];
+        let for_job = s.state.job_id("p").unwrap();
         match &mut job_mut(&mut s, "v2").state {
             crate::state::JobState::Running(run) => {
                 run.preemption = Some(crate::state::Preemption {
@@ -998,7 +998,7 @@ mod tests {
         let mut s = four_running();
         s.state.config.policy.preemption.anti_thrash = false;
         // `v1` preempted `p` before; `v2` was preempted by fair sharing for queue `q`.
-        let arrival = s.state.job(s.state.job_names["v1"]).unwrap().arrival;
+        let arrival = s.state.job(s.state.job_id("v1").unwrap()).unwrap().arrival;
         job_mut(&mut s, "p").preempted_by.push(arrival);
         job_mut(&mut s, "v2").preempted_by_queues = Some(vec!["q".into()].into());
         for fair in [false, true] {
@@ -1131,12 +1131,12 @@ mod tests {
         assert_eq!(s.state.running.len(), 2);
         let out = s.tick(2, vec![gpu_job("p", 2, 5)]).unwrap();
         let victims = victims_for_p(&out.decisions);
-        let planned = s.state.earmarks[&s.state.job_names["p"]]
+        let planned = s.state.earmarks[&s.state.job_id("p").unwrap()]
             .planned
             .iter()
             .map(|(_, amounts)| *amounts)
             .collect();
-        let y = s.state.job(s.state.job_names["y"]).unwrap();
+        let y = s.state.job(s.state.job_id("y").unwrap()).unwrap();
         let held = y
             .running()
             .unwrap()
@@ -1345,7 +1345,7 @@ mod tests {
     }
 
     fn id(s: &Scheduler, name: &str) -> JobId {
-        s.state.job_names[name]
+        s.state.job_id(name).unwrap()
     }
 
     /// The named jobs, each with `basis`.

@@ -136,7 +136,10 @@ mod tests {
     }
 
     fn ids(s: &Scheduler, names: &[&str]) -> Vec<JobId> {
-        let mut ids: Vec<JobId> = names.iter().map(|name| s.state.job_names[*name]).collect();
+        let mut ids: Vec<JobId> = names
+            .iter()
+            .map(|name| s.state.job_id(name).unwrap())
+            .collect();
         ids.sort_unstable();
         ids
     }
@@ -173,7 +176,7 @@ mod tests {
     fn only_the_queue_policies_count_without_tiers_and_order_based_preemption_or_for_a_fair_preemptor()
      {
         let mut s = two_cohorts();
-        let (a2, d3) = (s.state.job_names["a2"], s.state.job_names["d3"]);
+        let (a2, d3) = (s.state.job_id("a2").unwrap(), s.state.job_id("d3").unwrap());
         assert!(s.fair_preemptor(a2) && !s.fair_preemptor(d3));
         for (tiers, order_based) in [(false, false), (true, false), (false, true), (true, true)] {
             let preemption = &mut s.state.config.policy.preemption;
@@ -189,7 +192,7 @@ mod tests {
     fn the_pool_holds_the_own_queue_and_the_borrowing_queues_of_the_preemptor_s_tree() {
         let mut s = two_cohorts();
         let running = RunningByQueue::of(&s.state);
-        let (a2, d3) = (s.state.job_names["a2"], s.state.job_names["d3"]);
+        let (a2, d3) = (s.state.job_id("a2").unwrap(), s.state.job_id("d3").unwrap());
         // `a2`: its own queue's `a1` (`qa` does not borrow) and `qb`'s, which borrows; not
         // `qc`'s (it lends, in the same tree) nor `qd`'s (it borrows, in the other tree).
         assert_eq!(

@@ -163,7 +163,7 @@ mod tests {
     }
 
     fn id(s: &Scheduler, name: &str) -> JobId {
-        s.state.job_names[name]
+        s.state.job_id(name).unwrap()
     }
 
     /// Job `name`'s [`RankKey`] in the last pass.

@@ -386,7 +386,7 @@ mod tests {
     }
 
     fn id(s: &Scheduler, name: &str) -> JobId {
-        s.state.job_names[name]
+        s.state.job_id(name).unwrap()
     }
 
     fn free(s: &Scheduler, names: &[&str]) -> Vec<(JobId, Basis)> {
