@@ -61,8 +61,16 @@ impl JobNames {
         };
         debug_assert!(self.get(name, jobs).is_none(), "job {name} indexed twice");
         let hasher = &self.hasher;
-        self.ids.insert_unique(hasher.hash_one(name), id, |&other| {
-            hasher.hash_one(name_of(jobs, other).unwrap_or_default())
+        let rehash = |&other: &JobId| hasher.hash_one(name_of(jobs, other).unwrap_or_default());
+        self.ids.insert_unique(hasher.hash_one(name), id, rehash);
+    }
+
+    /// Makes room for `more` jobs, so that a burst of submissions rehashes the index (reading
+    /// every indexed job's name) at most once.
+    pub(crate) fn reserve(&mut self, more: usize, jobs: &[Option<Job>]) {
+        let hasher = &self.hasher;
+        self.ids.reserve(more, |&id| {
+            hasher.hash_one(name_of(jobs, id).unwrap_or_default())
         });
     }
 

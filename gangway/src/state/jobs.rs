@@ -8,11 +8,12 @@ use crate::model::resources::NodeAmounts;
 use crate::placement::Assignment;
 
 impl ClusterState {
-    /// Makes room in the jobs table for `submits` new jobs at once (a tick's submissions), so
-    /// that a burst grows it once instead of copying it at every doubling.
+    /// Makes room in the jobs table and the name index for `submits` new jobs at once (a
+    /// tick's submissions), so that a burst grows each once instead of at every doubling.
     pub(crate) fn reserve_jobs(&mut self, submits: usize) {
         self.jobs
             .reserve(submits.saturating_sub(self.free_slots.len()));
+        self.job_names.reserve(submits, &self.jobs);
     }
 
     /// Makes `id` pending, noting the change for the order index.

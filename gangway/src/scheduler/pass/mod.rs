@@ -454,16 +454,29 @@ impl Scheduler {
         let held = pass.holds.except(&self.state, id);
         let placed = self.place_now(id, pass, end, &held, &place::NOTHING, Purpose::Turn);
         let quota_ok = match &placed {
-            Some(assignments) => {
-                let demand = self.assignments_demand(id, assignments);
+            // A verdict that is the same on every placement is the unplaced one, which the
+            // placement's quota check has just asked and kept (nothing changed since).
+            Some(assignments) if self.shortcuts && self.quota_verdict_placement_free(id) => {
                 let earmarks = pass.promised.of(&self.state);
-                let fits = self.quota_fits(earmarks, id, &[], false, false, &demand);
-                debug_assert!(
-                    !self.quota_verdict_placement_free(id)
-                        || fits == self.quota_fits_unplaced(earmarks, id),
+                let fits = self.quota_fits_unplaced_memo(&mut pass.unplaced_fits, earmarks, id);
+                debug_assert_eq!(
+                    fits,
+                    self.quota_fits(
+                        earmarks,
+                        id,
+                        &[],
+                        false,
+                        false,
+                        &self.assignments_demand(id, assignments)
+                    ),
                     "a quota verdict said to be the same on every placement differs on this one"
                 );
                 fits
+            }
+            Some(assignments) => {
+                let demand = self.assignments_demand(id, assignments);
+                let earmarks = pass.promised.of(&self.state);
+                self.quota_fits(earmarks, id, &[], false, false, &demand)
             }
             None => {
                 let earmarks = pass.promised.of(&self.state);
