@@ -1,6 +1,7 @@
 //! Validating and compiling a submitted job. A bad submission is refused with a typed error
 //! before anything changes.
 
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 
 use super::{ClusterState, Job, JobState, JobTotals, RunHistory};
@@ -218,7 +219,7 @@ impl ClusterState {
         topology: &[Option<crate::model::topology::LevelNeed>],
         exclusive: bool,
     ) -> Result<(), EventError> {
-        let minimal: Vec<TaskShape> = shapes.iter().map(|s| s.with_count(s.min_count)).collect();
+        let minimal = minimal_shapes(shapes);
         let plain = crate::placement::ShapeMix::default();
         let request = GangRequest {
             shapes: &minimal,
@@ -288,14 +289,13 @@ impl ClusterState {
     /// Remembers that `job`'s gang (compiled, so it fits the empty cluster) fits, unless it has
     /// topology constraints ([`KnownSatisfiable`](super::satisfiable::KnownSatisfiable)).
     pub(super) fn remember_satisfiable(&mut self, job: &Job) {
-        if job.topology.iter().all(Option::is_none) {
-            let minimal = job
-                .shapes
-                .iter()
-                .map(|s| s.with_count(s.min_count))
-                .collect();
+        let (partition, exclusive) = (job.partition, job.spec.exclusive);
+        let minimal = minimal_shapes(&job.shapes);
+        if job.topology.iter().all(Option::is_none)
+            && !self.satisfiable.knows(partition, exclusive, &minimal)
+        {
             self.satisfiable
-                .remember(job.partition, job.spec.exclusive, minimal);
+                .remember(partition, exclusive, minimal.into_owned());
         }
     }
 
@@ -322,6 +322,14 @@ impl ClusterState {
             self.dependents.add(id, target);
         }
         id
+    }
+}
+
+/// A gang's shapes at their minimal counts: the shapes themselves where no group is elastic.
+fn minimal_shapes(shapes: &[TaskShape]) -> Cow<'_, [TaskShape]> {
+    match shapes.iter().all(|s| s.count == s.min_count) {
+        true => Cow::Borrowed(shapes),
+        false => Cow::Owned(shapes.iter().map(|s| s.with_count(s.min_count)).collect()),
     }
 }
 
