@@ -40,7 +40,8 @@ impl ClusterState {
     /// or a down GPU, that MIG-mode GPUs hold no whole or fractional task, that licenses held
     /// add up to the running jobs' and stay within their totals, that the dependency graph
     /// matches the jobs' waiting lists, that the running jobs' ends kept for the availability
-    /// profile equal a rebuild, and that every job's fair-share association exists.
+    /// profile and the job-name index equal a rebuild, and that every job's fair-share
+    /// association exists.
     pub(crate) fn check_consistency(&self) -> Result<(), ConsistencyError> {
         self.recount().map_err(ConsistencyError::from)
     }
@@ -157,7 +158,8 @@ impl ClusterState {
         self.check_associations()
     }
 
-    /// Every index kept across ticks for the pass equals a rebuild from scratch. Debug builds
+    /// Every index kept across ticks equals a rebuild from scratch: the running jobs' ends
+    /// the pass reads, and the job-name index. Debug builds
     /// check it after every tick ([`crate::Scheduler::tick`]), the oracle with the rest.
     pub(crate) fn check_kept_indexes(&self) -> Result<(), String> {
         if self.running_ends != crate::backfill::RunningEnds::of(self) {
