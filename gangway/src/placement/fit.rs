@@ -479,4 +479,302 @@ mod tests {
         assert_eq!(gpus, [0]);
         assert_eq!(&free.devices[..2], [500, 500]);
     }
+
+    /// `n` whole devices, with the devices of `shares` (index, thousandths) set to those shares.
+    fn devices(n: usize, shares: &[(usize, u16)]) -> NodeAmounts {
+        let mut amounts = NodeAmounts::full(8_000, 64_000, n);
+        for &(index, share) in shares {
+            amounts.devices[index] = share;
+        }
+        amounts
+    }
+
+    /// Something held on each device of `indices`, nothing else.
+    fn holding(indices: &[usize]) -> NodeAmounts {
+        let mut amounts = NodeAmounts::default();
+        for &index in indices {
+            amounts.devices[index] = 250;
+        }
+        amounts
+    }
+
+    /// A node of model 0 with MIG slices 0 and 2 of profile 0 and slice 1 of profile 1, on GPU 0.
+    fn mig_node() -> (
+        Node,
+        crate::model::ids::MigProfileId,
+        crate::model::ids::MigProfileId,
+    ) {
+        use crate::model::ids::MigProfileId;
+        use crate::model::mig::{MigLayout, MigSlice};
+        let (small, big) = (MigProfileId(0), MigProfileId(1));
+        let slice = |slice, profile| MigSlice {
+            gpu: 0,
+            slice,
+            profile,
+            compute: 1,
+        };
+        let model = Some(crate::model::ids::ModelId(0));
+        let mut node = Node::new("n", NodeAmounts::full(8_000, 64_000, 0), 0, model);
+        node.mig = MigLayout {
+            slices: vec![slice(0, small), slice(1, big), slice(2, small)],
+        };
+        (node, small, big)
+    }
+
+    /// Tasks fit by their cpus, memory and devices, the fewest of these and of the group's
+    /// count: whole devices only where entirely free, `k` to a task; a fraction as many times
+    /// as it goes into each device; a MIG task once per free slice of its profile; none on a
+    /// node of a model the shape does not allow (issue 28, item 5: cargo-mutants, `fit.rs`).
+    #[test]
+    fn tasks_fit_by_cpus_memory_whole_devices_fractions_and_slices() {
+        use crate::model::ids::ModelId;
+        let node = Node::new(
+            "n",
+            NodeAmounts::full(8_000, 64_000, 4),
+            4,
+            Some(ModelId(1)),
+        );
+        let free = devices(4, &[]);
+        assert_eq!(
+            tasks_fitting(&node, &free, &shape(3_000, 1, GpuNeed::None, 9)),
+            2
+        );
+        assert_eq!(
+            tasks_fitting(&node, &free, &shape(1, 20_000, GpuNeed::None, 9)),
+            3
+        );
+        assert_eq!(
+            tasks_fitting(&node, &free, &shape(1, 1, GpuNeed::None, 7)),
+            7
+        );
+        // Four whole devices free: two tasks of two, four of one.
+        let whole = |k| shape(500, 1_000, GpuNeed::Whole(k), 10);
+        assert_eq!(tasks_fitting(&node, &free, &whole(2)), 2);
+        assert_eq!(tasks_fitting(&node, &free, &whole(1)), 4);
+        // A device partly used is no whole device.
+        let partly = devices(4, &[(1, 999)]);
+        assert_eq!(tasks_fitting(&node, &partly, &whole(1)), 3);
+        // Fractions of 0.3: three on a free device, two on 0.6, one on 0.3, none on 0.2.
+        let shares = devices(4, &[(1, 600), (2, 300), (3, 200)]);
+        let fraction = shape(100, 100, GpuNeed::Fraction(300), 20);
+        assert_eq!(tasks_fitting(&node, &shares, &fraction), 6);
+        // The model: allowed, or not.
+        let of_model = |m: u32| TaskShape {
+            models: ModelMask(1 << m),
+            ..whole(1)
+        };
+        assert_eq!(tasks_fitting(&node, &free, &of_model(1)), 4);
+        assert_eq!(tasks_fitting(&node, &free, &of_model(0)), 0);
+        // MIG: slice 0 of the small profile free, slice 2 not; the big slice free.
+        let (mig, small, big) = mig_node();
+        let slices = NodeAmounts {
+            mig: 0b011,
+            ..NodeAmounts::full(8_000, 64_000, 0)
+        };
+        let mig_shape = |profile| shape(100, 100, GpuNeed::Mig(profile), 5);
+        assert_eq!(tasks_fitting(&mig, &slices, &mig_shape(small)), 1);
+        assert_eq!(tasks_fitting(&mig, &slices, &mig_shape(big)), 1);
+        let all = NodeAmounts {
+            mig: 0b111,
+            ..slices
+        };
+        assert_eq!(tasks_fitting(&mig, &all, &mig_shape(small)), 2);
+    }
+
+    /// A device plug-in's pick is taken only where it is exactly what one task takes, all of
+    /// it free and on the node's devices; otherwise the engine's rule applies (issue 28, item
+    /// 5: cargo-mutants, `fit.rs`).
+    #[test]
+    fn a_device_pick_is_valid_only_when_exactly_one_task_s_free_devices() {
+        let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 4), 4, None);
+        let room = devices(4, &[(1, 600), (3, 0)]);
+        let valid = |need, mask| valid_pick(&node, &room, need, mask);
+        // Whole: two entirely free devices, not one, nor three, nor a device partly used or
+        // full, nor one past the node's.
+        assert!(valid(GpuNeed::Whole(2), 0b0101));
+        assert!(!valid(GpuNeed::Whole(2), 0b0001));
+        assert!(!valid(GpuNeed::Whole(1), 0b0101));
+        assert!(!valid(GpuNeed::Whole(2), 0b0011));
+        assert!(!valid(GpuNeed::Whole(2), 0b1001));
+        assert!(!valid(GpuNeed::Whole(2), 0b1_0001));
+        assert!(!valid(GpuNeed::Whole(2), 1 << 100 | 1));
+        // Fraction: one device with the room for it.
+        assert!(valid(GpuNeed::Fraction(600), 0b0010));
+        assert!(valid(GpuNeed::Fraction(600), 0b0100));
+        assert!(!valid(GpuNeed::Fraction(700), 0b0010));
+        assert!(!valid(GpuNeed::Fraction(100), 0b1000));
+        assert!(!valid(GpuNeed::Fraction(100), 0b0011));
+        assert!(!valid(GpuNeed::Fraction(100), 1 << 100));
+        assert!(!valid(GpuNeed::None, 0b0001));
+        // MIG: one free slice of the task's profile.
+        let (mig, small, big) = mig_node();
+        let room = NodeAmounts {
+            mig: 0b111,
+            ..NodeAmounts::default()
+        };
+        let valid =
+            |room: &NodeAmounts, profile, mask| valid_pick(&mig, room, GpuNeed::Mig(profile), mask);
+        assert!(valid(&room, small, 0b001));
+        assert!(valid(&room, small, 0b100));
+        assert!(valid(&room, big, 0b010));
+        assert!(!valid(&room, small, 0b010));
+        assert!(!valid(&room, small, 0b101));
+        assert!(!valid(&room, small, 0));
+        let taken = NodeAmounts { mig: 0b011, ..room };
+        assert!(!valid(&taken, small, 0b100));
+        assert!(valid(&taken, small, 0b001));
+    }
+
+    /// Without a plug-in's pick, whole devices go lowest first among the entirely free ones,
+    /// and a task that needs more than are free gets none (issue 28, item 5: cargo-mutants,
+    /// `fit.rs`).
+    #[test]
+    fn the_engine_s_rule_takes_the_lowest_entirely_free_devices() {
+        let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 6), 6, None);
+        let room = devices(6, &[(0, 0), (2, 500)]);
+        let pick = |k| default_pick(&node, &room, GpuNeed::Whole(k));
+        assert_eq!(pick(1), Some(0b00_0010));
+        assert_eq!(pick(3), Some(0b01_1010));
+        assert_eq!(pick(4), Some(0b11_1010));
+        assert_eq!(pick(5), None);
+        assert_eq!(default_pick(&node, &room, GpuNeed::None), None);
+        assert_eq!(
+            default_pick(&node, &room, GpuNeed::Fraction(600)),
+            Some(0b00_0010)
+        );
+        assert_eq!(
+            default_pick(&node, &room, GpuNeed::Fraction(400)),
+            Some(0b00_0100)
+        );
+    }
+
+    /// A reservation's whole devices: busy and planned first, then busy, then planned, then
+    /// the rest, lowest first within each and only entirely free ones (over the window); none
+    /// where too few are free; nothing busy or planned leaves it to the engine's rule (issue
+    /// 28, item 5: cargo-mutants, `fit.rs`).
+    #[test]
+    fn reserved_whole_devices_go_busy_and_planned_then_busy_then_planned_then_the_rest() {
+        let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 8), 8, None);
+        // Device 5 is not entirely free over the window.
+        let room = devices(8, &[(5, 500)]);
+        let pick = |k, busy: &[usize], planned: &[usize]| {
+            busy_devices_first(
+                &node,
+                &room,
+                GpuNeed::Whole(k),
+                &holding(busy),
+                &holding(planned),
+            )
+        };
+        // Classes: busy and planned {2}; busy {1} (5 not free); planned {4, 6}; others {0, 3, 7}.
+        let (busy, planned) = ([1, 2, 5], [2, 4, 6]);
+        assert_eq!(pick(1, &busy, &planned), Some(0b0000_0100));
+        assert_eq!(pick(2, &busy, &planned), Some(0b0000_0110));
+        assert_eq!(pick(3, &busy, &planned), Some(0b0001_0110));
+        assert_eq!(pick(4, &busy, &planned), Some(0b0101_0110));
+        assert_eq!(pick(5, &busy, &planned), Some(0b0101_0111));
+        assert_eq!(pick(7, &busy, &planned), Some(0b1101_1111));
+        assert_eq!(pick(8, &busy, &planned), None);
+        // Busy alone, planned alone, neither.
+        assert_eq!(pick(1, &busy, &[]), Some(0b0000_0010));
+        assert_eq!(pick(1, &[], &[6, 4]), Some(0b0001_0000));
+        assert_eq!(pick(1, &[], &[]), None);
+    }
+
+    /// A reservation's fraction: the engine's rule (the fullest device with room) among the
+    /// busy and planned devices, then among the busy ones, then among the planned ones; none
+    /// of them with room leaves it to the engine's rule (issue 28, item 5: cargo-mutants,
+    /// `fit.rs`).
+    #[test]
+    fn a_reserved_fraction_goes_to_a_busy_and_planned_device_then_a_busy_one_then_a_planned_one() {
+        let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 4), 4, None);
+        let room = devices(4, &[(1, 700), (3, 600)]);
+        let pick = |busy: &[usize], planned: &[usize]| {
+            busy_devices_first(
+                &node,
+                &room,
+                GpuNeed::Fraction(500),
+                &holding(busy),
+                &holding(planned),
+            )
+        };
+        // The engine's rule alone takes device 3 (the fullest with room).
+        assert_eq!(
+            default_pick(&node, &room, GpuNeed::Fraction(500)),
+            Some(0b1000)
+        );
+        assert_eq!(pick(&[0, 2], &[2, 3]), Some(0b0100));
+        assert_eq!(pick(&[0, 2], &[1]), Some(0b0001));
+        assert_eq!(pick(&[2, 1], &[]), Some(0b0010));
+        assert_eq!(pick(&[], &[1, 2]), Some(0b0010));
+        assert_eq!(pick(&[], &[]), None);
+        // A busy device without room over the window serves no class.
+        let full = devices(4, &[(0, 0), (1, 700), (3, 600)]);
+        let only_busy_full = busy_devices_first(
+            &node,
+            &full,
+            GpuNeed::Fraction(500),
+            &holding(&[0]),
+            &holding(&[]),
+        );
+        assert_eq!(only_busy_full, None);
+    }
+
+    /// The devices a node's amounts hold some of, and those entirely free (issue 28, item 5:
+    /// cargo-mutants, `fit.rs`).
+    #[test]
+    fn used_and_whole_free_masks_name_their_devices() {
+        let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 5), 5, None);
+        let amounts = devices(5, &[(0, 0), (2, 1), (3, 999)]);
+        assert_eq!(used_mask(&node, &amounts), 0b1_1110);
+        assert_eq!(whole_free_mask(&node, &amounts), 0b1_0010);
+        assert_eq!(used_mask(&node, &holding(&[0, 3])), 0b0_1001);
+        assert_eq!(used_mask(&node, &NodeAmounts::default()), 0);
+        assert_eq!(lowest(0b1011_0100, 3), 0b0011_0100);
+        assert_eq!(lowest(0b1011_0100, 0), 0);
+        assert_eq!(Bits(0b1000_0101).collect::<Vec<_>>(), [0, 2, 7]);
+        assert_eq!(Bits(1 << 127).collect::<Vec<_>>(), [127]);
+    }
+
+    /// Whole devices in NVLink islands: the island with the fewest free devices that still
+    /// holds the task, a device in no island an island of its own, ties to the island with the
+    /// lowest device; else the lowest free devices; none when too few are free (issue 28,
+    /// item 5: cargo-mutants, `fit.rs`).
+    #[test]
+    fn whole_devices_go_to_the_fullest_island_that_holds_them() {
+        let mut node = Node::new("n", NodeAmounts::full(8_000, 64_000, 6), 6, None);
+        node.nvlink_islands = vec![0b00_0011, 0b00_1100];
+        // Free: 1 (island A), 2 and 3 (island B), 5 (alone); 0 and 4 taken.
+        let room = devices(6, &[(0, 0), (4, 300)]);
+        let pick = |k| island_devices(&node, &room, k);
+        // One device: A and the single 5 hold one free each; A has the lowest device.
+        assert_eq!(pick(1), Some(0b00_0010));
+        assert_eq!(pick(2), Some(0b00_1100));
+        // No island holds three: the lowest free devices.
+        assert_eq!(pick(3), Some(0b00_1110));
+        assert_eq!(pick(4), Some(0b10_1110));
+        assert_eq!(pick(5), None);
+        // With A full, the single 5 holds one free device, B two.
+        let a_full = devices(6, &[(0, 0), (1, 0), (4, 300)]);
+        assert_eq!(island_devices(&node, &a_full, 1), Some(0b10_0000));
+        // All free: A and B tie at two; A has the lowest device.
+        let all = devices(6, &[]);
+        assert_eq!(island_devices(&node, &all, 2), Some(0b00_0011));
+        assert_eq!(island_devices(&node, &all, 1), Some(0b01_0000));
+    }
+
+    /// A fraction's device: only one with room for it (an exact fit counts), the fullest of
+    /// them, then the lowest index (issue 28, item 5: cargo-mutants, `fit.rs`).
+    #[test]
+    fn a_fraction_takes_the_fullest_device_with_room_then_the_lowest() {
+        let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 6), 6, None);
+        let none = ShapeMix::default();
+        let room = devices(6, &[(0, 100), (1, 700), (2, 500), (3, 500), (4, 400)]);
+        assert_eq!(least_fragmenting_device(&node, &room, 500, &none), Some(2));
+        assert_eq!(least_fragmenting_device(&node, &room, 600, &none), Some(1));
+        assert_eq!(least_fragmenting_device(&node, &room, 800, &none), Some(5));
+        let room = devices(6, &[(0, 700), (1, 700), (2, 0), (3, 0), (4, 0), (5, 0)]);
+        assert_eq!(least_fragmenting_device(&node, &room, 800, &none), None);
+        assert_eq!(least_fragmenting_device(&node, &room, 700, &none), Some(0));
+    }
 }
