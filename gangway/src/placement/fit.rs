@@ -739,7 +739,8 @@ mod tests {
     /// Whole devices in NVLink islands: the island with the fewest free devices that still
     /// holds the task, a device in no island an island of its own, ties to the island with the
     /// lowest device; else the lowest free devices; none when too few are free (issue 28,
-    /// item 5: cargo-mutants, `fit.rs`).
+    /// item 5: cargo-mutants, `fit.rs`; with an even number of islands, `m & !island` → `m ^
+    /// !island` leaves out the same free devices, so one case has a single island).
     #[test]
     fn whole_devices_go_to_the_fullest_island_that_holds_them() {
         let mut node = Node::new("n", NodeAmounts::full(8_000, 64_000, 6), 6, None);
@@ -761,6 +762,11 @@ mod tests {
         let all = devices(6, &[]);
         assert_eq!(island_devices(&node, &all, 2), Some(0b00_0011));
         assert_eq!(island_devices(&node, &all, 1), Some(0b01_0000));
+        // One island, {0, 1, 2}, with 1 and 2 free, and 3 free alone: one device goes to 3.
+        node.nvlink_islands = vec![0b00_0111];
+        let room = devices(6, &[(0, 0), (4, 0), (5, 0)]);
+        assert_eq!(island_devices(&node, &room, 1), Some(0b00_1000));
+        assert_eq!(island_devices(&node, &room, 2), Some(0b00_0110));
     }
 
     /// A fraction's device: only one with room for it (an exact fit counts), the fullest of
