@@ -739,8 +739,8 @@ mod tests {
     /// Whole devices in NVLink islands: the island with the fewest free devices that still
     /// holds the task, a device in no island an island of its own, ties to the island with the
     /// lowest device; else the lowest free devices; none when too few are free (issue 28,
-    /// item 5: cargo-mutants, `fit.rs`; with an even number of islands, `m & !island` → `m ^
-    /// !island` leaves out the same free devices, so one case has a single island).
+    /// item 5: cargo-mutants, `fit.rs`; with two disjoint islands, `m & !island` → `m ^
+    /// !island` sets apart the same free devices, so one case has a single island).
     #[test]
     fn whole_devices_go_to_the_fullest_island_that_holds_them() {
         let mut node = Node::new("n", NodeAmounts::full(8_000, 64_000, 6), 6, None);
