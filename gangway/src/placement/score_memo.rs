@@ -176,6 +176,36 @@ mod tests {
         assert!(!asked_again_is_the_kept_one(&memo, 7_999, (2, 2)));
     }
 
+    /// Whether `memo` keeps a score of `shape` on `node` in the state it has free now: release
+    /// builds give a kept score instead of the one computed now, debug builds compare the two
+    /// and panic.
+    fn keeps(memo: &ScoreMemo, shape: &TaskShape, node: &Node) -> bool {
+        let now = (i64::MIN, u64::MAX);
+        let state = StateKey::of(node, &node.free());
+        let asked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            memo.score((PartitionId(0), shape), state, || now)
+        }));
+        asked.map_or(cfg!(debug_assertions), |score| score != now)
+    }
+
+    #[test]
+    fn a_placement_now_keeps_the_scores_of_the_states_it_scored_a_reservation_none() {
+        use crate::placement::gang::tests::{Now, mix, node, placed_on, task};
+        let nodes = vec![node("n8", 8, 0), node("n1", 8, 7)];
+        let (n8, n1) = (nodes[0].as_ref().unwrap(), nodes[1].as_ref().unwrap());
+        let mix = mix();
+        for busy_first in [false, true] {
+            let memo = ScoreMemo::default();
+            let view = Now { busy_first };
+            let placed = placed_on(&nodes, task(1), &mix, None, &view, Some(&memo));
+            assert_eq!(placed, ["n1"]);
+            // A reservation's score reads its previous plan: never kept.
+            assert_eq!(keeps(&memo, &task(1), n8), !busy_first);
+            assert_eq!(keeps(&memo, &task(1), n1), !busy_first);
+            assert!(!keeps(&memo, &task(2), n1));
+        }
+    }
+
     /// The hash of a sequence of writes.
     fn hash_of(write: impl Fn(&mut WordHasher)) -> u64 {
         let mut hasher = WordHasher::default();
