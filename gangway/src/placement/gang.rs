@@ -1053,6 +1053,22 @@ pub(crate) mod tests {
         assert_eq!(placed_on(&nodes, task(0), &mix(), None, &now, None), ["c"]);
     }
 
+    #[test]
+    fn a_group_with_gpus_passes_a_node_it_fills_for_one_whose_gpus_its_cpus_strand() {
+        // Both have four GPUs free; on `few` two cpus cannot drive them at the mix's ratio
+        // (stranded GPUs are fragmentation), and the group takes them all.
+        let mut few = node("few", 8, 4);
+        if let Some(few) = few.as_mut() {
+            few.capacity.cpu_milli = 2_000;
+        }
+        let nodes = vec![node("n4", 8, 4), few];
+        let now = Now { busy_first: false };
+        assert_eq!(
+            placed_on(&nodes, task(4), &mix(), None, &now, None),
+            ["few"]
+        );
+    }
+
     /// Ranks the nodes by most GPUs free; the built-in node choice at tier `beside`.
     struct MostFree<'a> {
         nodes: &'a [Option<Node>],
