@@ -370,3 +370,89 @@ fn wins(
     };
     by_share.then(a_key.cmp(&b_key)) == std::cmp::Ordering::Less
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{ClusterConfig, Decision, Event, JobSpec, Scheduler};
+
+    /// A node of 6 cpus; a fair-sharing root over cohort `mid` (queues `a` and `b`, 1 cpu
+    /// nominal each) and queue `c` (2), and queue `d` (2) in a cohort without fair sharing.
+    /// Waiting one-cpu jobs `jobs` (name, queue), in that order by submit time; the pass's
+    /// starts, in order.
+    fn starts(jobs: &[(&str, &str)]) -> (Scheduler, Vec<String>) {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 6}],
+                "cohorts": [{"name": "mid", "parent": "root"},
+                            {"name": "root", "fair_sharing": {"enabled": true}},
+                            {"name": "plain"}],
+                "queues": [{"name": "a", "cohort": "mid", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "b", "cohort": "mid", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "c", "cohort": "root", "quota": {"cpu": {"nominal": 2}}},
+                           {"name": "d", "cohort": "plain", "quota": {"cpu": {"nominal": 2}}}]}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let events = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, queue))| {
+                let mut job = JobSpec::new(name, 60_000, 1);
+                job.queue = Some(queue.into());
+                job.submit_ms = Some(i as u64);
+                Event::Submit { job }
+            })
+            .collect();
+        let outcome = s.tick(10, events).unwrap();
+        let started = outcome
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Start { job, .. } => Some(job.clone()),
+                _ => None,
+            })
+            .collect();
+        (s, started)
+    }
+
+    #[test]
+    fn a_tree_s_turns_go_to_the_queue_that_would_not_borrow_read_with_every_start_so_far() {
+        // `a2` would make `a` borrow within `mid`: `b1` wins the second turn. Then `a2` would
+        // make `mid` borrow within the root: `c1` and `c2` win theirs; no room is left for it.
+        let jobs = [
+            ("a1", "a"),
+            ("a2", "a"),
+            ("a3", "a"),
+            ("a4", "a"),
+            ("b1", "b"),
+            ("c1", "c"),
+            ("c2", "c"),
+            ("d1", "d"),
+        ];
+        let (_, started) = starts(&jobs);
+        assert_eq!(started, ["a1", "b1", "c1", "c2", "d1"]);
+    }
+
+    #[test]
+    fn a_pass_that_stops_early_reports_the_jobs_of_the_tree_it_did_not_hand_out() {
+        // `d1` and `d2` take two cpus, the tree's first four turns the other four: the pass
+        // stops there, before `a2`, `a3` and `a4`, and `d3`, outside the tree.
+        let jobs = [
+            ("d1", "d"),
+            ("d2", "d"),
+            ("a1", "a"),
+            ("a2", "a"),
+            ("a3", "a"),
+            ("a4", "a"),
+            ("b1", "b"),
+            ("c1", "c"),
+            ("c2", "c"),
+            ("d3", "d"),
+        ];
+        let (s, started) = starts(&jobs);
+        assert_eq!(started, ["d1", "d2", "a1", "b1", "c1", "c2"]);
+        assert!(s.last.deferred.is_some());
+        let mut pending: Vec<String> = s.explain().pending.into_iter().map(|p| p.job).collect();
+        pending.sort();
+        assert_eq!(pending, ["a2", "a3", "a4", "d3"]);
+    }
+}
