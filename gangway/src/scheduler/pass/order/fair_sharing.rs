@@ -433,6 +433,44 @@ mod tests {
     }
 
     #[test]
+    fn a_job_that_takes_either_model_is_weighed_with_the_one_that_leaves_its_queue_s_share_lowest()
+    {
+        // Queues `q` and `o` of a fair-sharing root, each one GPU of each model nominal; `q`'s
+        // `r` runs on an A100; `p` (held) takes either model.
+        let cluster: ClusterConfig = serde_json::from_value(serde_json::json!({
+            "nodes": [{"name": "n1", "cpus": 8, "gpus": {"model": "a100", "count": 2}},
+                      {"name": "n2", "cpus": 8, "gpus": {"model": "h100", "count": 2}}],
+            "cohorts": [{"name": "root", "fair_sharing": {"enabled": true}}],
+            "queues": [
+                {"name": "q", "cohort": "root",
+                 "quota": {"gpu:a100": {"nominal": 1}, "gpu:h100": {"nominal": 1}}},
+                {"name": "o", "cohort": "root",
+                 "quota": {"gpu:a100": {"nominal": 1}, "gpu:h100": {"nominal": 1}}}]
+        }))
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = |id: &str, models: serde_json::Value| -> Event {
+            serde_json::from_value(serde_json::json!({"type": "submit", "job": {"id": id,
+                "time_limit_ms": 60_000, "queue": "q",
+                "groups": [{"count": 1, "gpus": 1, "gpu_models": models}]}}))
+            .unwrap()
+        };
+        let r = job("r", serde_json::json!(["a100"]));
+        let p = job("p", serde_json::json!(["a100", "h100"]));
+        let hold: Event =
+            serde_json::from_value(serde_json::json!({"type": "hold", "job": "p"})).unwrap();
+        assert!(s.tick(0, vec![r, p, hold]).unwrap().rejected.is_empty());
+        let tree = s.state.quota.tree.as_ref().unwrap();
+        let q = tree.queue_id("q").unwrap();
+        let p = s.state.job_names["p"];
+        let (demand, shares) = s.fair_demand(tree, &tree.usage, p, q);
+        let amount = |key: &str| demand.as_slice()[tree.key(key).unwrap().index()];
+        // On an A100 (the first model) `q` would borrow; on an H100 it does not.
+        assert_eq!((amount("gpu:a100"), amount("gpu:h100")), (0, 1_000));
+        assert!(!shares[0].1.is_borrowing());
+    }
+
+    #[test]
     fn a_pass_that_stops_early_reports_the_jobs_of_the_tree_it_did_not_hand_out() {
         // `d1` and `d2` take two cpus, the tree's first four turns the other four: the pass
         // stops there, before `a2`, `a3` and `a4`, and `d3`, outside the tree.
