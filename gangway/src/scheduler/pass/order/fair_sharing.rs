@@ -373,6 +373,7 @@ fn wins(
 
 #[cfg(test)]
 mod tests {
+    use super::wins;
     use crate::{ClusterConfig, Decision, Event, JobSpec, Scheduler};
 
     /// A node of 6 cpus; a fair-sharing root over cohort `mid` (queues `a` and `b`, 1 cpu
@@ -468,6 +469,54 @@ mod tests {
         // On an A100 (the first model) `q` would borrow; on an H100 it does not.
         assert_eq!((amount("gpu:a100"), amount("gpu:h100")), (0, 1_000));
         assert!(!shares[0].1.is_borrowing());
+    }
+
+    #[test]
+    fn a_nominee_wins_by_not_borrowing_then_by_the_lower_share_then_by_the_earlier_key() {
+        use std::cmp::Reverse;
+        // A fair-sharing root over `x` and `y` (1 cpu nominal each) and `z` (4): `x` runs
+        // three one-cpu jobs (borrowing 2), `y` two (borrowing 1).
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 6}],
+                "cohorts": [{"name": "root", "fair_sharing": {"enabled": true}}],
+                "queues": [{"name": "x", "cohort": "root", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "y", "cohort": "root", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "z", "cohort": "root", "quota": {"cpu": {"nominal": 4}}}]}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let events = [
+            ("x1", "x"),
+            ("x2", "x"),
+            ("x3", "x"),
+            ("y1", "y"),
+            ("y2", "y"),
+        ]
+        .map(|(name, queue)| {
+            let mut job = JobSpec::new(name, 60_000, 1);
+            job.queue = Some(queue.into());
+            Event::Submit { job }
+        })
+        .to_vec();
+        s.tick(0, events).unwrap();
+        assert_eq!(s.state.running.len(), 5);
+        let tree = s.state.quota.tree.as_ref().unwrap();
+        let share = |q: &str| Some(tree.share_in(&tree.usage, tree.queue_id(q).unwrap().index()));
+        let (x, y, z) = (share("x"), share("y"), share("z"));
+        assert!(x.unwrap().value() > y.unwrap().value() && y.unwrap().value() > 0.0);
+        let key = |n: u64| (Reverse(0), Reverse([0; 4]), n, n);
+        let (early, late) = (key(1), key(2));
+        // Not borrowing first, whatever the share and key.
+        assert!(wins((false, x), late, (true, y), early));
+        assert!(!wins((true, y), early, (false, x), late));
+        // Both borrowing (or neither): the lower share, whatever the key.
+        assert!(wins((true, y), late, (true, x), early));
+        assert!(!wins((true, x), early, (true, y), late));
+        // Equal shares, or a share unknown: the earlier key.
+        assert!(wins((false, z), early, (false, z), late));
+        assert!(!wins((false, z), late, (false, z), early));
+        assert!(wins((true, None), early, (true, x), late));
+        assert!(!wins((true, x), late, (true, None), early));
     }
 
     #[test]
