@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(running, [ORDER[0]]);
     }
 
-    /// A node of one cpu that `run` fills from 0, queue `q`, and `profile` (the default one if
+    /// A node of one cpu that `run` (of queue `q`) fills from 0, and `profile` (the default one if
     /// `None`); the order keys calculated once every 10 s where `period`.
     fn one_busy_cpu(profile: Option<crate::policy::Profile>, period: bool) -> Scheduler {
         let mut cluster: ClusterConfig = serde_json::from_str(
@@ -363,8 +363,10 @@ mod tests {
             Some(profile) => Scheduler::with_profile(cluster, profile).unwrap(),
             None => Scheduler::new(cluster).unwrap(),
         };
-        let run = JobSpec::new("run", 3_600_000, 1);
+        let mut run = JobSpec::new("run", 3_600_000, 1);
+        run.queue = Some("q".into());
         s.tick(0, vec![Event::Submit { job: run }]).unwrap();
+        assert_eq!(s.state.running.len(), 1);
         s
     }
 
@@ -384,36 +386,40 @@ mod tests {
 
     #[test]
     fn a_pass_keys_every_pending_job_and_knows_the_next_begin_after_now_and_who_has_no_queue() {
-        let mut s = one_busy_cpu(None, false);
-        // At 5,000: begins at 4,000 (past), 5,000 (now), 7,000 and 9,000.
-        let jobs = [
-            ("past", true, Some(4_000)),
-            ("now", true, Some(5_000)),
-            ("later", true, Some(9_000)),
-            ("next", true, Some(7_000)),
-            ("plain", true, None),
-        ];
-        submit(&mut s, 5_000, &jobs);
-        let pending = s.keyed_pending(5_000);
-        assert!(!pending.sorted);
-        assert_eq!(pending.summary.next_begin_ms, Some(7_000));
-        assert!(pending.summary.all_queued);
-        let context = s.last.figures.context(&s.state);
-        let mut expected: Vec<_> = s
-            .state
-            .pending()
-            .map(|job| (s.order_key(job, &context), job.id()))
-            .collect();
-        let mut keyed = pending.keyed;
-        keyed.sort_unstable();
-        expected.sort_unstable();
-        assert_eq!(keyed.len(), 5);
-        assert_eq!(keyed, expected);
-        // A job without a queue.
-        submit(&mut s, 6_000, &[("unqueued", false, None)]);
-        let pending = s.keyed_pending(6_000);
-        assert!(!pending.summary.all_queued);
-        assert_eq!(pending.summary.next_begin_ms, Some(7_000));
+        // Keyed afresh, and from the order index under a calculation period (where debug
+        // builds check the index against a walk of the pending jobs).
+        for period in [false, true] {
+            let mut s = one_busy_cpu(None, period);
+            // At 5,000: begins at 4,000 (past), 5,000 (now), 7,000 and 9,000.
+            let jobs = [
+                ("past", true, Some(4_000)),
+                ("now", true, Some(5_000)),
+                ("later", true, Some(9_000)),
+                ("next", true, Some(7_000)),
+                ("plain", true, None),
+            ];
+            submit(&mut s, 5_000, &jobs);
+            let pending = s.keyed_pending(5_000);
+            assert_eq!(pending.sorted, period);
+            assert_eq!(pending.summary.next_begin_ms, Some(7_000));
+            assert!(pending.summary.all_queued);
+            let context = s.last.figures.context(&s.state);
+            let mut expected: Vec<_> = s
+                .state
+                .pending()
+                .map(|job| (s.pass_key(job, &context), job.id()))
+                .collect();
+            let mut keyed = pending.keyed;
+            keyed.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(keyed.len(), 5);
+            assert_eq!(keyed, expected);
+            // A job without a queue.
+            submit(&mut s, 6_000, &[("unqueued", false, None)]);
+            let pending = s.keyed_pending(6_000);
+            assert!(!pending.summary.all_queued);
+            assert_eq!(pending.summary.next_begin_ms, Some(7_000));
+        }
     }
 
     #[test]
