@@ -241,6 +241,16 @@ mod tests {
     }
 
     #[test]
+    fn changes_at_one_instant_make_one_step() {
+        // At 100 one node's cpus are booked as another's are released: 1 cpu free throughout.
+        let changes = vec![(100, -1_000), (100, 1_000)];
+        let mut free = FreeCpus::from_changes(0, 1_000, changes, vec![true, true]);
+        assert_eq!(free.steps, [(0, 1_000), (100, 1_000)]);
+        assert!(!free.short_within(1_000, 50, 100));
+        assert_eq!(free.earliest(1_000, 50, 100), 50);
+    }
+
+    #[test]
     fn the_earliest_window_starts_after_every_dip_it_would_overlap() {
         let free = two_dips();
         // Windows that end by the first dip, or need no more than it leaves, start at once.
