@@ -241,6 +241,17 @@ mod tests {
     }
 
     #[test]
+    fn a_long_window_from_the_first_step_reads_no_step_past_its_end() {
+        // 4 cpus free over 70 steps of 10 ms, none from 700 on.
+        let mut changes: Vec<(u64, i64)> = (1..70).map(|t| (t * 10, 0)).collect();
+        changes.push((700, -4_000));
+        let mut free = FreeCpus::from_changes(0, 4_000, changes, vec![true]);
+        assert_eq!(free.steps.len(), 71);
+        assert!(!free.short_within(4_000, 0, 700));
+        assert!(free.short_within(4_000, 0, 701));
+    }
+
+    #[test]
     fn changes_at_one_instant_make_one_step() {
         // At 100 one node's cpus are booked as another's are released: 1 cpu free throughout.
         let changes = vec![(100, -1_000), (100, 1_000)];
