@@ -252,6 +252,17 @@ mod tests {
     }
 
     #[test]
+    fn a_long_window_read_by_blocks_reads_no_step_before_its_start() {
+        // 4 cpus free over 140 steps of 10 ms, but none over [360, 400).
+        let mut changes: Vec<(u64, i64)> = (1..140).map(|t| (t * 10, 0)).collect();
+        changes[35].1 = -4_000;
+        changes[39].1 = 4_000;
+        let mut free = FreeCpus::from_changes(0, 4_000, changes, vec![true]);
+        assert!(!free.short_within(4_000, 400, 900));
+        assert!(free.short_within(4_000, 390, 900));
+    }
+
+    #[test]
     fn changes_at_one_instant_make_one_step() {
         // At 100 one node's cpus are booked as another's are released: 1 cpu free throughout.
         let changes = vec![(100, -1_000), (100, 1_000)];
