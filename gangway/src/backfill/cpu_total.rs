@@ -241,6 +241,38 @@ mod tests {
     }
 
     #[test]
+    fn a_long_window_from_the_first_step_reads_no_step_past_its_end() {
+        // 4 cpus free over 70 steps of 10 ms, none from 700 on.
+        let mut changes: Vec<(u64, i64)> = (1..70).map(|t| (t * 10, 0)).collect();
+        changes.push((700, -4_000));
+        let mut free = FreeCpus::from_changes(0, 4_000, changes, vec![true]);
+        assert_eq!(free.steps.len(), 71);
+        assert!(!free.short_within(4_000, 0, 700));
+        assert!(free.short_within(4_000, 0, 701));
+    }
+
+    #[test]
+    fn a_long_window_read_by_blocks_reads_no_step_before_its_start() {
+        // 4 cpus free over 140 steps of 10 ms, but none over [360, 400).
+        let mut changes: Vec<(u64, i64)> = (1..140).map(|t| (t * 10, 0)).collect();
+        changes[35].1 = -4_000;
+        changes[39].1 = 4_000;
+        let mut free = FreeCpus::from_changes(0, 4_000, changes, vec![true]);
+        assert!(!free.short_within(4_000, 400, 900));
+        assert!(free.short_within(4_000, 390, 900));
+    }
+
+    #[test]
+    fn changes_at_one_instant_make_one_step() {
+        // At 100 one node's cpus are booked as another's are released: 1 cpu free throughout.
+        let changes = vec![(100, -1_000), (100, 1_000)];
+        let mut free = FreeCpus::from_changes(0, 1_000, changes, vec![true, true]);
+        assert_eq!(free.steps, [(0, 1_000), (100, 1_000)]);
+        assert!(!free.short_within(1_000, 50, 100));
+        assert_eq!(free.earliest(1_000, 50, 100), 50);
+    }
+
+    #[test]
     fn the_earliest_window_starts_after_every_dip_it_would_overlap() {
         let free = two_dips();
         // Windows that end by the first dip, or need no more than it leaves, start at once.

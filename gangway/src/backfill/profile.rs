@@ -808,6 +808,24 @@ mod tests {
         assert_eq!(clear(0, 50, 0), 0);
     }
 
+    #[test]
+    fn a_node_s_peak_over_a_window_leaves_out_what_is_booked_from_its_end_on() {
+        let mut t = Timeline::new(0);
+        t.add(100, 200, &cpus(2));
+        t.add(300, 400, &cpus(4));
+        let running = RunningEnds::default();
+        let peak = |start, end| {
+            t.peak_over(&running, (NodeId(0), 0), (start, end))
+                .cpu_milli
+        };
+        assert_eq!(peak(0, 100), 0);
+        assert_eq!(peak(0, 101), 2);
+        assert_eq!(peak(150, 160), 2);
+        assert_eq!(peak(200, 300), 0);
+        assert_eq!(peak(100, 301), 4);
+        assert_eq!(peak(400, 500), 0);
+    }
+
     /// A job past its time limit (limits not enforced) is taken to end now: the next instant
     /// is a release, so a reservation can be planned there and not only at the next end.
     #[cfg(feature = "testkit")]

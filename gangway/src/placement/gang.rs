@@ -934,3 +934,206 @@ fn take_until(fits: Vec<Pick>, shape: &TaskShape) -> Option<Vec<Pick>> {
     }
     (placed >= shape.min_count && placed > 0).then_some(chosen)
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::model::ModelId;
+    use crate::model::ids::PartitionId;
+    use crate::model::shape::GpuNeed;
+
+    /// Offers the nodes in index order.
+    pub(crate) struct InOrder(pub(crate) usize);
+
+    impl Candidates for InOrder {
+        fn visit(&self, _: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
+            for i in 0..self.0 {
+                if f(NodeId(i as u32)).is_break() {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// What the nodes have free now; `busy_first` for a reservation's view of it.
+    pub(crate) struct Now {
+        pub(crate) busy_first: bool,
+    }
+
+    impl CapacityView for Now {
+        fn free(&self, _: NodeId, node: &Node) -> Option<NodeAmounts> {
+            Some(node.free())
+        }
+
+        fn busy_first(&self) -> bool {
+            self.busy_first
+        }
+    }
+
+    /// A node of 64 cpus and `gpus` GPUs in partition 0, the first `used` of them in use.
+    pub(crate) fn node(name: &str, gpus: usize, used: usize) -> Option<Node> {
+        let model = (gpus > 0).then_some(ModelId(0));
+        let mut node = Node::new(name, NodeAmounts::full(64_000, 512_000, gpus), gpus, model);
+        node.partitions.insert(PartitionId(0));
+        node.used = NodeAmounts::full(0, 0, used);
+        Some(node)
+    }
+
+    /// One-cpu tasks of one GPU (four) and of four GPUs (one): a node with fewer than four
+    /// whole GPUs free loses them to the four-GPU tasks.
+    pub(crate) fn mix() -> ShapeMix {
+        let mut mix = ShapeMix::default();
+        mix.record(&TaskShape::new(1_000, 1_000, GpuNeed::Whole(1)), 4);
+        mix.record(&TaskShape::new(1_000, 1_000, GpuNeed::Whole(4)), 1);
+        mix
+    }
+
+    /// One task of one cpu and `gpus` GPUs, packed.
+    pub(crate) fn task(gpus: u16) -> TaskShape {
+        let gpu = match gpus {
+            0 => GpuNeed::None,
+            k => GpuNeed::Whole(k),
+        };
+        TaskShape::new(1_000, 1_000, gpu)
+    }
+
+    /// The names of the nodes `shape` is placed on.
+    pub(crate) fn placed_on(
+        nodes: &[Option<Node>],
+        shape: TaskShape,
+        mix: &ShapeMix,
+        gate: Option<&dyn NodeGate>,
+        view: &dyn CapacityView,
+        scores: Option<&ScoreMemo>,
+    ) -> Vec<String> {
+        let shapes = [shape];
+        let request = GangRequest {
+            gate,
+            scores,
+            ..GangRequest::new(&shapes, PartitionId(0), mix)
+        };
+        let placed = place_gang(nodes, &InOrder(nodes.len()), view, request).expect("placed");
+        placed
+            .iter()
+            .map(|a| nodes[a.node.index()].as_ref().unwrap().name.clone())
+            .collect()
+    }
+
+    /// Eight-GPU nodes with 8, 4, 2, 1 and 1 GPUs free: a one-GPU task adds 0, adds three
+    /// GPUs lost, and takes one of those lost on the last three, leaving 1, 0 and 0.
+    fn eight_gpu_nodes() -> Vec<Option<Node>> {
+        vec![
+            node("n8", 8, 0),
+            node("n4", 8, 4),
+            node("n2", 8, 6),
+            node("n1", 8, 7),
+            node("n1b", 8, 7),
+        ]
+    }
+
+    #[test]
+    fn a_group_goes_where_it_raises_fragmentation_least_then_leaves_least_ties_to_the_first() {
+        let nodes = eight_gpu_nodes();
+        let now = Now { busy_first: false };
+        let mix = mix();
+        assert_eq!(placed_on(&nodes, task(1), &mix, None, &now, None), ["n1"]);
+        // Without a mix, the first node that holds the group.
+        let plain = ShapeMix::default();
+        assert_eq!(placed_on(&nodes, task(1), &plain, None, &now, None), ["n8"]);
+        // Four GPUs: only `n8` and `n4` hold them; on `n4` nothing is left to lose.
+        assert_eq!(placed_on(&nodes, task(4), &mix, None, &now, None), ["n4"]);
+    }
+
+    #[test]
+    fn a_group_without_gpus_goes_where_it_leaves_no_gpu_idle() {
+        // Nothing is stranded on either (64 cpus drive the mix's GPUs); `c` has no GPU to
+        // leave.
+        let nodes = vec![node("g", 8, 0), node("c", 0, 0), node("c2", 0, 0)];
+        let now = Now { busy_first: false };
+        assert_eq!(placed_on(&nodes, task(0), &mix(), None, &now, None), ["c"]);
+    }
+
+    #[test]
+    fn a_group_with_gpus_passes_a_node_it_fills_for_one_whose_gpus_its_cpus_strand() {
+        // Both have four GPUs free; on `few` two cpus cannot drive them at the mix's ratio
+        // (stranded GPUs are fragmentation), and the group takes them all.
+        let mut few = node("few", 8, 4);
+        if let Some(few) = few.as_mut() {
+            few.capacity.cpu_milli = 2_000;
+        }
+        let nodes = vec![node("n4", 8, 4), few];
+        let now = Now { busy_first: false };
+        assert_eq!(
+            placed_on(&nodes, task(4), &mix(), None, &now, None),
+            ["few"]
+        );
+    }
+
+    /// Ranks the nodes by most GPUs free; the built-in node choice at tier `beside`.
+    struct MostFree<'a> {
+        nodes: &'a [Option<Node>],
+        beside: Option<usize>,
+    }
+
+    impl NodeGate for MostFree<'_> {
+        fn filters(&self) -> bool {
+            false
+        }
+
+        fn admits(&self, _: usize, _: NodeId) -> bool {
+            true
+        }
+
+        fn ranks(&self) -> bool {
+            true
+        }
+
+        fn rank(&self, _: usize, candidates: &mut Vec<NodeId>) {
+            let free = |id: &NodeId| {
+                let node = self.nodes[id.index()].as_ref().unwrap();
+                std::cmp::Reverse(node.free_whole_gpus())
+            };
+            candidates.sort_by_key(free);
+        }
+
+        fn choose_devices(
+            &self,
+            _: usize,
+            _: NodeId,
+            _: &NodeAmounts,
+            _: &ShapeMix,
+        ) -> Option<u128> {
+            None
+        }
+
+        fn node_choice_tier(&self) -> Option<usize> {
+            self.beside
+        }
+
+        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+    }
+
+    #[test]
+    fn a_profile_s_scorers_decide_alone_unless_the_built_in_choice_is_kept_beside_them() {
+        let nodes = eight_gpu_nodes();
+        let now = Now { busy_first: false };
+        let mix = mix();
+        let alone = MostFree {
+            nodes: &nodes,
+            beside: None,
+        };
+        assert_eq!(
+            placed_on(&nodes, task(1), &mix, Some(&alone), &now, None),
+            ["n8"]
+        );
+        // Beside scorers that rank every node alike, the built-in choice decides.
+        let beside = MostFree {
+            nodes: &nodes,
+            beside: Some(0),
+        };
+        assert_eq!(
+            placed_on(&nodes, task(1), &mix, Some(&beside), &now, None),
+            ["n1"]
+        );
+    }
+}

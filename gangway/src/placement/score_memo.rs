@@ -148,4 +148,131 @@ mod tests {
         assert_eq!(score(0, &one_gpu, &less, (3, 3)), (3, 3));
         assert_eq!(computed.get(), again + 3);
     }
+
+    /// The score of `cpus` thousandths free on an 8-cpu node, for one one-cpu task.
+    fn ask(memo: &ScoreMemo, cpus: u64, value: (i64, u64)) -> (i64, u64) {
+        let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 0), 0, None);
+        let mut free = node.capacity;
+        free.cpu_milli = cpus;
+        let one = TaskShape::new(1_000, 1_000, GpuNeed::None);
+        memo.score((PartitionId(0), &one), StateKey::of(&node, &free), || value)
+    }
+
+    /// Asks again for a score kept as `kept`, computing `other` now: release builds give the
+    /// kept score, debug builds compare it with the fresh one and panic.
+    fn asked_again_is_the_kept_one(memo: &ScoreMemo, cpus: u64, kept: (i64, u64)) -> bool {
+        let other = (kept.0 + 1, kept.1 + 1);
+        let again =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ask(memo, cpus, other)));
+        match again {
+            Ok(score) if score == other => false,
+            Ok(score) => !cfg!(debug_assertions) && score == kept,
+            Err(_) => cfg!(debug_assertions),
+        }
+    }
+
+    #[test]
+    fn a_kept_score_is_given_again_and_a_pass_keeps_at_most_4096() {
+        let memo = ScoreMemo::default();
+        assert_eq!(ask(&memo, 1_000, (4, 2)), (4, 2));
+        assert!(asked_again_is_the_kept_one(&memo, 1_000, (4, 2)));
+        for cpus in 1_001..1_000 + MAX_SCORES as u64 {
+            ask(&memo, cpus, (0, cpus));
+        }
+        // The 4096th state is kept, the 4097th is scored again at every ask.
+        let last = 1_000 + MAX_SCORES as u64 - 1;
+        assert!(asked_again_is_the_kept_one(&memo, last, (0, last)));
+        assert_eq!(ask(&memo, 7_999, (1, 1)), (1, 1));
+        assert_eq!(ask(&memo, 7_999, (2, 2)), (2, 2));
+        assert!(!asked_again_is_the_kept_one(&memo, 7_999, (2, 2)));
+    }
+
+    /// Whether `memo` keeps a score of `shape` on `node` in the state it has free now: release
+    /// builds give a kept score instead of the one computed now, debug builds compare the two
+    /// and panic.
+    fn keeps(memo: &ScoreMemo, shape: &TaskShape, node: &Node) -> bool {
+        let now = (i64::MIN, u64::MAX);
+        let state = StateKey::of(node, &node.free());
+        let asked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            memo.score((PartitionId(0), shape), state, || now)
+        }));
+        asked.map_or(cfg!(debug_assertions), |score| score != now)
+    }
+
+    #[test]
+    fn a_placement_now_keeps_the_scores_of_the_states_it_scored_a_reservation_none() {
+        use crate::placement::gang::tests::{Now, mix, node, placed_on, task};
+        let nodes = vec![node("n8", 8, 0), node("n1", 8, 7)];
+        let (n8, n1) = (nodes[0].as_ref().unwrap(), nodes[1].as_ref().unwrap());
+        let mix = mix();
+        for busy_first in [false, true] {
+            let memo = ScoreMemo::default();
+            let view = Now { busy_first };
+            let placed = placed_on(&nodes, task(1), &mix, None, &view, Some(&memo));
+            assert_eq!(placed, ["n1"]);
+            // A reservation's score reads its previous plan: never kept.
+            assert_eq!(keeps(&memo, &task(1), n8), !busy_first);
+            assert_eq!(keeps(&memo, &task(1), n1), !busy_first);
+            assert!(!keeps(&memo, &task(2), n1));
+        }
+    }
+
+    /// The hash of a sequence of writes.
+    fn hash_of(write: impl Fn(&mut WordHasher)) -> u64 {
+        let mut hasher = WordHasher::default();
+        write(&mut hasher);
+        hasher.finish()
+    }
+
+    #[test]
+    fn the_hash_changes_with_every_word_and_byte_written() {
+        use std::collections::HashSet;
+        // One word after another: each of its bits changes the hash (the mix is a bijection
+        // of the word), whatever came before.
+        for first in [0_u64, 1, 0x51_7c, u64::MAX] {
+            let mut seen = HashSet::new();
+            for bit in 0..64 {
+                assert!(seen.insert(hash_of(|h| {
+                    h.write_u64(first);
+                    h.write_u64(1 << bit);
+                })));
+            }
+            assert!(seen.insert(hash_of(|h| {
+                h.write_u64(first);
+                h.write_u64(0);
+            })));
+        }
+        // Every width is read, and bytes one by one.
+        let mut widths = HashSet::new();
+        for value in [1_u8, 2] {
+            widths.insert(hash_of(|h| h.write_u8(value)));
+            widths.insert(hash_of(|h| h.write_u16(u16::from(value) << 8)));
+            widths.insert(hash_of(|h| h.write_u32(u32::from(value) << 16)));
+            widths.insert(hash_of(|h| h.write_usize(usize::from(value) << 24)));
+            widths.insert(hash_of(|h| h.write(&[3, value])));
+        }
+        assert_eq!(widths.len(), 10);
+        // Keys that differ in one field hash apart.
+        let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 8), 8, None);
+        let one = TaskShape::new(1_000, 1_000, GpuNeed::Whole(1));
+        let mut less = node.capacity;
+        less.devices[3] = 0;
+        let keys: Vec<MemoKey> = vec![
+            (PartitionId(0), one, StateKey::of(&node, &node.capacity)),
+            (PartitionId(1), one, StateKey::of(&node, &node.capacity)),
+            (
+                PartitionId(0),
+                one.with_count(2),
+                StateKey::of(&node, &node.capacity),
+            ),
+            (PartitionId(0), one, StateKey::of(&node, &less)),
+        ];
+        let hashes: HashSet<u64> = keys
+            .iter()
+            .map(|key| {
+                std::hash::BuildHasher::hash_one(&BuildHasherDefault::<WordHasher>::default(), key)
+            })
+            .collect();
+        assert_eq!(hashes.len(), keys.len());
+    }
 }

@@ -83,4 +83,29 @@ mod tests {
         known.clear();
         assert!(!known.knows(p, false, &[shape]));
     }
+
+    #[test]
+    fn at_most_4096_distinct_gangs_are_kept_until_cleared() {
+        let mut known = KnownSatisfiable::default();
+        let p = PartitionId(0);
+        let gang = |cpus: u64| vec![TaskShape::new(cpus, 0, GpuNeed::None)];
+        // A gang remembered again counts once.
+        for _ in 0..MAX_GANGS {
+            known.remember(p, false, gang(1));
+        }
+        for cpus in 2..=MAX_GANGS as u64 {
+            known.remember(p, cpus % 2 == 0, gang(cpus));
+        }
+        let last = MAX_GANGS as u64;
+        assert!(known.knows(p, true, &gang(last)));
+        known.remember(p, true, gang(last + 2));
+        known.remember(p, false, gang(last + 1));
+        assert!(!known.knows(p, true, &gang(last + 2)));
+        assert!(!known.knows(p, false, &gang(last + 1)));
+        assert!(known.knows(p, false, &gang(1)));
+        known.clear();
+        known.remember(p, false, gang(last + 1));
+        assert!(known.knows(p, false, &gang(last + 1)));
+        assert!(!known.knows(p, false, &gang(1)));
+    }
 }

@@ -383,3 +383,118 @@ impl Candidates for EmptyCluster<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::error::ErrorKind;
+    use crate::{ClusterConfig, Event, Scheduler};
+
+    /// Two nodes of 4 cpus and 2 GPUs, in partition `main`.
+    fn two_nodes() -> Scheduler {
+        let node = |name: &str| {
+            serde_json::json!({"name": name, "cpus": 4,
+                "gpus": {"model": "a100", "count": 2}})
+        };
+        let cluster: ClusterConfig =
+            serde_json::from_value(serde_json::json!({"nodes": [node("n1"), node("n2")]})).unwrap();
+        Scheduler::new(cluster).unwrap()
+    }
+
+    /// Submits job `id` with `groups` at `now`: its error kind and message if refused.
+    fn submit(
+        s: &mut Scheduler,
+        now: u64,
+        id: &str,
+        groups: serde_json::Value,
+    ) -> Option<(ErrorKind, String)> {
+        let event: Event = serde_json::from_value(serde_json::json!({"type": "submit",
+            "job": {"id": id, "time_limit_ms": 60_000, "groups": groups}}))
+        .unwrap();
+        let outcome = s.tick(now, vec![event]).unwrap();
+        outcome
+            .rejected
+            .into_iter()
+            .next()
+            .map(|r| (r.error.kind, r.error.message))
+    }
+
+    #[test]
+    fn a_gang_that_could_never_run_is_refused_with_its_reason() {
+        let mut s = two_nodes();
+        let refused = |s: &mut Scheduler, id: &str, groups| {
+            let (kind, message) = submit(s, 0, id, groups).expect("refused");
+            assert_eq!(kind, ErrorKind::Unsatisfiable, "{message}");
+            message
+        };
+        // One task bigger than every node.
+        let fat = refused(&mut s, "fat", serde_json::json!([{"count": 1, "gpus": 3}]));
+        assert!(
+            fat.contains("groups[0]: one task (")
+                && fat.contains("fits no node of partition default"),
+            "{fat}"
+        );
+        // More tasks strictly spread than nodes that hold one.
+        let wide = refused(
+            &mut s,
+            "wide",
+            serde_json::json!([{"count": 3, "gpus": 1, "placement": "strict_spread"}]),
+        );
+        assert!(
+            wide.contains(
+                "groups[0]: 3 tasks with strict_spread but the partition default has 2 nodes that can hold one"
+            ),
+            "{wide}"
+        );
+        // Every task fits a node, and a strictly spread group has a node for each task; the
+        // gang as a whole does not fit.
+        for (id, groups) in [
+            ("packed", serde_json::json!([{"count": 3, "gpus": 2}])),
+            (
+                "mixed",
+                serde_json::json!([
+                    {"count": 2, "gpus": 1, "placement": "strict_spread"},
+                    {"count": 1, "gpus": 2}
+                ]),
+            ),
+        ] {
+            let message = refused(&mut s, id, groups);
+            assert_eq!(
+                message,
+                format!(
+                    "submit {id}: the gang does not fit partition default even with every node empty"
+                )
+            );
+        }
+        // What fits at its minimal counts is taken.
+        let elastic = serde_json::json!([{"count": 3, "min_count": 2, "gpus": 1,
+            "placement": "strict_spread"}]);
+        assert_eq!(submit(&mut s, 0, "elastic", elastic), None);
+    }
+
+    #[test]
+    fn a_gang_that_fits_is_remembered_until_the_node_table_changes() {
+        let mut s = two_nodes();
+        let four = serde_json::json!([{"count": 2, "gpus": 2}]);
+        assert_eq!(submit(&mut s, 0, "a", four.clone()), None);
+        let job = s.state().job(s.state().job_names["a"]).unwrap();
+        let minimal: Vec<_> = job
+            .shapes
+            .iter()
+            .map(|g| g.with_count(g.min_count))
+            .collect();
+        let partition = job.partition;
+        assert!(s.state().satisfiable.knows(partition, false, &minimal));
+        assert!(!s.state().satisfiable.knows(partition, true, &minimal));
+        // Known, a gang alike is taken again.
+        assert_eq!(submit(&mut s, 1, "b", four.clone()), None);
+        // Without `n2`, four GPUs are more than the partition has: the gang is placed again
+        // and refused.
+        let remove: Event =
+            serde_json::from_value(serde_json::json!({"type": "node_remove", "node": "n2"}))
+                .unwrap();
+        assert!(s.tick(2, vec![remove]).unwrap().rejected.is_empty());
+        assert!(!s.state().satisfiable.knows(partition, false, &minimal));
+        let (kind, _) = submit(&mut s, 3, "c", four).expect("refused");
+        assert_eq!(kind, ErrorKind::Unsatisfiable);
+    }
+}

@@ -186,6 +186,8 @@ mod tests {
 
     use std::cmp::Reverse;
 
+    use crate::{ClusterConfig, Event, JobSpec, Scheduler};
+
     /// A key of `priority` (the first order key) and `arrival`.
     fn key(priority: i64, arrival: u64) -> OrderKey {
         (Reverse(0), Reverse([priority, 0, 0, 0]), 0, arrival)
@@ -229,6 +231,106 @@ mod tests {
     fn infinite_usage_goes_last() {
         let queue = tenants(&[(f64::INFINITY, &[(9, 0)]), (1e300, &[(0, 1)])]);
         assert_eq!(drain(queue), [1, 0]);
+    }
+
+    /// A node of 2 cpus; queue `shared` (admission fair sharing, 2 cpus nominal, tenant `big`
+    /// of weight 0.5) and `plain` (none, no quota). At 0 `big` submits `b1` to `b3` and
+    /// `small` `s1` and `s2` to `shared` (in that order), and `p1` goes to `plain`.
+    fn two_tenants() -> Scheduler {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 2}],
+                "queues": [{"name": "shared", "quota": {"cpu": {"nominal": 2}},
+                            "admission_fair_sharing": true, "account_weights": {"big": 0.5}},
+                           {"name": "plain"}]}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let jobs = [
+            ("b1", "shared", "big"),
+            ("b2", "shared", "big"),
+            ("b3", "shared", "big"),
+            ("s1", "shared", "small"),
+            ("s2", "shared", "small"),
+            ("p1", "plain", "small"),
+        ];
+        let events = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, queue, account))| {
+                let mut job = JobSpec::new(name, 3_600_000, 1);
+                job.queue = Some(queue.into());
+                job.account = Some(account.into());
+                job.submit_ms = Some(i as u64);
+                Event::Submit { job }
+            })
+            .collect();
+        s.tick(10, events).unwrap();
+        s
+    }
+
+    #[test]
+    fn a_queue_s_slots_go_to_its_tenants_by_usage_raised_by_each_start() {
+        let s = two_tenants();
+        let name = |id: JobId| s.state.job_name(id).unwrap();
+        // Both tenants start at 0: `b1` comes first; its entry penalty, doubled by `big`'s
+        // weight, puts `small` ahead for the second slot.
+        let running: Vec<&str> = s.state.running.iter().map(|&id| name(id)).collect();
+        assert_eq!(running, ["b1", "s1"]);
+        // Now `small` has used half of what `big` has: its `s2` takes the queue's first slot.
+        let context = s.last.figures.context(&s.state);
+        let order: Vec<&str> = s.ordered_pending(&context).into_iter().map(name).collect();
+        assert_eq!(order, ["s2", "b2", "b3", "p1"]);
+    }
+
+    #[test]
+    fn fair_queues_hand_out_a_queue_s_jobs_in_its_tenants_order() {
+        let s = two_tenants();
+        let id = |name: &str| s.state.job_names[name];
+        let context = s.last.figures.context(&s.state);
+        let mut keyed: Vec<(OrderKey, JobId)> = s
+            .state
+            .pending()
+            .map(|job| (s.order_key(job, &context), job.id()))
+            .collect();
+        keyed.sort_unstable();
+        let key = |name: &str| keyed.iter().find(|(_, j)| *j == id(name)).unwrap().0;
+        let names = |ids: &[JobId]| -> Vec<&str> {
+            ids.iter().map(|&j| s.state.job_name(j).unwrap()).collect()
+        };
+        let (shared, plain) = (
+            s.state.job_queue(id("b2")).unwrap(),
+            s.state.job_queue(id("p1")).unwrap(),
+        );
+        let fresh = || FairQueues::new(&keyed, &s.state);
+        // `plain`'s job holds no slot of a fair queue.
+        let alone = FairQueues::new(&[(key("p1"), id("p1"))], &s.state);
+        assert!(alone.is_empty() && !alone.has_queue(plain));
+        let mut fair = fresh();
+        assert!(!fair.is_empty());
+        assert!(fair.has_queue(shared) && !fair.has_queue(plain));
+        assert_eq!(fair.peek(shared), Some((key("s2"), id("s2"))));
+        assert_eq!(fair.peek(plain), None);
+        assert_eq!(fair.slot(id("p1")), None);
+        // `b2`'s slot goes to `s2`, the next to `b2`.
+        assert_eq!(fair.slot(id("b2")), Some(id("s2")));
+        assert_eq!(fair.peek(shared), Some((key("b2"), id("b2"))));
+        assert_eq!(fair.pop(shared), Some(id("b2")));
+        assert_eq!(fair.pop(plain), None);
+        assert_eq!(fair.drain(shared), [(key("b3"), id("b3"))]);
+        assert_eq!(fair.pop(shared), None);
+        // Drained at once: the jobs in the tenants' order, paired with the keys in order.
+        let mut fair = fresh();
+        let drained = fair.drain(shared);
+        let ids: Vec<JobId> = drained.iter().map(|(_, j)| *j).collect();
+        assert_eq!(names(&ids), ["s2", "b2", "b3"]);
+        let keys: Vec<OrderKey> = drained.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, [key("b2"), key("b3"), key("s2")]);
+        assert!(fair.drain(plain).is_empty());
+        // Filled slots: `shared`'s three go in the tenants' order, `plain`'s stays.
+        let mut entries = keyed.clone();
+        fresh().fill_slots(&mut entries);
+        let ids: Vec<JobId> = entries.iter().map(|(_, j)| *j).collect();
+        assert_eq!(names(&ids), ["s2", "b2", "b3", "p1"]);
     }
 
     #[test]

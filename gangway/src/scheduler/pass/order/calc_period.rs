@@ -112,3 +112,57 @@ pub(in crate::scheduler) struct SavedCalc {
     figures: PassFigures,
     keys: Vec<(JobId, (i32, OrderKey))>,
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{ClusterConfig, Event, JobSpec, Scheduler};
+
+    /// A node of one cpu that `run` fills from 0, keys calculated once every 10 s; `a`
+    /// (priority 0) and `b` (5) wait from 1,000.
+    fn two_waiting() -> Scheduler {
+        let mut cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+        cluster.policy.priority.calc_period_ms = Some(10_000);
+        let mut s = Scheduler::new(cluster).unwrap();
+        let run = JobSpec::new("run", 3_600_000, 1);
+        s.tick(0, vec![Event::Submit { job: run }]).unwrap();
+        let jobs = [("a", 0), ("b", 5)]
+            .map(|(name, priority)| Event::Submit {
+                job: JobSpec::new(name, 60_000, 1).with_priority(priority),
+            })
+            .to_vec();
+        s.tick(1_000, jobs).unwrap();
+        s
+    }
+
+    fn order(s: &Scheduler) -> Vec<&str> {
+        let context = s.last.figures.context(&s.state);
+        s.ordered_pending(&context)
+            .into_iter()
+            .map(|id| s.state.job_name(id).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_job_keeps_its_key_until_the_next_calculation_unless_its_priority_is_set() {
+        let mut s = two_waiting();
+        let calculated = |s: &Scheduler| s.last.priority_calc.as_ref().unwrap().figures().now_ms();
+        assert_eq!(calculated(&s), 0);
+        assert_eq!(order(&s), ["b", "a"]);
+        // Within the period the calculation stands; `a`'s new priority re-keys it.
+        let raise = Event::SetPriority {
+            job: "a".into(),
+            priority: 9,
+        };
+        s.tick(9_999, vec![raise]).unwrap();
+        assert_eq!(calculated(&s), 0);
+        assert_eq!(order(&s), ["a", "b"]);
+        let a = s.state.job_view(s.state.job_names["a"]).unwrap();
+        let kept = s.last.priority_calc.as_ref().unwrap().key(a).unwrap();
+        let context = s.last.figures.context(&s.state);
+        assert_eq!(kept, s.order_key(a, &context));
+        // A period after the last calculation, the next.
+        s.tick(10_000, Vec::new()).unwrap();
+        assert_eq!(calculated(&s), 10_000);
+    }
+}

@@ -370,3 +370,176 @@ fn wins(
     };
     by_share.then(a_key.cmp(&b_key)) == std::cmp::Ordering::Less
 }
+
+#[cfg(test)]
+mod tests {
+    use super::wins;
+    use crate::{ClusterConfig, Decision, Event, JobSpec, Scheduler};
+
+    /// A node of 6 cpus; a fair-sharing root over cohort `mid` (queues `a` and `b`, 1 cpu
+    /// nominal each) and queue `c` (2), and queue `d` (2) in a cohort without fair sharing.
+    /// Waiting one-cpu jobs `jobs` (name, queue), in that order by submit time; the pass's
+    /// starts, in order.
+    fn starts(jobs: &[(&str, &str)]) -> (Scheduler, Vec<String>) {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 6}],
+                "cohorts": [{"name": "mid", "parent": "root"},
+                            {"name": "root", "fair_sharing": {"enabled": true}},
+                            {"name": "plain"}],
+                "queues": [{"name": "a", "cohort": "mid", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "b", "cohort": "mid", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "c", "cohort": "root", "quota": {"cpu": {"nominal": 2}}},
+                           {"name": "d", "cohort": "plain", "quota": {"cpu": {"nominal": 2}}}]}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let events = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, queue))| {
+                let mut job = JobSpec::new(name, 60_000, 1);
+                job.queue = Some(queue.into());
+                job.submit_ms = Some(i as u64);
+                Event::Submit { job }
+            })
+            .collect();
+        let outcome = s.tick(10, events).unwrap();
+        let started = outcome
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Start { job, .. } => Some(job.clone()),
+                _ => None,
+            })
+            .collect();
+        (s, started)
+    }
+
+    #[test]
+    fn a_tree_s_turns_go_to_the_queue_that_would_not_borrow_read_with_every_start_so_far() {
+        // `a2` would make `a` borrow within `mid`: `b1` wins the second turn. Then `a2` would
+        // make `mid` borrow within the root: `c1` and `c2` win theirs; no room is left for it.
+        let jobs = [
+            ("a1", "a"),
+            ("a2", "a"),
+            ("a3", "a"),
+            ("a4", "a"),
+            ("b1", "b"),
+            ("c1", "c"),
+            ("c2", "c"),
+            ("d1", "d"),
+        ];
+        let (_, started) = starts(&jobs);
+        assert_eq!(started, ["a1", "b1", "c1", "c2", "d1"]);
+    }
+
+    #[test]
+    fn a_job_that_takes_either_model_is_weighed_with_the_one_that_leaves_its_queue_s_share_lowest()
+    {
+        // Queues `q` and `o` of a fair-sharing root, each one GPU of each model nominal; `q`'s
+        // `r` runs on an A100; `p` (held) takes either model.
+        let cluster: ClusterConfig = serde_json::from_value(serde_json::json!({
+            "nodes": [{"name": "n1", "cpus": 8, "gpus": {"model": "a100", "count": 2}},
+                      {"name": "n2", "cpus": 8, "gpus": {"model": "h100", "count": 2}}],
+            "cohorts": [{"name": "root", "fair_sharing": {"enabled": true}}],
+            "queues": [
+                {"name": "q", "cohort": "root",
+                 "quota": {"gpu:a100": {"nominal": 1}, "gpu:h100": {"nominal": 1}}},
+                {"name": "o", "cohort": "root",
+                 "quota": {"gpu:a100": {"nominal": 1}, "gpu:h100": {"nominal": 1}}}]
+        }))
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = |id: &str, models: serde_json::Value| -> Event {
+            serde_json::from_value(serde_json::json!({"type": "submit", "job": {"id": id,
+                "time_limit_ms": 60_000, "queue": "q",
+                "groups": [{"count": 1, "gpus": 1, "gpu_models": models}]}}))
+            .unwrap()
+        };
+        let r = job("r", serde_json::json!(["a100"]));
+        let p = job("p", serde_json::json!(["a100", "h100"]));
+        let hold: Event =
+            serde_json::from_value(serde_json::json!({"type": "hold", "job": "p"})).unwrap();
+        assert!(s.tick(0, vec![r, p, hold]).unwrap().rejected.is_empty());
+        let tree = s.state.quota.tree.as_ref().unwrap();
+        let q = tree.queue_id("q").unwrap();
+        let p = s.state.job_names["p"];
+        let (demand, shares) = s.fair_demand(tree, &tree.usage, p, q);
+        let amount = |key: &str| demand.as_slice()[tree.key(key).unwrap().index()];
+        // On an A100 (the first model) `q` would borrow; on an H100 it does not.
+        assert_eq!((amount("gpu:a100"), amount("gpu:h100")), (0, 1_000));
+        assert!(!shares[0].1.is_borrowing());
+    }
+
+    #[test]
+    fn a_nominee_wins_by_not_borrowing_then_by_the_lower_share_then_by_the_earlier_key() {
+        use std::cmp::Reverse;
+        // A fair-sharing root over `x` and `y` (1 cpu nominal each) and `z` (4): `x` runs
+        // three one-cpu jobs (borrowing 2), `y` two (borrowing 1).
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 6}],
+                "cohorts": [{"name": "root", "fair_sharing": {"enabled": true}}],
+                "queues": [{"name": "x", "cohort": "root", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "y", "cohort": "root", "quota": {"cpu": {"nominal": 1}}},
+                           {"name": "z", "cohort": "root", "quota": {"cpu": {"nominal": 4}}}]}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let events = [
+            ("x1", "x"),
+            ("x2", "x"),
+            ("x3", "x"),
+            ("y1", "y"),
+            ("y2", "y"),
+        ]
+        .map(|(name, queue)| {
+            let mut job = JobSpec::new(name, 60_000, 1);
+            job.queue = Some(queue.into());
+            Event::Submit { job }
+        })
+        .to_vec();
+        s.tick(0, events).unwrap();
+        assert_eq!(s.state.running.len(), 5);
+        let tree = s.state.quota.tree.as_ref().unwrap();
+        let share = |q: &str| Some(tree.share_in(&tree.usage, tree.queue_id(q).unwrap().index()));
+        let (x, y, z) = (share("x"), share("y"), share("z"));
+        assert!(x.unwrap().value() > y.unwrap().value() && y.unwrap().value() > 0.0);
+        let key = |n: u64| (Reverse(0), Reverse([0; 4]), n, n);
+        let (early, late) = (key(1), key(2));
+        // Not borrowing first, whatever the share and key.
+        assert!(wins((false, x), late, (true, y), early));
+        assert!(!wins((true, y), early, (false, x), late));
+        // Both borrowing (or neither): the lower share, whatever the key.
+        assert!(wins((true, y), late, (true, x), early));
+        assert!(!wins((true, x), early, (true, y), late));
+        // Equal shares, or a share unknown: the earlier key.
+        assert!(wins((false, z), early, (false, z), late));
+        assert!(!wins((false, z), late, (false, z), early));
+        assert!(wins((true, None), early, (true, x), late));
+        assert!(!wins((true, x), late, (true, None), early));
+    }
+
+    #[test]
+    fn a_pass_that_stops_early_reports_the_jobs_of_the_tree_it_did_not_hand_out() {
+        // `d1` and `d2` take two cpus, the tree's first four turns the other four: the pass
+        // stops there, before `a2`, `a3` and `a4`, and `d3`, outside the tree.
+        let jobs = [
+            ("d1", "d"),
+            ("d2", "d"),
+            ("a1", "a"),
+            ("a2", "a"),
+            ("a3", "a"),
+            ("a4", "a"),
+            ("b1", "b"),
+            ("c1", "c"),
+            ("c2", "c"),
+            ("d3", "d"),
+        ];
+        let (s, started) = starts(&jobs);
+        assert_eq!(started, ["d1", "d2", "a1", "b1", "c1", "c2"]);
+        assert!(s.last.deferred.is_some());
+        let mut pending: Vec<String> = s.explain().pending.into_iter().map(|p| p.job).collect();
+        pending.sort();
+        assert_eq!(pending, ["a2", "a3", "a4", "d3"]);
+    }
+}

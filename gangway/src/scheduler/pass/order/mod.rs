@@ -350,4 +350,108 @@ mod tests {
             .collect();
         assert_eq!(running, [ORDER[0]]);
     }
+
+    /// A node of one cpu that `run` (of queue `q`) fills from 0, and `profile` (the default one if
+    /// `None`); the order keys calculated once every 10 s where `period`.
+    fn one_busy_cpu(profile: Option<crate::policy::Profile>, period: bool) -> Scheduler {
+        let mut cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 1}], "queues": [{"name": "q"}]}"#,
+        )
+        .unwrap();
+        cluster.policy.priority.calc_period_ms = period.then_some(10_000);
+        let mut s = match profile {
+            Some(profile) => Scheduler::with_profile(cluster, profile).unwrap(),
+            None => Scheduler::new(cluster).unwrap(),
+        };
+        let mut run = JobSpec::new("run", 3_600_000, 1);
+        run.queue = Some("q".into());
+        s.tick(0, vec![Event::Submit { job: run }]).unwrap();
+        assert_eq!(s.state.running.len(), 1);
+        s
+    }
+
+    /// Submits `(name, queued, begin_ms)` at `now`.
+    fn submit(s: &mut Scheduler, now: u64, jobs: &[(&str, bool, Option<u64>)]) {
+        let events = jobs
+            .iter()
+            .map(|&(name, queued, begin_ms)| {
+                let mut job = JobSpec::new(name, 60_000, 1);
+                job.queue = queued.then(|| "q".to_string());
+                job.begin_ms = begin_ms;
+                Event::Submit { job }
+            })
+            .collect();
+        assert!(s.tick(now, events).unwrap().rejected.is_empty());
+    }
+
+    #[test]
+    fn a_pass_keys_every_pending_job_and_knows_the_next_begin_after_now_and_who_has_no_queue() {
+        // Keyed afresh, and from the order index under a calculation period (where debug
+        // builds check the index against a walk of the pending jobs).
+        for period in [false, true] {
+            let mut s = one_busy_cpu(None, period);
+            // At 5,000: begins at 4,000 (past), 5,000 (now), 7,000 and 9,000.
+            let jobs = [
+                ("past", true, Some(4_000)),
+                ("now", true, Some(5_000)),
+                ("later", true, Some(9_000)),
+                ("next", true, Some(7_000)),
+                ("plain", true, None),
+            ];
+            submit(&mut s, 5_000, &jobs);
+            let pending = s.keyed_pending(5_000);
+            assert_eq!(pending.sorted, period);
+            assert_eq!(pending.summary.next_begin_ms, Some(7_000));
+            assert!(pending.summary.all_queued);
+            let context = s.last.figures.context(&s.state);
+            let mut expected: Vec<_> = s
+                .state
+                .pending()
+                .map(|job| (s.pass_key(job, &context), job.id()))
+                .collect();
+            let mut keyed = pending.keyed;
+            keyed.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(keyed.len(), 5);
+            assert_eq!(keyed, expected);
+            // A job without a queue.
+            submit(&mut s, 6_000, &[("unqueued", false, None)]);
+            let pending = s.keyed_pending(6_000);
+            assert!(!pending.summary.all_queued);
+            assert_eq!(pending.summary.next_begin_ms, Some(7_000));
+        }
+    }
+
+    #[test]
+    fn the_order_is_kept_across_passes_only_under_a_period_with_built_in_keys_and_no_admission_votes()
+     {
+        use crate::policy::{FnPlugin, Profile, Vote};
+        let kept = |s: &Scheduler| s.last.order_index.as_ref().map(|i| i.carried_over());
+        // Kept from pass to pass under one calculation; built again by the next.
+        let mut s = one_busy_cpu(None, true);
+        assert_eq!(kept(&s), Some(false));
+        submit(&mut s, 1_000, &[("a", true, None), ("b", true, None)]);
+        assert_eq!(kept(&s), Some(true));
+        submit(&mut s, 20_000, &[("d", true, None)]);
+        assert_eq!(kept(&s), Some(false));
+        s.tick(21_000, Vec::new()).unwrap();
+        assert_eq!(kept(&s), Some(true));
+        // Never in the reference pass, nor without a period.
+        let mut reference = s.with_reference_pass();
+        reference.tick(22_000, Vec::new()).unwrap();
+        assert_eq!(kept(&reference), None);
+        let mut s = one_busy_cpu(None, false);
+        submit(&mut s, 1_000, &[("a", true, None)]);
+        assert_eq!(kept(&s), None);
+        // Nor with an order plug-in of the host's, or admission votes (with no order key).
+        let host_key = FnPlugin::new("host").order_key(|job, _| i64::from(job.spec().priority));
+        let votes = FnPlugin::new("votes").admit(|_, _| Vote::Abstain);
+        for plugin in [host_key, votes] {
+            let profile = Profile::builder().plugin(plugin).build().unwrap();
+            let mut s = one_busy_cpu(Some(profile), true);
+            submit(&mut s, 1_000, &[("a", true, None)]);
+            s.tick(2_000, Vec::new()).unwrap();
+            assert_eq!(kept(&s), None);
+        }
+    }
 }

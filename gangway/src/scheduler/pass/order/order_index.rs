@@ -185,6 +185,31 @@ mod tests {
     }
 
     #[test]
+    fn every_job_has_a_queue_until_one_without_is_indexed_whatever_leaves_since() {
+        let config: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}], "queues": [{"name": "q"}]}"#,
+        )
+        .unwrap();
+        let mut state = ClusterState::from_config(config).unwrap();
+        for (name, queue) in [("queued", Some("q")), ("plain", None)] {
+            let mut job = JobSpec::new(name, 60_000, 1);
+            job.queue = queue.map(String::from);
+            state
+                .apply_event(Event::Submit { job }, 0, &mut Vec::new())
+                .unwrap();
+        }
+        let figures = Arc::new(PassFigures::new(&state, 0));
+        let mut index = OrderIndex::new(&figures);
+        let view = |name: &str| state.job_view(state.job_names[name]).unwrap();
+        index.insert(view("queued"), key(1));
+        assert!(index.summary(0).all_queued);
+        index.insert(view("plain"), key(2));
+        assert!(!index.summary(0).all_queued);
+        index.remove(state.job_names["plain"]);
+        assert!(!index.summary(0).all_queued);
+    }
+
+    #[test]
     fn a_job_indexed_again_or_taken_out_before_a_pass_holds_at_most_one_place() {
         let state = state_with(&[("a", None), ("b", None), ("c", None)]);
         let figures = Arc::new(PassFigures::new(&state, 0));
