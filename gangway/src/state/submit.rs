@@ -476,7 +476,7 @@ mod tests {
         let mut s = two_nodes();
         let four = serde_json::json!([{"count": 2, "gpus": 2}]);
         assert_eq!(submit(&mut s, 0, "a", four.clone()), None);
-        let job = s.state().job(s.state().job_names["a"]).unwrap();
+        let job = s.state().job(s.state().job_id("a").unwrap()).unwrap();
         let minimal: Vec<_> = job
             .shapes
             .iter()

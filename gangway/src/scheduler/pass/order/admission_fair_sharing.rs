@@ -285,7 +285,7 @@ mod tests {
     #[test]
     fn fair_queues_hand_out_a_queue_s_jobs_in_its_tenants_order() {
         let s = two_tenants();
-        let id = |name: &str| s.state.job_names[name];
+        let id = |name: &str| s.state.job_id(name).unwrap();
         let context = s.last.figures.context(&s.state);
         let mut keyed: Vec<(OrderKey, JobId)> = s
             .state

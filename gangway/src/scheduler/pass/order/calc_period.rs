@@ -157,7 +157,7 @@ mod tests {
         s.tick(9_999, vec![raise]).unwrap();
         assert_eq!(calculated(&s), 0);
         assert_eq!(order(&s), ["a", "b"]);
-        let a = s.state.job_view(s.state.job_names["a"]).unwrap();
+        let a = s.state.job_view(s.state.job_id("a").unwrap()).unwrap();
         let kept = s.last.priority_calc.as_ref().unwrap().key(a).unwrap();
         let context = s.last.figures.context(&s.state);
         assert_eq!(kept, s.order_key(a, &context));

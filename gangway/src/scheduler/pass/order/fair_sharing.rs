@@ -463,7 +463,7 @@ mod tests {
         assert!(s.tick(0, vec![r, p, hold]).unwrap().rejected.is_empty());
         let tree = s.state.quota.tree.as_ref().unwrap();
         let q = tree.queue_id("q").unwrap();
-        let p = s.state.job_names["p"];
+        let p = s.state.job_id("p").unwrap();
         let (demand, shares) = s.fair_demand(tree, &tree.usage, p, q);
         let amount = |key: &str| demand.as_slice()[tree.key(key).unwrap().index()];
         // On an A100 (the first model) `q` would borrow; on an H100 it does not.

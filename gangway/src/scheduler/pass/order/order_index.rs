@@ -200,12 +200,12 @@ mod tests {
         }
         let figures = Arc::new(PassFigures::new(&state, 0));
         let mut index = OrderIndex::new(&figures);
-        let view = |name: &str| state.job_view(state.job_names[name]).unwrap();
+        let view = |name: &str| state.job_view(state.job_id(name).unwrap()).unwrap();
         index.insert(view("queued"), key(1));
         assert!(index.summary(0).all_queued);
         index.insert(view("plain"), key(2));
         assert!(!index.summary(0).all_queued);
-        index.remove(state.job_names["plain"]);
+        index.remove(state.job_id("plain").unwrap());
         assert!(!index.summary(0).all_queued);
     }
 
