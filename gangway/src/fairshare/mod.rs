@@ -131,7 +131,6 @@ impl FairShare {
 
     /// The association of `user` under `account` (`None`: the `default` account) if it exists,
     /// without creating anything.
-    #[cfg(test)]
     pub(crate) fn find_association(&self, account: Option<&str>, user: &str) -> Option<AssocId> {
         self.tree.find_association(account, user)
     }

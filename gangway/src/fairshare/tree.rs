@@ -239,7 +239,6 @@ impl ShareTree {
     }
 
     /// The existing association of `user` under `account` (`None`: the `default` account).
-    #[cfg(test)]
     pub(crate) fn find_association(&self, account: Option<&str>, user: &str) -> Option<AssocId> {
         self.user(self.account(account.unwrap_or(DEFAULT_ACCOUNT))?, user)
     }

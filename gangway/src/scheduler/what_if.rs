@@ -24,7 +24,9 @@ pub struct WhatIf {
 impl Scheduler {
     /// When and where `job` would start if it were submitted at the last tick's time (0 before
     /// the first tick). Nothing changes: the question is answered on a copy of the scheduler,
-    /// which takes the submission and runs one pass at that time. A job that cannot start at
+    /// which takes the submission and runs one pass at that time. The copy shares the job
+    /// records, the fair-share ledger and the configuration with this scheduler, and copies
+    /// only those the trial changes. A job that cannot start at
     /// once is planned on the availability profile even beyond the backfill depth. A job the
     /// scheduler would reject is an error, as its `submit` event would be.
     ///

@@ -1,6 +1,7 @@
 //! Building a `ClusterState` from a `ClusterConfig`, validating every reference.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -148,13 +149,13 @@ impl ClusterState {
         super::topology::check_levels(&config)?;
 
         let mut state = ClusterState {
-            config: ClusterConfig::default(),
+            config: Default::default(),
             models: Vec::new(),
             partitions,
             default_partition,
             nodes: Vec::new(),
             node_names: BTreeMap::new(),
-            jobs: Vec::new(),
+            jobs: Default::default(),
             free_slots: Vec::new(),
             job_names: Default::default(),
             pending: BTreeSet::new(),
@@ -168,7 +169,7 @@ impl ClusterState {
             over_quota: BTreeSet::new(),
             maintenance: super::Maintenance::default(),
             mig_profiles: Vec::new(),
-            fairshare,
+            fairshare: fairshare.map(Arc::new),
             admission: crate::fairshare::AdmissionLedger::default(),
             licenses: super::licenses::Licenses::new(config.licenses.clone()),
             shape_mix: crate::placement::ShapeMix::default(),
@@ -196,7 +197,7 @@ impl ClusterState {
             state.insert_node(built);
         }
         state.build_maintenance(&config.maintenance)?;
-        state.config = config;
+        state.config = Arc::new(config);
         state.rebuild_index();
         state.rebuild_quota()?;
         Ok(state)

@@ -234,7 +234,7 @@ mod tests {
         assert_eq!(state.check_consistency(), Ok(()));
         let id = state.job_id("a").unwrap();
         let Some(super::super::JobState::Running(run)) =
-            state.jobs[id.index()].as_mut().map(|j| &mut j.state)
+            state.jobs.get_mut(id).map(|j| &mut j.state)
         else {
             panic!("a runs")
         };
@@ -295,7 +295,7 @@ mod tests {
             let mut state = s.state().clone();
             let id = state.job_id("b").unwrap();
             let Some(super::super::JobState::Running(run)) =
-                state.jobs[id.index()].as_mut().map(|j| &mut j.state)
+                state.jobs.get_mut(id).map(|j| &mut j.state)
             else {
                 panic!("b runs")
             };

@@ -82,9 +82,7 @@ impl super::ClusterState {
     /// a running job waits for nothing.
     pub(crate) fn check_dependencies(&self) -> Result<(), String> {
         let mut waits = 0;
-        for (slot, job) in self.jobs.iter().enumerate() {
-            let Some(job) = job else { continue };
-            let id = JobId(slot as u32);
+        for (id, job) in self.jobs.iter() {
             match job.state {
                 super::JobState::Pending => {}
                 super::JobState::Running(_) if !job.waiting_on.is_empty() => {

@@ -31,7 +31,7 @@ impl ClusterState {
     pub(super) fn close_run(&mut self, id: JobId) {
         let now = self.now_ms;
         let attained = self.current_run_gpu_ms(id, now);
-        let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
+        let Some(job) = self.jobs.get_mut(id) else {
             return;
         };
         let Some(start) = job.running().map(|r| r.start_ms) else {

@@ -14,7 +14,7 @@ use std::hash::{BuildHasher, RandomState};
 
 use hashbrown::HashTable;
 
-use super::Job;
+use super::job_table::JobTable;
 use crate::model::ids::JobId;
 
 /// Job names to ids, for the jobs of a jobs table (pending, running and remembered ended).
@@ -25,28 +25,25 @@ pub(crate) struct JobNames {
 }
 
 /// The name of job `id` in `jobs`, if the slot holds a job.
-fn name_of(jobs: &[Option<Job>], id: JobId) -> Option<&str> {
-    jobs.get(id.index())?
-        .as_ref()
-        .map(|job| job.spec.id.as_str())
+fn name_of(jobs: &JobTable, id: JobId) -> Option<&str> {
+    jobs.get(id).map(|job| job.spec.id.as_str())
 }
 
 impl JobNames {
     /// The index of every job in `jobs`; or the name two of them share.
-    pub(crate) fn of(jobs: &[Option<Job>]) -> Result<Self, String> {
+    pub(crate) fn of(jobs: &JobTable) -> Result<Self, String> {
         let mut names = JobNames::default();
-        for (slot, job) in jobs.iter().enumerate() {
-            let Some(job) = job else { continue };
+        for (id, job) in jobs.iter() {
             if names.get(&job.spec.id, jobs).is_some() {
                 return Err(format!("job {}: two jobs have this name", job.spec.id));
             }
-            names.insert(JobId(slot as u32), jobs);
+            names.insert(id, jobs);
         }
         Ok(names)
     }
 
     /// The id of the job named `name`.
-    pub(crate) fn get(&self, name: &str, jobs: &[Option<Job>]) -> Option<JobId> {
+    pub(crate) fn get(&self, name: &str, jobs: &JobTable) -> Option<JobId> {
         let hash = self.hasher.hash_one(name);
         self.ids
             .find(hash, |&id| name_of(jobs, id) == Some(name))
@@ -54,7 +51,7 @@ impl JobNames {
     }
 
     /// Indexes job `id`, which `jobs` holds and whose name no other indexed job has.
-    pub(crate) fn insert(&mut self, id: JobId, jobs: &[Option<Job>]) {
+    pub(crate) fn insert(&mut self, id: JobId, jobs: &JobTable) {
         let Some(name) = name_of(jobs, id) else {
             debug_assert!(false, "job {id:?} indexed by name without a job");
             return;
@@ -67,7 +64,7 @@ impl JobNames {
 
     /// Makes room for `more` jobs, so that a burst of submissions rehashes the index (reading
     /// every indexed job's name) at most once.
-    pub(crate) fn reserve(&mut self, more: usize, jobs: &[Option<Job>]) {
+    pub(crate) fn reserve(&mut self, more: usize, jobs: &JobTable) {
         let hasher = &self.hasher;
         self.ids.reserve(more, |&id| {
             hasher.hash_one(name_of(jobs, id).unwrap_or_default())
@@ -83,12 +80,10 @@ impl JobNames {
     }
 
     /// Whether this index names exactly the jobs of `jobs`, each by its own name.
-    pub(crate) fn indexes(&self, jobs: &[Option<Job>]) -> bool {
-        let held = jobs.iter().flatten().count();
-        held == self.ids.len()
-            && jobs.iter().enumerate().all(|(slot, job)| {
-                job.as_ref()
-                    .is_none_or(|job| self.get(&job.spec.id, jobs) == Some(JobId(slot as u32)))
-            })
+    pub(crate) fn indexes(&self, jobs: &JobTable) -> bool {
+        jobs.iter().count() == self.ids.len()
+            && jobs
+                .iter()
+                .all(|(id, job)| self.get(&job.spec.id, jobs) == Some(id))
     }
 }

@@ -85,7 +85,7 @@ impl ClusterState {
             (Some(_), Some(job)) => self.billing_rate(self.billing(), &job.spec, &charges),
             _ => 0.0,
         };
-        let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
+        let Some(job) = self.jobs.get_mut(id) else {
             return;
         };
         job.state = JobState::Running(Box::new(RunningJob {
@@ -136,7 +136,7 @@ impl ClusterState {
             self.index.refresh(&self.nodes, *node_id);
         }
         self.uncharge_quota(id, charges);
-        if let Some(job) = self.jobs.get(id.index()).and_then(Option::as_ref) {
+        if let Some(job) = self.jobs.get(id) {
             self.licenses.give_back(&job.licenses);
         }
         self.running.remove(&id);
@@ -146,7 +146,7 @@ impl ClusterState {
     /// arrival order.
     pub(crate) fn requeue_job(&mut self, id: JobId) {
         self.release(id);
-        if let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) {
+        if let Some(job) = self.jobs.get_mut(id) {
             job.state = JobState::Pending;
             self.add_pending(id);
         }
@@ -199,7 +199,7 @@ impl ClusterState {
                 self.release_earmark(id);
             }
             self.remove_pending(id);
-            let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
+            let Some(job) = self.jobs.get_mut(id) else {
                 continue;
             };
             job.state = JobState::Ended {
@@ -226,11 +226,7 @@ impl ClusterState {
     /// Applies `target`'s outcome to `dependent`'s waiting list; true when the dependent can
     /// never run and must be cancelled.
     fn resolve_dependency(&mut self, dependent: JobId, target: JobId, outcome: Outcome) -> bool {
-        let Some(job) = self
-            .jobs
-            .get_mut(dependent.index())
-            .and_then(Option::as_mut)
-        else {
+        let Some(job) = self.jobs.get_mut(dependent) else {
             return false;
         };
         if job.state != JobState::Pending {
@@ -281,7 +277,7 @@ impl ClusterState {
                 break;
             }
             self.ended.pop_front();
-            if let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::take) {
+            if let Some(job) = self.jobs.take(id) {
                 self.job_names.remove(id, &job.spec.id);
                 self.dependents.take_dependents(id);
                 self.free_slots.push(id);

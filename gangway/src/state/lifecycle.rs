@@ -196,6 +196,6 @@ impl ClusterState {
 
     fn job_mut(&mut self, id: JobId) -> &mut super::Job {
         // Only called with ids just returned by `live_job`, so the slot is occupied.
-        self.jobs[id.index()].as_mut().expect("live job slot")
+        self.jobs.get_mut(id).expect("live job slot")
     }
 }

@@ -8,6 +8,7 @@ mod consistency;
 mod dependencies;
 mod history;
 mod job_names;
+mod job_table;
 mod jobs;
 pub(crate) mod licenses;
 mod lifecycle;
@@ -26,6 +27,7 @@ mod usage;
 mod view;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -53,7 +55,7 @@ pub use view::{JobView, NodeView, QueueView};
 pub struct ClusterState {
     /// The configuration it was built from, or last reconfigured with (nodes as given there;
     /// the node table with its run-time changes lives in `nodes`).
-    pub(crate) config: ClusterConfig,
+    pub(crate) config: Arc<ClusterConfig>,
     /// Interned GPU model names; a model's id is its position.
     pub(crate) models: Vec<String>,
     /// Partitions by id.
@@ -65,7 +67,7 @@ pub struct ClusterState {
     /// Node names to ids.
     pub(crate) node_names: BTreeMap<String, NodeId>,
     /// Jobs by id; `None` for free slots.
-    pub(crate) jobs: Vec<Option<Job>>,
+    pub(crate) jobs: job_table::JobTable,
     /// Free job slots, reused last-freed first.
     pub(crate) free_slots: Vec<JobId>,
     /// Job names to ids (pending, running and remembered ended jobs): derived from `jobs`,
@@ -117,7 +119,7 @@ pub struct ClusterState {
     pub(crate) mig_profiles: Vec<String>,
     /// The fair-share engine with its usage ledger; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) fairshare: Option<FairShare>,
+    pub(crate) fairshare: Option<Arc<FairShare>>,
     /// Admission fair sharing's tenant usage per queue; empty unless a queue turns it on.
     #[serde(default, skip_serializing_if = "AdmissionLedger::is_empty")]
     pub(crate) admission: AdmissionLedger,
@@ -319,9 +321,15 @@ impl Job {
 }
 
 impl ClusterState {
+    /// The configuration, to change in a unit test (a copy where another state shares it).
+    #[cfg(test)]
+    pub(crate) fn config_mut(&mut self) -> &mut ClusterConfig {
+        Arc::make_mut(&mut self.config)
+    }
+
     /// The job in slot `id`.
     pub(crate) fn job(&self, id: JobId) -> Option<&Job> {
-        self.jobs.get(id.index()).and_then(Option::as_ref)
+        self.jobs.get(id)
     }
 
     /// The node in slot `id`.
@@ -356,10 +364,10 @@ impl ClusterState {
         self.satisfiable.clear();
         self.index = FreeIndex::build(&self.nodes, self.models.len());
         self.dependents = DependencyGraph::default();
-        for (slot, job) in self.jobs.iter().enumerate() {
-            if let Some(job) = job.as_ref().filter(|j| j.state == JobState::Pending) {
+        for (id, job) in self.jobs.iter() {
+            if job.state == JobState::Pending {
                 for (target, _) in &job.waiting_on {
-                    self.dependents.add(JobId(slot as u32), *target);
+                    self.dependents.add(id, *target);
                 }
             }
         }
@@ -386,23 +394,23 @@ impl ClusterState {
 
     /// Derives every job's totals from its shapes.
     fn rebuild_totals(&mut self) {
-        for job in self.jobs.iter_mut().flatten() {
+        for (_, job) in self.jobs.iter_mut() {
             job.totals = JobTotals::of(&job.shapes);
         }
     }
 
     /// Derives every running job's per-node charges from its assignments.
     fn rebuild_charges(&mut self) {
-        for slot in 0..self.jobs.len() {
-            let Some((assignments, exclusive)) = self.jobs[slot]
-                .as_ref()
+        for id in self.jobs.ids() {
+            let Some((assignments, exclusive)) = self
+                .jobs
+                .get(id)
                 .and_then(|job| Some((&job.running()?.assignments, job.spec.exclusive)))
             else {
                 continue;
             };
             let charges = self.charges_of(assignments, exclusive);
-            if let Some(JobState::Running(run)) = self.jobs[slot].as_mut().map(|job| &mut job.state)
-            {
+            if let Some(JobState::Running(run)) = self.jobs.get_mut(id).map(|job| &mut job.state) {
                 run.charges = charges;
             }
         }

@@ -82,12 +82,12 @@ impl ClusterState {
     pub(crate) fn install_quota(&mut self, tree: Option<QuotaTree>) {
         self.quota = QuotaBook::default();
         let Some(tree) = tree else {
-            for job in self.jobs.iter_mut().flatten() {
+            for (_, job) in self.jobs.iter_mut() {
                 job.queue = None;
             }
             return;
         };
-        for job in self.jobs.iter_mut().flatten() {
+        for (_, job) in self.jobs.iter_mut() {
             job.queue = job
                 .spec
                 .queue
@@ -207,9 +207,7 @@ impl ClusterState {
         if let Some(earmark) = for_job.and_then(|p| self.earmarks.get_mut(&p)) {
             earmark.victims.retain(|v| *v != id);
             if charged.is_some()
-                && let Some(queue) = self.jobs[id.index()]
-                    .as_ref()
-                    .and_then(|j| j.spec.queue.clone())
+                && let Some(queue) = self.jobs.get(id).and_then(|j| j.spec.queue.clone())
             {
                 earmark.freed.push((queue, node_charges));
                 return;
@@ -267,7 +265,7 @@ impl ClusterState {
             .filter(|&q| self.quota.tree.as_ref().is_some_and(|t| t.fair_sharing(q)))
             .and_then(|_| self.job(preemptor)?.spec.queue.clone());
         let deadline_from = self.now_ms;
-        let job = self.jobs.get_mut(victim.index()).and_then(Option::as_mut)?;
+        let job = self.jobs.get_mut(victim)?;
         let grace_ms = job.spec.grace_ms;
         let JobState::Running(run) = &mut job.state else {
             return None;

@@ -118,8 +118,7 @@ impl ClusterState {
     /// timeout starts; a `ready` ends any wait.
     pub(super) fn report_readiness(&mut self, id: JobId, ready: bool, now: u64) {
         let recovery = self.wait_for_ready().map(WaitForReadyConfig::recovery_ms);
-        let Some(JobState::Running(run)) = self.jobs[id.index()].as_mut().map(|j| &mut j.state)
-        else {
+        let Some(JobState::Running(run)) = self.jobs.get_mut(id).map(|j| &mut j.state) else {
             return;
         };
         run.readiness = match (run.readiness, ready) {
@@ -148,7 +147,7 @@ impl ClusterState {
         let Some(config) = self.wait_for_ready().cloned() else {
             return;
         };
-        let Some(job) = self.jobs.get_mut(id.index()).and_then(Option::as_mut) else {
+        let Some(job) = self.jobs.get_mut(id) else {
             return;
         };
         let exhausted = config.limit_reached(job.ready.requeues);
@@ -170,7 +169,7 @@ impl ClusterState {
 
     /// Forgets every readiness, requeue count and back-off (the feature was turned off).
     pub(super) fn forget_readiness(&mut self) {
-        for job in self.jobs.iter_mut().flatten() {
+        for (_, job) in self.jobs.iter_mut() {
             job.ready = ReadyRecord::default();
             if let JobState::Running(run) = &mut job.state {
                 run.readiness = None;

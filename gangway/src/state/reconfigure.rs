@@ -30,6 +30,7 @@
 //! resident memory after it was freed (BENCHMARKS.md, "Soak").
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::usage::association_in;
 use super::{ClusterState, Partition};
@@ -84,7 +85,7 @@ impl ClusterState {
             Some(old) if fresh.fairshare.is_some() => {
                 Some(old.reconfigured(&config.accounts, &config.policy.fairshare, self.now_ms)?)
             }
-            _ => fresh.fairshare,
+            _ => fresh.fairshare.map(Arc::unwrap_or_clone),
         };
         let assocs = self.new_associations(fairshare.as_mut())?;
         let topology = self.new_topology(&config)?;
@@ -125,13 +126,12 @@ impl ClusterState {
                 node.partitions = set;
             }
         }
-        self.fairshare = fairshare;
-        for (slot, job) in self.jobs.iter_mut().enumerate() {
-            if let Some(job) = job {
-                job.partition = job_partitions[slot];
-                job.assoc = assocs[slot];
-                job.topology = std::mem::take(&mut topology[slot]);
-            }
+        self.fairshare = fairshare.map(Arc::new);
+        for (id, job) in self.jobs.iter_mut() {
+            let slot = id.index();
+            job.partition = job_partitions[slot];
+            job.assoc = assocs[slot];
+            job.topology = std::mem::take(&mut topology[slot]);
         }
         if config.policy.wait_for_ready.is_none() {
             self.forget_readiness();
@@ -142,7 +142,7 @@ impl ClusterState {
                 .iter()
                 .any(|q| q.name == name && q.admission_fair_sharing)
         });
-        self.config = config;
+        self.config = Arc::new(config);
         self.rebuild_billing_rates();
         self.rebuild_topology();
         self.earmarks.clear();
@@ -198,8 +198,8 @@ impl ClusterState {
         let default_partition = fresh.default_partition;
         let partitions = &fresh.partitions;
         let mut found_partitions = vec![default_partition; self.jobs.len()];
-        for (job, found_partition) in self.jobs.iter().zip(&mut found_partitions) {
-            let Some(job) = job else { continue };
+        for (id, job) in self.jobs.iter() {
+            let found_partition = &mut found_partitions[id.index()];
             let live = !matches!(job.state, JobState::Ended { .. });
             let id = &job.spec.id;
             let name = job.spec.partition.as_deref();
@@ -260,8 +260,8 @@ impl ClusterState {
         mut fairshare: Option<&mut FairShare>,
     ) -> Result<Vec<Option<AssocId>>, ConfigError> {
         let mut assocs = vec![None; self.jobs.len()];
-        for (job, assoc) in self.jobs.iter().zip(&mut assocs) {
-            let Some(job) = job else { continue };
+        for (id, job) in self.jobs.iter() {
+            let assoc = &mut assocs[id.index()];
             let ended = matches!(job.state, JobState::Ended { .. });
             *assoc = match association_in(fairshare.as_deref_mut(), &job.spec) {
                 Ok(assoc) => assoc,

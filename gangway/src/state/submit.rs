@@ -307,13 +307,10 @@ impl ClusterState {
         }
         let id = match self.free_slots.pop() {
             Some(slot) => {
-                self.jobs[slot.index()] = Some(job);
+                self.jobs.put(slot, job);
                 slot
             }
-            None => {
-                self.jobs.push(Some(job));
-                JobId(self.jobs.len() as u32 - 1)
-            }
+            None => self.jobs.push(job),
         };
         self.next_arrival += 1;
         self.job_names.insert(id, &self.jobs);

@@ -62,8 +62,8 @@ impl ClusterState {
             check_node_labels(levels, node).map_err(|m| ConfigError::new("topology", m))?;
         }
         let mut needs = vec![Vec::new(); self.jobs.len()];
-        for (job, need) in self.jobs.iter().zip(&mut needs) {
-            let Some(job) = job else { continue };
+        for (id, job) in self.jobs.iter() {
+            let need = &mut needs[id.index()];
             *need = match compile_needs(levels, &job.spec.groups) {
                 Ok(compiled) => compiled,
                 Err(_) if matches!(job.state, super::JobState::Ended { .. }) => Vec::new(),

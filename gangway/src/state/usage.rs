@@ -11,6 +11,7 @@
 //! restored scheduler charges exactly as the original would.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 
@@ -30,16 +31,27 @@ impl ClusterState {
     /// configured accounts. A job naming no account is charged to the account `default`, and
     /// one naming no user as the user [`NO_USER`] of its account.
     pub(crate) fn associate(&mut self, spec: &JobSpec) -> Result<Option<AssocId>, EventError> {
-        association_in(self.fairshare.as_mut(), spec)
+        // An existing association is found without writing, so that a copy of the state
+        // (`what_if`'s trial) goes on sharing the fair-share engine.
+        let user = spec.user.as_deref().unwrap_or(NO_USER);
+        let known = self
+            .fairshare
+            .as_deref()
+            .and_then(|f| f.find_association(spec.account.as_deref(), user));
+        if known.is_some() {
+            return Ok(known);
+        }
+        association_in(self.fairshare.as_mut().map(Arc::make_mut), spec)
     }
 
     /// Charges every running job for the time from the later of its start and the last tick up
     /// to `now_ms` (see the module documentation); a MIG slice bills as its compute share of a
     /// device of the node's model. Does nothing without configured accounts.
     pub(crate) fn charge_running(&mut self, now_ms: u64) {
-        let Some(mut fairshare) = self.fairshare.take() else {
+        let Some(mut shared) = self.fairshare.take() else {
             return;
         };
+        let fairshare = Arc::make_mut(&mut shared);
         #[cfg(debug_assertions)]
         let billing = self.billing();
         for &id in &self.running {
@@ -65,7 +77,7 @@ impl ClusterState {
             // came from this engine, so the charge cannot be refused.
             let _ = fairshare.charge(assoc, rate * seconds, now_ms);
         }
-        self.fairshare = Some(fairshare);
+        self.fairshare = Some(shared);
     }
 
     /// The billing rates per resource the configuration's weights give, for
@@ -105,8 +117,8 @@ impl ClusterState {
         self.billing = self.fresh_billing();
         let billing = self.billing.clone();
         let charged = self.fairshare.is_some();
-        for slot in 0..self.jobs.len() {
-            let Some(rate) = self.jobs[slot].as_ref().and_then(|job| {
+        for id in self.jobs.ids() {
+            let Some(rate) = self.jobs.get(id).and_then(|job| {
                 let run = job.running()?;
                 Some(match charged {
                     true => self.billing_rate(&billing, &job.spec, &run.charges),
@@ -115,8 +127,7 @@ impl ClusterState {
             }) else {
                 continue;
             };
-            if let Some(JobState::Running(run)) = self.jobs[slot].as_mut().map(|job| &mut job.state)
-            {
+            if let Some(JobState::Running(run)) = self.jobs.get_mut(id).map(|job| &mut job.state) {
                 run.billing_rate = rate;
             }
         }
@@ -151,8 +162,8 @@ impl ClusterState {
     /// Checks that every job has an association of the engine, or none without one. An ended
     /// job may have none: a reconfiguration drops those whose account is gone.
     pub(super) fn check_associations(&self) -> Result<(), String> {
-        let count = self.fairshare.as_ref().map(FairShare::association_count);
-        for job in self.jobs.iter().flatten() {
+        let count = self.fairshare.as_deref().map(FairShare::association_count);
+        for job in self.jobs.iter().map(|(_, job)| job) {
             let ended = matches!(job.state, super::JobState::Ended { .. });
             match (job.assoc, count) {
                 (None, None) => {}

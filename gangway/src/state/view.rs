@@ -466,7 +466,7 @@ impl ClusterState {
 
     /// Every job tracked: pending, running, and ended ones not yet forgotten, by id.
     pub fn jobs(&self) -> impl Iterator<Item = JobView<'_>> {
-        (0..self.jobs.len()).filter_map(|slot| self.job_view(JobId(slot as u32)))
+        self.jobs.ids().filter_map(|id| self.job_view(id))
     }
 
     /// The pending jobs, by id (not in scheduling order: see [`crate::Scheduler::explain`]).

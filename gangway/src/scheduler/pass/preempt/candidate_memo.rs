@@ -264,12 +264,12 @@ mod tests {
         name: &str,
     ) -> &'a mut crate::config::QueuePreemptionConfig {
         let q = queue(s, name);
-        &mut s.state.config.queues[q.index()].preemption
+        &mut s.state.config_mut().queues[q.index()].preemption
     }
 
     fn job_mut<'a>(s: &'a mut Scheduler, name: &str) -> &'a mut crate::state::Job {
         let v = id(s, name);
-        s.state.jobs[v.index()].as_mut().unwrap()
+        s.state.jobs.get_mut(v).unwrap()
     }
 
     #[test]
@@ -305,21 +305,21 @@ mod tests {
         *policy(&mut s, "qa") = Default::default();
         // A preemptor preempted before keeps its key, but under anti-thrash keeps no
         // candidates of its own.
-        s.state.config.policy.preemption.anti_thrash = true;
+        s.state.config_mut().policy.preemption.anti_thrash = true;
         assert_eq!(s.candidate_key(a2), Some((qa, partition, None)));
         assert!(s.keeps_its_candidates(a2));
         let arrival = s.state.job(id(&s, "b1")).unwrap().arrival;
         job_mut(&mut s, "a2").preempted_by.push(arrival);
         assert_eq!(s.candidate_key(a2), Some((qa, partition, None)));
         assert!(!s.keeps_its_candidates(a2));
-        s.state.config.policy.preemption.anti_thrash = false;
+        s.state.config_mut().policy.preemption.anti_thrash = false;
         assert!(s.keeps_its_candidates(a2));
     }
 
     #[test]
     fn a_preemptor_preempted_before_takes_kept_candidates_less_its_own_preemptors() {
         let mut s = seven_running(built_ins());
-        s.state.config.policy.preemption.anti_thrash = true;
+        s.state.config_mut().policy.preemption.anti_thrash = true;
         policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
         let (a2, key, candidates, mut memo) = a2_kept(&s);
         assert!(candidates.iter().any(|&(v, _)| v == id(&s, "b1")));
@@ -347,7 +347,7 @@ mod tests {
         assert_eq!(s.with_reference_pass().candidate_key(a2), None);
         // Order-based preemption gives bases outside the queue policies, except to a
         // fair-sharing preemptor.
-        s.state.config.policy.preemption.order_based = true;
+        s.state.config_mut().policy.preemption.order_based = true;
         assert_eq!(s.candidate_key(a2), None);
         assert!(s.candidate_key(f1).is_some());
         let hosts = Profile::builder()

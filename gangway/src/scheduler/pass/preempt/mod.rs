@@ -930,7 +930,7 @@ mod tests {
 
     fn job_mut<'a>(s: &'a mut Scheduler, name: &str) -> &'a mut Job {
         let v = s.state.job_id(name).unwrap();
-        s.state.jobs[v.index()].as_mut().unwrap()
+        s.state.jobs.get_mut(v).unwrap()
     }
 
     /// A 4-cpu node and queue `q` (4 cpus nominal); preemption is off, so that nothing moves.
@@ -996,7 +996,7 @@ mod tests {
     fn under_anti_thrash_a_job_that_preempted_the_preemptor_or_its_fair_sharing_queue_is_no_victim()
     {
         let mut s = four_running();
-        s.state.config.policy.preemption.anti_thrash = false;
+        s.state.config_mut().policy.preemption.anti_thrash = false;
         // `v1` preempted `p` before; `v2` was preempted by fair sharing for queue `q`.
         let arrival = s.state.job(s.state.job_id("v1").unwrap()).unwrap().arrival;
         job_mut(&mut s, "p").preempted_by.push(arrival);
@@ -1005,7 +1005,7 @@ mod tests {
             assert!(!never(&s, "v1", fair));
             assert!(!never(&s, "v2", fair));
         }
-        s.state.config.policy.preemption.anti_thrash = true;
+        s.state.config_mut().policy.preemption.anti_thrash = true;
         for fair in [false, true] {
             assert!(never(&s, "v1", fair));
             assert!(!never(&s, "v3", fair));
@@ -1456,7 +1456,7 @@ mod tests {
             submit("z", 1, 1, 9, false),
         ];
         s.tick(0, first).unwrap();
-        s.state.config.policy.preemption.enabled = false;
+        s.state.config_mut().policy.preemption.enabled = false;
         s.tick(1, vec![submit("p", 1, 1, 5, false)]).unwrap();
         assert_eq!(s.state.running.len(), 4);
         s
@@ -1555,7 +1555,7 @@ mod tests {
         };
         s.tick(0, vec![job("x", "low"), job("h", "high")]).unwrap();
         s.tick(1, vec![job("p", "high")]).unwrap();
-        s.state.config.policy.preemption.enabled = true;
+        s.state.config_mut().policy.preemption.enabled = true;
         assert_eq!(s.state.running.len(), 2);
         s
     }
@@ -1582,7 +1582,7 @@ mod tests {
         let mut kept = RunningKeys::default();
         // Partition tiers alone: every running job is read.
         assert!(matches!(s.outranked_walk(p, false, &mut kept), Walk::Every));
-        s.state.config.policy.preemption.order_based = true;
+        s.state.config_mut().policy.preemption.order_based = true;
         // `p` outranks `x`, of the lower tier, not `h`, of its own tier and submitted first;
         // without a quota tree they are the only ones with a basis.
         match s.outranked_walk(p, false, &mut kept) {
@@ -1786,7 +1786,7 @@ mod tests {
             failure(&s, "o"),
             Some((Failure::Ranked { .. }, false))
         ));
-        s.state.config.policy.preemption.anti_thrash = false;
+        s.state.config_mut().policy.preemption.anti_thrash = false;
         assert!(matches!(
             failure(&s, "o"),
             Some((Failure::Ranked { .. }, true))
@@ -1794,7 +1794,7 @@ mod tests {
         // None in the reference pass, nor without order-based preemption, nor with a quota
         // tree, nor with a victim plug-in of the host's.
         assert_eq!(failure(&s.with_reference_pass(), "p"), None);
-        s.state.config.policy.preemption.order_based = false;
+        s.state.config_mut().policy.preemption.order_based = false;
         assert_eq!(failure(&s, "p"), None);
         assert_eq!(failure(&two_vetoed(built_ins(), true), "p"), None);
         let hosts = Profile::builder()
@@ -1839,8 +1839,9 @@ mod tests {
         job_mut(&mut s, "p").preempted_by.clear();
         assert!(failure(&s).is_some());
         // Not where its queue's candidates read its submit time.
-        s.state.config.queues[qa.index()].preemption.within_queue =
-            WithinQueue::LowerOrNewerEqualPriority;
+        s.state.config_mut().queues[qa.index()]
+            .preemption
+            .within_queue = WithinQueue::LowerOrNewerEqualPriority;
         assert_eq!(failure(&s), None);
     }
 }

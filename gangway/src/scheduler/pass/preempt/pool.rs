@@ -179,7 +179,7 @@ mod tests {
         let (a2, d3) = (s.state.job_id("a2").unwrap(), s.state.job_id("d3").unwrap());
         assert!(s.fair_preemptor(a2) && !s.fair_preemptor(d3));
         for (tiers, order_based) in [(false, false), (true, false), (false, true), (true, true)] {
-            let preemption = &mut s.state.config.policy.preemption;
+            let preemption = &mut s.state.config_mut().policy.preemption;
             preemption.partition_tiers = tiers;
             preemption.order_based = order_based;
             // A fair-sharing preemptor: always; another, only without tiers and order.
@@ -204,7 +204,7 @@ mod tests {
         assert_eq!(s.with_reference_pass().victim_pool(a2, &running), None);
         // Order-based preemption gives bases outside the queue policies, except to a
         // fair-sharing preemptor.
-        s.state.config.policy.preemption.order_based = true;
+        s.state.config_mut().policy.preemption.order_based = true;
         assert_eq!(s.victim_pool(d3, &running), None);
         assert_eq!(
             s.victim_pool(a2, &running),

@@ -434,7 +434,7 @@ mod tests {
         assert_eq!(kept(&s, true), None);
         // Without order-based preemption.
         let mut no_order = five_running(shortest_first(), false);
-        no_order.state.config.policy.preemption.order_based = false;
+        no_order.state.config_mut().policy.preemption.order_based = false;
         assert_eq!(kept(&no_order, false), None);
         // With a quota tree (borrowing first reads its usage).
         let queued = five_running(shortest_first(), true);
