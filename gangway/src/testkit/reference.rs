@@ -17,11 +17,11 @@
 //! assert_eq!(twins.fast().state().running_count(), 2);
 //! ```
 
-use crate::Event;
 use crate::decision::TickOutcome;
-use crate::error::TickError;
-use crate::scheduler::Scheduler;
+use crate::error::{EventError, TickError};
+use crate::scheduler::{Scheduler, WhatIf};
 use crate::testkit::oracle::check_tick;
+use crate::{Event, JobSpec};
 
 /// A copy of `scheduler` that runs the reference pass from its next tick on: no pass stops
 /// when settled, no plan is kept without a search, no pass continues the last one, no
@@ -197,6 +197,32 @@ impl Twins {
         self.taken.kept += kept;
         self.taken.kept_unplaced += unplaced;
         Ok(Ok(fast))
+    }
+
+    /// Both answer [`Scheduler::what_if`] for `job` alike (the same start and placement, or the
+    /// same error), and neither changes for being asked.
+    ///
+    /// ```
+    /// use gangway::testkit::reference::Twins;
+    /// use gangway::{ClusterConfig, Event, JobSpec, Scheduler};
+    /// let cluster: ClusterConfig =
+    ///     serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
+    /// let mut twins = Twins::new(Scheduler::new(cluster).unwrap());
+    /// let jobs = (0..4).map(|i| Event::Submit { job: JobSpec::new(format!("j{i}"), 60_000, 1) });
+    /// twins.tick(0, jobs.collect()).unwrap().unwrap();
+    /// let answer = twins.what_if(JobSpec::new("probe", 60_000, 2)).unwrap();
+    /// assert_eq!(answer.unwrap().start_ms, Some(120_000));
+    /// ```
+    pub fn what_if(&self, job: JobSpec) -> Result<Result<WhatIf, EventError>, String> {
+        let fast = self.fast.what_if(job.clone());
+        let reference = self.reference.what_if(job);
+        if fast != reference {
+            return Err(format!(
+                "what_if differs:\n fast      {fast:?}\n reference {reference:?}"
+            ));
+        }
+        self.same()?;
+        Ok(fast)
     }
 
     /// The two agree on everything a host can read: the report of every pending job (position,

@@ -352,6 +352,17 @@ fn run(
         if let Err(difference) = twins.tick(step.at_ms, events) {
             return Err(TestCaseError::fail(format!("tick {i}: {difference}")));
         }
+        // What if the tick's last submission came again, as another job?
+        let probe = step.events.iter().rev().find_map(|event| match event {
+            StreamEvent::Raw(Event::Submit { job }) => Some(job.clone()),
+            _ => None,
+        });
+        if let Some(mut job) = probe {
+            job.id = format!("what-if-{i}");
+            if let Err(difference) = twins.what_if(job) {
+                return Err(TestCaseError::fail(format!("tick {i}: {difference}")));
+            }
+        }
         reached.count(config, f, twins.reference());
     }
     Ok(Some(twins.shortcuts_taken()))

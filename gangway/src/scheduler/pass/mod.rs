@@ -52,7 +52,7 @@ use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::fit_memo::{EarmarkedFits, FitMemo};
 use crate::scheduler::shortcuts::kept_plans::{Confirmed, KeptPlans};
 use crate::scheduler::shortcuts::resume::Resumable;
-use crate::scheduler::shortcuts::settled::DeferredReport;
+use crate::scheduler::shortcuts::settled::{AfterSettling, DeferredReport};
 use crate::state::Job;
 
 /// What one pending job's turn in a pass came to.
@@ -124,6 +124,8 @@ pub(in crate::scheduler) struct Pass {
     kept: compress::KeptBookings,
     /// A job planned even beyond the backfill depth (a what-if question's job).
     pub(in crate::scheduler) always_plan: Option<JobId>,
+    /// Whether `always_plan` has had its turn.
+    pub(in crate::scheduler) always_planned: bool,
     /// Placements now (around reservations, nothing earmarked) already tried in this pass.
     pub(in crate::scheduler) fits_now: FitMemo,
     /// Placements now around every earmark already tried since the earmarks last changed.
@@ -196,6 +198,7 @@ impl Pass {
             bookings: Bookings::default(),
             kept: compress::KeptBookings::new(),
             always_plan,
+            always_planned: false,
             fits_now: FitMemo::default(),
             promised: quota::PromisedQuota::default(),
             unplaced_fits: quota::UnplacedFits::default(),
@@ -328,7 +331,17 @@ impl Scheduler {
         if let Some(id) = pinned {
             self.turn(id, (&mut pass, &mut order, &mut report), decisions);
         }
-        while !self.settled(&mut pass, &pending) {
+        loop {
+            if self.settled(&mut pass, &pending) {
+                match self.what_if_job_after_settling(&pass) {
+                    AfterSettling::Stop => break,
+                    AfterSettling::Turn(id) => {
+                        self.turn(id, (&mut pass, &mut order, &mut report), decisions);
+                        break;
+                    }
+                    AfterSettling::Walk => {}
+                }
+            }
             if pass.head.is_some() && self.candidates_by_submit() {
                 // Behind a head-rule head, the rest are tried in submit order.
                 let mut rest = Vec::new();
@@ -360,6 +373,7 @@ impl Scheduler {
         (pass, order, report): (&mut Pass, &mut PassOrder, &mut Vec<PendingEntry>),
         decisions: &mut Vec<Decision>,
     ) {
+        pass.always_planned |= pass.always_plan == Some(id);
         // A job missing from the state has nothing to report.
         match self.consider(id, pass, decisions) {
             Ok(Verdict::Waits {

@@ -4,8 +4,7 @@
 //! The pass is settled before a job when all of these hold: the backfill depth is used up, or
 //! every pending job has a queue and no queue admits the least any of them demands (so no later
 //! job is planned); preemption is off and no preemptor holds an earmark (so no later
-//! job preempts or starts on capacity held for it), no what-if job is waiting to be planned,
-//! no pass tracks a head ([`crate::scheduler::pass::head`]: the derived reasons are the
+//! job preempts or starts on capacity held for it), no pass tracks a head ([`crate::scheduler::pass::head`]: the derived reasons are the
 //! default rules'),
 //! and what is free now, summed over every node, falls short of the least any pending job
 //! needs ([`crate::placement::NeedFloor`]) — so no later job can start either. Nothing a
@@ -13,7 +12,21 @@
 //! the pass left it: held, begin time or dependency; quota (a strict-FIFO queue blocked by an
 //! earlier job, or the job's own demand); or resources. A full cluster with a long queue is
 //! the common case: the pass reads the order's head and stops, instead of visiting every job.
+//!
+//! # A what-if job after settling
+//!
+//! [`crate::Scheduler::what_if`]'s pass plans its job even beyond the backfill depth, so that
+//! job must have its turn. Once the pass is settled before it, the jobs between can neither
+//! start, be planned nor preempt: the only pass state their turns change is what holds later
+//! jobs back ([`Blocking`]), and the what-if job's verdict reads that state only in mode `none`
+//! (the first job blocked for resources holds every later one) or when its queue is
+//! strict-FIFO (a job of the queue that fails its quota holds the rest); readiness holds
+//! nothing new, since no later job fits now. Outside those two cases the what-if job takes its
+//! turn at once, on the profile and the reservations the pass has made, and the pass stops;
+//! inside them the pass walks on to it. The reference pass walks every job, and the property
+//! family compares the two answers.
 
+use crate::config::BackfillMode;
 use crate::decision::PendingReason;
 use crate::model::ids::JobId;
 use crate::placement::NeedFloor;
@@ -55,13 +68,23 @@ pub(in crate::scheduler) struct DeferredReport {
     pub(in crate::scheduler) ready_wait: bool,
 }
 
+/// What a settled pass does about its what-if job
+/// ([`Scheduler::what_if_job_after_settling`]).
+pub(in crate::scheduler) enum AfterSettling {
+    /// Stop: there is none, or it has had its turn.
+    Stop,
+    /// Give it its turn now, then stop.
+    Turn(JobId),
+    /// Go on visiting the jobs before it.
+    Walk,
+}
+
 impl Scheduler {
     /// Whether nothing the pass has not visited yet can start, be planned or preempt.
     pub(in crate::scheduler) fn settled(&self, pass: &mut Pass, pending: &PendingSummary) -> bool {
         let settled = self.shortcuts
             && !self.tracks_head()
             && !self.compresses()
-            && pass.always_plan.is_none()
             && !self.state.config.policy.preemption.enabled
             && self.state.earmarks.is_empty()
             && !self.state.index.totals().covers_any(&pending.need);
@@ -70,6 +93,26 @@ impl Scheduler {
                 || *pass
                     .quota_closed
                     .get_or_insert_with(|| self.quota_closed(pending)))
+    }
+
+    /// What a settled pass does about its what-if job (module docs): nothing once it has had its
+    /// turn (or without one); its turn at once where nothing the jobs before it do can reach
+    /// its verdict; otherwise walk on to it.
+    pub(in crate::scheduler) fn what_if_job_after_settling(&self, pass: &Pass) -> AfterSettling {
+        let Some(id) = pass.always_plan.filter(|_| !pass.always_planned) else {
+            return AfterSettling::Stop;
+        };
+        let strict_fifo = |q: QueueId| self.state.config.queues[q.index()].strict_fifo;
+        let held_by_earlier = self.state.config.policy.backfill.mode == BackfillMode::None
+            || self
+                .state
+                .job(id)
+                .and_then(|job| job.queue)
+                .is_some_and(strict_fifo);
+        match held_by_earlier {
+            true => AfterSettling::Walk,
+            false => AfterSettling::Turn(id),
+        }
     }
 
     /// Whether every pending job has a queue and no queue admits the least any of them
