@@ -31,17 +31,20 @@ impl ClusterState {
     /// configured accounts. A job naming no account is charged to the account `default`, and
     /// one naming no user as the user [`NO_USER`] of its account.
     pub(crate) fn associate(&mut self, spec: &JobSpec) -> Result<Option<AssocId>, EventError> {
-        // An existing association is found without writing, so that a copy of the state
-        // (`what_if`'s trial) goes on sharing the fair-share engine.
+        let Some(shared) = self.fairshare.as_mut() else {
+            return Ok(None);
+        };
+        if let Some(fairshare) = Arc::get_mut(shared) {
+            return association_in(Some(fairshare), spec);
+        }
+        // Shared with a copy of the state (`what_if`'s trial): an existing association is
+        // found without writing, so that the copy goes on sharing the fair-share engine.
         let user = spec.user.as_deref().unwrap_or(NO_USER);
-        let known = self
-            .fairshare
-            .as_deref()
-            .and_then(|f| f.find_association(spec.account.as_deref(), user));
+        let known = shared.find_association(spec.account.as_deref(), user);
         if known.is_some() {
             return Ok(known);
         }
-        association_in(self.fairshare.as_mut().map(Arc::make_mut), spec)
+        association_in(Some(Arc::make_mut(shared)), spec)
     }
 
     /// Charges every running job for the time from the later of its start and the last tick up
@@ -297,6 +300,33 @@ mod tests {
         assert_eq!(on(Some(0)), 2.0 + 0.5 + 2.5);
         assert_eq!(on(Some(1)), 2.0 + 0.5 + 7.5);
         assert_eq!(on(None), 2.0 + 0.5 + 2.5);
+    }
+
+    #[test]
+    fn a_copy_shares_the_ledger_until_it_makes_an_association() {
+        let config: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 1}], "accounts": [{"name": "ml"}]}"#,
+        )
+        .unwrap();
+        let mut state = ClusterState::from_config(config).unwrap();
+        let spec = |user: &str| {
+            let mut job = JobSpec::new("j", 1_000, 1);
+            (job.account, job.user) = (Some("ml".into()), Some(user.into()));
+            job
+        };
+        let alice = state.associate(&spec("alice")).unwrap();
+        let mut copy = state.clone();
+        let ledger = |s: &ClusterState| Arc::as_ptr(s.fairshare.as_ref().unwrap());
+        // A known user is found without writing: the copy still shares the ledger.
+        assert_eq!(copy.associate(&spec("alice")).unwrap(), alice);
+        assert_eq!(ledger(&copy), ledger(&state));
+        // A new user is made in the copy's own ledger; the original never sees it.
+        let bob = copy.associate(&spec("bob")).unwrap();
+        assert!(bob.is_some() && bob != alice);
+        assert_ne!(ledger(&copy), ledger(&state));
+        let original = state.fairshare.as_deref().unwrap();
+        assert_eq!(original.find_association(Some("ml"), "bob"), None);
+        assert_eq!(original.find_association(Some("ml"), "alice"), alice);
     }
 
     #[test]
