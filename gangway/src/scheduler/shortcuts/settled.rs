@@ -4,9 +4,9 @@
 //! The pass is settled before a job when all of these hold: the backfill depth is used up, or
 //! every pending job has a queue and no queue admits the least any of them demands (so no later
 //! job is planned); preemption is off and no preemptor holds an earmark (so no later
-//! job preempts or starts on capacity held for it), no pass tracks a head ([`crate::scheduler::pass::head`]: the derived reasons are the
-//! default rules'),
-//! and what is free now, summed over every node, falls short of the least any pending job
+//! job preempts or starts on capacity held for it), no pass tracks a head
+//! ([`crate::scheduler::pass::head`]: the derived reasons are the default rules'), and what is
+//! free now, summed over every node, falls short of the least any pending job
 //! needs ([`crate::placement::NeedFloor`]) — so no later job can start either. Nothing a
 //! later job would do changes the state then, and each one's reason follows from the state as
 //! the pass left it: held, begin time or dependency; quota (a strict-FIFO queue blocked by an
