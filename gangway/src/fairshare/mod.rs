@@ -32,6 +32,8 @@ mod ledger;
 mod report;
 mod tree;
 
+use std::sync::{Arc, OnceLock};
+
 use serde::{Deserialize, Serialize};
 
 pub use admission::AdmissionUsageRow;
@@ -78,6 +80,21 @@ pub(crate) struct FairShare {
     tree: ShareTree,
     decay: Decay,
     algorithm: FairshareAlgorithm,
+    /// The factors last computed, and when for: memory, not content.
+    #[serde(skip)]
+    memo: FactorsMemo,
+}
+
+/// The factors of one time, computed on first ask and kept until the engine changes (every
+/// change goes through `&mut`, which forgets them). Engines sharing one ledger (a scheduler and
+/// its `what_if` trial) share what either computed. Memory, not content: equality ignores it.
+#[derive(Clone, Debug, Default)]
+struct FactorsMemo(OnceLock<(u64, Arc<FactorTable>)>);
+
+impl PartialEq for FactorsMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl FairShare {
@@ -95,6 +112,7 @@ impl FairShare {
                 reset: config.reset,
             },
             algorithm: config.algorithm,
+            memo: FactorsMemo::default(),
         })
     }
 
@@ -112,6 +130,7 @@ impl FairShare {
         account: Option<&str>,
         user: &str,
     ) -> Result<AssocId, FairShareError> {
+        self.memo = FactorsMemo::default();
         self.tree.association(account, user)
     }
 
@@ -153,6 +172,7 @@ impl FairShare {
         if !amount.is_finite() || amount < 0.0 {
             return Err(FairShareError::InvalidCharge(amount));
         }
+        self.memo = FactorsMemo::default();
         let mut at = self.tree.assoc_node(assoc);
         if at.is_none() {
             return Err(FairShareError::UnknownAssociation(assoc.index()));
@@ -190,6 +210,24 @@ impl FairShare {
     ///   Slurm's effective usage; with no usage at all, every factor is 1.
     pub(crate) fn compute_factors(&self, now_ms: u64) -> FactorTable {
         FactorTable::new(self.evaluate(now_ms).factors)
+    }
+
+    /// [`FairShare::compute_factors`] at `now_ms`, computed once for an engine that has not
+    /// changed since (debug builds compute them again and compare).
+    pub(crate) fn factors_at(&self, now_ms: u64) -> Arc<FactorTable> {
+        let (at, factors) = self
+            .memo
+            .0
+            .get_or_init(|| (now_ms, Arc::new(self.compute_factors(now_ms))));
+        if *at != now_ms {
+            return Arc::new(self.compute_factors(now_ms));
+        }
+        debug_assert_eq!(
+            **factors,
+            self.compute_factors(now_ms),
+            "factors memo stale"
+        );
+        Arc::clone(factors)
     }
 
     /// The `sshare`-like report at `now_ms`: one [`ShareRow`] per account and association, in

@@ -403,3 +403,28 @@ fn reconfiguring_carries_decayed_usage_by_name_including_the_default_account() {
     let rows = next.report(WEEK_MS);
     assert_eq!(row(&rows, "a", Some("u")).raw_shares, 5);
 }
+
+#[test]
+fn factors_are_computed_once_a_time_and_forgotten_when_the_ledger_changes() {
+    let accounts = [account_of("ml", None, 1, &["a", "b"])];
+    let mut fs = engine(&accounts, FairshareAlgorithm::FairTree);
+    let a = fs.association(Some("ml"), "a").unwrap();
+    let b = fs.association(Some("ml"), "b").unwrap();
+    fs.charge(a, 100.0, 0).unwrap();
+    let first = fs.factors_at(1_000);
+    assert_eq!(*first, fs.compute_factors(1_000));
+    assert!(Arc::ptr_eq(&first, &fs.factors_at(1_000)), "kept for its time");
+    assert_eq!(*fs.factors_at(2_000), fs.compute_factors(2_000));
+    // A copy of the engine (a what-if trial's) shares what was computed.
+    assert!(Arc::ptr_eq(&first, &fs.clone().factors_at(1_000)));
+    // A charge forgets them: b now used more than a.
+    fs.charge(b, 500.0, 1_000).unwrap();
+    let after = fs.factors_at(1_000);
+    assert_eq!(*after, fs.compute_factors(1_000));
+    assert_ne!(*after, *first);
+    assert!(after.get(a) > after.get(b));
+    // So does a new association.
+    let c = fs.association(Some("ml"), "c").unwrap();
+    assert_eq!(fs.factors_at(1_000).get(c), fs.compute_factors(1_000).get(c));
+    assert!(fs.factors_at(1_000).get(c).is_some());
+}

@@ -27,10 +27,7 @@ pub struct PassFigures {
 impl PassFigures {
     /// The figures of a pass at `now_ms` over `state`.
     pub fn new(state: &ClusterState, now_ms: u64) -> Self {
-        let shares = state
-            .fairshare
-            .as_ref()
-            .map(|fs| Arc::new(fs.compute_factors(now_ms)));
+        let shares = state.fairshare.as_ref().map(|fs| fs.factors_at(now_ms));
         Self::with_shares(state, now_ms, shares)
     }
 
