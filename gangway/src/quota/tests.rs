@@ -643,3 +643,22 @@ fn an_adjusted_view_adds_and_removes_charges_on_paper() {
     assert!(tree.within_nominal(b, &cpus(&tree, 1)));
     assert_eq!(usages(&tree), before);
 }
+
+/// The count of usage changes, which the pass's memos of shares and quota verdicts compare to
+/// tell whether what they read is stale, moves on with every charge and every release, to a
+/// count not seen before (a release that brought it back to an earlier count would make a memo
+/// of that count look fresh).
+#[test]
+fn every_charge_and_release_moves_the_count_of_usage_changes_on() {
+    let queues = [queue("a", None, &[("cpu", q(4, None, None))])];
+    let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    let a = id(&tree, "a");
+    let start = tree.changes;
+    tree.add_usage(a, &cpus(&tree, 2));
+    assert_eq!(tree.changes, start + 1);
+    tree.remove_usage(a, &cpus(&tree, 2));
+    assert_eq!(tree.changes, start + 2);
+    tree.add_usage(a, &cpus(&tree, 1));
+    tree.remove_usage(a, &cpus(&tree, 1));
+    assert_eq!(tree.changes, start + 4);
+}
