@@ -643,3 +643,52 @@ fn an_adjusted_view_adds_and_removes_charges_on_paper() {
     assert!(tree.within_nominal(b, &cpus(&tree, 1)));
     assert_eq!(usages(&tree), before);
 }
+
+/// The count of usage changes, which the pass's memos of shares and quota verdicts compare to
+/// tell whether what they read is stale, moves on with every charge and every release, to a
+/// count not seen before (a release that brought it back to an earlier count would make a memo
+/// of that count look fresh).
+#[test]
+fn every_charge_and_release_moves_the_count_of_usage_changes_on() {
+    let queues = [queue("a", None, &[("cpu", q(4, None, None))])];
+    let mut tree = QuotaTree::new(&[], &queues, &[]).unwrap();
+    let a = id(&tree, "a");
+    let start = tree.changes;
+    tree.add_usage(a, &cpus(&tree, 2));
+    assert_eq!(tree.changes, start + 1);
+    tree.remove_usage(a, &cpus(&tree, 2));
+    assert_eq!(tree.changes, start + 2);
+    tree.add_usage(a, &cpus(&tree, 1));
+    tree.remove_usage(a, &cpus(&tree, 1));
+    assert_eq!(tree.changes, start + 4);
+}
+
+/// A cycle of parents through every cohort is refused as one through some of them is: the
+/// walk from a cohort follows its parents until it comes back to it, and stops only past as
+/// many steps as there are cohorts (a cycle it reaches without passing through it).
+#[test]
+fn a_cycle_of_parents_through_every_cohort_is_refused() {
+    let err = |cohorts: &[CohortConfig]| QuotaTree::new(cohorts, &[], &[]).unwrap_err().to_string();
+    assert_eq!(
+        err(&[cohort("a", Some("b"), &[]), cohort("b", Some("a"), &[])]),
+        r#"cohorts[0].parent: cycle of cohorts "a" -> "b" -> "a""#
+    );
+    assert_eq!(
+        err(&[
+            cohort("a", Some("b"), &[]),
+            cohort("b", Some("c"), &[]),
+            cohort("c", Some("a"), &[])
+        ]),
+        r#"cohorts[0].parent: cycle of cohorts "a" -> "b" -> "c" -> "a""#
+    );
+    // A cohort whose parents lead into a cycle that does not pass through it: the cycle is
+    // named from its own first cohort.
+    assert_eq!(
+        err(&[
+            cohort("x", Some("a"), &[]),
+            cohort("a", Some("b"), &[]),
+            cohort("b", Some("a"), &[])
+        ]),
+        r#"cohorts[1].parent: cycle of cohorts "a" -> "b" -> "a""#
+    );
+}

@@ -87,3 +87,39 @@ impl JobNames {
                 .all(|(id, job)| self.get(&job.spec.id, jobs) == Some(id))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{ClusterConfig, Event, JobSpec, Scheduler};
+
+    #[test]
+    fn an_index_names_exactly_the_jobs_of_its_table_each_by_its_own_slot() {
+        let cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let submit = |name: &str| Event::Submit {
+            job: JobSpec::new(name, 60_000, 1),
+        };
+        s.tick(0, vec![submit("a"), submit("b")]).unwrap();
+        let state = s.state();
+        let (names, jobs) = (&state.job_names, &state.jobs);
+        assert!(names.indexes(jobs));
+        // A table that lost a job the index still holds: every job left is found, but the
+        // index holds one more.
+        let (a, b) = (state.job_id("a").unwrap(), state.job_id("b").unwrap());
+        let mut fewer = jobs.clone();
+        fewer[b.index()] = None;
+        assert!(!names.indexes(&fewer));
+        // A table whose two jobs swapped slots: as many jobs, each found at the other's slot.
+        let mut swapped = jobs.clone();
+        swapped.swap(a.index(), b.index());
+        assert!(!names.indexes(&swapped));
+        // A table with a job the index does not hold.
+        let mut more = jobs.clone();
+        more.push(jobs[a.index()].clone().map(|mut job| {
+            job.spec.id = "c".into();
+            job
+        }));
+        assert!(!names.indexes(&more));
+    }
+}

@@ -143,3 +143,49 @@ impl Scheduler {
         self.profile.may_backfill(view, candidate, &context)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{ClusterConfig, Decision, Event, JobSpec, Scheduler};
+
+    fn job(name: &str, queue: &str, cpus: u32, priority: i32) -> Event {
+        let mut job = JobSpec::new(name, 100_000, cpus).with_priority(priority);
+        job.queue = Some(queue.into());
+        Event::Submit { job }
+    }
+
+    #[test]
+    fn without_backfill_the_first_job_blocked_within_its_quota_is_the_pinned_head() {
+        // A node of 4 cpus, no backfill, a pinned head; queues `q` and `p` of 4 cpus each. `r`
+        // of `q` runs on 3 cpus until 100 s; `x` of `q` (2 cpus) comes first in the order but
+        // is over its quota; `h` of `p` (4 cpus) is blocked by resources within its quota: it
+        // is the head, pinned, and takes the node when `r` ends, before `x`.
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}],
+                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}}},
+                           {"name": "p", "quota": {"cpu": {"nominal": 4}}}],
+                "policy": {"backfill": {"mode": "none"}, "priority": {"pinned_head": true}}}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        s.tick(0, vec![job("r", "q", 3, 0)]).unwrap();
+        s.tick(1, vec![job("x", "q", 2, 100), job("h", "p", 4, 0)])
+            .unwrap();
+        let h = s.state.job_id("h").unwrap();
+        assert_eq!(s.last.head.as_ref().map(|head| head.job), Some(h));
+        let finished: Event = serde_json::from_value(
+            serde_json::json!({"type": "finished", "job": "r", "outcome": "completed"}),
+        )
+        .unwrap();
+        let out = s.tick(100_000, vec![finished]).unwrap();
+        let started: Vec<&str> = out
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Start { job, .. } => Some(job.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(started, ["h"]);
+    }
+}

@@ -396,3 +396,59 @@ impl Scheduler {
         demands
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{ClusterConfig, Decision, Event, JobSpec, Scheduler};
+
+    /// A node of 8 cpus and queue `q` of 4 cpus nominal, without a cohort; `jobs` (name,
+    /// exclusive), one cpu each, submitted at 0. The scheduler and the jobs started.
+    fn starts(jobs: &[(&str, bool)]) -> (Scheduler, Vec<String>) {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 8}],
+                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}}}]}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let events = jobs
+            .iter()
+            .map(|&(name, exclusive)| {
+                let mut job = JobSpec::new(name, 60_000, 1);
+                job.queue = Some("q".into());
+                job.exclusive = exclusive;
+                Event::Submit { job }
+            })
+            .collect();
+        let out = s.tick(0, events).unwrap();
+        let started = out
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Start { job, .. } => Some(job.clone()),
+                _ => None,
+            })
+            .collect();
+        (s, started)
+    }
+
+    #[test]
+    fn an_exclusive_job_is_checked_against_its_queue_s_quota_with_the_whole_node_it_takes() {
+        // Alone, its one cpu would fit `q`'s 4; placed, it is charged the node's 8, which
+        // do not: it waits for quota, where a job of one cpu not exclusive starts.
+        let (s, started) = starts(&[("x", true), ("y", false)]);
+        assert_eq!(started, ["y"]);
+        let pending = s.explain().pending;
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].job, "x");
+        assert_eq!(pending[0].reason, crate::PendingReason::Quota);
+    }
+
+    #[test]
+    fn a_placed_job_whose_verdict_is_the_same_on_every_placement_takes_the_one_kept() {
+        // The placement's quota check asked each job's verdict unplaced and kept it; the
+        // check of the placed job reads it again instead of weighing the placement.
+        let (s, started) = starts(&[("y", false), ("z", false)]);
+        assert_eq!(started, ["y", "z"]);
+        assert_eq!(s.last.quota_verdicts_reused, 2);
+    }
+}

@@ -520,6 +520,61 @@ mod tests {
     }
 
     #[test]
+    fn a_head_read_before_a_preemption_of_its_queue_s_job_is_read_again_after_it() {
+        // A 9-cpu node; the fair-sharing root `all` holds `a` (2 cpus nominal), `b` (3) and
+        // `c` (4), each reclaiming from any borrower. At 0 `a` runs five one-cpu jobs
+        // (borrowing 3), `b` three, `c` one: the node is full.
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 9}],
+                "cohorts": [{"name": "all", "fair_sharing": {"enabled": true}}],
+                "queues": [{"name": "a", "cohort": "all", "quota": {"cpu": {"nominal": 2}},
+                            "preemption": {"reclaim_within_cohort": "any"}},
+                           {"name": "b", "cohort": "all", "quota": {"cpu": {"nominal": 3}},
+                            "preemption": {"reclaim_within_cohort": "any"}},
+                           {"name": "c", "cohort": "all", "quota": {"cpu": {"nominal": 4}},
+                            "preemption": {"reclaim_within_cohort": "any"}}],
+                "policy": {"preemption": {"enabled": true}}}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = |name: String, queue: &str, submit_ms: u64| {
+            let mut job = JobSpec::new(name, 3_600_000, 1);
+            job.queue = Some(queue.into());
+            job.submit_ms = Some(submit_ms);
+            Event::Submit { job }
+        };
+        let running = [("a", 5), ("b", 3), ("c", 1)]
+            .iter()
+            .flat_map(|&(queue, n)| (1..=n).map(move |i| (queue, i)))
+            .map(|(queue, i)| job(format!("{queue}{i}"), queue, 0))
+            .collect();
+        assert_eq!(s.tick(0, running).unwrap().decisions.len(), 9);
+        // At 1 `a-x` comes first in the pass's order, but the first turn's tournament reads
+        // both heads and `b-p` wins it: `a` would borrow 4, `b` 1. `b-p` finds no room and
+        // preempts one of `a`'s jobs, which lowers `a`'s usage after the preemptions: the
+        // next turn reads `a-x`'s shares again (debug builds check a kept head against one
+        // read afresh), and `a-x`, which would still borrow, waits.
+        let out = s
+            .tick(
+                1,
+                vec![job("a-x".into(), "a", 1), job("b-p".into(), "b", 2)],
+            )
+            .unwrap();
+        let preempted: Vec<(&str, &str)> = out
+            .decisions
+            .iter()
+            .map(|d| match d {
+                Decision::Preempt { job, for_job, .. } => (job.as_str(), for_job.as_str()),
+                other => panic!("only a preemption at 1, not {other:?}"),
+            })
+            .collect();
+        assert_eq!(preempted.len(), 1);
+        assert!(preempted[0].0.starts_with('a') && preempted[0].1 == "b-p");
+        let a_x = s.state.job_id("a-x").unwrap();
+        assert!(s.state.pending.contains(&a_x));
+    }
+
+    #[test]
     fn a_pass_that_stops_early_reports_the_jobs_of_the_tree_it_did_not_hand_out() {
         // `d1` and `d2` take two cpus, the tree's first four turns the other four: the pass
         // stops there, before `a2`, `a3` and `a4`, and `d3`, outside the tree.

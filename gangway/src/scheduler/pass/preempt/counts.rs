@@ -239,4 +239,32 @@ mod tests {
         let five = submit_waiting(&mut s, "five", 5, true);
         assert_eq!(counted(&s, five, &["small", "full"]), (0, Some(2)));
     }
+
+    #[test]
+    fn a_victim_is_left_out_only_where_the_others_still_make_room_for_the_group() {
+        // `four` (4 tasks) with both `small` and `full` stopped: 4 tasks on each node. Without
+        // `small`, `full`'s node still holds them (5 counted); without `full` too, one cpu
+        // would be left: `full` stays in, and the counts with it.
+        let mut s = two_busy_nodes();
+        let four = submit_waiting(&mut s, "four", 4, false);
+        let state = s.state();
+        let (held, released) = (BTreeMap::new(), BTreeMap::new());
+        let view = NowView {
+            profile: None,
+            now: 1,
+            end: 100_001,
+            held: &held,
+            released: &released,
+            maintenance: &state.maintenance,
+        };
+        let gang = state.gang_request(state.job(four).unwrap());
+        let [small, full] = ["small", "full"].map(|name| state.job_id(name).unwrap());
+        let mut counts =
+            TaskCounts::new(state, &view, &gang).with_stopped([small, full].into_iter());
+        assert_eq!(counts.total, 8);
+        assert!(counts.fits_without(small));
+        assert_eq!(counts.total, 5);
+        assert!(!counts.fits_without(full));
+        assert_eq!(counts.total, 5);
+    }
 }
