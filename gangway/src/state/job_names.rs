@@ -108,18 +108,19 @@ mod tests {
         // index holds one more.
         let (a, b) = (state.job_id("a").unwrap(), state.job_id("b").unwrap());
         let mut fewer = jobs.clone();
-        fewer[b.index()] = None;
+        fewer.take(b);
         assert!(!names.indexes(&fewer));
         // A table whose two jobs swapped slots: as many jobs, each found at the other's slot.
         let mut swapped = jobs.clone();
-        swapped.swap(a.index(), b.index());
+        let (job_a, job_b) = (swapped.take(a).unwrap(), swapped.take(b).unwrap());
+        swapped.put(a, job_b);
+        swapped.put(b, job_a);
         assert!(!names.indexes(&swapped));
         // A table with a job the index does not hold.
         let mut more = jobs.clone();
-        more.push(jobs[a.index()].clone().map(|mut job| {
-            job.spec.id = "c".into();
-            job
-        }));
+        let mut job = jobs.get(a).unwrap().clone();
+        job.spec.id = "c".into();
+        more.push(job);
         assert!(!names.indexes(&more));
     }
 }
