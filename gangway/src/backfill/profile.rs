@@ -826,6 +826,73 @@ mod tests {
         assert_eq!(peak(400, 500), 0);
     }
 
+    /// A rebuilt profile carries the licenses the running jobs hold: the totals of the
+    /// state's licenses, each running job's held until its end.
+    #[test]
+    fn a_rebuilt_profile_holds_the_running_jobs_licenses_until_their_end() {
+        let cluster: crate::ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}], "licenses": {"matlab": 3}}"#,
+        )
+        .unwrap();
+        let mut s = crate::Scheduler::new(cluster).unwrap();
+        let job = crate::JobSpec::new("a", 100, 1).with_license("matlab", 2);
+        s.tick(0, vec![crate::Event::Submit { job }]).unwrap();
+        let mut profile = Availability::build(s.state(), 0);
+        profile.reserve(NodeId(0), cpus(1_000), 10, 20);
+        for profile in [profile.clone(), profile.rebuild(s.state(), 50)] {
+            let matlab = |count| vec![(0, count)];
+            assert!(profile.licenses.covers(&matlab(1), 50, 150));
+            assert!(
+                !profile.licenses.covers(&matlab(2), 50, 150),
+                "a holds 2 until 100"
+            );
+            assert!(profile.licenses.covers(&matlab(3), 100, 200));
+            assert!(
+                !profile.licenses.covers(&matlab(4), 100, 200),
+                "the cluster has 3"
+            );
+        }
+    }
+
+    /// A rebuilt profile holds none of the last pass's reservations, in the last pass's memory:
+    /// the reserved nodes' timelines wait in `spare` for the next bookings, and the vectors of
+    /// booked nodes and of reserved nodes keep their room, so booking the same nodes again
+    /// allocates nothing.
+    #[test]
+    fn a_rebuilt_profile_forgets_the_reservations_and_keeps_their_memory() {
+        let s = one_running_job();
+        let mut profile = Availability::build(s.state(), 0);
+        // The profile reads no node table: node 2 is a place like any other.
+        profile.reserve(NodeId(0), cpus(1_000), 10, 20);
+        profile.reserve(NodeId(2), cpus(1_000), 30, 40);
+        assert_eq!(profile.reserved_nodes(), [NodeId(0), NodeId(2)]);
+        let rebuilt = profile.rebuild(s.state(), 50);
+        assert_eq!(rebuilt.reserved_nodes(), []);
+        assert!(!rebuilt.is_reserved(NodeId(0)) && !rebuilt.is_reserved(NodeId(2)));
+        assert_eq!(
+            rebuilt.next_release(s.state().running_ends(), 51),
+            Some(100)
+        );
+        assert_eq!(rebuilt.spare.len(), 2, "both timelines kept for reuse");
+        assert_eq!(rebuilt.booked.places(), 3, "places for nodes 0 to 2 kept");
+        assert!(rebuilt.reserved.capacity() >= 2, "room for two nodes kept");
+        let mut again = rebuilt;
+        again.reserve(NodeId(2), cpus(2_000), 60, 70);
+        again.reserve(NodeId(0), cpus(2_000), 60, 70);
+        assert!(
+            again.spare.is_empty(),
+            "the bookings took the kept timelines"
+        );
+        assert_eq!(again.reserved_nodes(), [NodeId(0), NodeId(2)]);
+        let node = test_node(0);
+        let running = s.state().running_ends();
+        let free = again.free_over(running, (NodeId(2), &node), (60, 70), false);
+        assert_eq!(
+            free.cpu_milli, 6_000,
+            "the booking of 2 cpus alone, from 50 on"
+        );
+    }
+
     /// A job past its time limit (limits not enforced) is taken to end now: the next instant
     /// is a release, so a reservation can be planned there and not only at the next end.
     #[cfg(feature = "testkit")]
