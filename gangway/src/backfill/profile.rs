@@ -1145,6 +1145,40 @@ mod tests {
         }
     }
 
+    /// Taking back a reservation (compression moves one within a pass) frees its window, and
+    /// the answers remembered while it held count no more: the memo's and the summed free
+    /// cpus'.
+    #[test]
+    fn a_reservation_taken_back_frees_its_window_and_its_remembered_answers() {
+        let nodes = vec![Some(test_node(0))];
+        let node = test_node(0);
+        let running = RunningEnds::default();
+        let mut profile = Availability::default();
+        profile.reserve(NodeId(0), cpus(6_000), 100, 200);
+        profile.reserve(NodeId(0), cpus(1_000), 150, 300);
+        let slot = profile.need_slot((4_000, 0, 0));
+        let free =
+            |p: &Availability, window| p.free_over(&running, (NodeId(0), &node), window, false);
+        assert_eq!(free(&profile, (100, 200)).cpu_milli, 1_000);
+        let usable = |p: &mut Availability| {
+            p.earliest_usable_memo(&running, slot, NodeId(0), &node, (0, 150), MAX)
+        };
+        assert_eq!(usable(&mut profile), 200);
+        assert_eq!(
+            profile.earliest_cpu_fit(&running, &nodes, 4_000, 0, 150),
+            200
+        );
+        profile.unreserve_all(&[(NodeId(0), cpus(6_000))], 100, 200);
+        assert_eq!(free(&profile, (100, 200)).cpu_milli, 7_000);
+        assert_eq!(free(&profile, (0, 100)).cpu_milli, 8_000);
+        assert_eq!(usable(&mut profile), 0);
+        assert_eq!(profile.earliest_cpu_fit(&running, &nodes, 4_000, 0, 150), 0);
+        assert_eq!(
+            profile.earliest_cpu_fit(&running, &nodes, 7_500, 0, 200),
+            300
+        );
+    }
+
     /// The summed free cpus kept current booking by booking answer as a fresh build would.
     #[test]
     fn free_cpus_kept_current_equal_a_fresh_build() {
