@@ -854,6 +854,93 @@ mod tests {
         }
     }
 
+    /// A preemptor's earmark holds its planned resources in future windows from its victims'
+    /// grace deadline until the deadline plus its time limit, which is a candidate start; a
+    /// maintenance window's end after now is one too. A window starting now reads no earmark.
+    #[test]
+    fn a_rebuilt_profile_books_the_earmarks_and_releases_at_their_ends_and_maintenance_ends() {
+        let cluster: crate::ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}],
+                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}},
+                            "preemption": {"within_queue": "lower_priority"}}],
+                "maintenance": [{"nodes": ["n1"], "start_ms": 5000, "end_ms": 6000},
+                                {"nodes": ["n1"], "start_ms": 1, "end_ms": 10}],
+                "policy": {"preemption": {"enabled": true}}}"#,
+        )
+        .unwrap();
+        let mut s = crate::Scheduler::new(cluster).unwrap();
+        let job = |id: &str, limit, cpus, priority| {
+            let mut job = crate::JobSpec::new(id, limit, 1).with_priority(priority);
+            job.queue = Some("q".into());
+            job.grace_ms = 100;
+            job.groups[0].cpus = crate::Milli::from_units(cpus);
+            crate::Event::Submit { job }
+        };
+        s.tick(10, vec![job("old", 1_000, 3, 0)]).unwrap();
+        let out = s.tick(20, vec![job("new", 500, 2, 1)]).unwrap();
+        assert!(
+            matches!(&out.decisions[..], [crate::Decision::Preempt { job, .. }] if job == "old"),
+            "{:?}",
+            out.decisions
+        );
+        let state = s.state();
+        assert_eq!(state.earmarks.len(), 1);
+        let profile = Availability::build(state, 20);
+        let running = state.running_ends();
+        let node = state.nodes().next().unwrap().record().clone();
+        let free = |window, future| {
+            profile
+                .free_over(running, (NodeId(0), &node), window, future)
+                .cpu_milli
+        };
+        // "old" holds 3 cpus until its grace deadline at 120; "new" holds 2 from 120 to 620.
+        assert_eq!(free((20, 30), false), 1_000);
+        assert_eq!(free((20, 30), true), 1_000);
+        assert_eq!(
+            free((200, 300), false),
+            4_000,
+            "a window placed now reads no earmark"
+        );
+        assert_eq!(free((200, 300), true), 2_000);
+        assert_eq!(free((620, 700), true), 4_000);
+        let fits =
+            |need: u64| move |a: &NodeAmounts, u: &NodeAmounts| a.cpu_milli >= u.cpu_milli + need;
+        let usable =
+            |need| profile.earliest_usable(running, (NodeId(0), &node), (20, 100), MAX, fits(need));
+        assert_eq!(usable(2_000), 120);
+        assert_eq!(usable(3_000), 620);
+        // The candidate starts: the deadline (a running job's release), the earmark's end,
+        // the maintenance window's end after now (not the one before).
+        assert_eq!(profile.next_release(running, 21), Some(120));
+        assert_eq!(profile.next_release(running, 121), Some(620));
+        assert_eq!(profile.next_release(running, 621), Some(6_000));
+        assert_eq!(profile.next_release(running, 6_001), None);
+    }
+
+    /// The free cpus summed for the pass follow the jobs started in it, and a running job's
+    /// release moved earlier once they are forgotten.
+    #[test]
+    fn summed_free_cpus_follow_a_start_and_are_summed_again_once_forgotten() {
+        use crate::model::ids::JobId;
+        let nodes = vec![Some(test_node(0))];
+        let mut running = RunningEnds::default();
+        let mut profile = Availability::default();
+        assert_eq!(profile.earliest_cpu_fit(&running, &nodes, 8_000, 0, 10), 0);
+        let charges = [(NodeId(0), cpus(6_000))];
+        running.add(JobId(0), charges, 100);
+        profile.add_running(charges.into_iter(), 100);
+        assert_eq!(profile.earliest_cpu_fit(&running, &nodes, 2_000, 0, 10), 0);
+        assert_eq!(
+            profile.earliest_cpu_fit(&running, &nodes, 3_000, 0, 10),
+            100
+        );
+        // Told to stop by 50: the state moves its release; the profile forgets its sums.
+        running.remove(JobId(0), charges, 100);
+        running.add(JobId(0), charges, 50);
+        profile.forget_free_cpus();
+        assert_eq!(profile.earliest_cpu_fit(&running, &nodes, 3_000, 0, 10), 50);
+    }
+
     /// A rebuilt profile holds none of the last pass's reservations, in the last pass's memory:
     /// the reserved nodes' timelines wait in `spare` for the next bookings, and the vectors of
     /// booked nodes and of reserved nodes keep their room, so booking the same nodes again
