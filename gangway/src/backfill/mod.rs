@@ -384,6 +384,116 @@ mod tests {
         }
     }
 
+    fn cpus(units: u64) -> NodeAmounts {
+        NodeAmounts::full(units * 1_000, 0, 0)
+    }
+
+    /// A view now offers each node what is free now, less what a reservation needs while the
+    /// job would still run (EASY's extra rule), with the resources released counted free and
+    /// those held for other preemptors taken off; a draining node and one in maintenance
+    /// during the job offer nothing. Its departures are the nodes with reservations, with
+    /// resources held or released, and those a maintenance window blocks.
+    #[test]
+    fn a_view_now_offers_what_reservations_earmarks_and_maintenance_leave() {
+        use crate::model::node::NodeState;
+        let mut nodes: Vec<Node> = (0..4)
+            .map(|_| Node::new("n", NodeAmounts::full(8_000, 64_000, 0), 0, None))
+            .collect();
+        nodes[3].state = NodeState::Draining;
+        // A job holds 4 cpus of node 1 until 1,000.
+        nodes[1].used = cpus(4);
+        let mut running = RunningEnds::default();
+        running.add(JobId(0), [(NodeId(1), cpus(4))], 1_000);
+        let mut profile = Availability::default();
+        profile.reserve(NodeId(0), cpus(6), 50, 150);
+        // A maintenance window on the third node (node 2) over [80, 90).
+        let cluster: crate::ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n0", "cpus": 8}, {"name": "n1", "cpus": 8},
+                          {"name": "n2", "cpus": 8}, {"name": "n3", "cpus": 8}],
+                "maintenance": [{"nodes": ["n2"], "start_ms": 80, "end_ms": 90}]}"#,
+        )
+        .unwrap();
+        let s = crate::Scheduler::new(cluster).unwrap();
+        let maintenance = &s.state().maintenance;
+        let held = BTreeMap::from([(NodeId(1), cpus(1))]);
+        let released = BTreeMap::from([(NodeId(1), cpus(2))]);
+        let view = |end, profile| NowView {
+            profile,
+            now: 0,
+            end,
+            held: &held,
+            released: &released,
+            maintenance,
+        };
+        let free = |view: &NowView, id: usize| {
+            view.free(NodeId(id as u32), &nodes[id])
+                .map(|free| free.cpu_milli / 1_000)
+        };
+        let with_profile = Some((&profile, &running));
+        let until_40 = view(40, with_profile);
+        let until_100 = view(100, with_profile);
+        assert_eq!(
+            free(&until_40, 0),
+            Some(8),
+            "ends before the reservation starts"
+        );
+        assert_eq!(
+            free(&until_100, 0),
+            Some(2),
+            "runs into the reservation of 6"
+        );
+        assert_eq!(free(&view(100, None), 0), Some(8), "no reservation yet");
+        for view in [&until_40, &until_100] {
+            assert_eq!(free(view, 1), Some(5), "4 free, 2 released, 1 held");
+            assert_eq!(free(view, 3), None, "draining");
+        }
+        assert_eq!(free(&until_40, 2), Some(8));
+        assert_eq!(free(&until_100, 2), None, "in maintenance from 80");
+        let ids = |ids: &[u32]| Some(ids.iter().map(|&i| NodeId(i)).collect::<Vec<_>>());
+        assert_eq!(until_40.departures(), ids(&[0, 1]));
+        assert_eq!(until_100.departures(), ids(&[0, 1, 2]));
+        assert_eq!(view(40, None).departures(), ids(&[1]));
+    }
+
+    /// The quick reject reads the running jobs' holdings in force at the window's start from
+    /// the profile's now: a holding past its release time is held at now only.
+    #[test]
+    fn a_quick_reject_reads_the_holdings_from_the_profile_s_now() {
+        let node = Node::new("n", NodeAmounts::full(4_000, 32_000, 0), 0, None);
+        let maintenance = Maintenance::default();
+        let task = shape(1, 0, 1, PlacementMode::Spread);
+        let rejects = |profile: &Availability, running: &RunningEnds, start: u64| {
+            let view = FutureView {
+                profile,
+                running,
+                start,
+                end: start + 10,
+                maintenance: &maintenance,
+                previous: &[],
+                quick_rejects: true,
+            };
+            view.holds_no_task(NodeId(0), &node, &task)
+        };
+        // Built at 0: a job holds every cpu until 1.
+        let mut running = RunningEnds::default();
+        running.add(JobId(0), [(NodeId(0), cpus(4))], 1);
+        let at_zero = Availability::default();
+        assert!(rejects(&at_zero, &running, 0));
+        assert!(!rejects(&at_zero, &running, 1), "released at 1");
+        // Built at 1,000: a job holds every cpu until 500, past: held at 1,000 only.
+        let cluster: crate::ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+        let s = crate::Scheduler::new(cluster).unwrap();
+        let at_1000 = Availability::build(s.state(), 1_000);
+        let mut running = RunningEnds::default();
+        running.add(JobId(0), [(NodeId(0), cpus(4))], 500);
+        assert!(rejects(&at_1000, &running, 1_000));
+        assert!(
+            !rejects(&at_1000, &running, 1_001),
+            "released at the next instant"
+        );
+    }
+
     /// The quick reject of a future window is exact where it answers: on a node with running
     /// jobs' holdings and no reservation, whenever it says no task fits, the room read over the
     /// window holds none; and it does answer for windows before the first release.
