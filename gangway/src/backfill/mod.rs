@@ -388,25 +388,20 @@ mod tests {
         NodeAmounts::full(units * 1_000, 0, 0)
     }
 
-    /// A view now offers each node what is free now, less what a reservation needs while the
-    /// job would still run (EASY's extra rule), with the resources released counted free and
-    /// those held for other preemptors taken off; a draining node and one in maintenance
-    /// during the job offer nothing. Its departures are the nodes with reservations, with
-    /// resources held or released, and those a maintenance window blocks.
-    #[test]
-    fn a_view_now_offers_what_reservations_earmarks_and_maintenance_leave() {
+    /// Four nodes of 8 cpus: a reservation of 6 cpus on node 0 over `[50, 150)`, a job holding
+    /// 4 cpus of node 1 until 1,000, a maintenance window on node 2 over `[80, 90)`, node 3
+    /// draining. The scheduler holds the maintenance window.
+    fn views_fixture() -> (Vec<Node>, RunningEnds, Availability, crate::Scheduler) {
         use crate::model::node::NodeState;
         let mut nodes: Vec<Node> = (0..4)
             .map(|_| Node::new("n", NodeAmounts::full(8_000, 64_000, 0), 0, None))
             .collect();
         nodes[3].state = NodeState::Draining;
-        // A job holds 4 cpus of node 1 until 1,000.
         nodes[1].used = cpus(4);
         let mut running = RunningEnds::default();
         running.add(JobId(0), [(NodeId(1), cpus(4))], 1_000);
         let mut profile = Availability::default();
         profile.reserve(NodeId(0), cpus(6), 50, 150);
-        // A maintenance window on the third node (node 2) over [80, 90).
         let cluster: crate::ClusterConfig = serde_json::from_str(
             r#"{"nodes": [{"name": "n0", "cpus": 8}, {"name": "n1", "cpus": 8},
                           {"name": "n2", "cpus": 8}, {"name": "n3", "cpus": 8}],
@@ -414,6 +409,17 @@ mod tests {
         )
         .unwrap();
         let s = crate::Scheduler::new(cluster).unwrap();
+        (nodes, running, profile, s)
+    }
+
+    /// A view now offers each node what is free now, less what a reservation needs while the
+    /// job would still run (EASY's extra rule), with the resources released counted free and
+    /// those held for other preemptors taken off; a draining node and one in maintenance
+    /// during the job offer nothing. Its departures are the nodes with reservations, with
+    /// resources held or released, and those a maintenance window blocks.
+    #[test]
+    fn a_view_now_offers_what_reservations_earmarks_and_maintenance_leave() {
+        let (nodes, running, profile, s) = views_fixture();
         let maintenance = &s.state().maintenance;
         let held = BTreeMap::from([(NodeId(1), cpus(1))]);
         let released = BTreeMap::from([(NodeId(1), cpus(2))]);
@@ -453,6 +459,45 @@ mod tests {
         assert_eq!(until_40.departures(), ids(&[0, 1]));
         assert_eq!(until_100.departures(), ids(&[0, 1, 2]));
         assert_eq!(view(40, None).departures(), ids(&[1]));
+    }
+
+    /// A future window offers each node what is free over the whole window, reservations
+    /// and running jobs' holdings alike, and nothing on a draining node or one in maintenance
+    /// during the window; it takes busy resources first and breaks ties by the job's last plan.
+    #[test]
+    fn a_future_window_offers_its_room_busy_first_save_on_nodes_draining_or_in_maintenance() {
+        let (nodes, running, profile, s) = views_fixture();
+        let previous = [Assignment {
+            group: 0,
+            node: NodeId(1),
+            tasks: 1,
+            gpus: Vec::new(),
+            amounts: cpus(1),
+        }];
+        let view = |start, end| FutureView {
+            profile: &profile,
+            running: &running,
+            start,
+            end,
+            maintenance: &s.state().maintenance,
+            previous: &previous,
+            quick_rejects: true,
+        };
+        let free = |view: &FutureView, id: usize| {
+            view.free(NodeId(id as u32), &nodes[id])
+                .map(|free| free.cpu_milli / 1_000)
+        };
+        let (late, early) = (view(100, 200), view(60, 120));
+        for view in [&late, &early] {
+            assert_eq!(free(view, 0), Some(2), "the reservation of 6 until 150");
+            assert_eq!(free(view, 1), Some(4), "the job holds 4 until 1,000");
+            assert_eq!(free(view, 3), None, "draining");
+            assert!(view.busy_first());
+            assert_eq!(view.previous(), previous);
+        }
+        assert_eq!(free(&late, 2), Some(8));
+        assert_eq!(free(&early, 2), None, "in maintenance over [80, 90)");
+        assert_eq!(free(&view(1_000, 1_100), 1), Some(8));
     }
 
     /// The quick reject reads the running jobs' holdings in force at the window's start from
