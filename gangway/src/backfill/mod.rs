@@ -500,6 +500,46 @@ mod tests {
         assert_eq!(free(&view(1_000, 1_100), 1), Some(8));
     }
 
+    /// Candidates from the index come preferred nodes first; visited one per state class,
+    /// the departing nodes come one by one. Planning ahead (`Reach::Every`) walks the nodes
+    /// with too few GPUs free now too, a placement now only those with enough.
+    #[test]
+    fn index_candidates_offer_the_preferred_first_then_one_node_per_class_and_the_departing() {
+        use crate::model::ids::ModelId;
+        let mut nodes: Vec<Option<Node>> = (0..6)
+            .map(|_| {
+                let capacity = NodeAmounts::full(8_000, 64_000, 4);
+                Some(Node::new("n", capacity, 4, Some(ModelId(0))))
+            })
+            .collect();
+        // Node 5 has 2 of its 4 GPUs in use: too few for a task of 3.
+        if let Some(node) = nodes[5].as_mut() {
+            node.used.devices[0] = 1_000;
+            node.used.devices[1] = 1_000;
+        }
+        let index = FreeIndex::build(&nodes, 1);
+        let task = shape(1, 3, 1, PlacementMode::Spread);
+        let offered = |reach, departures: &[NodeId], unalike: bool| {
+            let candidates = IndexCandidates::new(&index, reach).with_preferred(&[NodeId(3)]);
+            let mut ids = Vec::new();
+            let mut visit = |id: NodeId| {
+                ids.push(id.0);
+                ControlFlow::Continue(())
+            };
+            match unalike {
+                true => candidates.visit_unalike(&task, departures, &mut visit),
+                false => candidates.visit(&task, &mut visit),
+            }
+            ids
+        };
+        let departing = [NodeId(1)];
+        assert_eq!(offered(Reach::Every, &departing, false), [3, 5, 0, 1, 2, 4]);
+        assert_eq!(offered(Reach::FreeGpus, &departing, false), [3, 0, 1, 2, 4]);
+        assert_eq!(offered(Reach::Every, &departing, true), [3, 5, 0, 1]);
+        assert_eq!(offered(Reach::FreeGpus, &departing, true), [3, 0, 1]);
+        assert_eq!(offered(Reach::FreeGpus, &[], true), [3, 0]);
+    }
+
     /// The quick reject reads the running jobs' holdings in force at the window's start from
     /// the profile's now: a holding past its release time is held at now only.
     #[test]
