@@ -73,6 +73,8 @@ mod tests {
         // The same start with a later answer bounds more tightly: it replaces it.
         answers.remember(5, 5, 35);
         assert_eq!(answers.bound(9, 5), 35);
+        // The same start with an earlier answer bounds less: the answer 35 stays.
+        answers.remember(5, 5, 30);
         assert_eq!(answers.0, [(5, 5, 35)]);
     }
 
