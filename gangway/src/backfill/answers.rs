@@ -63,6 +63,22 @@ mod tests {
     }
 
     #[test]
+    fn one_answer_is_kept_per_length_the_one_that_bounds_more_tightly() {
+        let mut answers = Answers::default();
+        answers.remember(5, 5, 30);
+        // A later start bounds fewer starts: the answer from 5 stays.
+        answers.remember(20, 5, 60);
+        assert_eq!(answers.bound(9, 5), 30);
+        assert_eq!(answers.bound(25, 5), 30);
+        // The same start with a later answer bounds more tightly: it replaces it.
+        answers.remember(5, 5, 35);
+        assert_eq!(answers.bound(9, 5), 35);
+        // The same start with an earlier answer bounds less: the answer 35 stays.
+        answers.remember(5, 5, 30);
+        assert_eq!(answers.0, [(5, 5, 35)]);
+    }
+
+    #[test]
     fn at_most_a_bounded_number_of_lengths_are_kept() {
         let mut answers = Answers::default();
         for len in 0..2 * LENGTHS as u64 {

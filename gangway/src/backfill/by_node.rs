@@ -51,6 +51,12 @@ impl<T> ByNode<T> {
         self.0.get_mut(id.index())?.take()
     }
 
+    /// How many nodes' places the vector holds (with a value or none).
+    #[cfg(test)]
+    pub(super) fn places(&self) -> usize {
+        self.0.len()
+    }
+
     /// The node's place, made when the vector is shorter.
     fn slot(&mut self, id: NodeId) -> &mut Option<T> {
         if self.0.len() <= id.index() {

@@ -111,4 +111,51 @@ mod tests {
         profile.reserve(&vec![(0, 8)], 150, 300);
         assert!(!profile.covers(&vec![(0, 5)], 100, 200));
     }
+
+    /// A window has a license free when it is free at the window's start and at every
+    /// reservation's start inside it: at now every running job holds its licenses, one past its
+    /// end too; later, a job holds them until its end and a reservation over its window; each
+    /// license is counted apart. Taking back a reservation takes back that one alone.
+    #[test]
+    fn a_window_reads_its_start_and_the_reservations_starting_inside_it() {
+        let (matlab, ansys) = (|n| vec![(0, n)], |n| vec![(1, n)]);
+        let mut profile = LicenseProfile::new(10, vec![5, 2]);
+        profile.add_running(&matlab(2), 5);
+        profile.add_running(&vec![(0, 1), (1, 1)], 100);
+        profile.add_running(&matlab(1), 55);
+        profile.add_running(&vec![], 50);
+        profile.reserve(&matlab(3), 200, 300);
+        profile.reserve(&matlab(3), 50, 150);
+        // Matlab in use: 4 at now, 2 until 50, 5 until 55, 4 until 100, 3 until 150, none
+        // until 200, 3 until 300.
+        assert!(profile.covers(&matlab(1), 10, 20));
+        assert!(
+            !profile.covers(&matlab(2), 10, 20),
+            "the job past its end holds 2 now"
+        );
+        assert!(profile.covers(&matlab(3), 20, 50));
+        assert!(!profile.covers(&matlab(4), 20, 50));
+        assert!(
+            !profile.covers(&matlab(1), 20, 60),
+            "the reservation from 50 takes 3"
+        );
+        assert!(profile.covers(&matlab(1), 60, 70));
+        assert!(!profile.covers(&matlab(2), 60, 70));
+        assert!(profile.covers(&matlab(2), 100, 110));
+        assert!(!profile.covers(&matlab(3), 100, 110));
+        assert!(profile.covers(&matlab(5), 150, 160));
+        assert!(profile.covers(&ansys(1), 20, 30));
+        assert!(!profile.covers(&ansys(2), 20, 30));
+        assert!(
+            profile.covers(&ansys(2), 100, 110),
+            "given back at the job's end"
+        );
+        profile.unreserve(&matlab(3), 50, 150);
+        assert!(profile.covers(&matlab(3), 20, 60));
+        assert!(profile.covers(&matlab(2), 200, 210));
+        assert!(
+            !profile.covers(&matlab(3), 200, 210),
+            "the other reservation stays"
+        );
+    }
 }

@@ -384,6 +384,201 @@ mod tests {
         }
     }
 
+    fn cpus(units: u64) -> NodeAmounts {
+        NodeAmounts::full(units * 1_000, 0, 0)
+    }
+
+    /// Four nodes of 8 cpus: a reservation of 6 cpus on node 0 over `[50, 150)`, a job holding
+    /// 4 cpus of node 1 until 1,000, a maintenance window on node 2 over `[80, 90)`, node 3
+    /// draining. The scheduler holds the maintenance window.
+    fn views_fixture() -> (Vec<Node>, RunningEnds, Availability, crate::Scheduler) {
+        use crate::model::node::NodeState;
+        let mut nodes: Vec<Node> = (0..4)
+            .map(|_| Node::new("n", NodeAmounts::full(8_000, 64_000, 0), 0, None))
+            .collect();
+        nodes[3].state = NodeState::Draining;
+        nodes[1].used = cpus(4);
+        let mut running = RunningEnds::default();
+        running.add(JobId(0), [(NodeId(1), cpus(4))], 1_000);
+        let mut profile = Availability::default();
+        profile.reserve(NodeId(0), cpus(6), 50, 150);
+        let cluster: crate::ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n0", "cpus": 8}, {"name": "n1", "cpus": 8},
+                          {"name": "n2", "cpus": 8}, {"name": "n3", "cpus": 8}],
+                "maintenance": [{"nodes": ["n2"], "start_ms": 80, "end_ms": 90}]}"#,
+        )
+        .unwrap();
+        let s = crate::Scheduler::new(cluster).unwrap();
+        (nodes, running, profile, s)
+    }
+
+    /// A view now offers each node what is free now, less what a reservation needs while the
+    /// job would still run (EASY's extra rule), with the resources released counted free and
+    /// those held for other preemptors taken off; a draining node and one in maintenance
+    /// during the job offer nothing. Its departures are the nodes with reservations, with
+    /// resources held or released, and those a maintenance window blocks.
+    #[test]
+    fn a_view_now_offers_what_reservations_earmarks_and_maintenance_leave() {
+        let (nodes, running, profile, s) = views_fixture();
+        let maintenance = &s.state().maintenance;
+        let held = BTreeMap::from([(NodeId(1), cpus(1))]);
+        let released = BTreeMap::from([(NodeId(1), cpus(2))]);
+        let view = |end, profile| NowView {
+            profile,
+            now: 0,
+            end,
+            held: &held,
+            released: &released,
+            maintenance,
+        };
+        let free = |view: &NowView, id: usize| {
+            view.free(NodeId(id as u32), &nodes[id])
+                .map(|free| free.cpu_milli / 1_000)
+        };
+        let with_profile = Some((&profile, &running));
+        let until_40 = view(40, with_profile);
+        let until_100 = view(100, with_profile);
+        assert_eq!(
+            free(&until_40, 0),
+            Some(8),
+            "ends before the reservation starts"
+        );
+        assert_eq!(
+            free(&until_100, 0),
+            Some(2),
+            "runs into the reservation of 6"
+        );
+        assert_eq!(free(&view(100, None), 0), Some(8), "no reservation yet");
+        for view in [&until_40, &until_100] {
+            assert_eq!(free(view, 1), Some(5), "4 free, 2 released, 1 held");
+            assert_eq!(free(view, 3), None, "draining");
+        }
+        assert_eq!(free(&until_40, 2), Some(8));
+        assert_eq!(free(&until_100, 2), None, "in maintenance from 80");
+        let ids = |ids: &[u32]| Some(ids.iter().map(|&i| NodeId(i)).collect::<Vec<_>>());
+        assert_eq!(until_40.departures(), ids(&[0, 1]));
+        assert_eq!(until_100.departures(), ids(&[0, 1, 2]));
+        assert_eq!(view(40, None).departures(), ids(&[1]));
+    }
+
+    /// A future window offers each node what is free over the whole window, reservations
+    /// and running jobs' holdings alike, and nothing on a draining node or one in maintenance
+    /// during the window; it takes busy resources first and breaks ties by the job's last plan.
+    #[test]
+    fn a_future_window_offers_its_room_busy_first_save_on_nodes_draining_or_in_maintenance() {
+        let (nodes, running, profile, s) = views_fixture();
+        let previous = [Assignment {
+            group: 0,
+            node: NodeId(1),
+            tasks: 1,
+            gpus: Vec::new(),
+            amounts: cpus(1),
+        }];
+        let view = |start, end| FutureView {
+            profile: &profile,
+            running: &running,
+            start,
+            end,
+            maintenance: &s.state().maintenance,
+            previous: &previous,
+            quick_rejects: true,
+        };
+        let free = |view: &FutureView, id: usize| {
+            view.free(NodeId(id as u32), &nodes[id])
+                .map(|free| free.cpu_milli / 1_000)
+        };
+        let (late, early) = (view(100, 200), view(60, 120));
+        for view in [&late, &early] {
+            assert_eq!(free(view, 0), Some(2), "the reservation of 6 until 150");
+            assert_eq!(free(view, 1), Some(4), "the job holds 4 until 1,000");
+            assert_eq!(free(view, 3), None, "draining");
+            assert!(view.busy_first());
+            assert_eq!(view.previous(), previous);
+        }
+        assert_eq!(free(&late, 2), Some(8));
+        assert_eq!(free(&early, 2), None, "in maintenance over [80, 90)");
+        assert_eq!(free(&view(1_000, 1_100), 1), Some(8));
+    }
+
+    /// Candidates from the index come preferred nodes first; visited one per state class,
+    /// the departing nodes come one by one. Planning ahead (`Reach::Every`) walks the nodes
+    /// with too few GPUs free now too, a placement now only those with enough.
+    #[test]
+    fn index_candidates_offer_the_preferred_first_then_one_node_per_class_and_the_departing() {
+        use crate::model::ids::ModelId;
+        let mut nodes: Vec<Option<Node>> = (0..6)
+            .map(|_| {
+                let capacity = NodeAmounts::full(8_000, 64_000, 4);
+                Some(Node::new("n", capacity, 4, Some(ModelId(0))))
+            })
+            .collect();
+        // Node 5 has 2 of its 4 GPUs in use: too few for a task of 3.
+        if let Some(node) = nodes[5].as_mut() {
+            node.used.devices[0] = 1_000;
+            node.used.devices[1] = 1_000;
+        }
+        let index = FreeIndex::build(&nodes, 1);
+        let task = shape(1, 3, 1, PlacementMode::Spread);
+        let offered = |reach, departures: &[NodeId], unalike: bool| {
+            let candidates = IndexCandidates::new(&index, reach).with_preferred(&[NodeId(3)]);
+            let mut ids = Vec::new();
+            let mut visit = |id: NodeId| {
+                ids.push(id.0);
+                ControlFlow::Continue(())
+            };
+            match unalike {
+                true => candidates.visit_unalike(&task, departures, &mut visit),
+                false => candidates.visit(&task, &mut visit),
+            }
+            ids
+        };
+        let departing = [NodeId(1)];
+        assert_eq!(offered(Reach::Every, &departing, false), [3, 5, 0, 1, 2, 4]);
+        assert_eq!(offered(Reach::FreeGpus, &departing, false), [3, 0, 1, 2, 4]);
+        assert_eq!(offered(Reach::Every, &departing, true), [3, 5, 0, 1]);
+        assert_eq!(offered(Reach::FreeGpus, &departing, true), [3, 0, 1]);
+        assert_eq!(offered(Reach::FreeGpus, &[], true), [3, 0]);
+    }
+
+    /// The quick reject reads the running jobs' holdings in force at the window's start from
+    /// the profile's now: a holding past its release time is held at now only.
+    #[test]
+    fn a_quick_reject_reads_the_holdings_from_the_profile_s_now() {
+        let node = Node::new("n", NodeAmounts::full(4_000, 32_000, 0), 0, None);
+        let maintenance = Maintenance::default();
+        let task = shape(1, 0, 1, PlacementMode::Spread);
+        let rejects = |profile: &Availability, running: &RunningEnds, start: u64| {
+            let view = FutureView {
+                profile,
+                running,
+                start,
+                end: start + 10,
+                maintenance: &maintenance,
+                previous: &[],
+                quick_rejects: true,
+            };
+            view.holds_no_task(NodeId(0), &node, &task)
+        };
+        // Built at 0: a job holds every cpu until 1.
+        let mut running = RunningEnds::default();
+        running.add(JobId(0), [(NodeId(0), cpus(4))], 1);
+        let at_zero = Availability::default();
+        assert!(rejects(&at_zero, &running, 0));
+        assert!(!rejects(&at_zero, &running, 1), "released at 1");
+        // Built at 1,000: a job holds every cpu until 500, past: held at 1,000 only.
+        let cluster: crate::ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 4}]}"#).unwrap();
+        let s = crate::Scheduler::new(cluster).unwrap();
+        let at_1000 = Availability::build(s.state(), 1_000);
+        let mut running = RunningEnds::default();
+        running.add(JobId(0), [(NodeId(0), cpus(4))], 500);
+        assert!(rejects(&at_1000, &running, 1_000));
+        assert!(
+            !rejects(&at_1000, &running, 1_001),
+            "released at the next instant"
+        );
+    }
+
     /// The quick reject of a future window is exact where it answers: on a node with running
     /// jobs' holdings and no reservation, whenever it says no task fits, the room read over the
     /// window holds none; and it does answer for windows before the first release.

@@ -826,6 +826,160 @@ mod tests {
         assert_eq!(peak(400, 500), 0);
     }
 
+    /// A rebuilt profile carries the licenses the running jobs hold: the totals of the
+    /// state's licenses, each running job's held until its end.
+    #[test]
+    fn a_rebuilt_profile_holds_the_running_jobs_licenses_until_their_end() {
+        let cluster: crate::ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}], "licenses": {"matlab": 3}}"#,
+        )
+        .unwrap();
+        let mut s = crate::Scheduler::new(cluster).unwrap();
+        let job = crate::JobSpec::new("a", 100, 1).with_license("matlab", 2);
+        s.tick(0, vec![crate::Event::Submit { job }]).unwrap();
+        let mut profile = Availability::build(s.state(), 0);
+        profile.reserve(NodeId(0), cpus(1_000), 10, 20);
+        for profile in [profile.clone(), profile.rebuild(s.state(), 50)] {
+            let matlab = |count| vec![(0, count)];
+            assert!(profile.licenses.covers(&matlab(1), 50, 150));
+            assert!(
+                !profile.licenses.covers(&matlab(2), 50, 150),
+                "a holds 2 until 100"
+            );
+            assert!(profile.licenses.covers(&matlab(3), 100, 200));
+            assert!(
+                !profile.licenses.covers(&matlab(4), 100, 200),
+                "the cluster has 3"
+            );
+        }
+    }
+
+    /// A preemptor's earmark holds its planned resources in future windows from its victims'
+    /// grace deadline until the deadline plus its time limit, which is a candidate start; a
+    /// maintenance window's end after now is one too. A window starting now reads no earmark.
+    #[test]
+    fn a_rebuilt_profile_books_the_earmarks_and_releases_at_their_ends_and_maintenance_ends() {
+        let cluster: crate::ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 4}],
+                "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}},
+                            "preemption": {"within_queue": "lower_priority"}}],
+                "maintenance": [{"nodes": ["n1"], "start_ms": 5000, "end_ms": 6000},
+                                {"nodes": ["n1"], "start_ms": 1, "end_ms": 10}],
+                "policy": {"preemption": {"enabled": true}}}"#,
+        )
+        .unwrap();
+        let mut s = crate::Scheduler::new(cluster).unwrap();
+        let job = |id: &str, limit, cpus, priority| {
+            let mut job = crate::JobSpec::new(id, limit, 1).with_priority(priority);
+            job.queue = Some("q".into());
+            job.grace_ms = 100;
+            job.groups[0].cpus = crate::Milli::from_units(cpus);
+            crate::Event::Submit { job }
+        };
+        s.tick(10, vec![job("old", 1_000, 3, 0)]).unwrap();
+        let out = s.tick(20, vec![job("new", 500, 2, 1)]).unwrap();
+        assert!(
+            matches!(&out.decisions[..], [crate::Decision::Preempt { job, .. }] if job == "old"),
+            "{:?}",
+            out.decisions
+        );
+        let state = s.state();
+        assert_eq!(state.earmarks.len(), 1);
+        let profile = Availability::build(state, 20);
+        let running = state.running_ends();
+        let node = state.nodes().next().unwrap().record().clone();
+        let free = |window, future| {
+            profile
+                .free_over(running, (NodeId(0), &node), window, future)
+                .cpu_milli
+        };
+        // "old" holds 3 cpus until its grace deadline at 120; "new" holds 2 from 120 to 620.
+        assert_eq!(free((20, 30), false), 1_000);
+        assert_eq!(free((20, 30), true), 1_000);
+        assert_eq!(
+            free((200, 300), false),
+            4_000,
+            "a window placed now reads no earmark"
+        );
+        assert_eq!(free((200, 300), true), 2_000);
+        assert_eq!(free((620, 700), true), 4_000);
+        let fits =
+            |need: u64| move |a: &NodeAmounts, u: &NodeAmounts| a.cpu_milli >= u.cpu_milli + need;
+        let usable =
+            |need| profile.earliest_usable(running, (NodeId(0), &node), (20, 100), MAX, fits(need));
+        assert_eq!(usable(2_000), 120);
+        assert_eq!(usable(3_000), 620);
+        // The candidate starts: the deadline (a running job's release), the earmark's end,
+        // the maintenance window's end after now (not the one before).
+        assert_eq!(profile.next_release(running, 21), Some(120));
+        assert_eq!(profile.next_release(running, 121), Some(620));
+        assert_eq!(profile.next_release(running, 621), Some(6_000));
+        assert_eq!(profile.next_release(running, 6_001), None);
+    }
+
+    /// The free cpus summed for the pass follow the jobs started in it, and a running job's
+    /// release moved earlier once they are forgotten.
+    #[test]
+    fn summed_free_cpus_follow_a_start_and_are_summed_again_once_forgotten() {
+        use crate::model::ids::JobId;
+        let nodes = vec![Some(test_node(0))];
+        let mut running = RunningEnds::default();
+        let mut profile = Availability::default();
+        assert_eq!(profile.earliest_cpu_fit(&running, &nodes, 8_000, 0, 10), 0);
+        let charges = [(NodeId(0), cpus(6_000))];
+        running.add(JobId(0), charges, 100);
+        profile.add_running(charges.into_iter(), 100);
+        assert_eq!(profile.earliest_cpu_fit(&running, &nodes, 2_000, 0, 10), 0);
+        assert_eq!(
+            profile.earliest_cpu_fit(&running, &nodes, 3_000, 0, 10),
+            100
+        );
+        // Told to stop by 50: the state moves its release; the profile forgets its sums.
+        running.remove(JobId(0), charges, 100);
+        running.add(JobId(0), charges, 50);
+        profile.forget_free_cpus();
+        assert_eq!(profile.earliest_cpu_fit(&running, &nodes, 3_000, 0, 10), 50);
+    }
+
+    /// A rebuilt profile holds none of the last pass's reservations, in the last pass's memory:
+    /// the reserved nodes' timelines wait in `spare` for the next bookings, and the vectors of
+    /// booked nodes and of reserved nodes keep their room, so booking the same nodes again
+    /// allocates nothing.
+    #[test]
+    fn a_rebuilt_profile_forgets_the_reservations_and_keeps_their_memory() {
+        let s = one_running_job();
+        let mut profile = Availability::build(s.state(), 0);
+        // The profile reads no node table: node 2 is a place like any other.
+        profile.reserve(NodeId(0), cpus(1_000), 10, 20);
+        profile.reserve(NodeId(2), cpus(1_000), 30, 40);
+        assert_eq!(profile.reserved_nodes(), [NodeId(0), NodeId(2)]);
+        let rebuilt = profile.rebuild(s.state(), 50);
+        assert_eq!(rebuilt.reserved_nodes(), []);
+        assert!(!rebuilt.is_reserved(NodeId(0)) && !rebuilt.is_reserved(NodeId(2)));
+        assert_eq!(
+            rebuilt.next_release(s.state().running_ends(), 51),
+            Some(100)
+        );
+        assert_eq!(rebuilt.spare.len(), 2, "both timelines kept for reuse");
+        assert_eq!(rebuilt.booked.places(), 3, "places for nodes 0 to 2 kept");
+        assert!(rebuilt.reserved.capacity() >= 2, "room for two nodes kept");
+        let mut again = rebuilt;
+        again.reserve(NodeId(2), cpus(2_000), 60, 70);
+        again.reserve(NodeId(0), cpus(2_000), 60, 70);
+        assert!(
+            again.spare.is_empty(),
+            "the bookings took the kept timelines"
+        );
+        assert_eq!(again.reserved_nodes(), [NodeId(0), NodeId(2)]);
+        let node = test_node(0);
+        let running = s.state().running_ends();
+        let free = again.free_over(running, (NodeId(2), &node), (60, 70), false);
+        assert_eq!(
+            free.cpu_milli, 6_000,
+            "the booking of 2 cpus alone, from 50 on"
+        );
+    }
+
     /// A job past its time limit (limits not enforced) is taken to end now: the next instant
     /// is a release, so a reservation can be planned there and not only at the next end.
     #[cfg(feature = "testkit")]
@@ -1076,6 +1230,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Taking back a reservation (compression moves one within a pass) frees its window, and
+    /// the answers remembered while it held count no more: the memo's and the summed free
+    /// cpus'.
+    #[test]
+    fn a_reservation_taken_back_frees_its_window_and_its_remembered_answers() {
+        let nodes = vec![Some(test_node(0))];
+        let node = test_node(0);
+        let running = RunningEnds::default();
+        let mut profile = Availability::default();
+        profile.reserve(NodeId(0), cpus(6_000), 100, 200);
+        profile.reserve(NodeId(0), cpus(1_000), 150, 300);
+        let slot = profile.need_slot((4_000, 0, 0));
+        let free =
+            |p: &Availability, window| p.free_over(&running, (NodeId(0), &node), window, false);
+        assert_eq!(free(&profile, (100, 200)).cpu_milli, 1_000);
+        let usable = |p: &mut Availability| {
+            p.earliest_usable_memo(&running, slot, NodeId(0), &node, (0, 150), MAX)
+        };
+        assert_eq!(usable(&mut profile), 200);
+        assert_eq!(
+            profile.earliest_cpu_fit(&running, &nodes, 4_000, 0, 150),
+            200
+        );
+        profile.unreserve_all(&[(NodeId(0), cpus(6_000))], 100, 200);
+        assert_eq!(free(&profile, (100, 200)).cpu_milli, 7_000);
+        assert_eq!(free(&profile, (0, 100)).cpu_milli, 8_000);
+        assert_eq!(usable(&mut profile), 0);
+        assert_eq!(profile.earliest_cpu_fit(&running, &nodes, 4_000, 0, 150), 0);
+        assert_eq!(
+            profile.earliest_cpu_fit(&running, &nodes, 7_500, 0, 200),
+            300
+        );
     }
 
     /// The summed free cpus kept current booking by booking answer as a fresh build would.
