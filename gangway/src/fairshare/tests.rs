@@ -413,7 +413,10 @@ fn factors_are_computed_once_a_time_and_forgotten_when_the_ledger_changes() {
     fs.charge(a, 100.0, 0).unwrap();
     let first = fs.factors_at(1_000);
     assert_eq!(*first, fs.compute_factors(1_000));
-    assert!(Arc::ptr_eq(&first, &fs.factors_at(1_000)), "kept for its time");
+    assert!(
+        Arc::ptr_eq(&first, &fs.factors_at(1_000)),
+        "kept for its time"
+    );
     assert_eq!(*fs.factors_at(2_000), fs.compute_factors(2_000));
     // A copy of the engine (a what-if trial's) shares what was computed.
     assert!(Arc::ptr_eq(&first, &fs.clone().factors_at(1_000)));
@@ -425,6 +428,9 @@ fn factors_are_computed_once_a_time_and_forgotten_when_the_ledger_changes() {
     assert!(after.get(a) > after.get(b));
     // So does a new association.
     let c = fs.association(Some("ml"), "c").unwrap();
-    assert_eq!(fs.factors_at(1_000).get(c), fs.compute_factors(1_000).get(c));
+    assert_eq!(
+        fs.factors_at(1_000).get(c),
+        fs.compute_factors(1_000).get(c)
+    );
     assert!(fs.factors_at(1_000).get(c).is_some());
 }
