@@ -190,6 +190,20 @@ pub struct TickOutcome {
     pub plugin_faults: Vec<crate::policy::PluginFault>,
 }
 
+#[cfg(test)]
+impl TickOutcome {
+    /// The jobs this tick started, in decision order (for unit tests).
+    pub(crate) fn started(&self) -> Vec<String> {
+        self.decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Start { job, .. } => Some(job.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// Why a pending job is not running: the first that applies (docs/protocol.md, Pending reasons).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -399,7 +399,7 @@ impl Scheduler {
 
 #[cfg(test)]
 mod tests {
-    use crate::{ClusterConfig, Decision, Event, JobSpec, Scheduler};
+    use crate::{ClusterConfig, Event, JobSpec, Scheduler};
 
     /// A node of 8 cpus and queue `q` of 4 cpus nominal, without a cohort; `jobs` (name,
     /// exclusive), one cpu each, submitted at 0. The scheduler and the jobs started.
@@ -420,15 +420,7 @@ mod tests {
             })
             .collect();
         let out = s.tick(0, events).unwrap();
-        let started = out
-            .decisions
-            .iter()
-            .filter_map(|d| match d {
-                Decision::Start { job, .. } => Some(job.clone()),
-                _ => None,
-            })
-            .collect();
-        (s, started)
+        (s, out.started())
     }
 
     #[test]

@@ -404,15 +404,7 @@ mod tests {
             })
             .collect();
         let outcome = s.tick(10, events).unwrap();
-        let started = outcome
-            .decisions
-            .iter()
-            .filter_map(|d| match d {
-                Decision::Start { job, .. } => Some(job.clone()),
-                _ => None,
-            })
-            .collect();
-        (s, started)
+        (s, outcome.started())
     }
 
     #[test]

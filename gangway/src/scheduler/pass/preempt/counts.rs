@@ -172,6 +172,19 @@ mod tests {
     /// What the counts of `id`'s only group say, with the victims `victims` in that order:
     /// the tasks counted before any victim, and the shortest prefix.
     fn counted(s: &Scheduler, id: JobId, victims: &[&str]) -> (u64, Option<usize>) {
+        with_counts(s, id, |state, counts| {
+            let before = counts.total;
+            let victims = victims.iter().map(|name| state.job_id(name).unwrap());
+            (before, counts.shortest_prefix(victims))
+        })
+    }
+
+    /// `f` of the counts of `id`'s only group on what is free now, nothing held or released.
+    fn with_counts<R>(
+        s: &Scheduler,
+        id: JobId,
+        f: impl FnOnce(&ClusterState, TaskCounts<'_>) -> R,
+    ) -> R {
         let state = s.state();
         let (held, released) = (BTreeMap::new(), BTreeMap::new());
         let view = NowView {
@@ -183,10 +196,7 @@ mod tests {
             maintenance: &state.maintenance,
         };
         let gang = state.gang_request(state.job(id).unwrap());
-        let counts = TaskCounts::new(state, &view, &gang);
-        let before = counts.total;
-        let victims = victims.iter().map(|name| state.job_id(name).unwrap());
-        (before, counts.shortest_prefix(victims))
+        f(state, TaskCounts::new(state, &view, &gang))
     }
 
     #[test]
@@ -247,24 +257,14 @@ mod tests {
         // would be left: `full` stays in, and the counts with it.
         let mut s = two_busy_nodes();
         let four = submit_waiting(&mut s, "four", 4, false);
-        let state = s.state();
-        let (held, released) = (BTreeMap::new(), BTreeMap::new());
-        let view = NowView {
-            profile: None,
-            now: 1,
-            end: 100_001,
-            held: &held,
-            released: &released,
-            maintenance: &state.maintenance,
-        };
-        let gang = state.gang_request(state.job(four).unwrap());
-        let [small, full] = ["small", "full"].map(|name| state.job_id(name).unwrap());
-        let mut counts =
-            TaskCounts::new(state, &view, &gang).with_stopped([small, full].into_iter());
-        assert_eq!(counts.total, 8);
-        assert!(counts.fits_without(small));
-        assert_eq!(counts.total, 5);
-        assert!(!counts.fits_without(full));
-        assert_eq!(counts.total, 5);
+        with_counts(&s, four, |state, counts| {
+            let [small, full] = ["small", "full"].map(|name| state.job_id(name).unwrap());
+            let mut counts = counts.with_stopped([small, full].into_iter());
+            assert_eq!(counts.total, 8);
+            assert!(counts.fits_without(small));
+            assert_eq!(counts.total, 5);
+            assert!(!counts.fits_without(full));
+            assert_eq!(counts.total, 5);
+        });
     }
 }
