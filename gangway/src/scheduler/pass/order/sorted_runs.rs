@@ -154,6 +154,84 @@ mod tests {
         out
     }
 
+    /// Runs of the given lengths, holding consecutive values from 0.
+    fn with_lengths(lengths: &[usize]) -> SortedRuns<u32> {
+        let mut runs = SortedRuns::default();
+        let mut next = 0u32;
+        for &n in lengths {
+            let mut run = new_run();
+            run.extend(next..next + n as u32);
+            next += n as u32;
+            runs.runs.push(run);
+            runs.len += n;
+        }
+        assert!(runs.well_formed());
+        runs
+    }
+
+    fn lengths(runs: &SortedRuns<u32>) -> Vec<usize> {
+        runs.runs.iter().map(Vec::len).collect()
+    }
+
+    #[test]
+    fn a_run_holds_the_most_it_may_and_splits_in_halves_one_past_it() {
+        let mut runs = SortedRuns::default();
+        for v in 0..MAX_RUN as u32 {
+            assert!(runs.insert(v));
+        }
+        assert_eq!(lengths(&runs), [MAX_RUN], "a full run is not split");
+        assert!(runs.insert(MAX_RUN as u32));
+        assert_eq!(
+            lengths(&runs),
+            [MAX_RUN / 2, MAX_RUN / 2 + 1],
+            "split in halves"
+        );
+        assert!(runs.well_formed());
+        assert_eq!(values(&runs), (0..=MAX_RUN as u32).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_run_thinned_below_the_least_merges_into_the_next_where_both_fit() {
+        let mut runs = with_lengths(&[40, MIN_RUN + 1, 40]);
+        assert!(runs.remove(&40));
+        assert_eq!(
+            lengths(&runs),
+            [40, MIN_RUN, 40],
+            "a run of the least is not thin"
+        );
+        assert!(runs.remove(&41));
+        assert_eq!(lengths(&runs), [40, MIN_RUN - 1 + 40], "the next first");
+        assert!(runs.well_formed());
+        assert_eq!(
+            values(&runs),
+            (0..113).filter(|&v| v != 40 && v != 41).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn a_thin_run_merges_into_the_previous_where_only_it_fits_and_else_stays() {
+        // The next too full: into the previous.
+        let mut runs = with_lengths(&[40, MIN_RUN, 120]);
+        assert!(runs.remove(&40));
+        assert_eq!(lengths(&runs), [40 + MIN_RUN - 1, 120]);
+        assert!(runs.well_formed());
+        // The last run: into the previous.
+        let mut runs = with_lengths(&[40, MIN_RUN]);
+        assert!(runs.remove(&40));
+        assert_eq!(lengths(&runs), [40 + MIN_RUN - 1]);
+        assert!(runs.well_formed());
+        // Neither neighbour has room: it stays thin.
+        let mut runs = with_lengths(&[100, MIN_RUN, 100]);
+        assert!(runs.remove(&100));
+        assert_eq!(lengths(&runs), [100, MIN_RUN - 1, 100]);
+        assert!(runs.well_formed());
+        // The first run, the next too full: it stays thin.
+        let mut runs = with_lengths(&[MIN_RUN, 120]);
+        assert!(runs.remove(&0));
+        assert_eq!(lengths(&runs), [MIN_RUN - 1, 120]);
+        assert!(runs.well_formed());
+    }
+
     #[test]
     fn keeps_values_sorted_and_splits_long_runs() {
         let mut runs = SortedRuns::default();
