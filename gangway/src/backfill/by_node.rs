@@ -25,6 +25,25 @@ impl<T> Default for ByNode<T> {
     }
 }
 
+impl<T: PartialEq> ByNode<T> {
+    /// Whether every node has the same value in both, or none, where a value that is not
+    /// `present` counts as none.
+    pub(super) fn eq_where(&self, other: &Self, present: impl Fn(&T) -> bool) -> bool {
+        let value = |values: &[Option<T>], i: usize| {
+            values
+                .get(i)
+                .and_then(Option::as_ref)
+                .filter(|v| present(v))
+                .is_some()
+        };
+        let len = self.0.len().max(other.0.len());
+        (0..len).all(|i| match (value(&self.0, i), value(&other.0, i)) {
+            (true, true) => self.0[i] == other.0[i],
+            (mine, theirs) => mine == theirs,
+        })
+    }
+}
+
 impl<T> ByNode<T> {
     /// The node's value, if it has one.
     pub(super) fn get(&self, id: NodeId) -> Option<&T> {
@@ -39,11 +58,6 @@ impl<T> ByNode<T> {
     /// The node's value, made by `make` when it has none yet.
     pub(super) fn get_or_insert_with(&mut self, id: NodeId, make: impl FnOnce() -> T) -> &mut T {
         self.slot(id).get_or_insert_with(make)
-    }
-
-    /// Drops the node's value.
-    pub(super) fn remove(&mut self, id: NodeId) {
-        self.take(id);
     }
 
     /// Takes the node's value out, if it has one.
@@ -89,9 +103,14 @@ mod tests {
         *by_node.get_or_insert_with(NodeId(5), || 50) += 1;
         assert_eq!(*by_node.get_or_insert_with(NodeId(5), || 0), 51);
         assert_eq!(by_node.get_mut(NodeId(3)), None);
-        by_node.remove(NodeId(5));
+        assert_eq!(by_node.take(NodeId(5)), Some(51));
         let only_two: ByNode<u32> = [(NodeId(2), 20)].into_iter().collect();
         assert_eq!(by_node, only_two, "a dropped value equals none");
         assert_ne!(by_node, ByNode::default());
+        // Values that are not present count as none.
+        let zero_at_five: ByNode<u32> = [(NodeId(2), 20), (NodeId(5), 0)].into_iter().collect();
+        assert!(zero_at_five.eq_where(&only_two, |&v| v != 0));
+        assert!(!zero_at_five.eq_where(&only_two, |_| true));
+        assert!(!zero_at_five.eq_where(&ByNode::default(), |&v| v != 0));
     }
 }

@@ -69,7 +69,8 @@ impl FreeCpus {
         counted: Vec<bool>,
     ) -> Self {
         changes.sort_unstable_by_key(|(at, _)| *at);
-        let mut steps = vec![(now, base)];
+        let mut steps = Vec::with_capacity(changes.len() + 1);
+        steps.push((now, base));
         let mut free = base as i64;
         for (at, change) in changes {
             free += change;

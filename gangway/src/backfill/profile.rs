@@ -648,13 +648,19 @@ impl Availability {
             }
         }
         let (held, releases) = running.cpu_releases(now);
-        let mut changes: Vec<(u64, i64)> = releases
-            .map(|(at, cpu_milli)| (at, cpu_milli as i64))
-            .collect();
+        let counted_booking = |id: NodeId| {
+            let booked = self.booked.get(id)?;
+            counted.get(id.index()).copied()?.then_some(booked)
+        };
+        let booked_steps: usize = (self.reserved.iter())
+            .filter_map(|&id| counted_booking(id))
+            .map(|booked| booked.steps.len())
+            .sum();
+        let mut changes: Vec<(u64, i64)> =
+            Vec::with_capacity(running.release_count() + booked_steps);
+        changes.extend(releases.map(|(at, cpu_milli)| (at, cpu_milli as i64)));
         for &id in &self.reserved {
-            let (Some(booked), Some(true)) =
-                (self.booked.get(id), counted.get(id.index()).copied())
-            else {
+            let Some(booked) = counted_booking(id) else {
                 continue;
             };
             let mut before = 0i64;

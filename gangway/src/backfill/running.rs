@@ -20,9 +20,11 @@ use crate::state::ClusterState;
 ///
 /// Derived data: [`RunningEnds::of`] builds it from the running jobs, and the state's
 /// consistency check compares the kept one against that rebuild.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct RunningEnds {
-    /// Per node, its holdings by release time.
+    /// Per node, its holdings by release time. A node whose last holding went keeps its
+    /// (empty) vectors for the next start there: a one-job node would otherwise allocate at
+    /// every start and free at every end. Empty is the same as none ([`RunningEnds::ends`]).
     nodes: ByNode<NodeEnds>,
     /// How many running jobs release at each time, and the cpus they release then.
     releases: BTreeMap<u64, Release>,
@@ -56,6 +58,18 @@ struct Holding {
     job: JobId,
     amounts: NodeAmounts,
 }
+
+/// Equal when they hold the same on every node, a node with no holdings left being the same as
+/// one that never had any.
+impl PartialEq for RunningEnds {
+    fn eq(&self, other: &Self) -> bool {
+        self.releases == other.releases
+            && self.cpu_milli == other.cpu_milli
+            && self.nodes.eq_where(&other.nodes, NodeEnds::holds)
+    }
+}
+
+impl Eq for RunningEnds {}
 
 impl RunningEnds {
     /// The holdings of every running job of `state`, from scratch.
@@ -110,9 +124,6 @@ impl RunningEnds {
                 released += ends.holdings.remove(at).amounts.cpu_milli;
                 ends.sum();
             }
-            if ends.holdings.is_empty() {
-                self.nodes.remove(node);
-            }
         }
         self.cpu_milli -= released;
         if let Some(release) = self.releases.get_mut(&release_ms) {
@@ -136,6 +147,11 @@ impl RunningEnds {
         (self.cpu_milli, releases)
     }
 
+    /// How many distinct release times the running jobs have.
+    pub(crate) fn release_count(&self) -> usize {
+        self.releases.len()
+    }
+
     /// The first release time at or after `from`, where `from` is after `now`: a holding
     /// past its release time releases at `now + 1`.
     pub(crate) fn next_release(&self, now: u64, from: u64) -> Option<u64> {
@@ -148,7 +164,12 @@ impl RunningEnds {
 
     /// Whether `node` has holdings.
     pub(crate) fn holds_on(&self, node: NodeId) -> bool {
-        self.nodes.get(node).is_some()
+        self.ends(node).is_some()
+    }
+
+    /// `node`'s holdings, when it has any.
+    fn ends(&self, node: NodeId) -> Option<&NodeEnds> {
+        self.nodes.get(node).filter(|ends| ends.holds())
     }
 
     /// `node`'s usage by the running jobs from `now` on, as `(from, usage)` steps: the first
@@ -157,7 +178,7 @@ impl RunningEnds {
     #[cfg(test)]
     pub(crate) fn steps(&self, node: NodeId, now: u64) -> NodeSteps<'_> {
         NodeSteps {
-            ends: self.nodes.get(node),
+            ends: self.ends(node),
             now,
             next: 0,
             started: false,
@@ -172,7 +193,7 @@ impl RunningEnds {
         now: u64,
         at: u64,
     ) -> (NodeAmounts, NodeSteps<'_>) {
-        let ends = self.nodes.get(node);
+        let ends = self.ends(node);
         let (next, held) = ends.map_or((0, NodeAmounts::default()), |e| e.in_force(now, at));
         let steps = NodeSteps {
             ends,
@@ -186,7 +207,7 @@ impl RunningEnds {
     /// What the running jobs hold on `node` in all, when all of it is still held at `at` (at or
     /// after `now`: no holding is released by then); `None` when some is released by `at`.
     pub(crate) fn all_held_at(&self, node: NodeId, now: u64, at: u64) -> Option<NodeAmounts> {
-        let Some(ends) = self.nodes.get(node) else {
+        let Some(ends) = self.ends(node) else {
             return Some(NodeAmounts::default());
         };
         let first = ends.holdings.first().map_or(u64::MAX, |h| h.release_ms);
@@ -220,6 +241,11 @@ impl Holding {
 }
 
 impl NodeEnds {
+    /// Whether any running job holds something on the node.
+    fn holds(&self) -> bool {
+        !self.holdings.is_empty()
+    }
+
     /// The index of the first holding still held after `at` (at or after `now`), and what is
     /// held at `at`.
     fn in_force(&self, now: u64, at: u64) -> (usize, NodeAmounts) {
@@ -360,5 +386,14 @@ mod tests {
         ends.remove(JobId(2), [(NodeId(0), cpus(2_000))], 100);
         assert_eq!(ends, RunningEnds::default());
         assert!(!ends.holds_on(NodeId(0)));
+        assert_eq!(steps(&ends, 0, 0), []);
+        assert_eq!(ends.all_held_at(NodeId(0), 0, 10), Some(cpus(0)));
+        // The emptied node keeps its vectors for the next start, and holds as a new one would.
+        ends.add(JobId(5), [(NodeId(0), cpus(1_000))], 200);
+        let mut fresh = RunningEnds::default();
+        fresh.add(JobId(5), [(NodeId(0), cpus(1_000))], 200);
+        assert_eq!(ends, fresh);
+        assert_eq!(steps(&ends, 0, 0), [(0, 1_000), (200, 0)]);
+        assert_ne!(ends, RunningEnds::default());
     }
 }

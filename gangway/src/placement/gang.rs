@@ -406,14 +406,16 @@ impl Candidates for BusyFirst<'_> {
         // planned; busy, without a previous plan) are offered as the inner order meets them,
         // the others kept by rank and offered after: a placement that finds its nodes among
         // the first stops the walk there.
-        let first = (false, planned.is_empty());
-        let mut later: [Vec<NodeId>; 4] = Default::default();
+        let index = |(idle, unplanned): (bool, bool)| u8::from(idle) * 2 + u8::from(unplanned);
+        let first = index((false, planned.is_empty()));
+        // The others with their rank, in one vector sized once (a node is offered once).
+        let mut later: Vec<(u8, NodeId)> = Vec::with_capacity(self.nodes.len());
         let mut stopped = false;
         self.inner.visit(shape, &mut |id| {
             let node = self.nodes.get(id.index()).and_then(Option::as_ref);
-            let rank = reservation_rank(node, &planned, id);
+            let rank = index(reservation_rank(node, &planned, id));
             if rank != first {
-                later[usize::from(rank.0) * 2 + usize::from(rank.1)].push(id);
+                later.push((rank, id));
                 return ControlFlow::Continue(());
             }
             let flow = f(id);
@@ -423,9 +425,11 @@ impl Candidates for BusyFirst<'_> {
         if stopped {
             return;
         }
-        for id in later.iter().flatten() {
-            if f(*id).is_break() {
-                return;
+        for rank in 0..4 {
+            for &(_, id) in later.iter().filter(|(r, _)| *r == rank) {
+                if f(id).is_break() {
+                    return;
+                }
             }
         }
     }
