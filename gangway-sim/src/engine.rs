@@ -800,17 +800,19 @@ impl Simulator {
         let group = &self.jobs[index].spec.groups;
         let mut tasks = 0;
         let (mut gpus_milli, mut cpus_milli) = (0u64, 0u64);
-        let mut nodes: Vec<&str> = Vec::new();
+        // The distinct nodes, counted after a sort: a list searched at every entry was
+        // quadratic in the job's width.
+        let mut nodes: Vec<&str> = Vec::with_capacity(placement.len());
         for entry in placement {
             tasks += entry.tasks;
             if let Some(g) = group.get(entry.group) {
                 gpus_milli += u64::from(entry.tasks) * g.gpus.milli();
                 cpus_milli += u64::from(entry.tasks) * g.cpus.milli();
             }
-            if !nodes.contains(&entry.node.as_str()) {
-                nodes.push(&entry.node);
-            }
+            nodes.push(&entry.node);
         }
+        nodes.sort_unstable();
+        nodes.dedup();
         self.busy_gpus_milli += gpus_milli;
         self.busy_cpus_milli += cpus_milli;
         let live = &mut self.live[index];
