@@ -97,7 +97,9 @@ impl Scheduler {
     /// The candidates kept under `key` for the search of `id`, where every queue of its cohort
     /// tree borrows as it did when they were built: those the engine's rules still let be
     /// victims of `id`. Where jobs were told to stop since, the entry is brought up to date
-    /// for the preemptors alike (not by a preemptor that leaves out its own preemptors).
+    /// for every preemptor of the key (the engine's rules but a preemptor's own preemptors are
+    /// the same for all of one queue); a preemptor that leaves out its own preemptors
+    /// ([`Scheduler::keeps_its_candidates`]) gets the entry less those, and leaves it as it is.
     pub(in crate::scheduler) fn kept_candidates(
         &self,
         id: JobId,
@@ -113,36 +115,40 @@ impl Scheduler {
         if !unchanged {
             return None;
         }
+        let job = self.state.job(id)?;
         let changes = self.state.quota.earmark_changes;
-        let alike = self.keeps_its_candidates(id);
-        if entry.earmark_changes != changes || !alike {
-            let job = self.state.job(id)?;
+        if entry.earmark_changes != changes {
+            // Brought up to date for every preemptor of the key (all of one queue): jobs told
+            // to stop since are no victims of any of them.
             let fair = self.fair_preemptor(id);
             let still = |v: JobId| {
                 self.state
                     .job_view(v)
-                    .is_some_and(|victim| !self.never_victim(job, victim, fair))
+                    .is_some_and(|victim| !self.never_victim_in_queue(job, victim, fair))
             };
-            let candidates: Vec<(JobId, Basis)> = entry
-                .candidates
-                .iter()
-                .filter(|(v, _)| still(*v))
-                .copied()
-                .collect();
-            let vetoed: Vetoed = entry
-                .vetoed
-                .iter()
-                .filter(|(v, _)| still(*v))
-                .copied()
-                .collect();
-            if !alike {
-                return Some((candidates, vetoed.iter().map(|&(_, end)| end).min()));
-            }
-            (entry.candidates, entry.vetoed) = (candidates, vetoed);
+            entry.candidates.retain(|(v, _)| still(*v));
+            entry.vetoed.retain(|(v, _)| still(*v));
             entry.earmark_changes = changes;
         }
-        let veto_ends = entry.vetoed.iter().map(|&(_, end)| end).min();
-        Some((entry.candidates.clone(), veto_ends))
+        if self.keeps_its_candidates(id) {
+            let veto_ends = entry.vetoed.iter().map(|&(_, end)| end).min();
+            return Some((entry.candidates.clone(), veto_ends));
+        }
+        // Less its own preemptors.
+        let own = |v: JobId| {
+            self.state
+                .job_view(v)
+                .is_some_and(|victim| self.victim_preempted_it(job, victim))
+        };
+        let candidates: Vec<(JobId, Basis)> = (entry.candidates.iter())
+            .filter(|(v, _)| !own(*v))
+            .copied()
+            .collect();
+        let veto_ends = (entry.vetoed.iter())
+            .filter(|(v, _)| !own(*v))
+            .map(|&(_, end)| end)
+            .min();
+        Some((candidates, veto_ends))
     }
 
     /// Keeps `candidates`, just built for a search under `key`, with the jobs a veto with an

@@ -649,22 +649,38 @@ impl Scheduler {
     /// stop, started in this tick, or, with `anti_thrash`, preempted `job` before, or was
     /// preempted by fair sharing for `job`'s queue before.
     fn never_victim(&self, job: &Job, victim: JobView<'_>, fair: bool) -> bool {
+        self.never_victim_in_queue(job, victim, fair) || self.victim_preempted_it(job, victim)
+    }
+
+    /// The part of [`Scheduler::never_victim`] that is the same for every pending job of
+    /// `job`'s queue: all but `job`'s own preemptors.
+    pub(in crate::scheduler) fn never_victim_in_queue(
+        &self,
+        job: &Job,
+        victim: JobView<'_>,
+        fair: bool,
+    ) -> bool {
         let Some(run) = victim.running() else {
             return true;
         };
         let anti_thrash = self.state.config.policy.preemption.anti_thrash;
-        let record = victim.record();
         !victim.spec().preemptible
             || run.preemption.is_some()
             || run.start_ms == self.state.now_ms
-            || (anti_thrash && job.preempted_by.contains(&record.arrival))
             || (fair
                 && anti_thrash
                 && job
                     .spec
                     .queue
                     .as_ref()
-                    .is_some_and(|q| record.preempted_by_fair_queue(q)))
+                    .is_some_and(|q| victim.record().preempted_by_fair_queue(q)))
+    }
+
+    /// Whether, with `anti_thrash`, `victim` preempted `job` before (the part of
+    /// [`Scheduler::never_victim`] that is `job`'s own).
+    pub(in crate::scheduler) fn victim_preempted_it(&self, job: &Job, victim: JobView<'_>) -> bool {
+        self.state.config.policy.preemption.anti_thrash
+            && job.preempted_by.contains(&victim.record().arrival)
     }
 
     /// The walk of an order-based search for `id` where the running jobs' keys are kept for
