@@ -1136,4 +1136,139 @@ pub(crate) mod tests {
             ["n1"]
         );
     }
+
+    /// A view that implements only [`CapacityView::free`]: what the nodes have free now, but
+    /// none on the nodes in `none`.
+    struct OnlyFree(&'static [u32]);
+
+    impl CapacityView for OnlyFree {
+        fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
+            (!self.0.contains(&id.0)).then(|| node.free())
+        }
+    }
+
+    #[test]
+    fn a_view_that_names_no_departures_has_every_node_visited() {
+        // `n1` and `n1b` are alike now (one GPU free each), but the view offers nothing on
+        // `n1`: a view naming no departures may depart anywhere, so the index offers `n1b` too,
+        // and the task takes its lost GPU rather than one of `n8`'s.
+        let nodes = eight_gpu_nodes();
+        let index = crate::placement::FreeIndex::build(&nodes, 1);
+        let candidates = crate::backfill::IndexCandidates {
+            index: &index,
+            preferred: &[],
+            reach: crate::placement::Reach::FreeGpus,
+        };
+        let mix = mix();
+        let shapes = [task(1)];
+        let request = GangRequest::new(&shapes, PartitionId(0), &mix);
+        let placed = place_gang(&nodes, &candidates, &OnlyFree(&[3]), request).expect("placed");
+        assert_eq!(placed.len(), 1);
+        assert_eq!(placed[0].node, NodeId(4), "{placed:?}");
+    }
+
+    #[test]
+    fn a_view_that_pins_no_reservation_takes_the_first_node_busy_or_not() {
+        // Without a mix the visit order decides: the idle node first. A reservation's view
+        // (busy first) takes the busy one.
+        let nodes = vec![node("idle", 8, 0), node("busy", 8, 1)];
+        let plain = ShapeMix::default();
+        assert_eq!(
+            placed_on(&nodes, task(1), &plain, None, &OnlyFree(&[]), None),
+            ["idle"]
+        );
+        let reservation = Now { busy_first: true };
+        assert_eq!(
+            placed_on(&nodes, task(1), &plain, None, &reservation, None),
+            ["busy"]
+        );
+    }
+
+    /// What the nodes have free now, the view saying so: it departs on no node.
+    struct Exact;
+
+    impl CapacityView for Exact {
+        fn free(&self, _: NodeId, node: &Node) -> Option<NodeAmounts> {
+            Some(node.free())
+        }
+
+        fn departures(&self) -> Option<Vec<NodeId>> {
+            Some(Vec::new())
+        }
+    }
+
+    #[test]
+    fn candidates_that_leave_no_alike_node_out_are_all_visited_where_the_view_names_departures() {
+        // `InOrder` keeps the default `visit_unalike`: every node, as `visit` offers them. The
+        // least-fragmenting choice visits that way, and takes `n1` (not the node the most
+        // tasks fit, `n8`).
+        let nodes = eight_gpu_nodes();
+        assert_eq!(
+            placed_on(&nodes, task(1), &mix(), None, &Exact, None),
+            ["n1"]
+        );
+    }
+
+    /// Ranks the nodes by most GPUs free and keeps every default of [`NodeGate`] (no built-in
+    /// choice beside it).
+    struct MostFreeByDefault<'a>(&'a [Option<Node>]);
+
+    impl NodeGate for MostFreeByDefault<'_> {
+        fn filters(&self) -> bool {
+            false
+        }
+
+        fn admits(&self, _: usize, _: NodeId) -> bool {
+            true
+        }
+
+        fn ranks(&self) -> bool {
+            true
+        }
+
+        fn rank(&self, group: usize, candidates: &mut Vec<NodeId>) {
+            MostFree {
+                nodes: self.0,
+                beside: None,
+            }
+            .rank(group, candidates);
+        }
+
+        fn choose_devices(
+            &self,
+            _: usize,
+            _: NodeId,
+            _: &NodeAmounts,
+            _: &ShapeMix,
+        ) -> Option<u128> {
+            None
+        }
+
+        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+    }
+
+    #[test]
+    fn a_gate_s_defaults_keep_no_built_in_choice_and_rank_every_candidate_alike() {
+        let nodes = eight_gpu_nodes();
+        let now = Now { busy_first: false };
+        // No built-in choice beside the scorers: their first node, not the least fragmenting.
+        let gate = MostFreeByDefault(&nodes);
+        assert_eq!(
+            placed_on(&nodes, task(1), &mix(), Some(&gate), &now, None),
+            ["n8"]
+        );
+        // Beside the scorers, every candidate stands alike by default (`rank_standing`): with
+        // an empty mix, which scores nothing, the first node in the scorers' order, `n8`,
+        // though the engine offers `n1` first.
+        let nodes = vec![node("n1", 8, 7), node("n8", 8, 0)];
+        let beside = MostFree {
+            nodes: &nodes,
+            beside: Some(0),
+        };
+        let plain = ShapeMix::default();
+        assert_eq!(
+            placed_on(&nodes, task(1), &plain, Some(&beside), &now, None),
+            ["n8"]
+        );
+    }
 }
