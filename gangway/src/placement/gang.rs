@@ -1271,4 +1271,142 @@ pub(crate) mod tests {
             ["n8"]
         );
     }
+
+    /// Ranks the nodes by most GPUs free at the tier before the built-in node choice (tier 1):
+    /// nodes with as many free stand alike.
+    struct MostFreeFirst<'a>(&'a [Option<Node>]);
+
+    impl NodeGate for MostFreeFirst<'_> {
+        fn filters(&self) -> bool {
+            false
+        }
+
+        fn admits(&self, _: usize, _: NodeId) -> bool {
+            true
+        }
+
+        fn ranks(&self) -> bool {
+            true
+        }
+
+        fn rank(&self, group: usize, candidates: &mut Vec<NodeId>) {
+            MostFreeByDefault(self.0).rank(group, candidates);
+        }
+
+        fn choose_devices(
+            &self,
+            _: usize,
+            _: NodeId,
+            _: &NodeAmounts,
+            _: &ShapeMix,
+        ) -> Option<u128> {
+            None
+        }
+
+        fn node_choice_tier(&self) -> Option<usize> {
+            Some(1)
+        }
+
+        fn rank_standing(&self, group: usize, candidates: &mut Vec<NodeId>) -> Vec<Standing> {
+            self.rank(group, candidates);
+            let free = |id: NodeId| self.0[id.index()].as_ref().unwrap().free_whole_gpus();
+            let mut standings: Vec<Standing> = Vec::new();
+            for (at, id) in candidates.iter().enumerate() {
+                let before = match at.checked_sub(1) {
+                    Some(p) if free(candidates[p]) == free(*id) => standings[p].before,
+                    _ => at as u32,
+                };
+                standings.push(Standing {
+                    before,
+                    after: at as u32,
+                });
+            }
+            standings
+        }
+
+        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+    }
+
+    #[test]
+    fn a_scorer_before_the_built_in_choice_outranks_it() {
+        // The built-in choice alone takes `n1`; a scorer before it that prefers the most GPUs
+        // free takes `n8`, in any order the engine offers them.
+        let mut nodes = eight_gpu_nodes();
+        nodes.reverse();
+        let now = Now { busy_first: false };
+        let gate = MostFreeFirst(&nodes);
+        assert_eq!(
+            placed_on(&nodes, task(1), &mix(), Some(&gate), &now, None),
+            ["n8"]
+        );
+        // Scorers alone take their first node, whatever the engine offers first.
+        let alone = MostFree {
+            nodes: &nodes,
+            beside: None,
+        };
+        assert_eq!(
+            placed_on(&nodes, task(1), &mix(), Some(&alone), &now, None),
+            ["n8"]
+        );
+    }
+
+    /// Admits group `g` on node `g` alone.
+    struct OwnNode {
+        ranks: bool,
+    }
+
+    impl NodeGate for OwnNode {
+        fn filters(&self) -> bool {
+            true
+        }
+
+        fn admits(&self, group: usize, node: NodeId) -> bool {
+            node.index() == group
+        }
+
+        fn ranks(&self) -> bool {
+            self.ranks
+        }
+
+        fn rank(&self, _: usize, _: &mut Vec<NodeId>) {}
+
+        fn choose_devices(
+            &self,
+            _: usize,
+            _: NodeId,
+            _: &NodeAmounts,
+            _: &ShapeMix,
+        ) -> Option<u128> {
+            None
+        }
+
+        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+    }
+
+    #[test]
+    fn a_gate_filters_each_group_s_nodes_by_the_group() {
+        let nodes = vec![node("a", 8, 0), node("b", 8, 0)];
+        let shapes = [task(1), task(1)];
+        let plain = ShapeMix::default();
+        let now = Now { busy_first: false };
+        for ranks in [false, true] {
+            let gate = OwnNode { ranks };
+            let request = GangRequest::new(&shapes, PartitionId(0), &plain).with_gate(&gate);
+            let placed = place_gang(&nodes, &InOrder(2), &now, request).expect("placed");
+            let on: Vec<(usize, u32)> = placed.iter().map(|a| (a.group, a.node.0)).collect();
+            assert_eq!(on, [(0, 0), (1, 1)], "ranks: {ranks}");
+        }
+    }
+
+    #[test]
+    fn a_request_shows_its_gate() {
+        let shapes = [task(1)];
+        let plain = ShapeMix::default();
+        let gate = OwnNode { ranks: false };
+        let request = GangRequest::new(&shapes, PartitionId(0), &plain).with_gate(&gate);
+        assert!(
+            format!("{request:?}").contains("gate: Some(NodeGate)"),
+            "{request:?}"
+        );
+    }
 }
