@@ -1409,4 +1409,86 @@ pub(crate) mod tests {
             "{request:?}"
         );
     }
+
+    /// A reservation's window over which every node is wholly free, with the job's previous
+    /// plan `plan`.
+    struct Window {
+        plan: Vec<Assignment>,
+    }
+
+    impl CapacityView for Window {
+        fn free(&self, _: NodeId, node: &Node) -> Option<NodeAmounts> {
+            Some(node.capacity)
+        }
+
+        fn busy_first(&self) -> bool {
+            true
+        }
+
+        fn previous(&self) -> &[Assignment] {
+            &self.plan
+        }
+    }
+
+    /// A task of group 0 on node `node` in a plan.
+    fn planned(node: u32) -> Assignment {
+        Assignment {
+            group: 0,
+            node: NodeId(node),
+            tasks: 1,
+            gpus: vec![0],
+            amounts: NodeAmounts::full(1_000, 1_000, 1),
+        }
+    }
+
+    #[test]
+    fn a_reservation_visits_busy_nodes_then_idle_ones_each_its_previous_plan_s_first() {
+        // Nodes 2, 3 and 5 are busy now; the previous plan used 3 and 1 (3 twice).
+        let nodes: Vec<Option<Node>> = (0..6)
+            .map(|i| node(&format!("n{i}"), 8, usize::from([2, 3, 5].contains(&i))))
+            .collect();
+        let offered = |plan: Vec<Assignment>, stop_after: usize| {
+            let window = Window { plan };
+            let busy_first = BusyFirst {
+                inner: &InOrder(nodes.len()),
+                nodes: &nodes,
+                view: &window,
+            };
+            let mut seen = Vec::new();
+            busy_first.visit(&task(1), &mut |id| {
+                seen.push(id.0);
+                match seen.len() < stop_after {
+                    true => ControlFlow::Continue(()),
+                    false => ControlFlow::Break(()),
+                }
+            });
+            seen
+        };
+        let plan = vec![planned(3), planned(1), planned(3)];
+        assert_eq!(offered(plan.clone(), 6), [3, 2, 5, 1, 0, 4]);
+        assert_eq!(offered(plan, 1), [3], "the walk stops where the placement does");
+        assert_eq!(offered(Vec::new(), 6), [2, 3, 5, 0, 1, 4]);
+        assert_eq!(offered(Vec::new(), 2), [2, 3]);
+    }
+
+    #[test]
+    fn a_reservation_takes_devices_busy_now_first() {
+        // One node whose devices 6 and 7 are in use now; over the window all eight are free.
+        let mut busy = node("busy", 8, 0);
+        if let Some(busy) = busy.as_mut() {
+            busy.used.devices[6] = 1_000;
+            busy.used.devices[7] = 1_000;
+        }
+        let nodes = vec![busy];
+        let shapes = [task(2)];
+        let plain = ShapeMix::default();
+        let request = GangRequest::new(&shapes, PartitionId(0), &plain);
+        let window = Window { plan: Vec::new() };
+        let placed = place_gang(&nodes, &InOrder(1), &window, request).expect("placed");
+        assert_eq!(placed[0].gpus, [6, 7]);
+        // Placed now (not a reservation), the engine's rule: the lowest free.
+        let now = Now { busy_first: false };
+        let placed = place_gang(&nodes, &InOrder(1), &now, request).expect("placed");
+        assert_eq!(placed[0].gpus, [0, 1]);
+    }
 }
