@@ -170,4 +170,19 @@ mod tests {
             .collect();
         assert_eq!(jobs, [(JobId(0), "a"), (JobId(2), "c")]);
     }
+
+    #[test]
+    fn iter_mut_changes_every_job_and_leaves_a_copy_s_records_alone() {
+        let mut table = table_of(&["a", "b", "c"]);
+        table.take(JobId(1));
+        let copy = table.clone();
+        let mut changed = Vec::new();
+        for (id, job) in table.iter_mut() {
+            job.held = true;
+            changed.push(id);
+        }
+        assert_eq!(changed, [JobId(0), JobId(2)]);
+        assert!(table.iter().all(|(_, job)| job.held));
+        assert!(copy.iter().all(|(_, job)| !job.held));
+    }
 }
