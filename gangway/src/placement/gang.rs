@@ -1491,4 +1491,47 @@ pub(crate) mod tests {
         let placed = place_gang(&nodes, &InOrder(1), &now, request).expect("placed");
         assert_eq!(placed[0].gpus, [0, 1]);
     }
+
+    #[test]
+    fn a_reservation_takes_the_devices_of_its_previous_plan_first_among_idle_ones() {
+        // An idle node; the previous plan gave group 0 device 5 there.
+        let nodes = vec![node("idle", 8, 0)];
+        let mut amounts = NodeAmounts::full(1_000, 1_000, 0);
+        amounts.devices[5] = 1_000;
+        let plan = vec![Assignment {
+            group: 0,
+            node: NodeId(0),
+            tasks: 1,
+            gpus: vec![5],
+            amounts,
+        }];
+        let shapes = [task(1)];
+        let plain = ShapeMix::default();
+        let request = GangRequest::new(&shapes, PartitionId(0), &plain);
+        let placed = place_gang(&nodes, &InOrder(1), &Window { plan }, request).expect("placed");
+        assert_eq!(placed[0].gpus, [5]);
+        let window = Window { plan: Vec::new() };
+        let placed = place_gang(&nodes, &InOrder(1), &window, request).expect("placed");
+        assert_eq!(placed[0].gpus, [0]);
+    }
+
+    #[test]
+    fn a_later_group_visits_the_nodes_earlier_groups_took_from_one_by_one() {
+        // Two one-GPU groups: the first takes `n1`'s last GPU. `n1b` was alike to `n1` before,
+        // and is no longer: the second group, visiting one node per class of what is free now,
+        // still sees it, and takes its lost GPU.
+        let nodes = eight_gpu_nodes();
+        let index = crate::placement::FreeIndex::build(&nodes, 1);
+        let candidates = crate::backfill::IndexCandidates {
+            index: &index,
+            preferred: &[],
+            reach: crate::placement::Reach::FreeGpus,
+        };
+        let mix = mix();
+        let shapes = [task(1), task(1)];
+        let request = GangRequest::new(&shapes, PartitionId(0), &mix);
+        let placed = place_gang(&nodes, &candidates, &Exact, request).expect("placed");
+        let on: Vec<(usize, u32)> = placed.iter().map(|a| (a.group, a.node.0)).collect();
+        assert_eq!(on, [(0, 3), (1, 4)]);
+    }
 }
