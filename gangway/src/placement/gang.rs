@@ -1534,4 +1534,67 @@ pub(crate) mod tests {
         let on: Vec<(usize, u32)> = placed.iter().map(|a| (a.group, a.node.0)).collect();
         assert_eq!(on, [(0, 3), (1, 4)]);
     }
+
+    #[test]
+    fn an_exclusive_gang_takes_only_wholly_free_nodes_and_shares_them_among_its_groups() {
+        let nodes = vec![node("busy", 8, 1), node("idle", 8, 0)];
+        let now = Now { busy_first: false };
+        let plain = ShapeMix::default();
+        let shapes = [task(1), task(2)];
+        let on = |exclusive: bool| {
+            let request =
+                GangRequest::new(&shapes, PartitionId(0), &plain).with_exclusive(exclusive);
+            let placed = place_gang(&nodes, &InOrder(2), &now, request).expect("placed");
+            placed
+                .iter()
+                .map(|a| (a.group, a.node.0, a.gpus.clone()))
+                .collect::<Vec<_>>()
+        };
+        // Not exclusive: the first node that holds each group.
+        assert_eq!(on(false), [(0, 0, vec![1]), (1, 0, vec![2, 3])]);
+        // Exclusive: only the idle node, which the second group shares with the first.
+        assert_eq!(on(true), [(0, 1, vec![0]), (1, 1, vec![1, 2])]);
+    }
+
+    #[test]
+    fn a_plan_fits_where_its_nodes_are_in_the_partition_admitted_and_have_room() {
+        // `idle` and `full` (seven GPUs of eight in use) in partition 0, `other` in 1 alone.
+        let mut other = node("other", 8, 0);
+        if let Some(other) = other.as_mut() {
+            other.partitions = Default::default();
+            other.partitions.insert(PartitionId(1));
+        }
+        let nodes = vec![node("idle", 8, 0), node("full", 8, 7), other];
+        let now = Now { busy_first: false };
+        let plain = ShapeMix::default();
+        let shapes = [task(2), task(1)];
+        let request = GangRequest::new(&shapes, PartitionId(0), &plain);
+        // Group `group` on `node`, with devices from 7 down.
+        let on = |group: usize, node: u32, gpus: u32| {
+            let gpus: Vec<u32> = (8 - gpus..8).collect();
+            let mut amounts = NodeAmounts::full(1_000, 1_000, 0);
+            for &d in &gpus {
+                amounts.devices[d as usize] = 1_000;
+            }
+            Assignment {
+                group,
+                node: NodeId(node),
+                tasks: 1,
+                gpus,
+                amounts,
+            }
+        };
+        let fits = |request: GangRequest<'_>, plan: &[Assignment]| {
+            assignments_fit(&nodes, &now, request, plan)
+        };
+        assert!(fits(request, &[on(0, 0, 2), on(1, 1, 1)]));
+        assert!(!fits(request, &[on(0, 0, 2), on(1, 2, 1)]), "another partition");
+        assert!(!fits(request, &[on(0, 1, 2), on(1, 0, 1)]), "no room");
+        assert!(!fits(request.with_exclusive(true), &[on(0, 0, 2), on(1, 1, 1)]));
+        assert!(fits(request.with_exclusive(true), &[on(0, 0, 2), on(1, 0, 1)]));
+        // A gate admitting group `g` on node `g` alone.
+        let gate = OwnNode { ranks: false };
+        assert!(fits(request.with_gate(&gate), &[on(0, 0, 2), on(1, 1, 1)]));
+        assert!(!fits(request.with_gate(&gate), &[on(0, 1, 1), on(1, 0, 1)]));
+    }
 }
