@@ -1597,4 +1597,55 @@ pub(crate) mod tests {
         assert!(fits(request.with_gate(&gate), &[on(0, 0, 2), on(1, 1, 1)]));
         assert!(!fits(request.with_gate(&gate), &[on(0, 1, 1), on(1, 0, 1)]));
     }
+
+    /// Where a group of `count` one-cpu tasks (at least `min_count`) laid out by `mode` goes on
+    /// nodes of 64 cpus, but for the cpus given: (node, tasks), or `None`.
+    fn laid_out(
+        cpus: &[u64],
+        count: u32,
+        min_count: u32,
+        mode: PlacementMode,
+    ) -> Option<Vec<(u32, u32)>> {
+        let nodes: Vec<Option<Node>> = cpus
+            .iter()
+            .enumerate()
+            .map(|(i, &cpus)| {
+                let mut n = node(&format!("n{i}"), 0, 0);
+                if let Some(n) = n.as_mut() {
+                    n.capacity.cpu_milli = cpus * 1_000;
+                }
+                n
+            })
+            .collect();
+        let mut shape = task(0).with_min_count(min_count);
+        shape.count = count;
+        shape.mode = mode;
+        let shapes = [shape];
+        let plain = ShapeMix::default();
+        let request = GangRequest::new(&shapes, PartitionId(0), &plain);
+        let now = Now { busy_first: false };
+        let placed = place_gang(&nodes, &InOrder(nodes.len()), &now, request)?;
+        Some(placed.iter().map(|a| (a.node.0, a.tasks)).collect())
+    }
+
+    #[test]
+    fn a_spread_group_takes_one_task_a_node_then_more_on_the_same_nodes_in_order() {
+        use PlacementMode::{Spread, StrictSpread};
+        // One task on each of the first `count` nodes: the rest are not visited.
+        assert_eq!(laid_out(&[8, 8, 8], 2, 2, Spread), Some(vec![(0, 1), (1, 1)]));
+        // More tasks than nodes: one each, then more on each in turn up to its room.
+        assert_eq!(laid_out(&[8, 8], 3, 3, Spread), Some(vec![(0, 2), (1, 1)]));
+        assert_eq!(laid_out(&[1, 8], 4, 4, Spread), Some(vec![(0, 1), (1, 3)]));
+        assert_eq!(laid_out(&[2, 2], 6, 3, Spread), Some(vec![(0, 2), (1, 2)]));
+        assert_eq!(laid_out(&[2, 2], 6, 5, Spread), None);
+        // Strictly spread: one task a node, at least `min_count` of them.
+        assert_eq!(
+            laid_out(&[8, 8], 3, 2, StrictSpread),
+            Some(vec![(0, 1), (1, 1)])
+        );
+        assert_eq!(laid_out(&[8, 8], 3, 3, StrictSpread), None);
+        // No node with room: refused, even where no task is required.
+        assert_eq!(laid_out(&[0, 0], 2, 0, Spread), None);
+        assert_eq!(laid_out(&[0, 0], 2, 0, StrictSpread), None);
+    }
 }
