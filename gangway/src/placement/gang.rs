@@ -1648,4 +1648,24 @@ pub(crate) mod tests {
         assert_eq!(laid_out(&[0, 0], 2, 0, Spread), None);
         assert_eq!(laid_out(&[0, 0], 2, 0, StrictSpread), None);
     }
+
+    #[test]
+    fn an_elastic_packed_group_none_of_which_fits_whole_takes_the_node_holding_most() {
+        use PlacementMode::{Pack, StrictPack};
+        // Strictly packed: the first node holding the most tasks, if at least `min_count`.
+        assert_eq!(laid_out(&[3, 5, 5, 4], 8, 2, StrictPack), Some(vec![(1, 5)]));
+        assert_eq!(laid_out(&[3, 5, 5, 4], 8, 5, StrictPack), Some(vec![(1, 5)]));
+        assert_eq!(laid_out(&[3, 5, 5, 4], 8, 6, StrictPack), None);
+        // Packed: the nodes holding most first (ties in order) until the group is placed.
+        assert_eq!(
+            laid_out(&[3, 5, 5, 4], 8, 8, Pack),
+            Some(vec![(1, 5), (2, 3)])
+        );
+        assert_eq!(
+            laid_out(&[3, 2, 4], 12, 6, Pack),
+            Some(vec![(2, 4), (0, 3), (1, 2)])
+        );
+        assert_eq!(laid_out(&[3, 2, 4], 12, 10, Pack), None);
+        assert_eq!(laid_out(&[0, 0], 2, 0, Pack), None);
+    }
 }
