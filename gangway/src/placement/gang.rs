@@ -1490,6 +1490,18 @@ pub(crate) mod tests {
         let now = Now { busy_first: false };
         let placed = place_gang(&nodes, &InOrder(1), &now, request).expect("placed");
         assert_eq!(placed[0].gpus, [0, 1]);
+        // So too where the view frees the devices in use (a preemption stopping their job).
+        let placed = place_gang(&nodes, &InOrder(1), &OnlyCapacity, request).expect("placed");
+        assert_eq!(placed[0].gpus, [0, 1]);
+    }
+
+    /// What the nodes would have free now with every running job stopped.
+    struct OnlyCapacity;
+
+    impl CapacityView for OnlyCapacity {
+        fn free(&self, _: NodeId, node: &Node) -> Option<NodeAmounts> {
+            Some(node.capacity)
+        }
     }
 
     #[test]
