@@ -177,4 +177,29 @@ mod tests {
             out.decisions
         );
     }
+
+    #[test]
+    fn the_next_wake_up_is_after_now_even_where_a_window_declared_now_ends_now() {
+        // A maintenance window on the only node until 100; `a` then starts, `b` waits for it.
+        let cluster: ClusterConfig = serde_json::from_value(json!({
+            "nodes": [{"name": "n1", "cpus": 4}],
+            "maintenance": [{"id": "fw", "nodes": ["n1"], "start_ms": 0, "end_ms": 100}]}))
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = |id: &str| json!({"id": id, "time_limit_ms": 1_000, "groups": [{"count": 1, "cpus": 4}]});
+        let out = s.tick(0, vec![submit(job("a")), submit(job("b"))]).unwrap();
+        assert_eq!(out.next_wakeup_ms, Some(100));
+        // A window declared at 100 that ends at 100 (it blocks nothing from now on).
+        let late = Event::MaintenanceAdd {
+            id: "late".into(),
+            nodes: vec!["n1".into()],
+            start_ms: 50,
+            end_ms: 100,
+        };
+        let out = s.tick(100, vec![late]).unwrap();
+        assert!(out.rejected.is_empty());
+        assert!(matches!(&out.decisions[..], [Decision::Start { job, .. }] if job == "a"));
+        // `a`'s time limit, not the windows' end, now.
+        assert_eq!(out.next_wakeup_ms, Some(1_100));
+    }
 }
