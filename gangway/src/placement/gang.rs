@@ -1466,7 +1466,11 @@ pub(crate) mod tests {
         };
         let plan = vec![planned(3), planned(1), planned(3)];
         assert_eq!(offered(plan.clone(), 6), [3, 2, 5, 1, 0, 4]);
-        assert_eq!(offered(plan, 1), [3], "the walk stops where the placement does");
+        assert_eq!(
+            offered(plan, 1),
+            [3],
+            "the walk stops where the placement does"
+        );
         assert_eq!(offered(Vec::new(), 6), [2, 3, 5, 0, 1, 4]);
         assert_eq!(offered(Vec::new(), 2), [2, 3]);
     }
@@ -1600,10 +1604,19 @@ pub(crate) mod tests {
             assignments_fit(&nodes, &now, request, plan)
         };
         assert!(fits(request, &[on(0, 0, 2), on(1, 1, 1)]));
-        assert!(!fits(request, &[on(0, 0, 2), on(1, 2, 1)]), "another partition");
+        assert!(
+            !fits(request, &[on(0, 0, 2), on(1, 2, 1)]),
+            "another partition"
+        );
         assert!(!fits(request, &[on(0, 1, 2), on(1, 0, 1)]), "no room");
-        assert!(!fits(request.with_exclusive(true), &[on(0, 0, 2), on(1, 1, 1)]));
-        assert!(fits(request.with_exclusive(true), &[on(0, 0, 2), on(1, 0, 1)]));
+        assert!(!fits(
+            request.with_exclusive(true),
+            &[on(0, 0, 2), on(1, 1, 1)]
+        ));
+        assert!(fits(
+            request.with_exclusive(true),
+            &[on(0, 0, 2), on(1, 0, 1)]
+        ));
         // A gate admitting group `g` on node `g` alone.
         let gate = OwnNode { ranks: false };
         assert!(fits(request.with_gate(&gate), &[on(0, 0, 2), on(1, 1, 1)]));
@@ -1644,7 +1657,10 @@ pub(crate) mod tests {
     fn a_spread_group_takes_one_task_a_node_then_more_on_the_same_nodes_in_order() {
         use PlacementMode::{Spread, StrictSpread};
         // One task on each of the first `count` nodes: the rest are not visited.
-        assert_eq!(laid_out(&[8, 8, 8], 2, 2, Spread), Some(vec![(0, 1), (1, 1)]));
+        assert_eq!(
+            laid_out(&[8, 8, 8], 2, 2, Spread),
+            Some(vec![(0, 1), (1, 1)])
+        );
         // More tasks than nodes: one each, then more on each in turn up to its room.
         assert_eq!(laid_out(&[8, 8], 3, 3, Spread), Some(vec![(0, 2), (1, 1)]));
         assert_eq!(laid_out(&[1, 8], 4, 4, Spread), Some(vec![(0, 1), (1, 3)]));
@@ -1665,8 +1681,14 @@ pub(crate) mod tests {
     fn an_elastic_packed_group_none_of_which_fits_whole_takes_the_node_holding_most() {
         use PlacementMode::{Pack, StrictPack};
         // Strictly packed: the first node holding the most tasks, if at least `min_count`.
-        assert_eq!(laid_out(&[3, 5, 5, 4], 8, 2, StrictPack), Some(vec![(1, 5)]));
-        assert_eq!(laid_out(&[3, 5, 5, 4], 8, 5, StrictPack), Some(vec![(1, 5)]));
+        assert_eq!(
+            laid_out(&[3, 5, 5, 4], 8, 2, StrictPack),
+            Some(vec![(1, 5)])
+        );
+        assert_eq!(
+            laid_out(&[3, 5, 5, 4], 8, 5, StrictPack),
+            Some(vec![(1, 5)])
+        );
         assert_eq!(laid_out(&[3, 5, 5, 4], 8, 6, StrictPack), None);
         // Packed: the nodes holding most first (ties in order) until the group is placed.
         assert_eq!(

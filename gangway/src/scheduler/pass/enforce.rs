@@ -139,20 +139,27 @@ mod tests {
             "policy": {"preemption": {"enabled": true}}}))
         .unwrap();
         let job = |id: &str, queue: &str, requeue: bool| {
-            submit(json!({"id": id, "queue": queue, "time_limit_ms": 86_400_000,
-                "grace_ms": 60_000, "requeue": requeue, "groups": [{"count": 1, "gpus": 8}]}))
+            submit(
+                json!({"id": id, "queue": queue, "time_limit_ms": 86_400_000,
+                "grace_ms": 60_000, "requeue": requeue, "groups": [{"count": 1, "gpus": 8}]}),
+            )
         };
         let mut s = Scheduler::new(cluster).unwrap();
-        s.tick(0, vec![job("a1", "team-a", false), job("a2", "team-a", true)])
-            .unwrap();
+        s.tick(
+            0,
+            vec![job("a1", "team-a", false), job("a2", "team-a", true)],
+        )
+        .unwrap();
         let out = s.tick(1_000, vec![job("b", "team-b", false)]).unwrap();
         assert!(matches!(&out.decisions[..], [Decision::Preempt { job, .. }] if job == "a2"));
         // Nothing is due before the deadline.
         let out = s.tick(60_999, vec![]).unwrap();
         assert!(out.decisions.is_empty(), "{:?}", out.decisions);
         let out = s.tick(61_000, vec![]).unwrap();
-        assert!(matches!(&out.decisions[0], Decision::Kill { job, reason: KillReason::GraceExpired }
-            if job == "a2"));
+        assert!(
+            matches!(&out.decisions[0], Decision::Kill { job, reason: KillReason::GraceExpired }
+            if job == "a2")
+        );
         // Requeueable: pending again, not ended.
         assert!(s.state().job_by_name("a2").unwrap().is_pending());
     }
