@@ -1140,4 +1140,570 @@ pub(crate) mod tests {
             ["n1"]
         );
     }
+
+    /// A view that implements only [`CapacityView::free`]: what the nodes have free now, but
+    /// none on the nodes in `none`.
+    struct OnlyFree(&'static [u32]);
+
+    impl CapacityView for OnlyFree {
+        fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
+            (!self.0.contains(&id.0)).then(|| node.free())
+        }
+    }
+
+    #[test]
+    fn a_view_that_names_no_departures_has_every_node_visited() {
+        // `n1` and `n1b` are alike now (one GPU free each), but the view offers nothing on
+        // `n1`: a view naming no departures may depart anywhere, so the index offers `n1b` too,
+        // and the task takes its lost GPU rather than one of `n8`'s.
+        let nodes = eight_gpu_nodes();
+        let index = crate::placement::FreeIndex::build(&nodes, 1);
+        let candidates = crate::backfill::IndexCandidates {
+            index: &index,
+            preferred: &[],
+            reach: crate::placement::Reach::FreeGpus,
+        };
+        let mix = mix();
+        let shapes = [task(1)];
+        let request = GangRequest::new(&shapes, PartitionId(0), &mix);
+        let placed = place_gang(&nodes, &candidates, &OnlyFree(&[3]), request).expect("placed");
+        assert_eq!(placed.len(), 1);
+        assert_eq!(placed[0].node, NodeId(4), "{placed:?}");
+    }
+
+    #[test]
+    fn a_view_that_pins_no_reservation_takes_the_first_node_busy_or_not() {
+        // Without a mix the visit order decides: the idle node first. A reservation's view
+        // (busy first) takes the busy one.
+        let nodes = vec![node("idle", 8, 0), node("busy", 8, 1)];
+        let plain = ShapeMix::default();
+        assert_eq!(
+            placed_on(&nodes, task(1), &plain, None, &OnlyFree(&[]), None),
+            ["idle"]
+        );
+        let reservation = Now { busy_first: true };
+        assert_eq!(
+            placed_on(&nodes, task(1), &plain, None, &reservation, None),
+            ["busy"]
+        );
+    }
+
+    /// What the nodes have free now, the view saying so: it departs on no node.
+    struct Exact;
+
+    impl CapacityView for Exact {
+        fn free(&self, _: NodeId, node: &Node) -> Option<NodeAmounts> {
+            Some(node.free())
+        }
+
+        fn departures(&self) -> Option<Vec<NodeId>> {
+            Some(Vec::new())
+        }
+    }
+
+    #[test]
+    fn candidates_that_leave_no_alike_node_out_are_all_visited_where_the_view_names_departures() {
+        // `InOrder` keeps the default `visit_unalike`: every node, as `visit` offers them. The
+        // least-fragmenting choice visits that way, and takes `n1` (not the node the most
+        // tasks fit, `n8`).
+        let nodes = eight_gpu_nodes();
+        assert_eq!(
+            placed_on(&nodes, task(1), &mix(), None, &Exact, None),
+            ["n1"]
+        );
+    }
+
+    /// Ranks the nodes by most GPUs free and keeps every default of [`NodeGate`] (no built-in
+    /// choice beside it).
+    struct MostFreeByDefault<'a>(&'a [Option<Node>]);
+
+    impl NodeGate for MostFreeByDefault<'_> {
+        fn filters(&self) -> bool {
+            false
+        }
+
+        fn admits(&self, _: usize, _: NodeId) -> bool {
+            true
+        }
+
+        fn ranks(&self) -> bool {
+            true
+        }
+
+        fn rank(&self, group: usize, candidates: &mut Vec<NodeId>) {
+            MostFree {
+                nodes: self.0,
+                beside: None,
+            }
+            .rank(group, candidates);
+        }
+
+        fn choose_devices(
+            &self,
+            _: usize,
+            _: NodeId,
+            _: &NodeAmounts,
+            _: &ShapeMix,
+        ) -> Option<u128> {
+            None
+        }
+
+        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+    }
+
+    #[test]
+    fn a_gate_s_defaults_keep_no_built_in_choice_and_rank_every_candidate_alike() {
+        let nodes = eight_gpu_nodes();
+        let now = Now { busy_first: false };
+        // No built-in choice beside the scorers: their first node, not the least fragmenting.
+        let gate = MostFreeByDefault(&nodes);
+        assert_eq!(
+            placed_on(&nodes, task(1), &mix(), Some(&gate), &now, None),
+            ["n8"]
+        );
+        // Beside the scorers, every candidate stands alike by default (`rank_standing`): with
+        // an empty mix, which scores nothing, the first node in the scorers' order, `n8`,
+        // though the engine offers `n1` first.
+        let nodes = vec![node("n1", 8, 7), node("n8", 8, 0)];
+        let beside = MostFree {
+            nodes: &nodes,
+            beside: Some(0),
+        };
+        let plain = ShapeMix::default();
+        assert_eq!(
+            placed_on(&nodes, task(1), &plain, Some(&beside), &now, None),
+            ["n8"]
+        );
+    }
+
+    /// Ranks the nodes by most GPUs free at the tier before the built-in node choice (tier 1):
+    /// nodes with as many free stand alike.
+    struct MostFreeFirst<'a>(&'a [Option<Node>]);
+
+    impl NodeGate for MostFreeFirst<'_> {
+        fn filters(&self) -> bool {
+            false
+        }
+
+        fn admits(&self, _: usize, _: NodeId) -> bool {
+            true
+        }
+
+        fn ranks(&self) -> bool {
+            true
+        }
+
+        fn rank(&self, group: usize, candidates: &mut Vec<NodeId>) {
+            MostFreeByDefault(self.0).rank(group, candidates);
+        }
+
+        fn choose_devices(
+            &self,
+            _: usize,
+            _: NodeId,
+            _: &NodeAmounts,
+            _: &ShapeMix,
+        ) -> Option<u128> {
+            None
+        }
+
+        fn node_choice_tier(&self) -> Option<usize> {
+            Some(1)
+        }
+
+        fn rank_standing(&self, group: usize, candidates: &mut Vec<NodeId>) -> Vec<Standing> {
+            self.rank(group, candidates);
+            let free = |id: NodeId| self.0[id.index()].as_ref().unwrap().free_whole_gpus();
+            let mut standings: Vec<Standing> = Vec::new();
+            for (at, id) in candidates.iter().enumerate() {
+                let before = match at.checked_sub(1) {
+                    Some(p) if free(candidates[p]) == free(*id) => standings[p].before,
+                    _ => at as u32,
+                };
+                standings.push(Standing {
+                    before,
+                    after: at as u32,
+                });
+            }
+            standings
+        }
+
+        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+    }
+
+    #[test]
+    fn a_scorer_before_the_built_in_choice_outranks_it() {
+        // The built-in choice alone takes `n1`; a scorer before it that prefers the most GPUs
+        // free takes `n8`, in any order the engine offers them.
+        let mut nodes = eight_gpu_nodes();
+        nodes.reverse();
+        let now = Now { busy_first: false };
+        let gate = MostFreeFirst(&nodes);
+        assert_eq!(
+            placed_on(&nodes, task(1), &mix(), Some(&gate), &now, None),
+            ["n8"]
+        );
+        // Scorers alone take their first node, whatever the engine offers first.
+        let alone = MostFree {
+            nodes: &nodes,
+            beside: None,
+        };
+        assert_eq!(
+            placed_on(&nodes, task(1), &mix(), Some(&alone), &now, None),
+            ["n8"]
+        );
+    }
+
+    /// Admits group `g` on node `g` alone.
+    struct OwnNode {
+        ranks: bool,
+    }
+
+    impl NodeGate for OwnNode {
+        fn filters(&self) -> bool {
+            true
+        }
+
+        fn admits(&self, group: usize, node: NodeId) -> bool {
+            node.index() == group
+        }
+
+        fn ranks(&self) -> bool {
+            self.ranks
+        }
+
+        fn rank(&self, _: usize, _: &mut Vec<NodeId>) {}
+
+        fn choose_devices(
+            &self,
+            _: usize,
+            _: NodeId,
+            _: &NodeAmounts,
+            _: &ShapeMix,
+        ) -> Option<u128> {
+            None
+        }
+
+        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+    }
+
+    #[test]
+    fn a_gate_filters_each_group_s_nodes_by_the_group() {
+        let nodes = vec![node("a", 8, 0), node("b", 8, 0)];
+        let shapes = [task(1), task(1)];
+        let plain = ShapeMix::default();
+        let now = Now { busy_first: false };
+        for ranks in [false, true] {
+            let gate = OwnNode { ranks };
+            let request = GangRequest::new(&shapes, PartitionId(0), &plain).with_gate(&gate);
+            let placed = place_gang(&nodes, &InOrder(2), &now, request).expect("placed");
+            let on: Vec<(usize, u32)> = placed.iter().map(|a| (a.group, a.node.0)).collect();
+            assert_eq!(on, [(0, 0), (1, 1)], "ranks: {ranks}");
+        }
+    }
+
+    #[test]
+    fn a_request_shows_its_gate() {
+        let shapes = [task(1)];
+        let plain = ShapeMix::default();
+        let gate = OwnNode { ranks: false };
+        let request = GangRequest::new(&shapes, PartitionId(0), &plain).with_gate(&gate);
+        assert!(
+            format!("{request:?}").contains("gate: Some(NodeGate)"),
+            "{request:?}"
+        );
+    }
+
+    /// A reservation's window over which every node is wholly free, with the job's previous
+    /// plan `plan`.
+    struct Window {
+        plan: Vec<Assignment>,
+    }
+
+    impl CapacityView for Window {
+        fn free(&self, _: NodeId, node: &Node) -> Option<NodeAmounts> {
+            Some(node.capacity)
+        }
+
+        fn busy_first(&self) -> bool {
+            true
+        }
+
+        fn previous(&self) -> &[Assignment] {
+            &self.plan
+        }
+    }
+
+    /// A task of group 0 on node `node` in a plan.
+    fn planned(node: u32) -> Assignment {
+        Assignment {
+            group: 0,
+            node: NodeId(node),
+            tasks: 1,
+            gpus: vec![0],
+            amounts: NodeAmounts::full(1_000, 1_000, 1),
+        }
+    }
+
+    #[test]
+    fn a_reservation_visits_busy_nodes_then_idle_ones_each_its_previous_plan_s_first() {
+        // Nodes 2, 3 and 5 are busy now; the previous plan used 3 and 1 (3 twice).
+        let nodes: Vec<Option<Node>> = (0..6)
+            .map(|i| node(&format!("n{i}"), 8, usize::from([2, 3, 5].contains(&i))))
+            .collect();
+        let offered = |plan: Vec<Assignment>, stop_after: usize| {
+            let window = Window { plan };
+            let busy_first = BusyFirst {
+                inner: &InOrder(nodes.len()),
+                nodes: &nodes,
+                view: &window,
+            };
+            let mut seen = Vec::new();
+            busy_first.visit(&task(1), &mut |id| {
+                seen.push(id.0);
+                match seen.len() < stop_after {
+                    true => ControlFlow::Continue(()),
+                    false => ControlFlow::Break(()),
+                }
+            });
+            seen
+        };
+        let plan = vec![planned(3), planned(1), planned(3)];
+        assert_eq!(offered(plan.clone(), 6), [3, 2, 5, 1, 0, 4]);
+        assert_eq!(
+            offered(plan, 1),
+            [3],
+            "the walk stops where the placement does"
+        );
+        assert_eq!(offered(Vec::new(), 6), [2, 3, 5, 0, 1, 4]);
+        assert_eq!(offered(Vec::new(), 2), [2, 3]);
+    }
+
+    #[test]
+    fn a_reservation_takes_devices_busy_now_first() {
+        // One node whose devices 6 and 7 are in use now; over the window all eight are free.
+        let mut busy = node("busy", 8, 0);
+        if let Some(busy) = busy.as_mut() {
+            busy.used.devices[6] = 1_000;
+            busy.used.devices[7] = 1_000;
+        }
+        let nodes = vec![busy];
+        let shapes = [task(2)];
+        let plain = ShapeMix::default();
+        let request = GangRequest::new(&shapes, PartitionId(0), &plain);
+        let window = Window { plan: Vec::new() };
+        let placed = place_gang(&nodes, &InOrder(1), &window, request).expect("placed");
+        assert_eq!(placed[0].gpus, [6, 7]);
+        // Placed now (not a reservation), the engine's rule: the lowest free.
+        let now = Now { busy_first: false };
+        let placed = place_gang(&nodes, &InOrder(1), &now, request).expect("placed");
+        assert_eq!(placed[0].gpus, [0, 1]);
+        // So too where the view frees the devices in use (a preemption stopping their job).
+        let placed = place_gang(&nodes, &InOrder(1), &OnlyCapacity, request).expect("placed");
+        assert_eq!(placed[0].gpus, [0, 1]);
+    }
+
+    /// What the nodes would have free now with every running job stopped.
+    struct OnlyCapacity;
+
+    impl CapacityView for OnlyCapacity {
+        fn free(&self, _: NodeId, node: &Node) -> Option<NodeAmounts> {
+            Some(node.capacity)
+        }
+    }
+
+    #[test]
+    fn a_reservation_takes_the_devices_of_its_previous_plan_first_among_idle_ones() {
+        // An idle node; the previous plan gave group 0 device 5 there.
+        let nodes = vec![node("idle", 8, 0)];
+        let mut amounts = NodeAmounts::full(1_000, 1_000, 0);
+        amounts.devices[5] = 1_000;
+        let plan = vec![Assignment {
+            group: 0,
+            node: NodeId(0),
+            tasks: 1,
+            gpus: vec![5],
+            amounts,
+        }];
+        let shapes = [task(1)];
+        let plain = ShapeMix::default();
+        let request = GangRequest::new(&shapes, PartitionId(0), &plain);
+        let placed = place_gang(&nodes, &InOrder(1), &Window { plan }, request).expect("placed");
+        assert_eq!(placed[0].gpus, [5]);
+        let window = Window { plan: Vec::new() };
+        let placed = place_gang(&nodes, &InOrder(1), &window, request).expect("placed");
+        assert_eq!(placed[0].gpus, [0]);
+    }
+
+    #[test]
+    fn a_later_group_visits_the_nodes_earlier_groups_took_from_one_by_one() {
+        // Two one-GPU groups: the first takes `n1`'s last GPU. `n1b` was alike to `n1` before,
+        // and is no longer: the second group, visiting one node per class of what is free now,
+        // still sees it, and takes its lost GPU.
+        let nodes = eight_gpu_nodes();
+        let index = crate::placement::FreeIndex::build(&nodes, 1);
+        let candidates = crate::backfill::IndexCandidates {
+            index: &index,
+            preferred: &[],
+            reach: crate::placement::Reach::FreeGpus,
+        };
+        let mix = mix();
+        let shapes = [task(1), task(1)];
+        let request = GangRequest::new(&shapes, PartitionId(0), &mix);
+        let placed = place_gang(&nodes, &candidates, &Exact, request).expect("placed");
+        let on: Vec<(usize, u32)> = placed.iter().map(|a| (a.group, a.node.0)).collect();
+        assert_eq!(on, [(0, 3), (1, 4)]);
+    }
+
+    #[test]
+    fn an_exclusive_gang_takes_only_wholly_free_nodes_and_shares_them_among_its_groups() {
+        let nodes = vec![node("busy", 8, 1), node("idle", 8, 0)];
+        let now = Now { busy_first: false };
+        let plain = ShapeMix::default();
+        let shapes = [task(1), task(2)];
+        let on = |exclusive: bool| {
+            let request =
+                GangRequest::new(&shapes, PartitionId(0), &plain).with_exclusive(exclusive);
+            let placed = place_gang(&nodes, &InOrder(2), &now, request).expect("placed");
+            placed
+                .iter()
+                .map(|a| (a.group, a.node.0, a.gpus.clone()))
+                .collect::<Vec<_>>()
+        };
+        // Not exclusive: the first node that holds each group.
+        assert_eq!(on(false), [(0, 0, vec![1]), (1, 0, vec![2, 3])]);
+        // Exclusive: only the idle node, which the second group shares with the first.
+        assert_eq!(on(true), [(0, 1, vec![0]), (1, 1, vec![1, 2])]);
+    }
+
+    #[test]
+    fn a_plan_fits_where_its_nodes_are_in_the_partition_admitted_and_have_room() {
+        // `idle` and `full` (seven GPUs of eight in use) in partition 0, `other` in 1 alone.
+        let mut other = node("other", 8, 0);
+        if let Some(other) = other.as_mut() {
+            other.partitions = Default::default();
+            other.partitions.insert(PartitionId(1));
+        }
+        let nodes = vec![node("idle", 8, 0), node("full", 8, 7), other];
+        let now = Now { busy_first: false };
+        let plain = ShapeMix::default();
+        let shapes = [task(2), task(1)];
+        let request = GangRequest::new(&shapes, PartitionId(0), &plain);
+        // Group `group` on `node`, with devices from 7 down.
+        let on = |group: usize, node: u32, gpus: u32| {
+            let gpus: Vec<u32> = (8 - gpus..8).collect();
+            let mut amounts = NodeAmounts::full(1_000, 1_000, 0);
+            for &d in &gpus {
+                amounts.devices[d as usize] = 1_000;
+            }
+            Assignment {
+                group,
+                node: NodeId(node),
+                tasks: 1,
+                gpus,
+                amounts,
+            }
+        };
+        let fits = |request: GangRequest<'_>, plan: &[Assignment]| {
+            assignments_fit(&nodes, &now, request, plan)
+        };
+        assert!(fits(request, &[on(0, 0, 2), on(1, 1, 1)]));
+        assert!(
+            !fits(request, &[on(0, 0, 2), on(1, 2, 1)]),
+            "another partition"
+        );
+        assert!(!fits(request, &[on(0, 1, 2), on(1, 0, 1)]), "no room");
+        assert!(!fits(
+            request.with_exclusive(true),
+            &[on(0, 0, 2), on(1, 1, 1)]
+        ));
+        assert!(fits(
+            request.with_exclusive(true),
+            &[on(0, 0, 2), on(1, 0, 1)]
+        ));
+        // A gate admitting group `g` on node `g` alone.
+        let gate = OwnNode { ranks: false };
+        assert!(fits(request.with_gate(&gate), &[on(0, 0, 2), on(1, 1, 1)]));
+        assert!(!fits(request.with_gate(&gate), &[on(0, 1, 1), on(1, 0, 1)]));
+    }
+
+    /// Where a group of `count` one-cpu tasks (at least `min_count`) laid out by `mode` goes on
+    /// nodes of 64 cpus, but for the cpus given: (node, tasks), or `None`.
+    fn laid_out(
+        cpus: &[u64],
+        count: u32,
+        min_count: u32,
+        mode: PlacementMode,
+    ) -> Option<Vec<(u32, u32)>> {
+        let nodes: Vec<Option<Node>> = cpus
+            .iter()
+            .enumerate()
+            .map(|(i, &cpus)| {
+                let mut n = node(&format!("n{i}"), 0, 0);
+                if let Some(n) = n.as_mut() {
+                    n.capacity.cpu_milli = cpus * 1_000;
+                }
+                n
+            })
+            .collect();
+        let mut shape = task(0).with_min_count(min_count);
+        shape.count = count;
+        shape.mode = mode;
+        let shapes = [shape];
+        let plain = ShapeMix::default();
+        let request = GangRequest::new(&shapes, PartitionId(0), &plain);
+        let now = Now { busy_first: false };
+        let placed = place_gang(&nodes, &InOrder(nodes.len()), &now, request)?;
+        Some(placed.iter().map(|a| (a.node.0, a.tasks)).collect())
+    }
+
+    #[test]
+    fn a_spread_group_takes_one_task_a_node_then_more_on_the_same_nodes_in_order() {
+        use PlacementMode::{Spread, StrictSpread};
+        // One task on each of the first `count` nodes: the rest are not visited.
+        assert_eq!(
+            laid_out(&[8, 8, 8], 2, 2, Spread),
+            Some(vec![(0, 1), (1, 1)])
+        );
+        // More tasks than nodes: one each, then more on each in turn up to its room.
+        assert_eq!(laid_out(&[8, 8], 3, 3, Spread), Some(vec![(0, 2), (1, 1)]));
+        assert_eq!(laid_out(&[1, 8], 4, 4, Spread), Some(vec![(0, 1), (1, 3)]));
+        assert_eq!(laid_out(&[2, 2], 6, 3, Spread), Some(vec![(0, 2), (1, 2)]));
+        assert_eq!(laid_out(&[2, 2], 6, 5, Spread), None);
+        // Strictly spread: one task a node, at least `min_count` of them.
+        assert_eq!(
+            laid_out(&[8, 8], 3, 2, StrictSpread),
+            Some(vec![(0, 1), (1, 1)])
+        );
+        assert_eq!(laid_out(&[8, 8], 3, 3, StrictSpread), None);
+        // No node with room: refused, even where no task is required.
+        assert_eq!(laid_out(&[0, 0], 2, 0, Spread), None);
+        assert_eq!(laid_out(&[0, 0], 2, 0, StrictSpread), None);
+    }
+
+    #[test]
+    fn an_elastic_packed_group_none_of_which_fits_whole_takes_the_node_holding_most() {
+        use PlacementMode::{Pack, StrictPack};
+        // Strictly packed: the first node holding the most tasks, if at least `min_count`.
+        assert_eq!(
+            laid_out(&[3, 5, 5, 4], 8, 2, StrictPack),
+            Some(vec![(1, 5)])
+        );
+        assert_eq!(
+            laid_out(&[3, 5, 5, 4], 8, 5, StrictPack),
+            Some(vec![(1, 5)])
+        );
+        assert_eq!(laid_out(&[3, 5, 5, 4], 8, 6, StrictPack), None);
+        // Packed: the nodes holding most first (ties in order) until the group is placed.
+        assert_eq!(
+            laid_out(&[3, 5, 5, 4], 8, 8, Pack),
+            Some(vec![(1, 5), (2, 3)])
+        );
+        assert_eq!(
+            laid_out(&[3, 2, 4], 12, 6, Pack),
+            Some(vec![(2, 4), (0, 3), (1, 2)])
+        );
+        assert_eq!(laid_out(&[3, 2, 4], 12, 10, Pack), None);
+        assert_eq!(laid_out(&[0, 0], 2, 0, Pack), None);
+    }
 }

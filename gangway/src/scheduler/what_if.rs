@@ -155,4 +155,21 @@ mod tests {
         assert_eq!(answer, reference.what_if(job).unwrap());
         assert_eq!(answer.start_ms, None);
     }
+
+    #[test]
+    fn a_what_if_job_that_had_its_turn_before_the_pass_settles_has_no_second() {
+        // The probe comes first (by priority) and needs the whole node: planned from 60 s,
+        // when "running" ends. Its reservation uses up the depth and the pass settles behind
+        // it; a second turn would plan it again behind its own reservation.
+        let s = full_node(40);
+        let reference = s.with_reference_pass();
+        let mut job = JobSpec::new("probe", 30_000, 4);
+        job.priority = 1_000;
+        let (trial, id) = s.what_if_trial(job.clone()).unwrap().unwrap();
+        let turns = trial.last.report.iter().filter(|e| e.job == id).count();
+        assert_eq!(turns, 1, "{:?}", trial.last.report);
+        let answer = s.what_if(job.clone()).unwrap();
+        assert_eq!(answer, reference.what_if(job).unwrap());
+        assert_eq!(answer.start_ms, Some(60_000));
+    }
 }

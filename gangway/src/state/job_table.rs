@@ -154,4 +154,35 @@ mod tests {
         let back: JobTable = serde_json::from_value(json.clone()).unwrap();
         assert_eq!(serde_json::to_value(&back).unwrap(), json);
     }
+
+    #[test]
+    fn ids_name_every_slot_free_ones_included_and_iter_the_jobs() {
+        let mut table = table_of(&["a", "b", "c"]);
+        table.take(JobId(1));
+        assert_eq!(table.len(), 3);
+        assert_eq!(
+            table.ids().collect::<Vec<_>>(),
+            [JobId(0), JobId(1), JobId(2)]
+        );
+        let jobs: Vec<(JobId, &str)> = table
+            .iter()
+            .map(|(id, job)| (id, job.spec.id.as_str()))
+            .collect();
+        assert_eq!(jobs, [(JobId(0), "a"), (JobId(2), "c")]);
+    }
+
+    #[test]
+    fn iter_mut_changes_every_job_and_leaves_a_copy_s_records_alone() {
+        let mut table = table_of(&["a", "b", "c"]);
+        table.take(JobId(1));
+        let copy = table.clone();
+        let mut changed = Vec::new();
+        for (id, job) in table.iter_mut() {
+            job.held = true;
+            changed.push(id);
+        }
+        assert_eq!(changed, [JobId(0), JobId(2)]);
+        assert!(table.iter().all(|(_, job)| job.held));
+        assert!(copy.iter().all(|(_, job)| !job.held));
+    }
 }

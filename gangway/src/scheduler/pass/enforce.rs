@@ -107,3 +107,106 @@ fn ready_deadline(job: &Job) -> Option<u64> {
     job.ready_deadline_ms()
         .filter(|_| job.running().is_some_and(|r| r.preemption.is_none()))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::config::ClusterConfig;
+    use crate::decision::{Decision, KillReason};
+    use crate::event::Event;
+    use crate::scheduler::Scheduler;
+
+    fn submit(job: serde_json::Value) -> Event {
+        serde_json::from_value(json!({"type": "submit", "job": job})).unwrap()
+    }
+
+    #[test]
+    fn a_preempted_job_past_its_grace_is_killed_and_requeued_where_requeueable() {
+        // Two teams of one 8-GPU node each; `a2`, borrowing `b`'s node, is reclaimed with a
+        // grace of 60 s and never stops.
+        let team = |name: &str| {
+            json!({"name": name, "cohort": "lab",
+                "quota": {"gpu": {"nominal": 8, "borrowing_limit": 8}},
+                "preemption": {"reclaim_within_cohort": "any"}})
+        };
+        let cluster: ClusterConfig = serde_json::from_value(json!({
+            "nodes": (1..=2).map(|i| json!({"name": format!("n{i}"), "cpus": 64,
+                "memory_mib": 512000, "gpus": {"model": "h100", "count": 8}}))
+                .collect::<Vec<_>>(),
+            "cohorts": [{"name": "lab"}],
+            "queues": [team("team-a"), team("team-b")],
+            "policy": {"preemption": {"enabled": true}}}))
+        .unwrap();
+        let job = |id: &str, queue: &str, requeue: bool| {
+            submit(
+                json!({"id": id, "queue": queue, "time_limit_ms": 86_400_000,
+                "grace_ms": 60_000, "requeue": requeue, "groups": [{"count": 1, "gpus": 8}]}),
+            )
+        };
+        let mut s = Scheduler::new(cluster).unwrap();
+        s.tick(
+            0,
+            vec![job("a1", "team-a", false), job("a2", "team-a", true)],
+        )
+        .unwrap();
+        let out = s.tick(1_000, vec![job("b", "team-b", false)]).unwrap();
+        assert!(matches!(&out.decisions[..], [Decision::Preempt { job, .. }] if job == "a2"));
+        // Nothing is due before the deadline.
+        let out = s.tick(60_999, vec![]).unwrap();
+        assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+        let out = s.tick(61_000, vec![]).unwrap();
+        assert!(
+            matches!(&out.decisions[0], Decision::Kill { job, reason: KillReason::GraceExpired }
+            if job == "a2")
+        );
+        // Requeueable: pending again, not ended.
+        assert!(s.state().job_by_name("a2").unwrap().is_pending());
+    }
+
+    #[test]
+    fn a_job_not_ready_by_its_deadline_is_evicted_then_and_not_before() {
+        let cluster: ClusterConfig = serde_json::from_value(json!({
+            "nodes": [{"name": "n1", "cpus": 4}],
+            "policy": {"wait_for_ready": {"timeout_ms": 100}}}))
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = json!({"id": "a", "time_limit_ms": 60_000, "requeue": true,
+            "groups": [{"count": 1, "cpus": 1}]});
+        s.tick(0, vec![submit(job)]).unwrap();
+        let out = s.tick(99, vec![]).unwrap();
+        assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+        assert!(s.state().job_by_name("a").unwrap().is_running());
+        let out = s.tick(100, vec![]).unwrap();
+        assert!(
+            matches!(&out.decisions[0], Decision::Requeue { job, .. } if job == "a"),
+            "{:?}",
+            out.decisions
+        );
+    }
+
+    #[test]
+    fn the_next_wake_up_is_after_now_even_where_a_window_declared_now_ends_now() {
+        // A maintenance window on the only node until 100; `a` then starts, `b` waits for it.
+        let cluster: ClusterConfig = serde_json::from_value(json!({
+            "nodes": [{"name": "n1", "cpus": 4}],
+            "maintenance": [{"id": "fw", "nodes": ["n1"], "start_ms": 0, "end_ms": 100}]}))
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = |id: &str| json!({"id": id, "time_limit_ms": 1_000, "groups": [{"count": 1, "cpus": 4}]});
+        let out = s.tick(0, vec![submit(job("a")), submit(job("b"))]).unwrap();
+        assert_eq!(out.next_wakeup_ms, Some(100));
+        // A window declared at 100 that ends at 100 (it blocks nothing from now on).
+        let late = Event::MaintenanceAdd {
+            id: "late".into(),
+            nodes: vec!["n1".into()],
+            start_ms: 50,
+            end_ms: 100,
+        };
+        let out = s.tick(100, vec![late]).unwrap();
+        assert!(out.rejected.is_empty());
+        assert!(matches!(&out.decisions[..], [Decision::Start { job, .. }] if job == "a"));
+        // `a`'s time limit, not the windows' end, now.
+        assert_eq!(out.next_wakeup_ms, Some(1_100));
+    }
+}

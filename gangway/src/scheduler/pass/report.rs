@@ -94,3 +94,48 @@ impl Scheduler {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::config::ClusterConfig;
+    use crate::decision::PendingReason;
+    use crate::event::Event;
+    use crate::scheduler::Scheduler;
+
+    #[test]
+    fn a_job_backing_off_reports_when_its_back_off_ends() {
+        // `a` is not ready by 100 and backs off for the first back-off, 60 s.
+        let cluster: ClusterConfig = serde_json::from_value(json!({
+            "nodes": [{"name": "n1", "cpus": 4}],
+            "policy": {"wait_for_ready": {"timeout_ms": 100}}}))
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let job = json!({"id": "a", "time_limit_ms": 60_000, "requeue": true,
+            "groups": [{"count": 1, "cpus": 1}]});
+        let submit: Event = serde_json::from_value(json!({"type": "submit", "job": job})).unwrap();
+        s.tick(0, vec![submit]).unwrap();
+        s.tick(100, vec![]).unwrap();
+        let info = s.pending_info();
+        assert_eq!(info.len(), 1);
+        assert_eq!(info[0].reason, PendingReason::Backoff);
+        assert_eq!(info[0].backoff_until_ms, Some(60_100));
+    }
+
+    #[test]
+    fn the_reservations_are_the_reserved_jobs_with_their_starts_in_order() {
+        let cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let submit = |id: &str, cpus: u32| Event::Submit {
+            job: crate::model::job::JobSpec::new(id, 100, cpus),
+        };
+        s.tick(0, vec![submit("a", 2), submit("b", 2), submit("c", 1)])
+            .unwrap();
+        assert_eq!(s.reservations().collect::<Vec<_>>(), [("b", 100)]);
+        // At 100 `a` reaches its limit and `b` starts: `c` is reserved from 200.
+        s.tick(100, vec![]).unwrap();
+        assert_eq!(s.reservations().collect::<Vec<_>>(), [("c", 200)]);
+    }
+}
