@@ -124,6 +124,31 @@ mod tests {
     }
 
     #[test]
+    fn a_job_denied_admission_reports_the_denial_as_its_detail() {
+        use crate::policy::{FnPlugin, Profile, Vote};
+        let gate = FnPlugin::new("gate").admit(|job, _| match job.name() {
+            "x" => Vote::Deny("no x today".into()),
+            _ => Vote::Abstain,
+        });
+        let profile = Profile::builder().plugin(gate).build().unwrap();
+        let cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 1}]}"#).unwrap();
+        let mut s = Scheduler::with_profile(cluster, profile).unwrap();
+        let submit = |id: &str| Event::Submit {
+            job: crate::model::job::JobSpec::new(id, 100, 1),
+        };
+        // `y` fills the node, so `z` waits with a reservation beside the denied `x`.
+        s.tick(0, vec![submit("x"), submit("y"), submit("z")])
+            .unwrap();
+        let info = s.pending_info();
+        let of = |id: &str| info.iter().find(|i| i.job == id).unwrap();
+        assert_eq!(of("x").reason, PendingReason::Admission);
+        assert_eq!(of("x").detail.as_deref(), Some("gate: no x today"));
+        assert_eq!(of("z").reason, PendingReason::Reserved);
+        assert_ne!(of("z").detail.as_deref(), Some("gate: no x today"));
+    }
+
+    #[test]
     fn the_reservations_are_the_reserved_jobs_with_their_starts_in_order() {
         let cluster: ClusterConfig =
             serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 2}]}"#).unwrap();
