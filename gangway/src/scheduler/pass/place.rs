@@ -128,13 +128,21 @@ impl Scheduler {
                 return None;
             }
         }
-        // Where the quota rules out every placement (known without one), none is tried.
-        if purpose == Purpose::Turn && !filtered && self.quota_rules_out_placement(id, pass) {
+        // Where the quota rules out every placement (known without one), none is tried; nor,
+        // below, for a gang short of cpus in all. Both are shortcuts: the reference pass places,
+        // and asks the profile's scorers, which may report faults; so with scorers, as with
+        // filters, the placement is made.
+        let ranked = gate.as_ref().is_some_and(JobGate::ranks);
+        if purpose == Purpose::Turn
+            && !filtered
+            && !ranked
+            && self.quota_rules_out_placement(id, pass)
+        {
             return None;
         }
         // Counts first: without filters to report on, a gang short of cpus in all is not placed
         // (asked only where the memo did not answer: the test reads the cpus over the window).
-        if !filtered && released.is_empty() && self.short_of_cpus(id, pass, end) {
+        if !filtered && !ranked && released.is_empty() && self.short_of_cpus(id, pass, end) {
             return None;
         }
         // Counts first: the tasks that what the nodes have free now, less what other
