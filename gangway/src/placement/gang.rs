@@ -1073,6 +1073,37 @@ pub(crate) mod tests {
         );
     }
 
+    /// A test gate's [`NodeGate`] methods that admit every node.
+    macro_rules! admits_every_node {
+        () => {
+            fn filters(&self) -> bool {
+                false
+            }
+
+            fn admits(&self, _: usize, _: NodeId) -> bool {
+                true
+            }
+        };
+    }
+
+    /// A test gate's [`NodeGate`] methods that keep the engine's device choice and the
+    /// domains' order as given.
+    macro_rules! engine_devices_and_domains {
+        () => {
+            fn choose_devices(
+                &self,
+                _: usize,
+                _: NodeId,
+                _: &NodeAmounts,
+                _: &ShapeMix,
+            ) -> Option<u128> {
+                None
+            }
+
+            fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+        };
+    }
+
     /// Ranks the nodes by most GPUs free; the built-in node choice at tier `beside`.
     struct MostFree<'a> {
         nodes: &'a [Option<Node>],
@@ -1080,13 +1111,7 @@ pub(crate) mod tests {
     }
 
     impl NodeGate for MostFree<'_> {
-        fn filters(&self) -> bool {
-            false
-        }
-
-        fn admits(&self, _: usize, _: NodeId) -> bool {
-            true
-        }
+        admits_every_node!();
 
         fn ranks(&self) -> bool {
             true
@@ -1100,21 +1125,11 @@ pub(crate) mod tests {
             candidates.sort_by_key(free);
         }
 
-        fn choose_devices(
-            &self,
-            _: usize,
-            _: NodeId,
-            _: &NodeAmounts,
-            _: &ShapeMix,
-        ) -> Option<u128> {
-            None
-        }
+        engine_devices_and_domains!();
 
         fn node_choice_tier(&self) -> Option<usize> {
             self.beside
         }
-
-        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
     }
 
     #[test]
@@ -1218,13 +1233,7 @@ pub(crate) mod tests {
     struct MostFreeByDefault<'a>(&'a [Option<Node>]);
 
     impl NodeGate for MostFreeByDefault<'_> {
-        fn filters(&self) -> bool {
-            false
-        }
-
-        fn admits(&self, _: usize, _: NodeId) -> bool {
-            true
-        }
+        admits_every_node!();
 
         fn ranks(&self) -> bool {
             true
@@ -1238,17 +1247,7 @@ pub(crate) mod tests {
             .rank(group, candidates);
         }
 
-        fn choose_devices(
-            &self,
-            _: usize,
-            _: NodeId,
-            _: &NodeAmounts,
-            _: &ShapeMix,
-        ) -> Option<u128> {
-            None
-        }
-
-        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+        engine_devices_and_domains!();
     }
 
     #[test]
@@ -1281,13 +1280,7 @@ pub(crate) mod tests {
     struct MostFreeFirst<'a>(&'a [Option<Node>]);
 
     impl NodeGate for MostFreeFirst<'_> {
-        fn filters(&self) -> bool {
-            false
-        }
-
-        fn admits(&self, _: usize, _: NodeId) -> bool {
-            true
-        }
+        admits_every_node!();
 
         fn ranks(&self) -> bool {
             true
@@ -1297,15 +1290,7 @@ pub(crate) mod tests {
             MostFreeByDefault(self.0).rank(group, candidates);
         }
 
-        fn choose_devices(
-            &self,
-            _: usize,
-            _: NodeId,
-            _: &NodeAmounts,
-            _: &ShapeMix,
-        ) -> Option<u128> {
-            None
-        }
+        engine_devices_and_domains!();
 
         fn node_choice_tier(&self) -> Option<usize> {
             Some(1)
@@ -1327,8 +1312,6 @@ pub(crate) mod tests {
             }
             standings
         }
-
-        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
     }
 
     #[test]
@@ -1374,17 +1357,7 @@ pub(crate) mod tests {
 
         fn rank(&self, _: usize, _: &mut Vec<NodeId>) {}
 
-        fn choose_devices(
-            &self,
-            _: usize,
-            _: NodeId,
-            _: &NodeAmounts,
-            _: &ShapeMix,
-        ) -> Option<u128> {
-            None
-        }
-
-        fn rank_domains(&self, _: &mut Vec<DomainId>, _: &[FreeTotals]) {}
+        engine_devices_and_domains!();
     }
 
     #[test]

@@ -109,7 +109,7 @@ fn ready_deadline(job: &Job) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use serde_json::json;
 
     use crate::config::ClusterConfig;
@@ -164,8 +164,9 @@ mod tests {
         assert!(s.state().job_by_name("a2").unwrap().is_pending());
     }
 
-    #[test]
-    fn a_job_not_ready_by_its_deadline_is_evicted_then_and_not_before() {
+    /// One node whose jobs must report ready within 100 ms, and requeueable `a`, started on it
+    /// at 0 and not ready.
+    pub(in crate::scheduler::pass) fn a_started_awaiting_ready() -> Scheduler {
         let cluster: ClusterConfig = serde_json::from_value(json!({
             "nodes": [{"name": "n1", "cpus": 4}],
             "policy": {"wait_for_ready": {"timeout_ms": 100}}}))
@@ -174,6 +175,13 @@ mod tests {
         let job = json!({"id": "a", "time_limit_ms": 60_000, "requeue": true,
             "groups": [{"count": 1, "cpus": 1}]});
         s.tick(0, vec![submit(job)]).unwrap();
+        assert!(s.state().job_by_name("a").unwrap().is_running());
+        s
+    }
+
+    #[test]
+    fn a_job_not_ready_by_its_deadline_is_evicted_then_and_not_before() {
+        let mut s = a_started_awaiting_ready();
         let out = s.tick(99, vec![]).unwrap();
         assert!(out.decisions.is_empty(), "{:?}", out.decisions);
         assert!(s.state().job_by_name("a").unwrap().is_running());

@@ -103,19 +103,12 @@ mod tests {
     use crate::decision::PendingReason;
     use crate::event::Event;
     use crate::scheduler::Scheduler;
+    use crate::scheduler::pass::enforce::tests::a_started_awaiting_ready;
 
     #[test]
     fn a_job_backing_off_reports_when_its_back_off_ends() {
         // `a` is not ready by 100 and backs off for the first back-off, 60 s.
-        let cluster: ClusterConfig = serde_json::from_value(json!({
-            "nodes": [{"name": "n1", "cpus": 4}],
-            "policy": {"wait_for_ready": {"timeout_ms": 100}}}))
-        .unwrap();
-        let mut s = Scheduler::new(cluster).unwrap();
-        let job = json!({"id": "a", "time_limit_ms": 60_000, "requeue": true,
-            "groups": [{"count": 1, "cpus": 1}]});
-        let submit: Event = serde_json::from_value(json!({"type": "submit", "job": job})).unwrap();
-        s.tick(0, vec![submit]).unwrap();
+        let mut s = a_started_awaiting_ready();
         s.tick(100, vec![]).unwrap();
         let info = s.pending_info();
         assert_eq!(info.len(), 1);
