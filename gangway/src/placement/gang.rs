@@ -382,26 +382,48 @@ pub(crate) struct BusyFirst<'a> {
 }
 
 /// Where node `id` (`node`, `None` when unknown) ranks for a reservation, lower first: busy
-/// now before idle now; within each, the previous plan's first (`planned`: the plan's nodes,
-/// sorted) ([`BusyFirst`]).
-fn reservation_rank(node: Option<&Node>, planned: &[NodeId], id: NodeId) -> (bool, bool) {
+/// now before idle now; within each, the previous plan's first ([`BusyFirst`]).
+fn reservation_rank(node: Option<&Node>, planned: &PlannedNodes, id: NodeId) -> (bool, bool) {
     let idle = node.is_none_or(|node| node.used == NodeAmounts::default());
-    (idle, planned.binary_search(&id).is_err())
+    (idle, !planned.contains(id))
 }
 
-/// The nodes `plan` has tasks on, sorted, without repeats.
-fn plan_nodes(plan: &[Assignment]) -> Vec<NodeId> {
-    let mut nodes: Vec<NodeId> = plan.iter().map(|a| a.node).collect();
-    nodes.sort_unstable();
-    nodes.dedup();
-    nodes
+/// The nodes a plan has tasks on, a bit per node id: a reservation asks about every node it
+/// visits.
+#[derive(Debug, Default)]
+struct PlannedNodes {
+    words: Vec<u64>,
+}
+
+impl PlannedNodes {
+    /// The nodes `plan` has tasks on.
+    fn of(plan: &[Assignment]) -> Self {
+        let mut words = Vec::new();
+        for assignment in plan {
+            let (word, bit) = (assignment.node.index() / 64, assignment.node.index() % 64);
+            if words.len() <= word {
+                words.resize(word + 1, 0);
+            }
+            words[word] |= 1u64 << bit;
+        }
+        PlannedNodes { words }
+    }
+
+    fn contains(&self, id: NodeId) -> bool {
+        let (word, bit) = (id.index() / 64, id.index() % 64);
+        self.words.get(word).is_some_and(|w| w >> bit & 1 == 1)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
 }
 
 impl Candidates for BusyFirst<'_> {
     /// The inner order's nodes, sorted (stably): busy before idle, and within each the previous
     /// plan's nodes first.
     fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
-        let planned = plan_nodes(self.view.previous());
+        let planned = PlannedNodes::of(self.view.previous());
         // A stable sort by four ranks. The nodes of the first rank that can hold any (busy and
         // planned; busy, without a previous plan) are offered as the inner order meets them,
         // the others kept by rank and offered after: a placement that finds its nodes among
@@ -662,9 +684,9 @@ impl<'a> GangBuilder<'a> {
                 .is_some_and(|gate| gate.node_choice_tier().is_some());
         let busy_first = self.view.busy_first();
         let planned_nodes = if busy_first {
-            plan_nodes(self.view.previous())
+            PlannedNodes::of(self.view.previous())
         } else {
-            Vec::new()
+            PlannedNodes::default()
         };
         // (standing before, busy-first rank, fragmentation added, GPU share left, standing
         // after) and the node's pick; the standings are 0 unless `beside`.
@@ -1416,6 +1438,17 @@ pub(crate) mod tests {
             gpus: vec![0],
             amounts: NodeAmounts::full(1_000, 1_000, 1),
         }
+    }
+
+    #[test]
+    fn a_plan_s_nodes_are_those_it_has_tasks_on() {
+        let plan: Vec<Assignment> = [200, 63, 0, 64, 63].into_iter().map(planned).collect();
+        let nodes = PlannedNodes::of(&plan);
+        let held: Vec<u32> = (0..300).filter(|&i| nodes.contains(NodeId(i))).collect();
+        assert_eq!(held, [0, 63, 64, 200]);
+        assert!(!nodes.is_empty());
+        assert!(PlannedNodes::of(&[]).is_empty());
+        assert!(!PlannedNodes::of(&[]).contains(NodeId(0)));
     }
 
     #[test]

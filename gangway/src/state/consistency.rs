@@ -158,10 +158,13 @@ impl ClusterState {
         self.check_associations()
     }
 
-    /// Every index kept across ticks equals a rebuild from scratch: the running jobs' ends
-    /// the pass reads, and the job-name index. Debug builds
+    /// Every index kept across ticks equals a rebuild from scratch: the free index placements
+    /// walk, the running jobs' ends the pass reads, and the job-name index. Debug builds
     /// check it after every tick ([`crate::Scheduler::tick`]), the oracle with the rest.
     pub(crate) fn check_kept_indexes(&self) -> Result<(), String> {
+        if self.index != crate::placement::FreeIndex::build(&self.nodes, self.models.len()) {
+            return Err("the free index kept across ticks differs from a rebuild".into());
+        }
         if self.running_ends != crate::backfill::RunningEnds::of(self) {
             return Err("the running jobs' ends kept across ticks differ from a rebuild".into());
         }
@@ -241,6 +244,21 @@ mod tests {
         run.charges[0].1.cpu_milli = 1_000;
         let err = state.check_consistency().unwrap_err();
         assert!(err.message.contains("remembered per-node charges"), "{err}");
+    }
+
+    #[test]
+    fn a_free_index_left_behind_by_a_start_is_refused() {
+        let cluster: ClusterConfig =
+            serde_json::from_str(r#"{"nodes": [{"name": "n1", "cpus": 8}]}"#).unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let before = s.state().index.clone();
+        let job = JobSpec::new("a", 60_000, 2);
+        s.tick(0, vec![Event::Submit { job }]).unwrap();
+        let mut state = s.state().clone();
+        assert_eq!(state.check_consistency(), Ok(()));
+        state.index = before;
+        let err = state.check_consistency().unwrap_err();
+        assert!(err.message.contains("free index"), "{err}");
     }
 
     /// A runs; B waits for A; C waits for A and B.

@@ -40,6 +40,7 @@ use crate::fairshare::{AssocId, FairShare};
 use crate::model::ids::PartitionId;
 use crate::model::node::PartitionSet;
 use crate::model::topology::LevelNeed;
+use crate::placement::FreeIndex;
 use crate::quota::QuotaTree;
 use crate::state::JobState;
 
@@ -126,6 +127,8 @@ impl ClusterState {
                 node.partitions = set;
             }
         }
+        // The free index groups nodes alike by their partitions too.
+        self.index = FreeIndex::build(&self.nodes, self.models.len());
         self.fairshare = fairshare.map(Arc::new);
         for (id, job) in self.jobs.iter_mut() {
             let slot = id.index();

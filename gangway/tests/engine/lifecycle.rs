@@ -230,6 +230,26 @@ fn node_remove_and_add() {
 }
 
 #[test]
+fn a_node_that_a_reconfiguration_keeps_in_a_partition_is_used_where_its_twin_left_it() {
+    // `n1` and `n2` are alike; `n1` leaves `gpu`. A job in `gpu` must find `n2`, however the
+    // placement groups nodes that look alike (their partitions are part of the look).
+    let partitions = r#", "partitions": [{"name": "main", "default": true}, {"name": "gpu"}]"#;
+    let mut s = cluster(partitions);
+    let mut config = s.state().config().clone();
+    for node in config.nodes.iter_mut().filter(|n| n.name == "n1") {
+        node.partitions = Some(vec!["main".into()]);
+    }
+    s.reconfigure(config).unwrap();
+    let mut job = gpu_job("a", 4, 600_000);
+    job.partition = Some("gpu".into());
+    let out = checked_tick(&mut s, 0, vec![submit(job)]).unwrap();
+    assert_eq!(
+        placement_of(&out.decisions, "a"),
+        [("n2".into(), 1, vec![0, 1, 2, 3])]
+    );
+}
+
+#[test]
 fn a_gang_that_fitted_is_refused_once_the_nodes_that_could_hold_it_are_gone() {
     // The same request, remembered as able to run, is checked again after the node table
     // changes: a removed node and a reconfigured partition each take the only room away.

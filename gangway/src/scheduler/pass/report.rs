@@ -97,8 +97,6 @@ impl Scheduler {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use crate::config::ClusterConfig;
     use crate::decision::PendingReason;
     use crate::event::Event;
