@@ -9,6 +9,7 @@ use crate::model::ids::JobId;
 use crate::model::job::JobSpec;
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::placement_entries;
+use crate::state::JobState;
 
 /// The answer to [`Scheduler::what_if`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,7 +63,8 @@ impl Scheduler {
     }
 
     /// The copy `what_if` answers on, after it took `job`'s submission and ran its pass, with
-    /// the job's id; `None` when the submission left no job behind.
+    /// the job's id; `None` when the submission left no pending job behind (a dependency on a
+    /// job that already ended another way cancels it at once).
     fn what_if_trial(&self, job: JobSpec) -> Result<Option<(Scheduler, JobId)>, EventError> {
         let now = self.last_tick_ms.unwrap_or(0);
         let name = job.id.clone();
@@ -75,7 +77,12 @@ impl Scheduler {
             Vec::new()
         };
         trial.state.apply_event(submit, now, &mut decisions)?;
-        let Some(id) = trial.state.job_id(&name) else {
+        let Some(id) = trial.state.job_id(&name).filter(|&id| {
+            trial
+                .state
+                .job(id)
+                .is_some_and(|j| j.state == JobState::Pending)
+        }) else {
             return Ok(None);
         };
         trial.run_pass(now, Some(id), &mut decisions, &applied);
@@ -154,6 +161,29 @@ mod tests {
         let answer = s.what_if(job.clone()).unwrap();
         assert_eq!(answer, reference.what_if(job).unwrap());
         assert_eq!(answer.start_ms, None);
+    }
+
+    #[test]
+    fn a_what_if_job_cancelled_at_submission_for_its_dependency_never_starts() {
+        // A queue makes the fast pass settle at once on an empty order, where it gave the
+        // what-if job its turn although its submission had cancelled it (found by the
+        // reference family).
+        let cluster: ClusterConfig = serde_json::from_value(serde_json::json!({
+            "nodes": [{"name": "n1", "cpus": 4}],
+            "queues": [{"name": "q", "quota": {"cpu": {"nominal": 4}}}]
+        }))
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let first = JobSpec::new("first", 1_000, 1);
+        s.tick(0, vec![Event::Submit { job: first }]).unwrap();
+        // "first" reaches its time limit: a job that needs it to succeed can never run.
+        s.tick(1_000, Vec::new()).unwrap();
+        let mut job = JobSpec::new("probe", 1_000, 1);
+        job.after =
+            serde_json::from_value(serde_json::json!([{"job": "first", "on": "ok"}])).unwrap();
+        let answer = s.what_if(job.clone()).unwrap();
+        assert_eq!(answer, s.with_reference_pass().what_if(job).unwrap());
+        assert_eq!(answer, WhatIf::default());
     }
 
     #[test]
