@@ -87,6 +87,16 @@ pub struct ShapeMix {
 }
 
 impl ShapeMix {
+    /// The weight one task of `shape` adds to the mix, the GPU share it asks for; `None` for
+    /// a shape the mix does not track ([`ShapeMix::record`]).
+    pub(crate) fn task_weight(shape: &TaskShape) -> Option<u64> {
+        match shape.gpu {
+            GpuNeed::Fraction(f) => Some(u64::from(f)),
+            GpuNeed::Whole(k) => Some(u64::from(k) * u64::from(DEVICE_MILLI)),
+            GpuNeed::None | GpuNeed::Mig(_) => None,
+        }
+    }
+
     /// Whether nothing was recorded (placement is then plain best fit).
     pub fn is_empty(&self) -> bool {
         self.shapes.is_empty()
@@ -96,10 +106,8 @@ impl ShapeMix {
     /// no GPU is not tracked: leaving it no room strands no GPU; nor is one needing a MIG slice:
     /// slices are fixed partitions that no placement fragments).
     pub fn record(&mut self, shape: &TaskShape, tasks: u32) {
-        let per_task = match shape.gpu {
-            GpuNeed::None | GpuNeed::Mig(_) => return,
-            GpuNeed::Fraction(f) => u64::from(f),
-            GpuNeed::Whole(k) => u64::from(k) * u64::from(DEVICE_MILLI),
+        let Some(per_task) = Self::task_weight(shape) else {
+            return;
         };
         let entry = MixShape {
             gpu: shape.gpu,

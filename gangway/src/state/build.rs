@@ -175,6 +175,7 @@ impl ClusterState {
             shape_mix: crate::placement::ShapeMix::default(),
             release_epoch: 0,
             start_epoch: 0,
+            mix_epoch: 0,
             index: FreeIndex::default(),
             running_ends: Default::default(),
             billing: Default::default(),

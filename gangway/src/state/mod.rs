@@ -103,6 +103,12 @@ pub struct ClusterState {
     /// says that no node's usage changed (see `scheduler::kept_plans`).
     #[serde(skip)]
     pub(crate) start_epoch: u64,
+    /// Counts the submissions that changed the shape mix since the state was built or
+    /// restored. A reservation's placement reads the mix (fragmentation ranks nodes the
+    /// busy-first rule ties, and picks a fraction's device), so a placement made at another
+    /// value may not be made again (see `scheduler::kept_plans`).
+    #[serde(skip)]
+    pub(crate) mix_epoch: u64,
     /// Resources held for preemptors until they start, by preemptor.
     #[serde(default)]
     pub(crate) earmarks: BTreeMap<JobId, Earmark>,

@@ -11,7 +11,7 @@ use crate::model::job::{JobSpec, PlacementMode, TaskGroup};
 use crate::model::node::Node;
 use crate::model::resources::{DEVICE_MILLI, NodeAmounts};
 use crate::model::shape::{GpuNeed, ModelMask, TaskShape};
-use crate::placement::{Candidates, CapacityView, GangRequest, place_gang};
+use crate::placement::{Candidates, CapacityView, GangRequest, ShapeMix, place_gang};
 
 fn invalid(message: String) -> EventError {
     EventError::new(ErrorKind::Invalid, message)
@@ -304,6 +304,13 @@ impl ClusterState {
         let waiting: Vec<JobId> = job.waiting_on.iter().map(|(t, _)| *t).collect();
         for shape in &job.shapes {
             self.shape_mix.record(shape, shape.count);
+        }
+        if job
+            .shapes
+            .iter()
+            .any(|s| ShapeMix::task_weight(s).is_some())
+        {
+            self.mix_epoch += 1;
         }
         let id = match self.free_slots.pop() {
             Some(slot) => {

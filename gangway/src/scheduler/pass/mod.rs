@@ -437,6 +437,7 @@ impl Scheduler {
                 keyed,
                 waiting: self.state.pending_count(),
                 epoch,
+                mix_epoch: self.state.mix_epoch,
             })
         });
     }

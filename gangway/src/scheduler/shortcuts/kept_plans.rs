@@ -31,7 +31,9 @@
 //! that a fresh placement picks exactly the plan's resources, with the plan as the previous
 //! plan, and nothing it reads has changed since. No job started and none released anything
 //! (the state's start and release epochs are unchanged: the nodes' usage, the free index's
-//! order and the running jobs' part of the profile are as they were), and the reservations
+//! order and the running jobs' part of the profile are as they were), no GPU job was submitted
+//! (the mix epoch is unchanged: fragmentation against the shape mix ranks the nodes that the
+//! busy-first rule ties, and the default profile picks a fraction's device by it), and the reservations
 //! booked before this job's turn are exactly the last pass's earlier ones, made again. The
 //! placement is a function of those inputs alone.
 //!
@@ -62,8 +64,9 @@ pub(in crate::scheduler) struct KeptPlans {
     fixed: BTreeMap<JobId, Epochs>,
 }
 
-/// A state's release and start epochs: equal epochs mean that no node's usage changed.
-pub(in crate::scheduler) type Epochs = (u64, u64);
+/// A state's release, start and shape-mix epochs: equal epochs mean that no node's usage
+/// changed and that placements rank nodes and devices as they did.
+pub(in crate::scheduler) type Epochs = (u64, u64, u64);
 
 impl KeptPlans {
     /// The plans made in `order` by a pass that ended at release epoch `epoch`, `confirmed`
@@ -129,9 +132,10 @@ impl Scheduler {
         kept.rank.get(&id).copied()
     }
 
-    /// The state's release and start epochs now.
+    /// The state's release, start and shape-mix epochs now.
     pub(in crate::scheduler) fn epochs(&self) -> Epochs {
-        (self.state.release_epoch, self.state.start_epoch)
+        let state = &self.state;
+        (state.release_epoch, state.start_epoch, state.mix_epoch)
     }
 
     /// Whether `plan`, job `id`'s plan of rank `rank` ([`Scheduler::kept_rank`]) from the last
@@ -159,7 +163,7 @@ impl Scheduler {
 
     /// Whether the last pass found that a fresh placement picks job `id`'s plan (of rank `rank`)
     /// again, and nothing that placement reads has changed since: no job started or released
-    /// anything, and the `booked` reservations made before this job's turn are exactly the
+    /// anything, the shape mix is as it was, and the `booked` reservations made before this job's turn are exactly the
     /// last pass's earlier ones (which [`Confirmed::covers`] found made again).
     fn placed_unchanged(
         &self,
@@ -186,5 +190,92 @@ impl Scheduler {
         let view = self.future_view(profile, (plan.start_ms, end), &plan.assignments);
         self.pin(&view, *gang)
             .is_some_and(|fresh| fresh == plan.assignments)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::ClusterConfig;
+    use crate::event::Event;
+    use crate::model::job::JobSpec;
+    use crate::scheduler::Scheduler;
+
+    /// A one-task job of `gpus` GPUs for 100 s.
+    fn job(id: &str, gpus: f64) -> JobSpec {
+        serde_json::from_value(serde_json::json!({"id": id, "time_limit_ms": 100_000,
+            "groups": [{"count": 1, "cpus": 0.1, "memory_mib": 10, "gpus": gpus}]}))
+        .unwrap()
+    }
+
+    /// One node of two GPUs in backfill mode `mode`: device 0 in use until 100 s, and 0.7 of
+    /// device 1, of which 0.3 until 100 s and 0.4 until 200 s. Job "h" needs half a GPU:
+    /// planned at 100 s, where device 0 (1.0 free) and device 1 (0.6 free) both hold it.
+    /// Against the mix of the jobs so far (the whole GPU weighs most) it takes device 1,
+    /// leaving device 0 whole; ticks without events keep that plan.
+    fn half_gpu_planned_at_100_s(mode: &str) -> Scheduler {
+        let cluster: ClusterConfig = serde_json::from_value(serde_json::json!({
+            "nodes": [{"name": "n1", "cpus": 64, "memory_mib": 640_000,
+                       "gpus": {"model": "a100", "count": 2}}],
+            "policy": {"backfill": {"mode": mode}}
+        }))
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let mut long = job("long", 0.4);
+        long.time_limit_ms = 200_000;
+        let jobs = [job("whole", 1.0), long, job("short", 0.3), job("h", 0.5)];
+        s.tick(0, jobs.map(|job| Event::Submit { job }).to_vec())
+            .unwrap();
+        // The first tick finds the plan placed again at its start; the second keeps it.
+        s.tick(1, Vec::new()).unwrap();
+        s.tick(2, Vec::new()).unwrap();
+        assert_eq!(h_devices(&s), [1]);
+        s
+    }
+
+    /// The devices of job "h"'s plan.
+    fn h_devices(s: &Scheduler) -> Vec<u32> {
+        let h = s.state.job_id("h").unwrap();
+        s.last.plans[&h].assignments[0].gpus.clone()
+    }
+
+    /// Ticks `events` into `s` and its reference twin; "h"'s devices in both.
+    fn devices_after(mut s: Scheduler, events: Vec<Event>) -> (Vec<u32>, Vec<u32>) {
+        let mut reference = s.with_reference_pass();
+        s.tick(3, events.clone()).unwrap();
+        reference.tick(3, events).unwrap();
+        (h_devices(&s), h_devices(&reference))
+    }
+
+    #[test]
+    fn a_continued_pass_pins_again_after_gpu_jobs_change_the_mix() {
+        // A hundred jobs of 0.4 GPU, after "h" in the order: against the new mix, device 1's
+        // 0.1 left over is what 0.4 tasks cannot use, and "h" takes device 0.
+        let s = half_gpu_planned_at_100_s("easy");
+        let events = (0..100)
+            .map(|i| Event::Submit {
+                job: job(&format!("f{i}"), 0.4),
+            })
+            .collect();
+        let (fast, reference) = devices_after(s, events);
+        assert_eq!(reference, [0]);
+        assert_eq!(fast, reference);
+    }
+
+    #[test]
+    fn a_kept_plan_is_placed_again_after_gpu_jobs_change_the_mix() {
+        // The same jobs, ranking first but waiting for their begin time: the pass runs in full
+        // and books nothing before "h", whose plan still stands but is placed again.
+        let s = half_gpu_planned_at_100_s("conservative");
+        let events = (0..100)
+            .map(|i| {
+                let mut job = job(&format!("f{i}"), 0.4);
+                job.priority = 1_000;
+                job.begin_ms = Some(1_000_000);
+                Event::Submit { job }
+            })
+            .collect();
+        let (fast, reference) = devices_after(s, events);
+        assert_eq!(reference, [0]);
+        assert_eq!(fast, reference);
     }
 }

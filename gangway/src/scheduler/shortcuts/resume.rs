@@ -18,7 +18,10 @@
 //! - **Nothing but submits.** No event other than submits and checkpoints was applied and no
 //!   running job lost its resources ([`crate::state::ClusterState::release_epoch`] is
 //!   unchanged), and the tick had made no decision before its pass (no kill at a time limit,
-//!   no cancel).
+//!   no cancel). Where the last pass made reservations, none of the submits asked for GPUs:
+//!   a GPU job changes the shape mix, and with it the fragmentation scores that rank the
+//!   nodes a reservation's busy-first rule ties and pick a fraction's device, so a full pass
+//!   might pin differently ([`crate::state::ClusterState::mix_epoch`] is unchanged).
 //! - **Nothing came due.** The time is before the last tick's wake-up (begin times, grace
 //!   deadlines, maintenance ends, plug-in wake-ups, and with `policy.wait_for_ready` ready
 //!   deadlines and back-off ends: a job whose back-off ended, or whose readiness changed, needs
@@ -85,6 +88,8 @@ pub(in crate::scheduler) struct Resumable {
     pub(in crate::scheduler) waiting: usize,
     /// The release epoch the pass ended at.
     pub(in crate::scheduler) epoch: u64,
+    /// The shape-mix epoch the pass ended at.
+    pub(in crate::scheduler) mix_epoch: u64,
 }
 
 /// The last pass's state, kept for the next tick only, and how many passes were continued.
@@ -125,7 +130,7 @@ impl Scheduler {
         let Some(last) = self.last.resume.state.take() else {
             return Err((keyed, denied));
         };
-        if !(quiet && self.nothing_came_due(now, last.epoch)) {
+        if !(quiet && self.nothing_came_due(now, last.epoch) && self.pins_stand(last.mix_epoch)) {
             return Err((keyed, denied));
         }
         let (old, taken) = match (last.keyed, self.last.deferred.take()) {
@@ -192,6 +197,12 @@ impl Scheduler {
                     .and_then(|job| job.release_ms())
                     .is_some_and(|end| end > now)
             })
+    }
+
+    /// Whether the last pass's reservations, made at shape-mix epoch `mix_epoch`, would be
+    /// placed as they were: it made none, or no GPU job was submitted since (module docs).
+    fn pins_stand(&self, mix_epoch: u64) -> bool {
+        self.last.plans.is_empty() || mix_epoch == self.state.mix_epoch
     }
 
     /// Whether the admission plug-ins deny every earlier job as they did in the last pass
