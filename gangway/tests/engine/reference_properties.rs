@@ -382,12 +382,14 @@ fn busy_cluster(mode: &str, depth: Option<u32>, candidates: &str, pinned: bool) 
     .unwrap()
 }
 
-/// A submit of job `j{id}`: one group (sometimes two) of 1–3 tasks of 1–4 cpus and 0–2
-/// GPUs, 10 s to 10 min, priority −3..3.
+/// A submit of job `j{id}`: one group (sometimes two) of 1–3 tasks of 1–4 cpus and 0, 1 or
+/// 2 whole GPUs or a half or a quarter of one (fractions change the shape mix that picks their
+/// devices), 10 s to 10 min, priority −3..3.
 fn busy_submit() -> impl Strategy<Value = StreamEvent> {
-    let group = (1u32..=3, 1u64..=4, 0u64..=2, 0usize..4).prop_map(|(n, c, g, p)| {
+    let group = (1u32..=3, 1u64..=4, 0usize..5, 0usize..4).prop_map(|(n, c, g, p)| {
         let placement = ["pack", "spread", "strict_pack", "strict_spread"][p];
-        json!({"count": n, "cpus": c, "memory_mib": c * 1_000, "gpus": g,
+        let gpus = [0.0, 1.0, 2.0, 0.5, 0.25][g];
+        json!({"count": n, "cpus": c, "memory_mib": c * 1_000, "gpus": gpus,
                "placement": placement})
     });
     (0u32..40, vec(group, 1..=2), 10_000u64..=600_000, -3i32..=3).prop_map(
@@ -717,7 +719,9 @@ fn the_cases_reach_every_shortcut() {
     );
     assert!(total.settled >= 30, "{total:?}");
     assert!(total.kept >= 1_000, "{total:?}");
-    assert!(total.kept_unplaced >= 400, "{total:?}");
+    // Kept without a placement (about 370): only where no GPU job was submitted since, as a
+    // GPU submission changes the shape mix that placements rank by.
+    assert!(total.kept_unplaced >= 250, "{total:?}");
     assert!(total.continued >= 200, "{total:?}");
     // The order-based preemption shortcuts, mostly from the contended family (about 6,000,
     // 140 and 2,600).
