@@ -330,6 +330,10 @@ impl Scheduler {
         let placement = placement_entries(&self.state, &assignments);
         decisions.push(Decision::Start { job, placement });
         self.state.start_job(id, assignments, pass.now);
+        let epoch = self.state.start_epoch;
+        for (node, _) in self.state.node_charges(id) {
+            pass.confirmed.started_on(epoch, node);
+        }
         pass.blocking.unready = self.admission_blocked();
         pass.verdicts_stand &= !pass.waited;
         pass.blocking.fits_free.forget_fits();

@@ -37,6 +37,17 @@
 //! booked before this job's turn are exactly the last pass's earlier ones, made again. The
 //! placement is a function of those inputs alone.
 //!
+//! Jobs started since on other nodes leave it so where they cannot reach the placement. A
+//! start changes its own nodes' rank (busy now before idle now), their place in the free index
+//! and their room over the window, and nothing of any other node. Where every node started on
+//! since is outside the plan and holds no task of the gang over the plan's window, the other
+//! nodes are offered in the same order relative to each other, with the same room, and the
+//! started ones, wherever they now rank, offer nothing: a spread walk meets the same fits, and
+//! packing and the least-fragmenting choice rank the same candidates. A started node with room
+//! left over the window (a backfilled job that ends before the plan's start) is busy now and
+//! free then, and a fresh placement may now prefer it: the placement runs. Debug builds place
+//! afresh and compare.
+//!
 //! Conservative backfill re-plans every pending job at every pass; this skips the search for
 //! each one whose plan provably stands. Property tests tick random streams with and without it
 //! and compare every decision, plan and report.
@@ -44,8 +55,9 @@
 use std::collections::BTreeMap;
 
 use crate::backfill::Availability;
-use crate::model::ids::JobId;
-use crate::placement::GangRequest;
+use crate::model::ids::{JobId, NodeId};
+use crate::placement::fit::tasks_fitting;
+use crate::placement::{CapacityView, GangRequest};
 use crate::scheduler::{Plan, Scheduler};
 use crate::state::licenses::LicenseNeed;
 
@@ -62,6 +74,8 @@ pub(in crate::scheduler) struct KeptPlans {
     /// The plans a fresh placement at their start picked again, by job, with the state's
     /// epochs when it did.
     fixed: BTreeMap<JobId, Epochs>,
+    /// The nodes the pass started jobs on, each with the state's start epoch after the start.
+    started_on: Vec<(u64, NodeId)>,
 }
 
 /// A state's release, start and shape-mix epochs: equal epochs mean that no node's usage
@@ -80,6 +94,7 @@ impl KeptPlans {
             #[cfg(any(test, feature = "testkit"))]
             unplaced: confirmed.unplaced,
             fixed: confirmed.fixed.iter().copied().collect(),
+            started_on: confirmed.started_on.clone(),
         }
     }
 }
@@ -96,6 +111,8 @@ pub(in crate::scheduler) struct Confirmed {
     prefix: usize,
     /// The plans a fresh placement at their start picked again, with the state's epochs then.
     fixed: Vec<(JobId, Epochs)>,
+    /// The nodes this pass started jobs on, each with the state's start epoch after the start.
+    started_on: Vec<(u64, NodeId)>,
 }
 
 impl Confirmed {
@@ -111,6 +128,12 @@ impl Confirmed {
     /// previous plan, picked exactly the plan's resources, at the state's `epochs`.
     pub(in crate::scheduler) fn placed_again(&mut self, id: JobId, epochs: Epochs) {
         self.fixed.push((id, epochs));
+    }
+
+    /// Records that this pass started a job on `node`, the state's start epoch being `epoch`
+    /// after the start.
+    pub(in crate::scheduler) fn started_on(&mut self, epoch: u64, node: NodeId) {
+        self.started_on.push((epoch, node));
     }
 
     /// Whether every reservation the last pass made before rank `rank` was made again.
@@ -158,6 +181,13 @@ impl Scheduler {
             && confirmed.covers(rank)
             && profile.licenses.covers(licenses, plan.start_ms, end)
             && (self.placed_unchanged((id, rank), booked, confirmed)
+                || self.placed_around_starts(
+                    (id, plan, rank),
+                    gang,
+                    (end, profile),
+                    booked,
+                    confirmed,
+                )
                 || self.placed_afresh(plan, gang, end, profile))
     }
 
@@ -175,6 +205,56 @@ impl Scheduler {
         let unchanged = booked == rank && fixed == Some(&self.epochs());
         confirmed.unplaced += usize::from(unchanged);
         unchanged
+    }
+
+    /// Whether the last pass found that a fresh placement picks job `id`'s plan (of rank `rank`)
+    /// again, and what that placement reads has changed since only where jobs started on nodes
+    /// that the plan does not use and that hold no task of `gang` over its window `[plan
+    /// start, end)` on `profile` (module docs): nothing was released and the shape mix is as
+    /// it was, and the `booked` reservations before this job's turn are the last pass's
+    /// earlier ones.
+    fn placed_around_starts(
+        &self,
+        (id, plan, rank): (JobId, &Plan, usize),
+        gang: &GangRequest<'_>,
+        (end, profile): (u64, &Availability),
+        booked: usize,
+        confirmed: &mut Confirmed,
+    ) -> bool {
+        let Some(kept) = self.last.kept.as_ref() else {
+            return false;
+        };
+        let Some(&(release, started, mix)) = kept.fixed.get(&id) else {
+            return false;
+        };
+        let state = &self.state;
+        if booked != rank || (release, mix) != (state.release_epoch, state.mix_epoch) {
+            return false;
+        }
+        let [shape] = gang.shapes else {
+            return false;
+        };
+        let view = self.future_view(profile, (plan.start_ms, end), &plan.assignments);
+        let passed_over = |node: NodeId| {
+            !plan.assignments.iter().any(|a| a.node == node)
+                && state.node(node).is_none_or(|record| {
+                    !record.partitions.contains(gang.partition)
+                        || view
+                            .free(node, record)
+                            .is_none_or(|room| tasks_fitting(record, &room, shape) == 0)
+                })
+        };
+        let since = kept
+            .started_on
+            .partition_point(|&(epoch, _)| epoch <= started);
+        let mut started_on = kept.started_on[since..].iter().chain(&confirmed.started_on);
+        let spared = started_on.all(|&(_, node)| passed_over(node));
+        debug_assert!(
+            !spared || self.placed_afresh(plan, gang, end, profile),
+            "a plan placed around the starts since is what a fresh placement picks"
+        );
+        confirmed.unplaced += usize::from(spared);
+        spared
     }
 
     /// Whether a fresh placement of `gang` over `[plan.start_ms, end)`, as the search makes it
@@ -195,9 +275,13 @@ impl Scheduler {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use crate::config::ClusterConfig;
     use crate::event::Event;
+    use crate::model::ids::JobId;
     use crate::model::job::JobSpec;
+    use crate::scheduler::Plan;
     use crate::scheduler::Scheduler;
 
     /// A one-task job of `gpus` GPUs for 100 s.
@@ -244,6 +328,71 @@ mod tests {
         s.tick(3, events.clone()).unwrap();
         reference.tick(3, events).unwrap();
         (h_devices(&s), h_devices(&reference))
+    }
+
+    /// A job of `count` tasks of `cpus` cpus, one per node, for `limit` ms.
+    fn per_node(id: &str, limit: u64, count: u32, cpus: u32) -> JobSpec {
+        serde_json::from_value(serde_json::json!({"id": id, "time_limit_ms": limit,
+            "groups": [{"count": count, "cpus": cpus, "placement": "strict_spread"}]}))
+        .unwrap()
+    }
+
+    /// Four nodes of 4 cpus and n5 of 8, three busy: "a" and "c" until 100 s, "b" until
+    /// 200 s. "head" needs three nodes: planned at 100 s on n1 and n3 (busy now first), then
+    /// n4, and a tick later placed again so. Then `job` is submitted and starts on n5, the one
+    /// node its 8 cpus fit, and a tick later the scheduler and its reference twin pass again:
+    /// the fast one's plans, the reference's, and whether the fast one kept the plan without a
+    /// placement.
+    fn start_on_n5_beside_a_plan(
+        job: JobSpec,
+    ) -> (BTreeMap<JobId, Plan>, BTreeMap<JobId, Plan>, bool) {
+        let nodes: Vec<_> = (1..=5)
+            .map(|i| serde_json::json!({"name": format!("n{i}"), "cpus": if i == 5 { 8 } else { 4 }}))
+            .collect();
+        let cluster: ClusterConfig =
+            serde_json::from_value(serde_json::json!({ "nodes": nodes })).unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let jobs = [
+            per_node("a", 100_000, 1, 4),
+            per_node("b", 200_000, 1, 4),
+            per_node("c", 100_000, 1, 4),
+            per_node("head", 100_000, 3, 4),
+        ];
+        s.tick(0, jobs.map(|job| Event::Submit { job }).to_vec())
+            .unwrap();
+        s.tick(1, Vec::new()).unwrap();
+        let out = s.tick(2, vec![Event::Submit { job }]).unwrap();
+        assert_eq!(out.decisions.len(), 1, "{:?}", out.decisions);
+        let mut reference = s.with_reference_pass();
+        s.tick(3, Vec::new()).unwrap();
+        reference.tick(3, Vec::new()).unwrap();
+        let unplaced = s.shortcuts_taken().1 == (1, 1);
+        (s.last.plans.clone(), reference.last.plans.clone(), unplaced)
+    }
+
+    #[test]
+    fn a_start_on_a_node_the_plan_cannot_use_leaves_it_unplaced() {
+        // A long job holds n5 all through the plan's window: the plan stands as it was.
+        let (fast, reference, unplaced) =
+            start_on_n5_beside_a_plan(per_node("long", 1_000_000, 1, 8));
+        assert!(unplaced);
+        assert_eq!(fast, reference);
+    }
+
+    #[test]
+    fn a_start_on_a_node_free_again_by_the_plan_moves_it_there() {
+        // A short job ends before the plan's start: n5 is busy now and free then, and a
+        // reservation takes what is busy now first, so the plan moves from n4 to n5.
+        let (fast, reference, unplaced) =
+            start_on_n5_beside_a_plan(per_node("short", 50_000, 1, 8));
+        assert!(!unplaced);
+        assert_eq!(fast, reference);
+        let nodes: Vec<u32> = fast
+            .values()
+            .flat_map(|p| &p.assignments)
+            .map(|a| a.node.0)
+            .collect();
+        assert_eq!(nodes, [0, 2, 4]);
     }
 
     #[test]
