@@ -259,6 +259,11 @@ pub(crate) struct Availability {
     earmarked: ByNode<Timeline>,
     /// Nodes with reservations, sorted.
     reserved: Vec<NodeId>,
+    /// The reservations' cpus (thousandths), each summed over its nodes, as `(time, change)`
+    /// of the free cpus: taken at its start, given back at its end (and the reverse for one
+    /// taken back). The bookings' part of [`Availability::sum_free_cpus`], without a walk of
+    /// every reserved node's timeline.
+    reserved_cpus: Vec<(u64, i64)>,
     /// Timelines of an earlier pass's profile, for reuse ([`Availability::rebuild`]).
     spare: Vec<Timeline>,
     /// Times at which something other than a running job is released (reservations' and
@@ -401,6 +406,7 @@ impl Availability {
                 end,
             );
         }
+        self.reserved_cpus_change(charges, (start, end), 1);
         for &(node, ref amounts) in charges {
             let spare = &mut self.spare;
             let timeline = self.booked.get_or_insert_with(node, || match spare.pop() {
@@ -437,10 +443,27 @@ impl Availability {
                 timeline.remove(start, end, amounts);
             }
         }
+        self.reserved_cpus_change(charges, (start, end), -1);
         for memo in &mut self.memo {
             memo.by_node.clear();
         }
         self.free_cpus = None;
+    }
+
+    /// Records in [`Availability::reserved_cpus`] that `charges` are booked (`sign` 1) or
+    /// taken back (-1) over `[start, end)`.
+    fn reserved_cpus_change(
+        &mut self,
+        charges: &[(NodeId, NodeAmounts)],
+        (start, end): (u64, u64),
+        sign: i64,
+    ) {
+        let cpu_milli: u64 = charges.iter().map(|(_, a)| a.cpu_milli).sum();
+        if start < end && cpu_milli > 0 {
+            let cpu_milli = sign * cpu_milli as i64;
+            self.reserved_cpus.push((start, -cpu_milli));
+            self.reserved_cpus.push((end, cpu_milli));
+        }
     }
 
     /// The usage steps a window on `node` from `at` on reads (`at` at or after now): the
@@ -648,25 +671,20 @@ impl Availability {
             }
         }
         let (held, releases) = running.cpu_releases(now);
-        let counted_booking = |id: NodeId| {
-            let booked = self.booked.get(id)?;
-            counted.get(id.index()).copied()?.then_some(booked)
-        };
-        let booked_steps: usize = (self.reserved.iter())
-            .filter_map(|&id| counted_booking(id))
-            .map(|booked| booked.steps.len())
-            .sum();
         let mut changes: Vec<(u64, i64)> =
-            Vec::with_capacity(running.release_count() + booked_steps);
+            Vec::with_capacity(running.release_count() + self.reserved_cpus.len());
         changes.extend(releases.map(|(at, cpu_milli)| (at, cpu_milli as i64)));
-        for &id in &self.reserved {
-            let Some(booked) = counted_booking(id) else {
+        changes.extend_from_slice(&self.reserved_cpus);
+        // A plan kept from an earlier pass may hold a node that takes no work now (lost or
+        // drained since): its bookings come off the sum again.
+        for &id in (self.reserved.iter()).filter(|id| counted.get(id.index()) != Some(&true)) {
+            let Some(booked) = self.booked.get(id) else {
                 continue;
             };
             let mut before = 0i64;
             for (at, usage) in &booked.steps {
                 let used = usage.cpu_milli as i64;
-                changes.push((*at, before - used));
+                changes.push((*at, used - before));
                 before = used;
             }
         }
