@@ -649,7 +649,7 @@ impl Availability {
 
     /// The cluster's free cpus over time: the nodes taking work, less what the running jobs
     /// hold (their sums kept across ticks, [`RunningEnds::cpu_releases`]) and what this pass
-    /// has reserved. A walk of the nodes and of the reserved nodes' timelines, not of every
+    /// has reserved ([`Availability::reserved_cpus`]). A walk of the nodes, not of every
     /// node's steps; where a node taking no work still runs jobs (draining), the running sums
     /// count it, and the sum is built node by node ([`FreeCpus::build`]).
     fn sum_free_cpus(&self, running: &RunningEnds, nodes: &[Option<Node>]) -> FreeCpus {
