@@ -33,9 +33,9 @@
 //! (the state's start and release epochs are unchanged: the nodes' usage, the free index's
 //! order and the running jobs' part of the profile are as they were), no GPU job was submitted
 //! (the mix epoch is unchanged: fragmentation against the shape mix ranks the nodes that the
-//! busy-first rule ties, and the default profile picks a fraction's device by it), and the reservations
-//! booked before this job's turn are exactly the last pass's earlier ones, made again. The
-//! placement is a function of those inputs alone.
+//! busy-first rule ties, and the default profile picks a fraction's device by it), and the
+//! reservations booked before this job's turn are exactly the last pass's earlier ones, made
+//! again. The placement is a function of those inputs alone.
 //!
 //! Jobs started since on other nodes leave it so where they cannot reach the placement. A
 //! start changes its own nodes' rank (busy now before idle now), their place in the free index
@@ -193,8 +193,9 @@ impl Scheduler {
 
     /// Whether the last pass found that a fresh placement picks job `id`'s plan (of rank `rank`)
     /// again, and nothing that placement reads has changed since: no job started or released
-    /// anything, the shape mix is as it was, and the `booked` reservations made before this job's turn are exactly the
-    /// last pass's earlier ones (which [`Confirmed::covers`] found made again).
+    /// anything, the shape mix is as it was, and the `booked` reservations made before this
+    /// job's turn are exactly the last pass's earlier ones (which [`Confirmed::covers`] found
+    /// made again).
     fn placed_unchanged(
         &self,
         (id, rank): (JobId, usize),
@@ -347,7 +348,8 @@ mod tests {
         job: JobSpec,
     ) -> (BTreeMap<JobId, Plan>, BTreeMap<JobId, Plan>, bool) {
         let nodes: Vec<_> = (1..=5)
-            .map(|i| serde_json::json!({"name": format!("n{i}"), "cpus": if i == 5 { 8 } else { 4 }}))
+            .map(|i| (format!("n{i}"), if i == 5 { 8 } else { 4 }))
+            .map(|(name, cpus)| serde_json::json!({"name": name, "cpus": cpus}))
             .collect();
         let cluster: ClusterConfig =
             serde_json::from_value(serde_json::json!({ "nodes": nodes })).unwrap();
