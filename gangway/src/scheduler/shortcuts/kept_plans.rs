@@ -180,41 +180,18 @@ impl Scheduler {
             && gang.topology.is_none()
             && confirmed.covers(rank)
             && profile.licenses.covers(licenses, plan.start_ms, end)
-            && (self.placed_unchanged((id, rank), booked, confirmed)
-                || self.placed_around_starts(
-                    (id, plan, rank),
-                    gang,
-                    (end, profile),
-                    booked,
-                    confirmed,
-                )
+            && (self.placed_as_before((id, plan, rank), gang, (end, profile), booked, confirmed)
                 || self.placed_afresh(plan, gang, end, profile))
     }
 
     /// Whether the last pass found that a fresh placement picks job `id`'s plan (of rank `rank`)
-    /// again, and nothing that placement reads has changed since: no job started or released
-    /// anything, the shape mix is as it was, and the `booked` reservations made before this
-    /// job's turn are exactly the last pass's earlier ones (which [`Confirmed::covers`] found
-    /// made again).
-    fn placed_unchanged(
-        &self,
-        (id, rank): (JobId, usize),
-        booked: usize,
-        confirmed: &mut Confirmed,
-    ) -> bool {
-        let fixed = self.last.kept.as_ref().and_then(|kept| kept.fixed.get(&id));
-        let unchanged = booked == rank && fixed == Some(&self.epochs());
-        confirmed.unplaced += usize::from(unchanged);
-        unchanged
-    }
-
-    /// Whether the last pass found that a fresh placement picks job `id`'s plan (of rank `rank`)
-    /// again, and what that placement reads has changed since only where jobs started on nodes
-    /// that the plan does not use and that hold no task of `gang` over its window `[plan
-    /// start, end)` on `profile` (module docs): nothing was released and the shape mix is as
-    /// it was, and the `booked` reservations before this job's turn are the last pass's
-    /// earlier ones.
-    fn placed_around_starts(
+    /// again, and what that placement reads has not changed since (module docs): nothing was
+    /// released, the shape mix is as it was, the `booked` reservations made before this job's
+    /// turn are exactly the last pass's earlier ones (which [`Confirmed::covers`] found made
+    /// again), and every job started since (none, most often) is on nodes that the plan does
+    /// not use and that hold no task of `gang` over its window `[plan start, end)` on
+    /// `profile`.
+    fn placed_as_before(
         &self,
         (id, plan, rank): (JobId, &Plan, usize),
         gang: &GangRequest<'_>,
@@ -252,7 +229,7 @@ impl Scheduler {
         let spared = started_on.all(|&(_, node)| passed_over(node));
         debug_assert!(
             !spared || self.placed_afresh(plan, gang, end, profile),
-            "a plan placed around the starts since is what a fresh placement picks"
+            "a plan placed as before is what a fresh placement picks"
         );
         confirmed.unplaced += usize::from(spared);
         spared
