@@ -1,0 +1,521 @@
+//! An index of free capacity: per GPU model, nodes bucketed by how many whole GPUs they have
+//! free, so a fit check visits only nodes that could hold the task, best fit first. Within a
+//! bucket the nodes are also grouped by state class (make, partitions and free
+//! amounts), so that a placement whose answer on a node depends only on its class can be
+//! offered one node per class ([`FreeIndex::visit_unalike`]) instead of every node.
+
+mod alike;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::ids::NodeId;
+use crate::model::node::Node;
+use crate::model::resources::{MAX_DEVICES, NodeAmounts};
+use crate::model::shape::{GpuNeed, TaskShape};
+
+pub(crate) use alike::StateKey;
+use alike::{AlikeGroups, GroupId, Joined, NodeClass};
+
+/// Nodes that accept work, bucketed by GPU model ("class") and free whole GPUs ("level").
+///
+/// The class after the last model holds nodes without GPUs. Visiting a shape walks levels from
+/// the fewest free GPUs that can hold one task upwards (best fit: whole free nodes stay free for
+/// big gangs), across the allowed models level by level, nodes in id order within a bucket.
+#[derive(Clone, Debug, Default)]
+pub struct FreeIndex {
+    classes: Vec<Vec<BTreeSet<NodeId>>>,
+    /// The same buckets' nodes grouped by state class: per bucket, its groups in class order.
+    alike: Vec<Vec<BTreeMap<NodeClass, GroupId>>>,
+    /// The groups' members.
+    groups: AlikeGroups,
+    /// By level, a bit per class whose bucket at that level holds a node: a visit walks only
+    /// those buckets, not every model at every level.
+    occupied: Vec<u128>,
+    slots: Vec<Option<Slot>>,
+    /// What each indexed node has free now (zero for nodes not taking work).
+    counted: Vec<FreeTotals>,
+    /// The sum of `counted`.
+    totals: FreeTotals,
+}
+
+/// Which of the index's nodes a visit offers ([`FreeIndex::visit`]).
+///
+/// ```
+/// use std::ops::ControlFlow;
+/// use gangway::model::{GpuNeed, Node, NodeAmounts, NodeId, TaskShape};
+/// use gangway::placement::{FreeIndex, Reach};
+///
+/// // Two cpu-only nodes of 4 cpus; the first has every cpu in use.
+/// let mut busy = Node::new("busy", NodeAmounts::full(4_000, 0, 0), 0, None);
+/// busy.used.cpu_milli = 4_000;
+/// let idle = Node::new("idle", NodeAmounts::full(4_000, 0, 0), 0, None);
+/// let nodes = vec![Some(busy), Some(idle)];
+/// let index = FreeIndex::build(&nodes, 0);
+/// let task = TaskShape::new(1_000, 0, GpuNeed::None);
+/// let offered = |reach| {
+///     let mut seen = Vec::new();
+///     let _ = index.visit(&task, reach, &mut |id: NodeId| {
+///         seen.push(id.index());
+///         ControlFlow::Continue(())
+///     });
+///     seen
+/// };
+/// assert_eq!(offered(Reach::FreeGpus), [0, 1]);
+/// assert_eq!(offered(Reach::OneTaskFree), [1]);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reach {
+    /// Every node of an allowed model, busiest first: planning ahead, when what is busy now
+    /// may be free by then.
+    Every,
+    /// The nodes with enough whole GPUs free now for one task.
+    FreeGpus,
+    /// Of those, only the nodes whose free cpus and memory now hold one task too. For a
+    /// placement now whose view never offers more than a node has free, and whose nodes no
+    /// plug-in filters or ranks (a skipped node is a node they are not asked about): the
+    /// nodes skipped are those on which the placement would find no room.
+    OneTaskFree,
+}
+
+/// Where an indexed node is: its bucket (GPU model class, free whole GPUs) and group of alike
+/// nodes.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    class: usize,
+    level: usize,
+    group: GroupId,
+}
+
+/// Free amounts summed over nodes that take work: a quick necessary condition for a fit now.
+///
+/// Read from [`FreeIndex::totals`] and [`NodeGate::rank_domains`](crate::placement::NodeGate);
+/// built by [`FreeTotals::need`], [`FreeTotals::of_free`] or from [`Default`] (it is
+/// `#[non_exhaustive]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FreeTotals {
+    /// Cpus, thousandths.
+    pub cpu_milli: u64,
+    /// Memory, MiB.
+    pub memory_mib: u64,
+    /// Entirely free devices.
+    pub whole_gpus: u64,
+    /// Free device shares, thousandths.
+    pub gpu_milli: u64,
+    /// Free MIG slices of any profile.
+    pub mig_slices: u64,
+}
+
+impl FreeTotals {
+    fn of(node: &Node) -> Self {
+        Self::of_free(node, &node.free())
+    }
+
+    /// The totals of `free` on `node`.
+    pub fn of_free(node: &Node, free: &NodeAmounts) -> Self {
+        let devices = &free.devices[..node.gpu_count];
+        FreeTotals {
+            cpu_milli: free.cpu_milli,
+            memory_mib: free.memory_mib,
+            whole_gpus: u64::from(free.whole_devices(node.gpu_count)),
+            gpu_milli: devices.iter().map(|d| u64::from(*d)).sum(),
+            mig_slices: u64::from(free.mig.count_ones()),
+        }
+    }
+
+    /// What `shapes` need at their `min_count`: whole GPUs counted in `whole_gpus`, fractions
+    /// in `gpu_milli`, MIG slices in `mig_slices`.
+    pub fn need(shapes: &[TaskShape]) -> Self {
+        let mut need = FreeTotals::default();
+        for shape in shapes {
+            let tasks = u64::from(shape.min_count);
+            need.cpu_milli += shape.cpu_milli * tasks;
+            need.memory_mib += shape.memory_mib * tasks;
+            match shape.gpu {
+                GpuNeed::None => {}
+                GpuNeed::Whole(k) => need.whole_gpus += u64::from(k) * tasks,
+                GpuNeed::Fraction(f) => need.gpu_milli += u64::from(f) * tasks,
+                GpuNeed::Mig(_) => need.mig_slices += tasks,
+            }
+        }
+        need
+    }
+
+    /// Whether these free cpus and memory hold one task of `shape` (a necessary condition for
+    /// a node's fit, not a fit).
+    fn holds_one(&self, shape: &TaskShape) -> bool {
+        self.cpu_milli >= shape.cpu_milli && self.memory_mib >= shape.memory_mib
+    }
+
+    /// Whether these free totals could hold `need` (a necessary condition, not a fit).
+    pub fn covers(&self, need: &FreeTotals) -> bool {
+        need.cpu_milli <= self.cpu_milli
+            && need.memory_mib <= self.memory_mib
+            && need.whole_gpus <= self.whole_gpus
+            && need.gpu_milli + need.whole_gpus * 1000 <= self.gpu_milli
+            && need.mig_slices <= self.mig_slices
+    }
+
+    /// The least of each amount [`FreeTotals::covers`] compares, over every need `include`d:
+    /// free totals that fall short of this floor in any amount hold none of those needs.
+    ///
+    /// ```
+    /// use gangway::model::{GpuNeed, TaskShape};
+    /// use gangway::placement::FreeTotals;
+    /// let one_gpu = FreeTotals::need(&[TaskShape::new(1000, 0, GpuNeed::Whole(1))]);
+    /// let two_gpus = FreeTotals::need(&[TaskShape::new(500, 0, GpuNeed::Whole(2))]);
+    /// let mut floor = FreeTotals::floor();
+    /// floor.include(&one_gpu);
+    /// floor.include(&two_gpus);
+    /// let mut free = FreeTotals::default();
+    /// (free.cpu_milli, free.memory_mib) = (64_000, 1 << 20);
+    /// assert!(!free.covers_any(&floor)); // every need wants a GPU
+    /// (free.whole_gpus, free.gpu_milli) = (1, 1000);
+    /// assert!(free.covers_any(&floor));
+    /// ```
+    pub fn floor() -> NeedFloor {
+        NeedFloor {
+            cpu_milli: u64::MAX,
+            memory_mib: u64::MAX,
+            whole_gpus: u64::MAX,
+            device_milli: u64::MAX,
+            mig_slices: u64::MAX,
+        }
+    }
+
+    /// False when these free totals fall short of `floor` in some amount: then they cover none
+    /// of the needs the floor was built from (a necessary condition, like [`FreeTotals::covers`]).
+    pub fn covers_any(&self, floor: &NeedFloor) -> bool {
+        floor.cpu_milli <= self.cpu_milli
+            && floor.memory_mib <= self.memory_mib
+            && floor.whole_gpus <= self.whole_gpus
+            && floor.device_milli <= self.gpu_milli
+            && floor.mig_slices <= self.mig_slices
+    }
+
+    /// Adds `other`.
+    pub fn add(&mut self, other: &FreeTotals) {
+        self.cpu_milli += other.cpu_milli;
+        self.memory_mib += other.memory_mib;
+        self.whole_gpus += other.whole_gpus;
+        self.gpu_milli += other.gpu_milli;
+        self.mig_slices += other.mig_slices;
+    }
+
+    fn sub(&mut self, other: &FreeTotals) {
+        self.cpu_milli -= other.cpu_milli;
+        self.memory_mib -= other.memory_mib;
+        self.whole_gpus -= other.whole_gpus;
+        self.gpu_milli -= other.gpu_milli;
+        self.mig_slices -= other.mig_slices;
+    }
+}
+
+/// The least amounts over a set of needs, as [`FreeTotals::covers`] compares them (built by
+/// [`FreeTotals::floor`] and [`NeedFloor::include`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NeedFloor {
+    /// Cpus, thousandths.
+    pub cpu_milli: u64,
+    /// Memory, MiB.
+    pub memory_mib: u64,
+    /// Whole GPUs.
+    pub whole_gpus: u64,
+    /// Device shares, thousandths, counting whole GPUs as 1000 each.
+    pub device_milli: u64,
+    /// MIG slices.
+    pub mig_slices: u64,
+}
+
+impl NeedFloor {
+    /// Lowers the floor to `need` where it asks for less.
+    pub fn include(&mut self, need: &FreeTotals) {
+        self.cpu_milli = self.cpu_milli.min(need.cpu_milli);
+        self.memory_mib = self.memory_mib.min(need.memory_mib);
+        self.whole_gpus = self.whole_gpus.min(need.whole_gpus);
+        let device_milli = need.gpu_milli + need.whole_gpus * 1000;
+        self.device_milli = self.device_milli.min(device_milli);
+        self.mig_slices = self.mig_slices.min(need.mig_slices);
+    }
+}
+
+/// Two indexes are equal when they hold the same nodes in the same buckets and groups of alike
+/// nodes, with the same free amounts: the groups' numbers, which depend on the order nodes
+/// came and went in, are not compared.
+impl PartialEq for FreeIndex {
+    fn eq(&self, other: &Self) -> bool {
+        self.classes == other.classes
+            && self.occupied == other.occupied
+            && self.counted == other.counted
+            && self.totals == other.totals
+            && self.slots_by_class() == other.slots_by_class()
+            && self.groups_by_bucket() == other.groups_by_bucket()
+            && self.groups.by_class() == other.groups.by_class()
+    }
+}
+
+impl FreeIndex {
+    /// Builds the index over `nodes` with `model_count` GPU models.
+    pub fn build(nodes: &[Option<Node>], model_count: usize) -> Self {
+        let mut index = FreeIndex {
+            classes: vec![vec![BTreeSet::new(); MAX_DEVICES + 1]; model_count + 1],
+            alike: vec![vec![BTreeMap::new(); MAX_DEVICES + 1]; model_count + 1],
+            groups: AlikeGroups::default(),
+            occupied: vec![0; MAX_DEVICES + 1],
+            slots: Vec::new(),
+            counted: Vec::new(),
+            totals: FreeTotals::default(),
+        };
+        for i in 0..nodes.len() {
+            index.refresh(nodes, NodeId(i as u32));
+        }
+        index
+    }
+
+    /// Puts node `id` in the bucket matching its current state and free GPUs. The index must have
+    /// been built with the node's GPU model known (a new model means a rebuild).
+    pub fn refresh(&mut self, nodes: &[Option<Node>], id: NodeId) {
+        if self.slots.len() < nodes.len() {
+            self.slots.resize(nodes.len(), None);
+            self.counted.resize(nodes.len(), FreeTotals::default());
+        }
+        let node = nodes
+            .get(id.index())
+            .and_then(Option::as_ref)
+            .filter(|node| node.accepts_work());
+        let place = node.and_then(|node| Some((self.bucket_of(node)?, NodeClass::of(id, node))));
+        let old = self.slots[id.index()];
+        let unchanged = match (&old, &place) {
+            (Some(old), Some((bucket, class))) => {
+                (old.class, old.level) == *bucket && self.groups.class(old.group) == class
+            }
+            (old, place) => old.is_none() && place.is_none(),
+        };
+        if !unchanged {
+            // A start or an end usually keeps a node in its bucket and moves it between groups
+            // of alike nodes only: a bucket is touched only where the node leaves or joins it.
+            let moved =
+                old.map(|s| (s.class, s.level)) != place.as_ref().map(|(bucket, _)| *bucket);
+            if let Some(old) = old {
+                if moved {
+                    let bucket = &mut self.classes[old.class][old.level];
+                    bucket.remove(&id);
+                    if bucket.is_empty() {
+                        self.occupied[old.level] &= !(1 << old.class);
+                    }
+                }
+                if let Some(emptied) = self.groups.leave(old.group, id) {
+                    self.alike[old.class][old.level].remove(&emptied);
+                }
+            }
+            self.slots[id.index()] = place.map(|((class, level), alike)| {
+                if moved {
+                    self.classes[class][level].insert(id);
+                    self.occupied[level] |= 1 << class;
+                }
+                let group = match self.groups.join(alike, id) {
+                    Joined::Existing(group) => group,
+                    Joined::New(group) => {
+                        let alike = self.groups.class(group).clone();
+                        self.alike[class][level].insert(alike, group);
+                        group
+                    }
+                };
+                Slot {
+                    class,
+                    level,
+                    group,
+                }
+            });
+        }
+        let counted = match (node, self.slots[id.index()].is_some()) {
+            (Some(node), true) => FreeTotals::of(node),
+            _ => FreeTotals::default(),
+        };
+        let old = std::mem::replace(&mut self.counted[id.index()], counted);
+        self.totals.sub(&old);
+        self.totals.add(&counted);
+    }
+
+    /// Each node's bucket and class (for [`PartialEq`]).
+    fn slots_by_class(&self) -> Vec<Option<(usize, usize, &NodeClass)>> {
+        let slot = |s: &Slot| (s.class, s.level, self.groups.class(s.group));
+        self.slots.iter().map(|s| s.as_ref().map(slot)).collect()
+    }
+
+    /// Each bucket's groups in order, with their classes and members (for [`PartialEq`]).
+    fn groups_by_bucket(&self) -> Vec<Vec<(&NodeClass, &BTreeSet<NodeId>)>> {
+        let members = |(class, &group)| (class, self.groups.members(group));
+        let buckets = self.alike.iter().flatten();
+        buckets
+            .map(|groups| groups.iter().map(members).collect())
+            .collect()
+    }
+
+    /// The bucket (GPU model class, free whole GPUs) of `node` (taking work): `None` where it
+    /// does not exist (a node with more devices than the index has levels for).
+    fn bucket_of(&self, node: &Node) -> Option<(usize, usize)> {
+        let class = match node.gpu_model {
+            Some(model) if node.gpu_count > 0 => model.index(),
+            _ => self.classes.len() - 1,
+        };
+        let level = node.free_whole_gpus() as usize;
+        self.classes.get(class)?.get(level)?;
+        Some((class, level))
+    }
+
+    /// False when the gang's minimum cannot fit what is free now even summed over every node
+    /// that takes work: the placement can then be skipped without visiting a node.
+    ///
+    /// ```
+    /// use gangway::placement::FreeIndex;
+    /// let index = FreeIndex::default(); // no nodes
+    /// let shape = gangway::model::TaskShape::new(1000, 0, gangway::model::GpuNeed::None);
+    /// assert!(!index.could_hold(&[shape]));
+    /// ```
+    pub fn could_hold(&self, shapes: &[TaskShape]) -> bool {
+        self.totals.covers(&FreeTotals::need(shapes))
+    }
+
+    /// What is free now, summed over the nodes that take work.
+    pub fn totals(&self) -> &FreeTotals {
+        &self.totals
+    }
+
+    /// Visits candidate nodes for one task of `shape`, best fit first, until `f` breaks: the
+    /// nodes `reach` names ([`Reach`]).
+    pub fn visit(
+        &self,
+        shape: &TaskShape,
+        reach: Reach,
+        f: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        for (class, level) in self.buckets(shape, reach == Reach::Every) {
+            for &id in &self.classes[class][level] {
+                if reach == Reach::OneTaskFree && !self.counted[id.index()].holds_one(shape) {
+                    continue;
+                }
+                f(id)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The nodes [`FreeIndex::visit`] offers, in its order, less every node that is alike (same
+    /// state class, same bucket) to an earlier node offered, unless it is in `departures`;
+    /// nodes in `skipped` are never offered. Both lists are sorted by id.
+    ///
+    /// A placement may use it when its answer on a node depends only on the node's state class
+    /// and its place in the visit order, for nodes outside `departures`: the nodes whose free
+    /// capacity, for this placement, may differ from what they have free now (the index's view).
+    /// Per bucket it costs a step per state class and per departing node, not per node.
+    pub fn visit_unalike(
+        &self,
+        shape: &TaskShape,
+        all_levels: bool,
+        (departures, skipped): (&[NodeId], &[NodeId]),
+        f: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let listed = |list: &[NodeId], id: &NodeId| list.binary_search(id).is_ok();
+        // The departing nodes by bucket, then id.
+        let mut departing: Vec<((usize, usize), NodeId)> = departures
+            .iter()
+            .filter(|id| !listed(skipped, id))
+            .filter_map(|id| {
+                let slot = self.slots.get(id.index())?.as_ref()?;
+                Some(((slot.class, slot.level), *id))
+            })
+            .collect();
+        departing.sort_unstable();
+        let mut offers = Vec::new();
+        for bucket in self.buckets(shape, all_levels) {
+            let from = departing.partition_point(|(b, _)| *b < bucket);
+            let to = departing.partition_point(|(b, _)| *b <= bucket);
+            offers.clear();
+            offers.extend(departing[from..to].iter().map(|(_, id)| *id));
+            let (class, level) = bucket;
+            for &group in self.alike[class][level].values() {
+                let first = self
+                    .groups
+                    .members(group)
+                    .iter()
+                    .find(|id| !listed(departures, id) && !listed(skipped, id));
+                offers.extend(first);
+            }
+            offers.sort_unstable();
+            for id in &offers {
+                f(*id)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The state classes of the nodes [`FreeIndex::visit`] offers for `shape`: per bucket it
+    /// walks, one node of each class and how many nodes the class holds. Nodes of a class
+    /// have the same make, partitions and free amounts, so a fit that reads only those is
+    /// the same on each of them.
+    pub fn visit_classes(
+        &self,
+        shape: &TaskShape,
+        all_levels: bool,
+        f: &mut dyn FnMut(NodeId, usize) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        for (class, level) in self.buckets(shape, all_levels) {
+            for &group in self.alike[class][level].values() {
+                let members = self.groups.members(group);
+                if let Some(&first) = members.first() {
+                    f(first, members.len())?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Whether [`FreeIndex::visit_classes`] for `shape` (not at all levels) offers node `id`'s
+    /// class: the node takes work and its bucket is one the visit walks.
+    pub(crate) fn visits_node(&self, shape: &TaskShape, id: NodeId) -> bool {
+        let Some(Some(slot)) = self.slots.get(id.index()) else {
+            return false;
+        };
+        self.buckets(shape, false)
+            .any(|bucket| bucket == (slot.class, slot.level))
+    }
+
+    /// The buckets a visit for `shape` walks, in order: nodes without GPUs first for a shape
+    /// needing none, then by free whole GPUs from the fewest that can hold a task (every level
+    /// with `all_levels`), across the allowed models level by level.
+    fn buckets(&self, shape: &TaskShape, all_levels: bool) -> impl Iterator<Item = (usize, usize)> {
+        let gpu_classes = self.classes.len() - 1;
+        let (first_level, cpu_only_first) = match shape.gpu {
+            GpuNeed::None => (0, true),
+            GpuNeed::Whole(k) if !all_levels => (usize::from(k), false),
+            GpuNeed::Whole(_) => (0, false),
+            GpuNeed::Fraction(_) | GpuNeed::Mig(_) => (0, false),
+        };
+        // The GPU classes the shape allows, as bits: every one without a GPU need or a model
+        // list.
+        let every = (1u128 << gpu_classes) - 1;
+        let allowed = match (shape.gpu, shape.models.0) {
+            (GpuNeed::None, _) | (_, 0) => every,
+            (_, models) => u128::from(models) & every,
+        };
+        let cpu_only = cpu_only_first.then_some((gpu_classes, 0));
+        let occupied = &self.occupied;
+        let with_gpus = (first_level..=MAX_DEVICES).flat_map(move |level| {
+            let mut classes = occupied[level] & allowed;
+            std::iter::from_fn(move || {
+                (classes != 0).then(|| {
+                    let class = classes.trailing_zeros() as usize;
+                    classes &= classes - 1;
+                    (class, level)
+                })
+            })
+        });
+        cpu_only.into_iter().chain(with_gpus)
+    }
+}
