@@ -9,6 +9,7 @@ pub(crate) mod gang;
 pub(crate) mod index;
 pub(crate) mod score_memo;
 pub(crate) mod topology;
+mod word_hash;
 
 pub use crate::backfill::IndexCandidates;
 pub(crate) use charges::charges;

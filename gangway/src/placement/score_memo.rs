@@ -16,12 +16,11 @@
 //! compare.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::ids::PartitionId;
 use crate::model::shape::TaskShape;
 use crate::placement::index::StateKey;
+use crate::placement::word_hash::WordHashMap;
 
 /// Most scores one pass keeps; later states are scored at every placement as before.
 const MAX_SCORES: usize = 4096;
@@ -34,55 +33,7 @@ type MemoKey = (PartitionId, TaskShape, StateKey);
 #[derive(Debug, Default)]
 pub(crate) struct ScoreMemo {
     // Looked up by key only, never walked: the hash order is not observable.
-    scores: RefCell<HashMap<MemoKey, (i64, u64), BuildHasherDefault<WordHasher>>>,
-}
-
-/// A quick multiply-and-rotate hash of the key's words: the keys are engine data, not input
-/// an adversary picks, and SipHash over their 25 words cost more than the scores it spared.
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    /// A slice of integers (the state key's arrays) arrives as its bytes: hashed eight at a
-    /// time, as the words they were.
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut full = [0; 8];
-            full.copy_from_slice(word);
-            self.write_u64(u64::from_le_bytes(full));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut last = [0; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.write_u64(u64::from_le_bytes(last));
-        }
-    }
-
-    fn write_u64(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_u32(&mut self, word: u32) {
-        self.write_u64(u64::from(word));
-    }
-
-    fn write_u16(&mut self, word: u16) {
-        self.write_u64(u64::from(word));
-    }
-
-    fn write_u8(&mut self, word: u8) {
-        self.write_u64(u64::from(word));
-    }
-
-    fn write_usize(&mut self, word: usize) {
-        self.write_u64(word as u64);
-    }
+    scores: RefCell<WordHashMap<MemoKey, (i64, u64)>>,
 }
 
 impl ScoreMemo {
@@ -217,41 +168,10 @@ mod tests {
         }
     }
 
-    /// The hash of a sequence of writes.
-    fn hash_of(write: impl Fn(&mut WordHasher)) -> u64 {
-        let mut hasher = WordHasher::default();
-        write(&mut hasher);
-        hasher.finish()
-    }
-
     #[test]
-    fn the_hash_changes_with_every_word_and_byte_written() {
+    fn keys_that_differ_in_one_field_hash_apart() {
         use std::collections::HashSet;
-        // One word after another: each of its bits changes the hash (the mix is a bijection
-        // of the word), whatever came before.
-        for first in [0_u64, 1, 0x51_7c, u64::MAX] {
-            let mut seen = HashSet::new();
-            for bit in 0..64 {
-                assert!(seen.insert(hash_of(|h| {
-                    h.write_u64(first);
-                    h.write_u64(1 << bit);
-                })));
-            }
-            assert!(seen.insert(hash_of(|h| {
-                h.write_u64(first);
-                h.write_u64(0);
-            })));
-        }
-        // Every width is read, and bytes one by one.
-        let mut widths = HashSet::new();
-        for value in [1_u8, 2] {
-            widths.insert(hash_of(|h| h.write_u8(value)));
-            widths.insert(hash_of(|h| h.write_u16(u16::from(value) << 8)));
-            widths.insert(hash_of(|h| h.write_u32(u32::from(value) << 16)));
-            widths.insert(hash_of(|h| h.write_usize(usize::from(value) << 24)));
-            widths.insert(hash_of(|h| h.write(&[3, value])));
-        }
-        assert_eq!(widths.len(), 10);
+        use std::hash::BuildHasher;
         // Keys that differ in one field hash apart.
         let node = Node::new("n", NodeAmounts::full(8_000, 64_000, 8), 8, None);
         let one = TaskShape::new(1_000, 1_000, GpuNeed::Whole(1));
@@ -269,9 +189,7 @@ mod tests {
         ];
         let hashes: HashSet<u64> = keys
             .iter()
-            .map(|key| {
-                std::hash::BuildHasher::hash_one(&BuildHasherDefault::<WordHasher>::default(), key)
-            })
+            .map(|key| WordHashMap::<MemoKey, ()>::default().hasher().hash_one(key))
             .collect();
         assert_eq!(hashes.len(), keys.len());
     }

@@ -519,3 +519,46 @@ impl FreeIndex {
         cpu_only.into_iter().chain(with_gpus)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Eight cpu-only nodes of 4 cpus.
+    fn nodes() -> Vec<Option<Node>> {
+        let node = |i| {
+            Some(Node::new(
+                format!("n{i}"),
+                NodeAmounts::full(4_000, 0, 0),
+                0,
+                None,
+            ))
+        };
+        (0..8).map(node).collect()
+    }
+
+    #[test]
+    fn an_index_kept_through_changes_equals_one_built_afresh_whatever_its_group_numbers() {
+        let mut nodes = nodes();
+        let mut kept = FreeIndex::build(&nodes, 0);
+        // Nodes fill and empty in an order that empties groups and numbers them again.
+        for (i, used) in [(3, 4), (5, 2), (3, 0), (1, 2), (5, 4), (0, 4), (1, 0)] {
+            nodes[i].as_mut().unwrap().used.cpu_milli = used * 1_000;
+            kept.refresh(&nodes, NodeId(i as u32));
+            assert_eq!(kept, FreeIndex::build(&nodes, 0));
+        }
+        // A node in another group than its class's is told apart, though every bucket holds
+        // the same nodes and the same number of groups.
+        let fresh = FreeIndex::build(&nodes, 0);
+        let mut wrong = fresh.clone();
+        let (full, idle) = (wrong.slots[0].unwrap().group, wrong.slots[2].unwrap().group);
+        assert!(wrong.groups.leave(full, NodeId(5)).is_none());
+        assert!(matches!(
+            wrong
+                .groups
+                .join(wrong.groups.class(idle).clone(), NodeId(5)),
+            Joined::Existing(_)
+        ));
+        assert_ne!(wrong, fresh);
+    }
+}
