@@ -231,6 +231,9 @@ pub struct Simulator {
     /// the next tick, at the same instant, before any other event: a job left pending past
     /// its look could be started by a pass it never looked in.
     withdrawals: Vec<usize>,
+    /// The memory of each tick's batch of due events, kept for the next tick's (empty between
+    /// ticks): a replay takes tens of thousands of batches.
+    batch: Vec<(Event, Due)>,
     /// `ssh` host: jobs waiting for their next look, not in the scheduler's queue, but waiting
     /// all the same: the samples' `pending` counts them.
     between_looks: usize,
@@ -334,6 +337,7 @@ impl Simulator {
             collisions: None,
             releases: 0,
             withdrawals: Vec::new(),
+            batch: Vec::new(),
             between_looks: 0,
         };
         simulator.collisions = simulator
@@ -468,7 +472,7 @@ impl Simulator {
     /// the faults' order); stale completions, lost acknowledgements and failures after the
     /// workload's end are dropped.
     fn take_due(&mut self, now_ms: u64) -> (Vec<Event>, Vec<Sent>) {
-        let mut batch: Vec<(Event, Due)> = Vec::new();
+        let mut batch = std::mem::take(&mut self.batch);
         let mut claimed: BTreeSet<usize> = BTreeSet::new();
         // The `ssh` host's withdrawals come first, neither reordered nor sent twice by the
         // faults: they are the host's own follow-up of the last tick.
@@ -507,13 +511,16 @@ impl Simulator {
             }
         }
         let Some(faults) = self.faults.as_mut() else {
-            for (event, due) in batch {
+            events.reserve_exact(batch.len());
+            sent.reserve_exact(batch.len());
+            for (event, due) in batch.drain(..) {
                 events.push(event);
                 sent.push(Sent {
                     due,
                     duplicate: false,
                 });
             }
+            self.batch = batch;
             return (events, sent);
         };
         for index in faults.order(batch.len()) {
@@ -532,6 +539,8 @@ impl Simulator {
                 });
             }
         }
+        batch.clear();
+        self.batch = batch;
         (events, sent)
     }
 
