@@ -283,13 +283,13 @@ impl Candidates for IndexCandidates<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::ids::JobId;
     use crate::model::shape::{GpuNeed, ModelMask};
 
     /// A seeded stream of numbers below a modulus (a linear congruential generator).
-    fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    pub(crate) fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
         move |modulo| {
             seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             (seed >> 33) % modulo

@@ -736,6 +736,7 @@ impl Availability {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backfill::tests::numbers;
 
     /// A job of 3 of 4 cpus running until 100: one cpu is free before, all four from 100 on.
     fn one_running_job() -> crate::Scheduler {
@@ -783,14 +784,6 @@ mod tests {
     /// An up node of 8 cpus, 64,000 MiB and `gpus` devices.
     fn test_node(gpus: usize) -> Node {
         Node::new("n", NodeAmounts::full(8_000, 64_000, gpus), gpus, None)
-    }
-
-    /// A seeded stream of numbers below a modulus (a linear congruential generator).
-    fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
-        move |modulo| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) % modulo
-        }
     }
 
     fn cpus(milli: u64) -> NodeAmounts {

@@ -4,13 +4,14 @@
 //! ordered map by 17-word keys at every start and end. A bucket's ordered map of its groups
 //! changes only when a group is made or emptied.
 
-use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 
 use crate::model::ids::NodeId;
 use crate::model::node::Node;
 use crate::model::resources::{MAX_DEVICES, NodeAmounts};
 use crate::placement::word_hash::WordHashMap;
+
+use super::node_set::NodeSet;
 
 /// What makes two nodes alike for a fragmentation score: their make and what is free.
 ///
@@ -108,7 +109,7 @@ pub(super) struct AlikeGroups {
     /// The group of each class with members.
     of_class: WordHashMap<NodeClass, GroupId>,
     /// By group number: its class and members (none for a number free to use again).
-    groups: Vec<(NodeClass, BTreeSet<NodeId>)>,
+    groups: Vec<(NodeClass, NodeSet)>,
     /// Numbers of emptied groups.
     vacant: Vec<GroupId>,
     /// The group last joined, while it has members: the nodes of a gang that starts or ends
@@ -131,7 +132,7 @@ impl AlikeGroups {
     }
 
     /// The members of `group`, in id order.
-    pub(super) fn members(&self, group: GroupId) -> &BTreeSet<NodeId> {
+    pub(super) fn members(&self, group: GroupId) -> &NodeSet {
         &self.groups[group.0 as usize].1
     }
 
@@ -143,7 +144,7 @@ impl AlikeGroups {
             self.groups[group.0 as usize].1.insert(id);
             return Joined::Existing(group);
         }
-        let members = BTreeSet::from([id]);
+        let members = NodeSet::of(id);
         let group = match self.vacant.pop() {
             Some(group) => {
                 self.groups[group.0 as usize] = (class.clone(), members);
@@ -163,7 +164,7 @@ impl AlikeGroups {
     /// caller takes it off its bucket's list) and frees its number.
     pub(super) fn leave(&mut self, group: GroupId, id: NodeId) -> Option<NodeClass> {
         let (class, members) = &mut self.groups[group.0 as usize];
-        members.remove(&id);
+        members.remove(id);
         if !members.is_empty() {
             return None;
         }
@@ -176,7 +177,7 @@ impl AlikeGroups {
 
     /// Each class with members and its members, in class order: what two sets of groups that
     /// hold the same nodes alike have in common, whatever their numbering.
-    pub(super) fn by_class(&self) -> Vec<(&NodeClass, &BTreeSet<NodeId>)> {
+    pub(super) fn by_class(&self) -> Vec<(&NodeClass, &NodeSet)> {
         let mut classes: Vec<_> = self
             .of_class
             .iter()
@@ -255,7 +256,7 @@ mod tests {
         assert_ne!(first, second);
         // Found again by hash after another class was joined last.
         assert!(matches!(groups.join(idle.clone(), NodeId(5)), Joined::Existing(g) if g == first));
-        let ids = |list: &[u32]| list.iter().map(|&i| NodeId(i)).collect::<BTreeSet<_>>();
+        let ids = |list: &[u32]| NodeSet::Few(list.iter().map(|&i| NodeId(i)).collect());
         assert_eq!(groups.members(first), &ids(&[1, 3, 5]));
         // In class order: less free first.
         assert_eq!(

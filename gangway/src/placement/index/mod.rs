@@ -5,8 +5,9 @@
 //! offered one node per class ([`FreeIndex::visit_unalike`]) instead of every node.
 
 mod alike;
+mod node_set;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,7 @@ use crate::model::shape::{GpuNeed, TaskShape};
 
 pub(crate) use alike::StateKey;
 use alike::{AlikeGroups, GroupId, Joined, NodeClass};
+use node_set::NodeSet;
 
 /// Nodes that accept work, bucketed by GPU model ("class") and free whole GPUs ("level").
 ///
@@ -26,7 +28,7 @@ use alike::{AlikeGroups, GroupId, Joined, NodeClass};
 /// big gangs), across the allowed models level by level, nodes in id order within a bucket.
 #[derive(Clone, Debug, Default)]
 pub struct FreeIndex {
-    classes: Vec<Vec<BTreeSet<NodeId>>>,
+    classes: Vec<Vec<NodeSet>>,
     /// The same buckets' nodes grouped by state class: per bucket, its groups in class order.
     alike: Vec<Vec<BTreeMap<NodeClass, GroupId>>>,
     /// The groups' members.
@@ -263,7 +265,7 @@ impl FreeIndex {
     /// Builds the index over `nodes` with `model_count` GPU models.
     pub fn build(nodes: &[Option<Node>], model_count: usize) -> Self {
         let mut index = FreeIndex {
-            classes: vec![vec![BTreeSet::new(); MAX_DEVICES + 1]; model_count + 1],
+            classes: vec![vec![NodeSet::default(); MAX_DEVICES + 1]; model_count + 1],
             alike: vec![vec![BTreeMap::new(); MAX_DEVICES + 1]; model_count + 1],
             groups: AlikeGroups::default(),
             occupied: vec![0; MAX_DEVICES + 1],
@@ -304,7 +306,7 @@ impl FreeIndex {
             if let Some(old) = old {
                 if moved {
                     let bucket = &mut self.classes[old.class][old.level];
-                    bucket.remove(&id);
+                    bucket.remove(id);
                     if bucket.is_empty() {
                         self.occupied[old.level] &= !(1 << old.class);
                     }
@@ -349,7 +351,7 @@ impl FreeIndex {
     }
 
     /// Each bucket's groups in order, with their classes and members (for [`PartialEq`]).
-    fn groups_by_bucket(&self) -> Vec<Vec<(&NodeClass, &BTreeSet<NodeId>)>> {
+    fn groups_by_bucket(&self) -> Vec<Vec<(&NodeClass, &NodeSet)>> {
         let members = |(class, &group)| (class, self.groups.members(group));
         let buckets = self.alike.iter().flatten();
         buckets
@@ -396,12 +398,12 @@ impl FreeIndex {
         f: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         for (class, level) in self.buckets(shape, reach == Reach::Every) {
-            for &id in &self.classes[class][level] {
+            self.classes[class][level].try_for_each(|id| {
                 if reach == Reach::OneTaskFree && !self.counted[id.index()].holds_one(shape) {
-                    continue;
+                    return ControlFlow::Continue(());
                 }
-                f(id)?;
-            }
+                f(id)
+            })?;
         }
         ControlFlow::Continue(())
     }
@@ -468,7 +470,7 @@ impl FreeIndex {
         for (class, level) in self.buckets(shape, all_levels) {
             for &group in self.alike[class][level].values() {
                 let members = self.groups.members(group);
-                if let Some(&first) = members.first() {
+                if let Some(first) = members.first() {
                     f(first, members.len())?;
                 }
             }
