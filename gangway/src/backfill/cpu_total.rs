@@ -45,7 +45,7 @@ impl FreeCpus {
                 continue;
             };
             counted[i] = true;
-            let available = node.available().cpu_milli;
+            let available = node.available_cpu_milli();
             let Some(steps) = usage(NodeId(i as u32)) else {
                 base += available;
                 continue;

@@ -660,7 +660,7 @@ impl Availability {
             match node.as_ref().filter(|n| n.accepts_work()) {
                 Some(node) => {
                     counted[i] = true;
-                    available += node.available().cpu_milli;
+                    available += node.available_cpu_milli();
                 }
                 None if running.holds_on(NodeId(i as u32)) => {
                     return FreeCpus::build(nodes, now, |id| {

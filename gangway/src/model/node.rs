@@ -230,6 +230,12 @@ impl Node {
         amounts
     }
 
+    /// The cpus of [`Node::available`], without building the rest: a down GPU takes no cpu
+    /// away, so they are the node's capacity.
+    pub(crate) fn available_cpu_milli(&self) -> u64 {
+        self.capacity.cpu_milli
+    }
+
     /// What is free now: [`Node::available`] less what running jobs use.
     pub fn free(&self) -> NodeAmounts {
         self.available().minus(&self.used)
@@ -259,5 +265,22 @@ impl Node {
     /// Whole GPUs free now.
     pub fn free_whole_gpus(&self) -> u32 {
         self.free().whole_devices(self.gpu_count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_available_cpus_are_those_of_the_available_amounts_whatever_gpus_are_down() {
+        let mut node = Node::new("n", NodeAmounts::full(8_000, 64_000, 4), 4, None);
+        for down in 0..16_u32 {
+            for gpu in 0..4 {
+                node.set_gpu_down(gpu, down & (1 << gpu) != 0);
+            }
+            assert_eq!(node.available_cpu_milli(), node.available().cpu_milli);
+        }
+        assert_eq!(node.available_cpu_milli(), 8_000);
     }
 }
