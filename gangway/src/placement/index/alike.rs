@@ -89,9 +89,10 @@ impl Hash for NodeClass {
 }
 
 impl NodeClass {
-    pub(super) fn of(id: NodeId, node: &Node) -> Self {
+    /// The class of node `id`, which has `free` free.
+    pub(super) fn of(id: NodeId, node: &Node, free: &NodeAmounts) -> Self {
         NodeClass {
-            state: StateKey::of(node, &node.free()),
+            state: StateKey::of(node, free),
             partitions: node.partitions.0,
             mig_node: (!node.mig.is_empty()).then_some(id),
         }
@@ -239,7 +240,7 @@ mod tests {
     fn class_with(used: u64) -> NodeClass {
         let mut node = Node::new("n", NodeAmounts::full(8_000, 0, 0), 0, None);
         node.used.cpu_milli = used * 1_000;
-        NodeClass::of(NodeId(0), &node)
+        NodeClass::of(NodeId(0), &node, &node.free())
     }
 
     #[test]

@@ -113,10 +113,6 @@ pub struct FreeTotals {
 }
 
 impl FreeTotals {
-    fn of(node: &Node) -> Self {
-        Self::of_free(node, &node.free())
-    }
-
     /// The totals of `free` on `node`.
     pub fn of_free(node: &Node, free: &NodeAmounts) -> Self {
         let devices = &free.devices[..node.gpu_count];
@@ -290,7 +286,11 @@ impl FreeIndex {
             .get(id.index())
             .and_then(Option::as_ref)
             .filter(|node| node.accepts_work());
-        let place = node.and_then(|node| Some((self.bucket_of(node)?, NodeClass::of(id, node))));
+        // What the node has free, computed once for its bucket, class and totals.
+        let node = node.map(|node| (node, node.free()));
+        let place = node.as_ref().and_then(|(node, free)| {
+            Some((self.bucket_of(node, free)?, NodeClass::of(id, node, free)))
+        });
         let old = self.slots[id.index()];
         let unchanged = match (&old, &place) {
             (Some(old), Some((bucket, class))) => {
@@ -336,7 +336,7 @@ impl FreeIndex {
             });
         }
         let counted = match (node, self.slots[id.index()].is_some()) {
-            (Some(node), true) => FreeTotals::of(node),
+            (Some((node, free)), true) => FreeTotals::of_free(node, &free),
             _ => FreeTotals::default(),
         };
         let old = std::mem::replace(&mut self.counted[id.index()], counted);
@@ -361,12 +361,12 @@ impl FreeIndex {
 
     /// The bucket (GPU model class, free whole GPUs) of `node` (taking work): `None` where it
     /// does not exist (a node with more devices than the index has levels for).
-    fn bucket_of(&self, node: &Node) -> Option<(usize, usize)> {
+    fn bucket_of(&self, node: &Node, free: &NodeAmounts) -> Option<(usize, usize)> {
         let class = match node.gpu_model {
             Some(model) if node.gpu_count > 0 => model.index(),
             _ => self.classes.len() - 1,
         };
-        let level = node.free_whole_gpus() as usize;
+        let level = free.whole_devices(node.gpu_count) as usize;
         self.classes.get(class)?.get(level)?;
         Some((class, level))
     }
