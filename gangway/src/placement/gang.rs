@@ -28,6 +28,7 @@
 //! `min_count` the whole gang is refused: nothing is ever partially held. With a topology the
 //! same rule runs inside the domains [`crate::placement::topology`] chooses.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ops::ControlFlow;
 
@@ -513,11 +514,15 @@ pub(super) struct GangBuilder<'a> {
     nodes: &'a [Option<Node>],
     view: &'a dyn CapacityView,
     request: GangRequest<'a>,
-    /// What earlier groups of this gang took, per node, sorted by node.
+    /// What earlier groups of this gang took, per node, sorted by node: the assignments
+    /// `out[..folded]` summed by node, brought up to date as each group begins (the group
+    /// being placed takes each node once, so it never reads its own picks).
     taken: Vec<(NodeId, NodeAmounts)>,
+    folded: usize,
     /// What the job's previous plan ([`CapacityView::previous`]) gave each group on each
-    /// node, summed and sorted by `(group, node)`.
-    planned: Vec<((usize, NodeId), NodeAmounts)>,
+    /// node, sorted by `(group, node)` and one assignment per pair: the plan itself when it
+    /// is so already (a pin's plan is), else its amounts summed per pair.
+    planned: Cow<'a, [Assignment]>,
     pub(super) out: Vec<Assignment>,
 }
 
@@ -527,27 +532,44 @@ impl<'a> GangBuilder<'a> {
         view: &'a dyn CapacityView,
         request: GangRequest<'a>,
     ) -> Self {
-        let mut planned: Vec<((usize, NodeId), NodeAmounts)> = view
-            .previous()
-            .iter()
-            .map(|a| ((a.group, a.node), a.amounts))
-            .collect();
-        planned.sort_by_key(|(at, _)| *at);
-        planned.dedup_by(|later, first| {
-            let same = later.0 == first.0;
-            if same {
-                first.1.add(&later.1);
-            }
-            same
-        });
+        let previous = view.previous();
+        let key = |a: &Assignment| (a.group, a.node);
+        let planned = if previous.is_sorted_by(|a, b| key(a) < key(b)) {
+            Cow::Borrowed(previous)
+        } else {
+            let mut summed: Vec<Assignment> = previous
+                .iter()
+                .map(|a| Assignment {
+                    gpus: Vec::new(),
+                    ..*a
+                })
+                .collect();
+            summed.sort_by_key(key);
+            sum_alike(&mut summed, key, |a| &mut a.amounts);
+            Cow::Owned(summed)
+        };
         GangBuilder {
             nodes,
             view,
             request,
             taken: Vec::new(),
+            folded: 0,
             planned,
             out: Vec::new(),
         }
+    }
+
+    /// Brings [`GangBuilder::taken`] up to what every assignment made so far takes.
+    fn fold_taken(&mut self) {
+        if self.folded == self.out.len() {
+            return;
+        }
+        let made = &self.out[self.folded..];
+        self.taken.extend(made.iter().map(|a| (a.node, a.amounts)));
+        self.folded = self.out.len();
+        // Stable: the amounts of one node are summed in the order they were taken.
+        self.taken.sort_by_key(|(id, _)| *id);
+        sum_alike(&mut self.taken, |(id, _)| *id, |(_, amounts)| amounts);
     }
 
     /// What earlier groups of this gang took on `id`.
@@ -596,6 +618,7 @@ impl<'a> GangBuilder<'a> {
         group: usize,
         shape: &TaskShape,
     ) -> Option<()> {
+        self.fold_taken();
         let chosen = match shape.mode {
             PlacementMode::StrictPack => self.choose_strict_pack(candidates, group, shape)?,
             PlacementMode::Pack => self.choose_pack(candidates, group, shape)?,
@@ -603,7 +626,6 @@ impl<'a> GangBuilder<'a> {
             PlacementMode::Spread => self.choose_spread(candidates, shape, false)?,
         };
         self.out.reserve(chosen.len());
-        self.taken.reserve(chosen.len());
         for pick in chosen {
             self.commit(group, shape, pick);
         }
@@ -835,8 +857,8 @@ impl<'a> GangBuilder<'a> {
     /// What the job's previous plan ([`CapacityView::previous`]) gave group `group` on `id`.
     fn planned_on(&self, group: usize, id: NodeId) -> NodeAmounts {
         self.planned
-            .binary_search_by_key(&(group, id), |(at, _)| *at)
-            .map_or_else(|_| NodeAmounts::default(), |at| self.planned[at].1)
+            .binary_search_by_key(&(group, id), |a| (a.group, a.node))
+            .map_or_else(|_| NodeAmounts::default(), |at| self.planned[at].amounts)
     }
 
     /// The devices one task of `group` (of `shape`) takes on `id` out of `room`: the profile's
@@ -880,13 +902,12 @@ impl<'a> GangBuilder<'a> {
             "a pick's room is the node's room now"
         );
         let mut gpus = Vec::new();
-        let planned = self.planned_on(group, id);
-        let choose = |room: &NodeAmounts| self.choose_devices(group, id, shape, room, &planned);
+        // Read only where tasks take devices.
+        let choose = |room: &NodeAmounts| {
+            let planned = self.planned_on(group, id);
+            self.choose_devices(group, id, shape, room, &planned)
+        };
         let amounts = take_tasks(node, &mut room, shape, tasks, &mut gpus, Some(&choose));
-        match self.taken.binary_search_by_key(&id, |(n, _)| *n) {
-            Ok(at) => self.taken[at].1.add(&amounts),
-            Err(at) => self.taken.insert(at, (id, amounts)),
-        }
         self.out.push(Assignment {
             group,
             node: id,
@@ -944,6 +965,23 @@ impl ScoreKey {
             preferred: planned.map(|planned| (devices(&node.used), devices(planned))),
         }
     }
+}
+
+/// Sums the amounts of neighbouring entries of `entries` (sorted by `key`) with equal keys
+/// into the first of them, leaving one entry per key.
+fn sum_alike<T, K: PartialEq>(
+    entries: &mut Vec<T>,
+    key: impl Fn(&T) -> K,
+    mut amounts: impl FnMut(&mut T) -> &mut NodeAmounts,
+) {
+    entries.dedup_by(|later, first| {
+        let same = key(later) == key(first);
+        if same {
+            let later = *amounts(later);
+            amounts(first).add(&later);
+        }
+        same
+    });
 }
 
 /// Takes nodes in order until `count` tasks are placed; `None` below `min_count`.
