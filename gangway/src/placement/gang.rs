@@ -385,8 +385,13 @@ pub(crate) struct BusyFirst<'a> {
 /// Where node `id` (`node`, `None` when unknown) ranks for a reservation, lower first: busy
 /// now before idle now; within each, the previous plan's first ([`BusyFirst`]).
 fn reservation_rank(node: Option<&Node>, planned: &PlannedNodes, id: NodeId) -> (bool, bool) {
-    let idle = node.is_none_or(|node| node.used == NodeAmounts::default());
-    (idle, !planned.contains(id))
+    (idle_now(node), !planned.contains(id))
+}
+
+/// Whether a node (`None` when unknown) has nothing in use now: a reservation takes it after
+/// every node busy now ([`BusyFirst`]).
+pub(crate) fn idle_now(node: Option<&Node>) -> bool {
+    node.is_none_or(|node| node.used == NodeAmounts::default())
 }
 
 /// The nodes a plan has tasks on, a bit per node id: a reservation asks about every node it

@@ -15,6 +15,7 @@ pub use crate::backfill::IndexCandidates;
 pub(crate) use charges::charges;
 pub use fit::least_fragmenting_device;
 pub use frag::ShapeMix;
+pub(crate) use gang::idle_now;
 pub use gang::{
     Assignment, Candidates, CapacityView, GangRequest, NodeGate, Standing, assignments_fit,
     place_gang,

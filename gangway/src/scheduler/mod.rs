@@ -227,7 +227,8 @@ impl Scheduler {
     }
 
     /// Which shortcuts the last pass took: whether it stopped settled, how many plans it kept
-    /// without a search (and of those, how many without a placement either); how many passes
+    /// without a search (and of those, how many without a placement either), how many searches
+    /// after releases took their plan without a placement; how many passes
     /// so far continued the one before; how many preemption searches so far read only the
     /// jobs their preemptor outranks, bisected for the first placeable prefix, or were skipped
     /// as known to find no room (order-based, then fair-sharing), how many unplaced jobs'
@@ -236,12 +237,12 @@ impl Scheduler {
     /// candidates of an earlier one; and whether it took the pending order kept from the pass
     /// before.
     #[cfg(any(test, feature = "testkit"))]
-    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize), u64, [u64; 9], bool) {
+    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize, usize), u64, [u64; 9], bool) {
         let kept = self.last.kept.as_ref();
         let preempt = &self.last.preempt_taken;
         (
             self.last.deferred.is_some(),
-            kept.map_or((0, 0), |k| (k.kept, k.unplaced)),
+            kept.map_or((0, 0, 0), |k| (k.kept, k.unplaced, k.searched_unplaced)),
             self.last.resume.continued,
             [
                 preempt.outranked_walks,

@@ -173,7 +173,7 @@ impl ClusterState {
             admission: crate::fairshare::AdmissionLedger::default(),
             licenses: super::licenses::Licenses::new(config.licenses.clone()),
             shape_mix: crate::placement::ShapeMix::default(),
-            release_epoch: 0,
+            releases: Default::default(),
             start_epoch: 0,
             mix_epoch: 0,
             index: FreeIndex::default(),

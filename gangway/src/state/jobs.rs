@@ -121,9 +121,10 @@ impl ClusterState {
     /// Frees what a running job holds (its state is left to the caller).
     /// Quota charges and earmarks follow in the same step.
     fn release(&mut self, id: JobId) {
-        self.release_epoch += 1;
         self.close_run(id);
         let charges: Vec<(NodeId, NodeAmounts)> = self.node_charges(id).collect();
+        self.releases
+            .note_release(charges.iter().map(|(node, _)| *node));
         if let Some(release_ms) = self.job(id).and_then(|job| job.release_ms()) {
             self.running_ends
                 .remove(id, charges.iter().copied(), release_ms);

@@ -20,11 +20,16 @@ impl ClusterState {
             .check_times()
             .map_err(|m| EventError::new(crate::error::ErrorKind::Invalid, m))?;
         // Only submits and checkpoints free nothing and change no request; readiness changes
-        // nothing while wait-for-ready is off.
+        // nothing while wait-for-ready is off. A running job's end frees what its release
+        // frees, and the release counts it, by node.
         let unwatched = self.config.policy.wait_for_ready.is_none()
             && matches!(event, Event::Ready { .. } | Event::NotReady { .. });
-        if !unwatched && !matches!(event, Event::Submit { .. } | Event::Checkpoint { .. }) {
-            self.release_epoch += 1;
+        let counted = matches!(
+            event,
+            Event::Submit { .. } | Event::Checkpoint { .. } | Event::Finished { .. }
+        );
+        if !unwatched && !counted {
+            self.releases.note_change();
         }
         match event {
             Event::Submit { job } => {

@@ -19,6 +19,7 @@ mod pending_changes;
 mod quota;
 mod readiness;
 mod reconfigure;
+pub(crate) mod releases;
 mod satisfiable;
 mod submit;
 mod topology;
@@ -94,12 +95,13 @@ pub struct ClusterState {
     /// The time of the last tick. Every running job's usage is charged up to it.
     pub(crate) now_ms: u64,
     /// Counts the changes that may have freed capacity or changed a pending job's request since
-    /// the state was built or restored: every event other than a submit, and every running job
-    /// losing its resources. A backfill plan made when it had the same value is still the
-    /// earliest one if it still fits (see `scheduler::kept_plans`).
+    /// the state was built or restored: every event other than a submit or a checkpoint (a
+    /// running job's end counts by its release), and every running job losing its resources.
+    /// A backfill plan made when it had the same epoch is still the earliest one if it still
+    /// fits (see `scheduler::kept_plans`); the recent releases are logged by node.
     #[serde(skip)]
-    pub(crate) release_epoch: u64,
-    /// Counts the jobs started since the state was built or restored: with `release_epoch`, it
+    pub(crate) releases: releases::Releases,
+    /// Counts the jobs started since the state was built or restored: with `releases`, it
     /// says that no node's usage changed (see `scheduler::kept_plans`).
     #[serde(skip)]
     pub(crate) start_epoch: u64,

@@ -40,6 +40,9 @@ pub struct ShortcutsTaken {
     pub kept: usize,
     /// Of those, reservations kept without a placement either (nothing it reads changed).
     pub kept_unplaced: usize,
+    /// Searches after releases that came to their plan's start and took it without a
+    /// placement (every node released or started on since out of its reach).
+    pub searched_unplaced: usize,
     /// Passes that continued the one before instead of starting over.
     pub continued: u64,
     /// Order-based preemption searches that read only the running jobs their preemptor
@@ -191,11 +194,13 @@ impl Twins {
             ));
         }
         self.same().map_err(|e| format!("at {now_ms} ms: {e}"))?;
-        let (settled, (kept, unplaced), _, _, kept_order) = self.fast.shortcuts_taken();
+        let (settled, (kept, unplaced, searched_unplaced), _, _, kept_order) =
+            self.fast.shortcuts_taken();
         self.taken.settled += usize::from(settled);
         self.taken.kept_order += usize::from(kept_order);
         self.taken.kept += kept;
         self.taken.kept_unplaced += unplaced;
+        self.taken.searched_unplaced += searched_unplaced;
         Ok(Ok(fast))
     }
 

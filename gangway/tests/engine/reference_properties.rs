@@ -401,6 +401,67 @@ fn busy_submit() -> impl Strategy<Value = StreamEvent> {
     )
 }
 
+/// Eight nodes of 4 cpus and two of 8 in backfill mode `mode`: wide spread gangs wait for
+/// room while narrower jobs end and backfill.
+fn wide_cluster(mode: &str) -> ClusterConfig {
+    let nodes: Vec<_> = (1..=10)
+        .map(|i| {
+            json!({"name": format!("n{i}"), "cpus": if i > 8 { 8 } else { 4 },
+                        "memory_mib": 16_000, "gpus": {"model": "a100", "count": 1}})
+        })
+        .collect();
+    serde_json::from_value(json!({"nodes": nodes, "policy": {"backfill": {"mode": mode}}})).unwrap()
+}
+
+/// A submit of job `j{id}`: one group of 1–8 tasks of 1–4 cpus, spread or strict spread (one
+/// in eight packed), now and then a whole GPU a task, 10 s to 10 min.
+fn wide_submit() -> impl Strategy<Value = StreamEvent> {
+    let placement = prop_oneof![4 => Just("spread"), 3 => Just("strict_spread"), 1 => Just("pack")];
+    let gpus = prop_oneof![7 => Just(0.0), 1 => Just(1.0)];
+    (
+        0u32..40,
+        1u32..=8,
+        1u64..=4,
+        placement,
+        gpus,
+        10_000u64..=600_000,
+    )
+        .prop_map(|(id, count, cpus, placement, gpus, limit)| {
+            let group = json!({"count": count, "cpus": cpus, "memory_mib": cpus * 1_000,
+                               "gpus": gpus, "placement": placement});
+            let job = json!({"id": format!("j{id}"), "time_limit_ms": limit, "groups": [group]});
+            StreamEvent::Raw(serde_json::from_value(json!({"type": "submit", "job": job})).unwrap())
+        })
+}
+
+/// The releasing arm: [`wide_cluster`] under conservative or EASY backfill, ticks of submits
+/// and running jobs' ends only (every other tick submits only, at the instant before it), the
+/// default profile. A release is the one change between most passes: the searches that come to
+/// a plan's start take it without a placement where the nodes released or started on since
+/// are out of its reach or still taken by it.
+fn releasing() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
+    let mode = prop_oneof![Just("conservative"), Just("easy")];
+    let finish = (any::<u8>(), prop::bool::weighted(0.1))
+        .prop_map(|(pick, failed)| StreamEvent::FinishRunning { pick, failed });
+    let tick = (0u64..=60_000, vec(wide_submit(), 0..=3), vec(finish, 0..=2));
+    (vec(tick, 1..=40).prop_map(paired_ticks), mode).prop_map(|(stream, mode)| {
+        let plain = Features {
+            fair_sharing: false,
+            admission_fair_sharing: false,
+            wait_for_ready: None,
+            order_based: false,
+            no_preemption: true,
+            licenses: None,
+            maintenance: None,
+            profile: Plugins::Config,
+            restore_at: None,
+            reconfigure_at: None,
+            calc_period: None,
+        };
+        (wide_cluster(mode), stream, plain)
+    })
+}
+
 /// Ticks of mostly submits on [`busy_cluster`]; every other tick, at the same instant as the
 /// one before, has submits only (its pass may keep plans). The others also finish, cancel,
 /// hold or release jobs or change a time limit.
@@ -641,6 +702,13 @@ proptest! {
     }
 
     #[test]
+    fn searches_after_releases_equal_full_searches_on_wide_clusters(
+        (config, stream, features) in releasing()
+    ) {
+        run(&config, &stream, &features, &mut Reached::default())?;
+    }
+
+    #[test]
     fn order_based_preemption_on_busy_clusters_decides_as_the_reference_pass(
         (config, stream, features) in contended()
     ) {
@@ -660,6 +728,7 @@ fn add(total: &mut ShortcutsTaken, taken: ShortcutsTaken) {
     total.settled += taken.settled;
     total.kept += taken.kept;
     total.kept_unplaced += taken.kept_unplaced;
+    total.searched_unplaced += taken.searched_unplaced;
     total.continued += taken.continued;
     total.outranked_walks += taken.outranked_walks;
     total.bisections += taken.bisections;
@@ -701,13 +770,14 @@ fn the_cases_reach_every_shortcut() {
     for (name, family, seed) in [
         ("order-based", contended().boxed(), 11),
         ("fair-sharing", fair_contended().boxed(), 13),
+        ("releasing", releasing().boxed(), 17),
     ] {
         let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]);
         let mut runner = TestRunner::new_with_rng(Config::default(), rng);
         for _ in 0..cases / 2 {
             let (config, stream, features) = family.new_tree(&mut runner).unwrap().current();
             let taken = run(&config, &stream, &features, &mut reached).unwrap();
-            assert!(taken.is_some(), "every {name} contended case is accepted");
+            assert!(taken.is_some(), "every {name} case is accepted");
             add(&mut total, taken.unwrap_or_default());
         }
     }
@@ -722,6 +792,9 @@ fn the_cases_reach_every_shortcut() {
     // Kept without a placement (about 370): only where no GPU job was submitted since, as a
     // GPU submission changes the shape mix that placements rank by.
     assert!(total.kept_unplaced >= 250, "{total:?}");
+    // Searches after releases that took their plan without a placement, mostly from the
+    // releasing family (about 90).
+    assert!(total.searched_unplaced >= 40, "{total:?}");
     assert!(total.continued >= 200, "{total:?}");
     // The order-based preemption shortcuts, mostly from the contended family (about 6,000,
     // 140 and 2,600).

@@ -421,8 +421,9 @@ impl Scheduler {
         self.last.denied = pass.denied.clone();
         let plans = std::mem::take(&mut pass.bookings.plans);
         pass.bookings.order.extend(plans.iter().map(|(id, _)| *id));
-        let epoch = self.state.release_epoch;
+        let epoch = self.state.releases.epoch();
         let kept = KeptPlans::new(epoch, &pass.bookings.order, &pass.confirmed);
+        self.state.releases.forget_through(kept.oldest_epoch());
         self.last.kept = Some(kept);
         if !pass.resumed {
             self.last.plans.clear();

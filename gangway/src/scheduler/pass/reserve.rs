@@ -7,9 +7,12 @@ use crate::model::ids::{JobId, NodeId};
 use crate::model::job::PlacementMode;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::{GpuNeed, TaskShape};
-use crate::placement::{Assignment, GangRequest, NodeGate, Reach, assignments_fit, place_gang};
+use crate::placement::{
+    Assignment, GangRequest, NodeGate, Reach, assignments_fit, idle_now, place_gang,
+};
 use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::node_gate::JobGate;
+use crate::scheduler::shortcuts::kept_plans::Placed;
 use crate::scheduler::{Plan, Scheduler};
 use crate::state::Job;
 use crate::state::licenses::LicenseNeed;
@@ -57,34 +60,50 @@ impl Scheduler {
             .kept_rank(id)
             .filter(|_| !compress && !gate.as_ref().is_some_and(JobGate::shapes_plans));
         let booked = pass.bookings.made();
-        let stands = previous.as_ref().zip(rank).is_some_and(|(plan, rank)| {
-            let need = (wanted.limit, wanted.licenses);
-            let kept = (id, plan, rank);
-            self.plan_stands(
-                kept,
-                &wanted.gang,
-                need,
-                (profile, booked),
-                &mut pass.confirmed,
-            )
-        });
+        let released = !self.nothing_released();
+        let stands = !released
+            && previous.as_ref().zip(rank).is_some_and(|(plan, rank)| {
+                let need = (wanted.limit, wanted.licenses);
+                let kept = (id, plan, rank);
+                self.plan_stands(
+                    kept,
+                    &wanted.gang,
+                    need,
+                    (profile, booked),
+                    &mut pass.confirmed,
+                )
+            });
         pass.confirmed.kept += usize::from(stands);
+        // After releases the search runs; at the plan's start it may take the plan unplaced.
+        let unplaced = released
+            && previous.as_ref().zip(rank).is_some_and(|(plan, rank)| {
+                let kept = (id, plan, rank);
+                let (limit, confirmed) = (wanted.limit, &mut pass.confirmed);
+                self.placed_as_planned(kept, &wanted.gang, limit, (profile, booked), confirmed)
+            });
+        let previous_search = previous.as_ref().map(|plan| (plan, unplaced));
         // A plan searched afresh need not be what the next search returns (the last plan
         // breaks ties): only kept plans are sure to be kept again.
         pass.verdicts_stand &= stands;
         let plan = match previous.as_ref().filter(|_| stands) {
             Some(kept) => kept.clone(),
             None if compress => self.compressed(&wanted, profile, pass.now, previous.as_ref())?,
-            None => self.earliest_start(&wanted, profile, pass.now, previous.as_ref())?,
+            None => self.earliest_start(&wanted, profile, pass.now, previous_search)?,
         };
         if plan.start_ms > crate::model::time::MAX_MS {
             // No tick reaches a start beyond the time range: it cannot be planned.
             return None;
         }
-        if stands || previous.as_ref() == Some(&plan) {
+        let same = previous.as_ref() == Some(&plan);
+        pass.confirmed.searched_unplaced += usize::from(unplaced && same);
+        if stands || same {
             // A fresh placement at the plan's start, with the plan as the previous one, picked
             // it again (a search returns the first start at which the placement succeeds).
-            pass.confirmed.placed_again(id, self.epochs());
+            let placed = Placed {
+                epochs: self.epochs(),
+                idle_in_plan: (plan.assignments.iter()).any(|a| idle_now(self.state.node(a.node))),
+            };
+            pass.confirmed.placed_again(id, placed);
             if let Some(rank) = rank {
                 pass.confirmed.made_again(rank);
             }
@@ -123,7 +142,7 @@ impl Scheduler {
         now: u64,
         previous: Option<&Plan>,
     ) -> Option<Plan> {
-        let found = self.earliest_start(wanted, profile, now, previous);
+        let found = self.earliest_start(wanted, profile, now, previous.map(|p| (p, false)));
         let plan = match previous {
             Some(kept)
                 if found.as_ref().is_none_or(|f| f.start_ms > kept.start_ms)
@@ -204,14 +223,20 @@ impl Scheduler {
     /// move past hopeless stretches at once. The resources are chosen afresh, busy now first
     /// ([`FutureView`]), also at the previous plan's start: a pin follows the state of now.
     /// Within the busy and the idle class, the previous plan's resources come first, so that a
-    /// plan stays put when the rule allows.
+    /// plan stays put when the rule allows. With `previous` comes whether a placement at its
+    /// start provably picks it again ([`Scheduler::placed_as_planned`]): then it is taken there
+    /// without one.
     fn earliest_start(
         &self,
         wanted: &Reservation<'_>,
         profile: &mut Availability,
         now: u64,
-        previous: Option<&Plan>,
+        previous: Option<(&Plan, bool)>,
     ) -> Option<Plan> {
+        let (previous, placed_as_planned) = match previous {
+            Some((plan, placed)) => (Some(plan), placed),
+            None => (None, false),
+        };
         let shapes = wanted.gang.shapes;
         let cpu_milli = cpu_milli(shapes);
         let cpus_bound_them = cpus_bound(shapes);
@@ -242,6 +267,9 @@ impl Scheduler {
                 }
                 cursor = bound;
                 continue;
+            }
+            if let Some(plan) = previous.filter(|p| placed_as_planned && p.start_ms == start) {
+                return Some(plan.clone());
             }
             let previous = previous.map_or(&[][..], |plan| &plan.assignments);
             let view = self.future_view(profile, (start, end), previous);

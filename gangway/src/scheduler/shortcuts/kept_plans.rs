@@ -2,7 +2,8 @@
 //! start when nothing since can have moved it earlier:
 //!
 //! - no capacity was freed and no request changed: no event other than submits arrived and no
-//!   running job lost its resources ([`crate::state::ClusterState::release_epoch`] is unchanged);
+//!   running job lost its resources (the release epoch, [`crate::state::ClusterState::releases`],
+//!   is unchanged);
 //! - every reservation the last pass made before this job's has been made again in this pass,
 //!   identically, before this job's turn (an order change, a hold, a cancel or a different plan
 //!   of an earlier job could otherwise leave room that was taken before);
@@ -43,10 +44,31 @@
 //! since is outside the plan and holds no task of the gang over the plan's window, the other
 //! nodes are offered in the same order relative to each other, with the same room, and the
 //! started ones, wherever they now rank, offer nothing: a spread walk meets the same fits, and
-//! packing and the least-fragmenting choice rank the same candidates. A started node with room
-//! left over the window (a backfilled job that ends before the plan's start) is busy now and
-//! free then, and a fresh placement may now prefer it: the placement runs. Debug builds place
-//! afresh and compare.
+//! packing and the least-fragmenting choice rank the same candidates. A started node outside
+//! the plan with room left over the window (a backfilled job that ends before the plan's start)
+//! is busy now and free then, and a fresh placement may now prefer it: the placement runs. A
+//! started node of the plan may still be taken by it (the rules for releases below). Debug
+//! builds place afresh and compare.
+//!
+//! Releases move a plan's earliest start only earlier: the search runs, and where it comes to
+//! the plan's start, the placement there is skipped when every change since that may free
+//! capacity was a running job's release (the state logs their nodes,
+//! [`crate::state::releases`]) and every node released or started on since is out of the
+//! placement's reach or still taken by it. A spread gang placed one task per node stopped its
+//! walk at the plan's last node; the walk takes the nodes busy now first (within them the
+//! plan's), then the plan's nodes idle now, then every other node idle now:
+//!
+//! - a node outside the plan is out of reach when it holds no task of the gang over the window,
+//!   or is idle now (it ranks behind every node of the plan);
+//! - a node of the plan is still taken when it still holds its task over the window and is busy
+//!   now (every node busy now of the plan's rank is the plan's), or idle now where a node of
+//!   the plan was idle when the plan was last placed (the walk then met every node busy then,
+//!   and those outside the plan held no task; those that changed since are checked one by one).
+//!   Tasks with GPUs are left out (their devices follow what is in use now), and so are gangs
+//!   that take whole nodes.
+//!
+//! This is the usual case of a head job waiting for wide room while jobs end and backfilled
+//! jobs start: the same plan is found again, without a placement.
 //!
 //! Conservative backfill re-plans every pending job at every pass; this skips the search for
 //! each one whose plan provably stands. Property tests tick random streams with and without it
@@ -56,8 +78,10 @@ use std::collections::BTreeMap;
 
 use crate::backfill::Availability;
 use crate::model::ids::{JobId, NodeId};
+use crate::model::job::PlacementMode;
+use crate::model::shape::GpuNeed;
 use crate::placement::fit::tasks_fitting;
-use crate::placement::{CapacityView, GangRequest};
+use crate::placement::{CapacityView, GangRequest, idle_now};
 use crate::scheduler::{Plan, Scheduler};
 use crate::state::licenses::LicenseNeed;
 
@@ -71,9 +95,13 @@ pub(in crate::scheduler) struct KeptPlans {
     /// How many of the kept plans were kept without a placement either (for the test kit).
     #[cfg(any(test, feature = "testkit"))]
     pub(in crate::scheduler) unplaced: usize,
+    /// How many searches after releases took their plan again without a placement (for the
+    /// test kit).
+    #[cfg(any(test, feature = "testkit"))]
+    pub(in crate::scheduler) searched_unplaced: usize,
     /// The plans a fresh placement at their start picked again, by job, with the state's
     /// epochs when it did.
-    fixed: BTreeMap<JobId, Epochs>,
+    fixed: BTreeMap<JobId, Placed>,
     /// The nodes the pass started jobs on, each with the state's start epoch after the start.
     started_on: Vec<(u64, NodeId)>,
 }
@@ -82,7 +110,26 @@ pub(in crate::scheduler) struct KeptPlans {
 /// changed and that placements rank nodes and devices as they did.
 pub(in crate::scheduler) type Epochs = (u64, u64, u64);
 
+/// A plan that a fresh placement picked again: the state's epochs then, and whether a node of
+/// the plan was idle then (the busy-first walk then met every node busy then, and every one
+/// outside the plan held no task of the gang over the plan's window).
+#[derive(Clone, Copy, Debug)]
+pub(in crate::scheduler) struct Placed {
+    pub(in crate::scheduler) epochs: Epochs,
+    pub(in crate::scheduler) idle_in_plan: bool,
+}
+
 impl KeptPlans {
+    /// The oldest release epoch a later pass asks about: that of the first placement recorded
+    /// ([`Confirmed::placed_again`]), or the pass's own when there is none.
+    pub(in crate::scheduler) fn oldest_epoch(&self) -> u64 {
+        self.fixed
+            .values()
+            .map(|placed| placed.epochs.0)
+            .min()
+            .unwrap_or(self.epoch)
+    }
+
     /// The plans made in `order` by a pass that ended at release epoch `epoch`, `confirmed`
     /// saying which it kept without a search and which a fresh placement picked again.
     pub(in crate::scheduler) fn new(epoch: u64, order: &[JobId], confirmed: &Confirmed) -> Self {
@@ -93,6 +140,8 @@ impl KeptPlans {
             kept: confirmed.kept,
             #[cfg(any(test, feature = "testkit"))]
             unplaced: confirmed.unplaced,
+            #[cfg(any(test, feature = "testkit"))]
+            searched_unplaced: confirmed.searched_unplaced,
             fixed: confirmed.fixed.iter().copied().collect(),
             started_on: confirmed.started_on.clone(),
         }
@@ -106,11 +155,13 @@ pub(in crate::scheduler) struct Confirmed {
     pub(in crate::scheduler) kept: usize,
     /// Plans kept without a placement either.
     unplaced: usize,
+    /// Searches after releases that took their plan again without a placement.
+    pub(in crate::scheduler) searched_unplaced: usize,
     made_again: Vec<bool>,
     /// How many of the last pass's reservations, from the first, are all made again.
     prefix: usize,
     /// The plans a fresh placement at their start picked again, with the state's epochs then.
-    fixed: Vec<(JobId, Epochs)>,
+    fixed: Vec<(JobId, Placed)>,
     /// The nodes this pass started jobs on, each with the state's start epoch after the start.
     started_on: Vec<(u64, NodeId)>,
 }
@@ -125,9 +176,9 @@ impl Confirmed {
     }
 
     /// Records that a fresh placement at the start of job `id`'s plan, with the plan as the
-    /// previous plan, picked exactly the plan's resources, at the state's `epochs`.
-    pub(in crate::scheduler) fn placed_again(&mut self, id: JobId, epochs: Epochs) {
-        self.fixed.push((id, epochs));
+    /// previous plan, picked exactly the plan's resources, as [`Placed`] says.
+    pub(in crate::scheduler) fn placed_again(&mut self, id: JobId, placed: Placed) {
+        self.fixed.push((id, placed));
     }
 
     /// Records that this pass started a job on `node`, the state's start epoch being `epoch`
@@ -146,24 +197,29 @@ impl Confirmed {
 }
 
 impl Scheduler {
-    /// `id`'s rank among the last pass's reservations, when no capacity was freed since.
+    /// `id`'s rank among the last pass's reservations.
     pub(in crate::scheduler) fn kept_rank(&self, id: JobId) -> Option<usize> {
-        let kept = self.last.kept.as_ref()?;
-        if kept.epoch != self.state.release_epoch {
-            return None;
-        }
-        kept.rank.get(&id).copied()
+        self.last.kept.as_ref()?.rank.get(&id).copied()
+    }
+
+    /// Whether nothing freed capacity or changed a request since the last pass.
+    pub(in crate::scheduler) fn nothing_released(&self) -> bool {
+        self.last
+            .kept
+            .as_ref()
+            .is_some_and(|kept| kept.epoch == self.state.releases.epoch())
     }
 
     /// The state's release, start and shape-mix epochs now.
     pub(in crate::scheduler) fn epochs(&self) -> Epochs {
         let state = &self.state;
-        (state.release_epoch, state.start_epoch, state.mix_epoch)
+        (state.releases.epoch(), state.start_epoch, state.mix_epoch)
     }
 
     /// Whether `plan`, job `id`'s plan of rank `rank` ([`Scheduler::kept_rank`]) from the last
-    /// pass (starting after now), is provably still its job's earliest, `booked` reservations
-    /// having been made before its turn in this pass: see the module docs.
+    /// pass (starting after now), is provably still its job's earliest, nothing having been
+    /// released since ([`Scheduler::nothing_released`]) and `booked` reservations having been
+    /// made before its turn in this pass: see the module docs.
     pub(in crate::scheduler) fn plan_stands(
         &self,
         (id, plan, rank): (JobId, &Plan, usize),
@@ -173,65 +229,129 @@ impl Scheduler {
         confirmed: &mut Confirmed,
     ) -> bool {
         let end = plan.start_ms.saturating_add(limit);
+        if !(self.may_keep(gang)
+            && confirmed.covers(rank)
+            && profile.licenses.covers(licenses, plan.start_ms, end))
+        {
+            return false;
+        }
+        let kept = (id, plan, rank);
+        if self.placed_as_before(kept, gang, (end, profile), booked, &confirmed.started_on) {
+            confirmed.unplaced += 1;
+            return true;
+        }
+        self.placed_afresh(plan, gang, end, profile)
+    }
+
+    /// Whether a placement of `gang` at the start of `plan`, job `id`'s plan of rank `rank`
+    /// from the last pass, for `limit` ms, provably picks exactly the plan, `booked`
+    /// reservations having been made before its turn in this pass: a search after releases
+    /// that comes to the plan's start takes it without a placement (module docs).
+    pub(in crate::scheduler) fn placed_as_planned(
+        &self,
+        (id, plan, rank): (JobId, &Plan, usize),
+        gang: &GangRequest<'_>,
+        limit: u64,
+        (profile, booked): (&Availability, usize),
+        confirmed: &mut Confirmed,
+    ) -> bool {
+        let end = plan.start_ms.saturating_add(limit);
+        self.may_keep(gang)
+            && confirmed.covers(rank)
+            && self.placed_as_before(
+                (id, plan, rank),
+                gang,
+                (end, profile),
+                booked,
+                &confirmed.started_on,
+            )
+    }
+
+    /// Whether a reservation of `gang` may be answered from the last pass's: the shortcuts
+    /// are on, no preemption is configured and no earmark exists, and the gang is one task
+    /// group without a topology constraint.
+    fn may_keep(&self, gang: &GangRequest<'_>) -> bool {
         self.shortcuts
             && !self.state.config.policy.preemption.enabled
             && self.state.earmarks.is_empty()
             && gang.shapes.len() == 1
             && gang.topology.is_none()
-            && confirmed.covers(rank)
-            && profile.licenses.covers(licenses, plan.start_ms, end)
-            && (self.placed_as_before((id, plan, rank), gang, (end, profile), booked, confirmed)
-                || self.placed_afresh(plan, gang, end, profile))
     }
 
     /// Whether the last pass found that a fresh placement picks job `id`'s plan (of rank `rank`)
-    /// again, and what that placement reads has not changed since (module docs): nothing was
-    /// released, the shape mix is as it was, the `booked` reservations made before this job's
-    /// turn are exactly the last pass's earlier ones (which [`Confirmed::covers`] found made
-    /// again), and every job started since (none, most often) is on nodes that the plan does
-    /// not use and that hold no task of `gang` over its window `[plan start, end)` on
-    /// `profile`.
+    /// again, and what that placement reads has not changed since (module docs): the shape mix
+    /// is as it was, the `booked` reservations made before this job's turn are exactly the
+    /// last pass's earlier ones (which [`Confirmed::covers`] found made again), every change
+    /// since that may free capacity was a running job's release, and every node a job started
+    /// on since (`started_on` in this pass) or released since is outside the plan and either
+    /// holds no task of `gang` over its window `[plan start, end)` on `profile`, or is idle now
+    /// behind a spread walk that stopped at the plan's last node.
     fn placed_as_before(
         &self,
         (id, plan, rank): (JobId, &Plan, usize),
         gang: &GangRequest<'_>,
         (end, profile): (u64, &Availability),
         booked: usize,
-        confirmed: &mut Confirmed,
+        started_in_pass: &[(u64, NodeId)],
     ) -> bool {
         let Some(kept) = self.last.kept.as_ref() else {
             return false;
         };
-        let Some(&(release, started, mix)) = kept.fixed.get(&id) else {
+        let Some(&placed) = kept.fixed.get(&id) else {
             return false;
         };
+        let (release, started, mix) = placed.epochs;
         let state = &self.state;
-        if booked != rank || (release, mix) != (state.release_epoch, state.mix_epoch) {
+        if booked != rank || mix != state.mix_epoch {
             return false;
         }
+        let Some(released) = state.releases.nodes_since(release) else {
+            return false;
+        };
         let [shape] = gang.shapes else {
             return false;
         };
         let view = self.future_view(profile, (plan.start_ms, end), &plan.assignments);
-        let passed_over = |node: NodeId| {
-            !plan.assignments.iter().any(|a| a.node == node)
-                && state.node(node).is_none_or(|record| {
-                    !record.partitions.contains(gang.partition)
-                        || view
-                            .free(node, record)
-                            .is_none_or(|room| tasks_fitting(record, &room, shape) == 0)
-                })
+        let holds_none = |node: NodeId| {
+            state.node(node).is_none_or(|record| {
+                !record.partitions.contains(gang.partition)
+                    || view
+                        .free(node, record)
+                        .is_none_or(|room| tasks_fitting(record, &room, shape) == 0)
+            })
+        };
+        // One task on each of `count` nodes: the walk stopped at the plan's last node, having
+        // met no node idle now outside the plan ([`crate::placement::gang::BusyFirst`]).
+        let stopped_early = matches!(
+            shape.mode,
+            PlacementMode::Spread | PlacementMode::StrictSpread
+        ) && plan.assignments.len() == shape.count as usize;
+        let unreached = |node: NodeId| stopped_early && idle_now(state.node(node));
+        let in_plan = |node: NodeId| plan.assignments.iter().any(|a| a.node == node);
+        let out_of_reach = |node: NodeId| !in_plan(node) && (unreached(node) || holds_none(node));
+        // A node of the plan that still holds its task over the window is still taken: the
+        // walk meets every node of the plan busy now before any other (they are all the
+        // plan's), and a node idle now after every node busy now, none of which outside the
+        // plan held a task when the walk last met them, if it did (a node of the plan was
+        // idle then). Its devices are chosen by what is in use: only tasks without GPUs are
+        // sure to be placed alike, and only a gang that does not need whole nodes.
+        let still_taken = |node: NodeId| {
+            stopped_early
+                && shape.gpu == GpuNeed::None
+                && !gang.exclusive
+                && (placed.idle_in_plan || !idle_now(state.node(node)))
+                && !holds_none(node)
         };
         let since = kept
             .started_on
             .partition_point(|&(epoch, _)| epoch <= started);
-        let mut started_on = kept.started_on[since..].iter().chain(&confirmed.started_on);
-        let spared = started_on.all(|&(_, node)| passed_over(node));
+        let started_on = kept.started_on[since..].iter().chain(started_in_pass);
+        let mut changed = started_on.map(|&(_, node)| node).chain(released);
+        let spared = changed.all(|node| out_of_reach(node) || (in_plan(node) && still_taken(node)));
         debug_assert!(
             !spared || self.placed_afresh(plan, gang, end, profile),
             "a plan placed as before is what a fresh placement picks"
         );
-        confirmed.unplaced += usize::from(spared);
         spared
     }
 
@@ -317,13 +437,11 @@ mod tests {
 
     /// Four nodes of 4 cpus and n5 of 8, three busy: "a" and "c" until 100 s, "b" until
     /// 200 s. "head" needs three nodes: planned at 100 s on n1 and n3 (busy now first), then
-    /// n4, and a tick later placed again so. Then `job` is submitted and starts on n5, the one
-    /// node its 8 cpus fit, and a tick later the scheduler and its reference twin pass again:
-    /// the fast one's plans, the reference's, and whether the fast one kept the plan without a
-    /// placement.
-    fn start_on_n5_beside_a_plan(
-        job: JobSpec,
-    ) -> (BTreeMap<JobId, Plan>, BTreeMap<JobId, Plan>, bool) {
+    /// n4, and a tick later placed again so. Then `job` is submitted and starts (on n5, the
+    /// one node 8 cpus fit, or on n4 for 4 cpus, best fit), and a tick later the scheduler and
+    /// its reference twin pass again: the fast one's plans, the reference's, and whether the
+    /// fast one kept the plan without a placement.
+    fn start_beside_a_plan(job: JobSpec) -> (BTreeMap<JobId, Plan>, BTreeMap<JobId, Plan>, bool) {
         let nodes: Vec<_> = (1..=5)
             .map(|i| (format!("n{i}"), if i == 5 { 8 } else { 4 }))
             .map(|(name, cpus)| serde_json::json!({"name": name, "cpus": cpus}))
@@ -345,15 +463,14 @@ mod tests {
         let mut reference = s.with_reference_pass();
         s.tick(3, Vec::new()).unwrap();
         reference.tick(3, Vec::new()).unwrap();
-        let unplaced = s.shortcuts_taken().1 == (1, 1);
+        let unplaced = s.shortcuts_taken().1 == (1, 1, 0);
         (s.last.plans.clone(), reference.last.plans.clone(), unplaced)
     }
 
     #[test]
     fn a_start_on_a_node_the_plan_cannot_use_leaves_it_unplaced() {
         // A long job holds n5 all through the plan's window: the plan stands as it was.
-        let (fast, reference, unplaced) =
-            start_on_n5_beside_a_plan(per_node("long", 1_000_000, 1, 8));
+        let (fast, reference, unplaced) = start_beside_a_plan(per_node("long", 1_000_000, 1, 8));
         assert!(unplaced);
         assert_eq!(fast, reference);
     }
@@ -362,16 +479,113 @@ mod tests {
     fn a_start_on_a_node_free_again_by_the_plan_moves_it_there() {
         // A short job ends before the plan's start: n5 is busy now and free then, and a
         // reservation takes what is busy now first, so the plan moves from n4 to n5.
-        let (fast, reference, unplaced) =
-            start_on_n5_beside_a_plan(per_node("short", 50_000, 1, 8));
+        let (fast, reference, unplaced) = start_beside_a_plan(per_node("short", 50_000, 1, 8));
         assert!(!unplaced);
         assert_eq!(fast, reference);
-        let nodes: Vec<u32> = fast
+        assert_eq!(plan_nodes(&fast), [0, 2, 4]);
+    }
+
+    #[test]
+    fn a_start_on_a_node_of_the_plan_free_again_by_its_start_leaves_it_unplaced() {
+        // A short job of 4 cpus starts on n4, best fit, and ends before the plan's start: n4
+        // is busy now, ranking with the plan's other busy nodes, and still free then.
+        let (fast, reference, unplaced) = start_beside_a_plan(per_node("short", 50_000, 1, 4));
+        assert!(unplaced);
+        assert_eq!(fast, reference);
+        assert_eq!(plan_nodes(&fast), [0, 2, 3]);
+    }
+
+    /// The nodes of every plan in `plans`, by id.
+    fn plan_nodes(plans: &BTreeMap<JobId, Plan>) -> Vec<u32> {
+        plans
             .values()
             .flat_map(|p| &p.assignments)
             .map(|a| a.node.0)
+            .collect()
+    }
+
+    /// Nodes of 4 cpus, one per entry of `busy`, each running a one-node job for as many
+    /// seconds; "head" needs `width` of them, one per node, and is planned at the first time
+    /// it fits, then placed again a tick later. At 3 ms the job on node `ends` (from 0)
+    /// finishes, and the scheduler and its reference twin pass: the fast one's plans before
+    /// and after, the reference's, and whether the fast one's search took the plan without a
+    /// placement.
+    fn release_beside_a_plan(
+        busy: &[u64],
+        width: u32,
+        ends: usize,
+    ) -> (Vec<u32>, BTreeMap<JobId, Plan>, BTreeMap<JobId, Plan>, bool) {
+        let nodes: Vec<_> = (1..=busy.len())
+            .map(|i| serde_json::json!({"name": format!("n{i}"), "cpus": 4}))
             .collect();
-        assert_eq!(nodes, [0, 2, 4]);
+        let cluster: ClusterConfig =
+            serde_json::from_value(serde_json::json!({ "nodes": nodes })).unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let mut jobs: Vec<_> = busy
+            .iter()
+            .enumerate()
+            .filter(|(_, seconds)| **seconds > 0)
+            .map(|(i, seconds)| per_node(&format!("j{i}"), seconds * 1_000, 1, 4))
+            .collect();
+        jobs.push(per_node("head", 100_000, width, 4));
+        s.tick(
+            0,
+            jobs.into_iter().map(|job| Event::Submit { job }).collect(),
+        )
+        .unwrap();
+        s.tick(1, Vec::new()).unwrap();
+        let before = plan_nodes(&s.last.plans);
+        let mut reference = s.with_reference_pass();
+        let ended = vec![Event::Finished {
+            job: format!("j{ends}"),
+            outcome: crate::model::job::FinishOutcome::Completed,
+        }];
+        s.tick(3, ended.clone()).unwrap();
+        reference.tick(3, ended).unwrap();
+        let (_, (kept, _, searched_unplaced), ..) = s.shortcuts_taken();
+        assert_eq!(kept, 0, "a release leaves no plan kept without a search");
+        (
+            before,
+            s.last.plans.clone(),
+            reference.last.plans.clone(),
+            searched_unplaced == 1,
+        )
+    }
+
+    #[test]
+    fn a_release_on_a_node_the_plan_does_not_reach_leaves_the_search_unplaced() {
+        // n1 and n3 until 100 s, n2 until 200 s, n4 and n5 idle: "head" (four nodes) is planned
+        // at 100 s on n1 and n3, busy now, then n4 and n5. n2's job ends: idle now and outside
+        // the plan, it ranks behind every node of it.
+        let (before, fast, reference, unplaced) =
+            release_beside_a_plan(&[100, 200, 100, 0, 0], 4, 1);
+        assert_eq!(before, [0, 2, 3, 4]);
+        assert!(unplaced);
+        assert_eq!(fast, reference);
+        assert_eq!(plan_nodes(&fast), before);
+    }
+
+    #[test]
+    fn a_release_on_a_node_of_a_plan_with_idle_nodes_leaves_the_search_unplaced() {
+        // The same plan; n1's job ends: n1 is idle now, behind n3 (busy) and beside n4 and n5,
+        // and n2, the one node busy now outside the plan, is busy at 100 s.
+        let (before, fast, reference, unplaced) =
+            release_beside_a_plan(&[100, 200, 100, 0, 0], 4, 0);
+        assert!(unplaced);
+        assert_eq!(fast, reference);
+        assert_eq!(plan_nodes(&fast), before);
+    }
+
+    #[test]
+    fn a_release_on_a_node_of_a_plan_of_busy_nodes_places_it_afresh() {
+        // Three nodes busy until 100 s, "head" needs two: planned on n1 and n2, n3 passed by.
+        // n1's job ends: idle now, n1 ranks behind n3, busy now and free at 100 s, which the
+        // plan takes instead.
+        let (before, fast, reference, unplaced) = release_beside_a_plan(&[100, 100, 100], 2, 0);
+        assert_eq!(before, [0, 1]);
+        assert!(!unplaced);
+        assert_eq!(fast, reference);
+        assert_eq!(plan_nodes(&fast), [1, 2]);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! property tests compare against, with every shortcut off).
 //!
 //! - **Nothing but submits.** No event other than submits and checkpoints was applied and no
-//!   running job lost its resources ([`crate::state::ClusterState::release_epoch`] is
+//!   running job lost its resources ([`crate::state::ClusterState::releases`] is
 //!   unchanged), and the tick had made no decision before its pass (no kill at a time limit,
 //!   no cancel). Where the last pass made reservations, none of the submits asked for GPUs:
 //!   a GPU job changes the shape mix, and with it the fragmentation scores that rank the
@@ -187,7 +187,7 @@ impl Scheduler {
     /// `epoch`, and nothing came due by `now` (module docs).
     fn nothing_came_due(&self, now: u64, epoch: u64) -> bool {
         self.shortcuts
-            && epoch == self.state.release_epoch
+            && epoch == self.state.releases.epoch()
             && self.last.next_wakeup_ms.is_none_or(|t| t > now)
             && !self.profile.any_silenced()
             && self.last.plans.values().all(|plan| plan.start_ms > now)
