@@ -87,6 +87,19 @@ impl Timeline {
         if end <= start {
             return;
         }
+        // Nothing booked yet (most nodes of a pass's first reservation): two steps, no search.
+        if let [(from, usage)] = self.steps[..]
+            && usage == NodeAmounts::default()
+            && from <= start
+        {
+            if from == start {
+                self.steps[0].1 = *amounts;
+            } else {
+                self.steps.push((start, *amounts));
+            }
+            self.steps.push((end, NodeAmounts::default()));
+            return;
+        }
         let first = self.split(start);
         let last = self.split(end);
         for (_, usage) in &mut self.steps[first..last] {
@@ -823,6 +836,33 @@ mod tests {
         assert_eq!(clear(0, 101, 199), 200);
         assert_eq!(clear(0, 101, 200), 400);
         assert_eq!(clear(0, 50, 0), 0);
+    }
+
+    #[test]
+    fn a_first_booking_is_two_steps_and_later_ones_split_the_steps_they_cross() {
+        let none = NodeAmounts::default();
+        let mut at_now = Timeline::new(10);
+        at_now.add(10, 20, &cpus(1));
+        assert_eq!(at_now.steps, [(10, cpus(1)), (20, none)]);
+        let mut t = Timeline::new(10);
+        t.add(15, 20, &cpus(1));
+        assert_eq!(t.steps, [(10, none), (15, cpus(1)), (20, none)]);
+        t.add(12, 18, &cpus(2));
+        let expected = [
+            (10, none),
+            (12, cpus(2)),
+            (15, cpus(3)),
+            (18, cpus(1)),
+            (20, none),
+        ];
+        assert_eq!(t.steps, expected);
+        // Taken back, the steps stay: the next booking splits them.
+        t.remove(12, 18, &cpus(2));
+        t.remove(15, 20, &cpus(1));
+        t.add(11, 13, &cpus(4));
+        let expected = [(10, none), (11, cpus(4)), (12, cpus(4)), (13, none)];
+        assert_eq!(t.steps[..4], expected);
+        assert_eq!(t.steps.len(), 7);
     }
 
     #[test]
