@@ -444,22 +444,8 @@ fn releasing() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
     let finish = (any::<u8>(), prop::bool::weighted(0.1))
         .prop_map(|(pick, failed)| StreamEvent::FinishRunning { pick, failed });
     let tick = (0u64..=60_000, vec(wide_submit(), 0..=3), vec(finish, 0..=2));
-    (vec(tick, 1..=40).prop_map(paired_ticks), mode).prop_map(|(stream, mode)| {
-        let plain = Features {
-            fair_sharing: false,
-            admission_fair_sharing: false,
-            wait_for_ready: None,
-            order_based: false,
-            no_preemption: true,
-            licenses: None,
-            maintenance: None,
-            profile: Plugins::Config,
-            restore_at: None,
-            reconfigure_at: None,
-            calc_period: None,
-        };
-        (wide_cluster(mode), stream, plain)
-    })
+    (vec(tick, 1..=40).prop_map(paired_ticks), mode)
+        .prop_map(|(stream, mode)| (wide_cluster(mode), stream, no_extras(Plugins::Config)))
 }
 
 /// Ticks of mostly submits on [`busy_cluster`]; every other tick, at the same instant as the
@@ -484,6 +470,23 @@ fn busy_stream() -> impl Strategy<Value = Stream> {
     vec(tick, 1..=40).prop_map(paired_ticks)
 }
 
+/// Nothing switched on but the profile's plug-ins (`profile`), preemption off.
+fn no_extras(profile: Plugins) -> Features {
+    Features {
+        fair_sharing: false,
+        admission_fair_sharing: false,
+        wait_for_ready: None,
+        order_based: false,
+        no_preemption: true,
+        licenses: None,
+        maintenance: None,
+        profile,
+        restore_at: None,
+        reconfigure_at: None,
+        calc_period: None,
+    }
+}
+
 /// The busy arm: the busy cluster (mostly conservative; else EASY with a shallow depth, no
 /// backfill, or a head rule, `before_head_estimate` or `rule`, where many jobs of few shapes
 /// wait behind a blocked head; sometimes with a pinned head) and stream, the default profile
@@ -505,20 +508,8 @@ fn busy() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
         } else {
             Plugins::Config
         };
-        let plain = Features {
-            fair_sharing: false,
-            admission_fair_sharing: false,
-            wait_for_ready: None,
-            order_based: false,
-            no_preemption: true,
-            licenses: None,
-            maintenance: None,
-            profile,
-            restore_at: None,
-            reconfigure_at: None,
-            calc_period: None,
-        };
-        (busy_cluster(mode, depth, candidates, pinned), stream, plain)
+        let cluster = busy_cluster(mode, depth, candidates, pinned);
+        (cluster, stream, no_extras(profile))
     })
 }
 
@@ -616,17 +607,9 @@ fn contended() -> impl Strategy<Value = (ClusterConfig, Stream, Features)> {
         preemption.order_based = true;
         preemption.partition_tiers = tiers;
         let plain = Features {
-            fair_sharing: false,
-            admission_fair_sharing: false,
-            wait_for_ready: None,
             order_based: true,
             no_preemption: false,
-            licenses: None,
-            maintenance: None,
-            profile,
-            restore_at: None,
-            reconfigure_at: None,
-            calc_period: None,
+            ..no_extras(profile)
         };
         (config, stream, plain)
     })
