@@ -96,17 +96,17 @@ impl Scheduler {
         }
         let same = previous.as_ref() == Some(&plan);
         pass.confirmed.searched_unplaced += usize::from(unplaced && same);
-        if stands || same {
-            // A fresh placement at the plan's start, with the plan as the previous one, picked
-            // it again (a search returns the first start at which the placement succeeds).
+        // A fresh placement at the plan's start, with the plan as the previous one, picked it
+        // again (a search returns the first start at which the placement succeeds), or would.
+        if stands || same || (!compress && self.picks_itself(&wanted.gang, &plan)) {
             let placed = Placed {
                 epochs: self.epochs(),
                 idle_in_plan: (plan.assignments.iter()).any(|a| idle_now(self.state.node(a.node))),
             };
             pass.confirmed.placed_again(id, placed);
-            if let Some(rank) = rank {
-                pass.confirmed.made_again(rank);
-            }
+        }
+        if let Some(rank) = rank.filter(|_| stands || same) {
+            pass.confirmed.made_again(rank);
         }
         let start = plan.start_ms;
         let charges = self.state.charges_of(&plan.assignments, job.spec.exclusive);

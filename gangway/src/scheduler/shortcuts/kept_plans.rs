@@ -70,6 +70,13 @@
 //! This is the usual case of a head job waiting for wide room while jobs end and backfilled
 //! jobs start: the same plan is found again, without a placement.
 //!
+//! A plan such a search places afresh (another than the last) counts as placed again at once,
+//! under the same conditions (one task on each of `count` nodes of a spread, no GPUs, no whole
+//! nodes): its walk took every node busy now with room before any node idle now, so a walk
+//! with the new plan's nodes first takes its nodes busy now, meets no node busy now outside it
+//! with room, and takes its nodes idle now. The next search after releases may skip its
+//! placement too.
+//!
 //! Conservative backfill re-plans every pending job at every pass; this skips the search for
 //! each one whose plan provably stands. Property tests tick random streams with and without it
 //! and compare every decision, plan and report.
@@ -79,7 +86,7 @@ use std::collections::BTreeMap;
 use crate::backfill::Availability;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::job::PlacementMode;
-use crate::model::shape::GpuNeed;
+use crate::model::shape::{GpuNeed, TaskShape};
 use crate::placement::fit::tasks_fitting;
 use crate::placement::{CapacityView, GangRequest, idle_now};
 use crate::scheduler::{Plan, Scheduler};
@@ -267,6 +274,18 @@ impl Scheduler {
             )
     }
 
+    /// Whether a fresh placement at the start of `plan`, which a search has just placed there
+    /// for `gang`, picks it again with itself as the previous plan (module docs): the walk that
+    /// found it took every node busy now with room before any node idle now, so with the
+    /// plan's own nodes first it takes them again, those busy now first and then, none busy
+    /// outside the plan having room, those idle now.
+    pub(in crate::scheduler) fn picks_itself(&self, gang: &GangRequest<'_>, plan: &Plan) -> bool {
+        let [shape] = gang.shapes else {
+            return false;
+        };
+        self.may_keep(gang) && taken_alike(gang, shape, plan)
+    }
+
     /// Whether a reservation of `gang` may be answered from the last pass's: the shortcuts
     /// are on, no preemption is configured and no earmark exists, and the gang is one task
     /// group without a topology constraint.
@@ -320,12 +339,7 @@ impl Scheduler {
                         .is_none_or(|room| tasks_fitting(record, &room, shape) == 0)
             })
         };
-        // One task on each of `count` nodes: the walk stopped at the plan's last node, having
-        // met no node idle now outside the plan ([`crate::placement::gang::BusyFirst`]).
-        let stopped_early = matches!(
-            shape.mode,
-            PlacementMode::Spread | PlacementMode::StrictSpread
-        ) && plan.assignments.len() == shape.count as usize;
+        let stopped_early = one_task_a_node(shape, plan);
         let unreached = |node: NodeId| stopped_early && idle_now(state.node(node));
         let in_plan = |node: NodeId| plan.assignments.iter().any(|a| a.node == node);
         let out_of_reach = |node: NodeId| !in_plan(node) && (unreached(node) || holds_none(node));
@@ -336,9 +350,7 @@ impl Scheduler {
         // idle then). Its devices are chosen by what is in use: only tasks without GPUs are
         // sure to be placed alike, and only a gang that does not need whole nodes.
         let still_taken = |node: NodeId| {
-            stopped_early
-                && shape.gpu == GpuNeed::None
-                && !gang.exclusive
+            taken_alike(gang, shape, plan)
                 && (placed.idle_in_plan || !idle_now(state.node(node)))
                 && !holds_none(node)
         };
@@ -369,6 +381,24 @@ impl Scheduler {
         self.pin(&view, *gang)
             .is_some_and(|fresh| fresh == plan.assignments)
     }
+}
+
+/// Whether `plan` has one task on each of `shape`'s `count` nodes of a spread: the walk that
+/// placed it stopped at its last node, having met no node idle now outside it
+/// ([`crate::placement::gang::BusyFirst`]).
+fn one_task_a_node(shape: &TaskShape, plan: &Plan) -> bool {
+    let spread = matches!(
+        shape.mode,
+        PlacementMode::Spread | PlacementMode::StrictSpread
+    );
+    spread && plan.assignments.len() == shape.count as usize
+}
+
+/// Whether every node of `plan` is taken alike by a walk that meets it with room: one task a
+/// node, without devices (their choice follows what is in use now), for a gang that does not
+/// take whole nodes.
+fn taken_alike(gang: &GangRequest<'_>, shape: &TaskShape, plan: &Plan) -> bool {
+    one_task_a_node(shape, plan) && shape.gpu == GpuNeed::None && !gang.exclusive
 }
 
 #[cfg(test)]
@@ -506,14 +536,14 @@ mod tests {
 
     /// Nodes of 4 cpus, one per entry of `busy`, each running a one-node job for as many
     /// seconds; "head" needs `width` of them, one per node, and is planned at the first time
-    /// it fits, then placed again a tick later. At 3 ms the job on node `ends` (from 0)
-    /// finishes, and the scheduler and its reference twin pass: the fast one's plans before
-    /// and after, the reference's, and whether the fast one's search took the plan without a
-    /// placement.
+    /// it fits, then placed again a tick later. From 3 ms on, a tick a millisecond, the jobs
+    /// on the nodes `ends` (from 0) finish one by one, and the scheduler and its reference
+    /// twin pass: the fast one's plans before and after, the reference's, and whether the
+    /// fast one's last search took the plan without a placement.
     fn release_beside_a_plan(
         busy: &[u64],
         width: u32,
-        ends: usize,
+        ends: &[usize],
     ) -> (Vec<u32>, BTreeMap<JobId, Plan>, BTreeMap<JobId, Plan>, bool) {
         let nodes: Vec<_> = (1..=busy.len())
             .map(|i| serde_json::json!({"name": format!("n{i}"), "cpus": 4}))
@@ -536,12 +566,15 @@ mod tests {
         s.tick(1, Vec::new()).unwrap();
         let before = plan_nodes(&s.last.plans);
         let mut reference = s.with_reference_pass();
-        let ended = vec![Event::Finished {
-            job: format!("j{ends}"),
-            outcome: crate::model::job::FinishOutcome::Completed,
-        }];
-        s.tick(3, ended.clone()).unwrap();
-        reference.tick(3, ended).unwrap();
+        for (at, node) in (3..).zip(ends) {
+            let ended = vec![Event::Finished {
+                job: format!("j{node}"),
+                outcome: crate::model::job::FinishOutcome::Completed,
+            }];
+            s.tick(at, ended.clone()).unwrap();
+            reference.tick(at, ended).unwrap();
+            assert_eq!(s.last.plans, reference.last.plans);
+        }
         let (_, (kept, _, searched_unplaced), ..) = s.shortcuts_taken();
         assert_eq!(kept, 0, "a release leaves no plan kept without a search");
         (
@@ -558,7 +591,7 @@ mod tests {
         // at 100 s on n1 and n3, busy now, then n4 and n5. n2's job ends: idle now and outside
         // the plan, it ranks behind every node of it.
         let (before, fast, reference, unplaced) =
-            release_beside_a_plan(&[100, 200, 100, 0, 0], 4, 1);
+            release_beside_a_plan(&[100, 200, 100, 0, 0], 4, &[1]);
         assert_eq!(before, [0, 2, 3, 4]);
         assert!(unplaced);
         assert_eq!(fast, reference);
@@ -570,7 +603,7 @@ mod tests {
         // The same plan; n1's job ends: n1 is idle now, behind n3 (busy) and beside n4 and n5,
         // and n2, the one node busy now outside the plan, is busy at 100 s.
         let (before, fast, reference, unplaced) =
-            release_beside_a_plan(&[100, 200, 100, 0, 0], 4, 0);
+            release_beside_a_plan(&[100, 200, 100, 0, 0], 4, &[0]);
         assert!(unplaced);
         assert_eq!(fast, reference);
         assert_eq!(plan_nodes(&fast), before);
@@ -581,11 +614,25 @@ mod tests {
         // Three nodes busy until 100 s, "head" needs two: planned on n1 and n2, n3 passed by.
         // n1's job ends: idle now, n1 ranks behind n3, busy now and free at 100 s, which the
         // plan takes instead.
-        let (before, fast, reference, unplaced) = release_beside_a_plan(&[100, 100, 100], 2, 0);
+        let (before, fast, reference, unplaced) = release_beside_a_plan(&[100, 100, 100], 2, &[0]);
         assert_eq!(before, [0, 1]);
         assert!(!unplaced);
         assert_eq!(fast, reference);
         assert_eq!(plan_nodes(&fast), [1, 2]);
+    }
+
+    #[test]
+    fn a_plan_a_search_moved_is_taken_by_the_next_search_without_a_placement() {
+        // As above with four nodes busy until 100 s and "head" needing three: the plan moves
+        // from n1, n2 and n3 to n2, n3 and n4. n5 is busy until 200 s; its job ends, idle now
+        // and outside the plan: the next search takes the moved plan as it is, a fresh
+        // placement with it as the previous plan picking it again.
+        let (before, fast, reference, unplaced) =
+            release_beside_a_plan(&[100, 100, 100, 100, 200], 3, &[0, 4]);
+        assert_eq!(before, [0, 1, 2]);
+        assert!(unplaced);
+        assert_eq!(fast, reference);
+        assert_eq!(plan_nodes(&fast), [1, 2, 3]);
     }
 
     #[test]
