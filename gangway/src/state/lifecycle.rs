@@ -21,14 +21,12 @@ impl ClusterState {
             .map_err(|m| EventError::new(crate::error::ErrorKind::Invalid, m))?;
         // Only submits and checkpoints free nothing and change no request; readiness changes
         // nothing while wait-for-ready is off. A running job's end frees what its release
-        // frees, and the release counts it, by node.
+        // frees, and the release counts it, with its nodes.
         let unwatched = self.config.policy.wait_for_ready.is_none()
             && matches!(event, Event::Ready { .. } | Event::NotReady { .. });
-        let counted = matches!(
-            event,
-            Event::Submit { .. } | Event::Checkpoint { .. } | Event::Finished { .. }
-        );
-        if !unwatched && !counted {
+        let frees_nothing = matches!(event, Event::Submit { .. } | Event::Checkpoint { .. });
+        let counted_by_release = matches!(event, Event::Finished { .. });
+        if !unwatched && !frees_nothing && !counted_by_release {
             self.releases.note_change();
         }
         match event {

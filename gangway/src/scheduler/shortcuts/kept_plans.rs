@@ -302,9 +302,10 @@ impl Scheduler {
     /// is as it was, the `booked` reservations made before this job's turn are exactly the
     /// last pass's earlier ones (which [`Confirmed::covers`] found made again), every change
     /// since that may free capacity was a running job's release, and every node a job started
-    /// on since (`started_on` in this pass) or released since is outside the plan and either
-    /// holds no task of `gang` over its window `[plan start, end)` on `profile`, or is idle now
-    /// behind a spread walk that stopped at the plan's last node.
+    /// on since (`started_in_pass` in this pass) or released since is either outside the plan,
+    /// holding no task of `gang` over its window `[plan start, end)` on `profile` or idle now
+    /// behind a spread walk that stopped at the plan's last node, or a node of the plan that a
+    /// walk still takes.
     fn placed_as_before(
         &self,
         (id, plan, rank): (JobId, &Plan, usize),
