@@ -137,6 +137,10 @@ impl ClusterState {
                 self.change_release(id, |state| {
                     state.job_mut(id).spec.time_limit_ms = time_limit_ms;
                 });
+                // A pending job's key may read its time limit (shortest-first).
+                if self.pending.contains(&id) {
+                    self.pending_changes.note(id, self.pending.len());
+                }
                 Ok(())
             }
             Event::MaintenanceAdd {

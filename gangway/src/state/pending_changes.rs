@@ -1,6 +1,6 @@
 //! The pending jobs whose place in the order may have changed since the scheduler last read
 //! them: a job became pending (a submit, a requeue), left (a start, an end), or had its base
-//! priority set. The scheduler's order index ([`crate::scheduler`]'s `order_index`) reads and
+//! priority or time limit set. The scheduler's order index ([`crate::scheduler`]'s `order_index`) reads and
 //! clears it at every pass instead of walking every pending job.
 //!
 //! It is derived memory: a snapshot does not keep it (a restored scheduler rebuilds its index),

@@ -47,17 +47,18 @@ impl Scheduler {
     /// the admission plug-ins' denials.
     pub(in crate::scheduler) fn keyed_pending(&mut self, now_ms: u64) -> KeyedPending {
         let changes = self.state.pending_changes.take();
-        // Between calculations, a job keeps the key it got against the calculation's figures.
+        // Between calculations, a job keeps the key it got against the calculation's figures;
+        // keys that never move with time are kept as they are, from pass to pass.
         let mut calc = self.last.priority_calc.take();
         let kept_order = self.last.order_index.take();
-        if let Some(mut calc) = calc.take_if(|_| self.indexes_order()) {
-            let mut index = self.updated_order_index(&mut calc, kept_order, changes);
+        if self.indexes_order() && (calc.is_some() || self.keys_timeless()) {
+            let mut index = self.updated_order_index(calc.as_mut(), kept_order, changes);
             let keyed = index.keyed();
             let summary = index.summary(now_ms);
             #[cfg(debug_assertions)]
-            self.check_order_index(&calc, &keyed, &summary, now_ms);
+            self.check_order_index(calc.as_ref(), &keyed, &summary, now_ms);
             self.last.order_index = Some(index);
-            self.last.priority_calc = Some(calc);
+            self.last.priority_calc = calc;
             return KeyedPending {
                 keyed,
                 sorted: true,
@@ -113,28 +114,51 @@ impl Scheduler {
         }
     }
 
-    /// Whether the pending order is kept across passes ([`order_index`]): under a calculation
-    /// period, with keys that are fixed in a pass and never silenced (the built-in order
-    /// plug-ins), and no admission votes (which see every job at every pass). The reference
-    /// pass keys every job at every pass.
+    /// Whether the pending order is kept across passes ([`order_index`]) where its keys allow
+    /// (under a calculation period, or keys that never move with time:
+    /// [`Scheduler::keys_timeless`]): with keys that are fixed in a pass and never silenced (the
+    /// built-in order plug-ins), and no admission votes (which see every job at every pass). The
+    /// reference pass keys every job at every pass.
     fn indexes_order(&self) -> bool {
         self.shortcuts
             && self.profile.order_keys_fixed_in_pass()
             && !self.profile.votes_on_admission()
     }
 
-    /// The order index of calculation `calc`: `kept` with `changes` applied when it serves
-    /// `calc` and the changes are known, else built from every pending job.
+    /// Whether a pending job's key stays what it was computed as while the job's base
+    /// priority, its time limit and the configuration do: every order plug-in reads only the
+    /// job and the configuration, never the time, the fair-share usage or the cluster's size
+    /// ([`crate::policy::Profile`]'s `order_keys_fixed_across_passes`; the default profile
+    /// with the default weights, submit order). Then the order index keeps the keys from pass to
+    /// pass without a calculation period, exactly: a job is keyed again where it changes (a
+    /// submit, a requeue, `set_priority`, `set_time_limit`) and a reconfiguration builds the
+    /// index again.
+    fn keys_timeless(&self) -> bool {
+        self.profile
+            .order_keys_fixed_across_passes(&self.state.config.policy.priority.weights)
+    }
+
+    /// The order index of calculation `calc` (`None`: of keys that never move with time):
+    /// `kept` with `changes` applied when it serves the same and the changes are known, else
+    /// built from every pending job.
     fn updated_order_index(
         &self,
-        calc: &mut PriorityCalc,
+        mut calc: Option<&mut PriorityCalc>,
         kept: Option<OrderIndex>,
         changes: Option<Vec<JobId>>,
     ) -> OrderIndex {
-        let figures = Arc::clone(calc.figures());
-        let key_context = figures.context(&self.state);
+        let figures = calc.as_ref().map(|calc| Arc::clone(calc.figures()));
+        // Timeless keys read none of the figures: the pass's own serve.
+        let key_context = figures
+            .as_ref()
+            .unwrap_or(&self.last.figures)
+            .context(&self.state);
+        let mut key = |view: JobView<'_>| match calc.as_deref_mut() {
+            Some(calc) => self.calc_key(calc, view, &key_context),
+            None => self.order_key(view, &key_context),
+        };
         match (kept, changes) {
-            (Some(mut index), Some(changes)) if index.serves(calc.figures()) => {
+            (Some(mut index), Some(changes)) if index.serves(figures.as_ref()) => {
                 for id in changes {
                     index.remove(id);
                     if let Some(view) = self
@@ -142,15 +166,15 @@ impl Scheduler {
                         .job_view(id)
                         .filter(|_| self.state.pending.contains(&id))
                     {
-                        index.insert(view, self.calc_key(calc, view, &key_context));
+                        index.insert(view, key(view));
                     }
                 }
                 index
             }
             _ => {
-                let mut index = OrderIndex::new(calc.figures());
+                let mut index = OrderIndex::new(figures.as_ref());
                 for view in self.state.pending() {
-                    index.insert(view, self.calc_key(calc, view, &key_context));
+                    index.insert(view, key(view));
                 }
                 index
             }
@@ -161,19 +185,22 @@ impl Scheduler {
     #[cfg(debug_assertions)]
     fn check_order_index(
         &self,
-        calc: &PriorityCalc,
+        calc: Option<&PriorityCalc>,
         keyed: &[(OrderKey, JobId)],
         summary: &PendingSummary,
         now_ms: u64,
     ) {
+        let context = self.last.figures.context(&self.state);
         let mut walked: Vec<(OrderKey, JobId)> = self
             .state
             .pending()
             .map(|view| {
-                (
-                    calc.key(view).expect("every pending job is keyed"),
-                    view.id(),
-                )
+                let key = match calc {
+                    Some(calc) => calc.key(view).expect("every pending job is keyed"),
+                    // Keyed afresh in this pass: a key that moved is caught here.
+                    None => self.order_key(view, &context),
+                };
+                (key, view.id())
             })
             .collect();
         walked.sort_unstable();
@@ -386,10 +413,15 @@ mod tests {
 
     #[test]
     fn a_pass_keys_every_pending_job_and_knows_the_next_begin_after_now_and_who_has_no_queue() {
-        // Keyed afresh, and from the order index under a calculation period (where debug
-        // builds check the index against a walk of the pending jobs).
-        for period in [false, true] {
+        // Keyed afresh (keys that grow with age), and from the order index under a calculation
+        // period or with keys that never move (where debug builds check the index against a
+        // walk of the pending jobs).
+        for (period, age_weight) in [(false, 1_000), (false, 0), (true, 1_000)] {
             let mut s = one_busy_cpu(None, period);
+            let mut config = ClusterConfig::clone(&s.state.config);
+            config.policy.priority.weights.age = age_weight;
+            s.reconfigure(config).unwrap();
+            let indexed = period || age_weight == 0;
             // At 5,000: begins at 4,000 (past), 5,000 (now), 7,000 and 9,000.
             let jobs = [
                 ("past", true, Some(4_000)),
@@ -400,7 +432,7 @@ mod tests {
             ];
             submit(&mut s, 5_000, &jobs);
             let pending = s.keyed_pending(5_000);
-            assert_eq!(pending.sorted, period);
+            assert_eq!(pending.sorted, indexed);
             assert_eq!(pending.summary.next_begin_ms, Some(7_000));
             assert!(pending.summary.all_queued);
             let context = s.last.figures.context(&s.state);
@@ -422,8 +454,44 @@ mod tests {
         }
     }
 
+    /// Shortest-first keys read the time limit: a `set_time_limit` on a pending job keys it
+    /// again in the order kept across passes (debug builds also check every kept key against a
+    /// fresh one at every pass).
     #[test]
-    fn the_order_is_kept_across_passes_only_under_a_period_with_built_in_keys_and_no_admission_votes()
+    fn a_time_limit_set_on_a_pending_job_moves_it_in_the_kept_order() {
+        let cluster: ClusterConfig = serde_json::from_str(
+            r#"{"nodes": [{"name": "n1", "cpus": 1}],
+                "policy": {"plugins": [{"name": "shortest_first"}]}}"#,
+        )
+        .unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let run = JobSpec::new("run", 3_600_000, 1);
+        s.tick(0, vec![Event::Submit { job: run }]).unwrap();
+        let jobs = [("short", 60_000), ("long", 120_000)]
+            .map(|(name, limit)| Event::Submit {
+                job: JobSpec::new(name, limit, 1),
+            })
+            .to_vec();
+        s.tick(1_000, jobs).unwrap();
+        let order = |s: &mut Scheduler, now: u64| -> Vec<String> {
+            s.keyed_pending(now)
+                .keyed
+                .iter()
+                .map(|&(_, id)| s.state.job_name(id).unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(order(&mut s, 2_000), ["short", "long"]);
+        let shorter = Event::SetTimeLimit {
+            job: "long".into(),
+            time_limit_ms: 10_000,
+        };
+        s.tick(3_000, vec![shorter]).unwrap();
+        assert!(s.last.order_index.as_ref().unwrap().carried_over());
+        assert_eq!(order(&mut s, 4_000), ["long", "short"]);
+    }
+
+    #[test]
+    fn the_order_is_kept_across_passes_under_a_period_or_timeless_keys_with_built_in_keys_and_no_admission_votes()
      {
         use crate::policy::{FnPlugin, Profile, Vote};
         let kept = |s: &Scheduler| s.last.order_index.as_ref().map(|i| i.carried_over());
@@ -436,12 +504,22 @@ mod tests {
         assert_eq!(kept(&s), Some(false));
         s.tick(21_000, Vec::new()).unwrap();
         assert_eq!(kept(&s), Some(true));
-        // Never in the reference pass, nor without a period.
+        // Never in the reference pass.
         let mut reference = s.with_reference_pass();
         reference.tick(22_000, Vec::new()).unwrap();
         assert_eq!(kept(&reference), None);
+        // Without a period, kept where the keys never move with time (the default weights:
+        // submit order), until a reconfiguration.
         let mut s = one_busy_cpu(None, false);
         submit(&mut s, 1_000, &[("a", true, None)]);
+        assert_eq!(kept(&s), Some(true));
+        submit(&mut s, 50_000, &[("b", true, None)]);
+        assert_eq!(kept(&s), Some(true));
+        let mut aged = ClusterConfig::clone(&s.state.config);
+        aged.policy.priority.weights.age = 1_000;
+        s.reconfigure(aged).unwrap();
+        s.tick(51_000, Vec::new()).unwrap();
+        // Keys that grow with age are computed afresh at every pass.
         assert_eq!(kept(&s), None);
         // Nor with an order plug-in of the host's, or admission votes (with no order key).
         let host_key = FnPlugin::new("host").order_key(|job, _| i64::from(job.spec().priority));

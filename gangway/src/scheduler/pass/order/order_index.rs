@@ -1,19 +1,24 @@
-//! The pending order kept across passes (issue 26, step 4), under `policy.priority.calc_period_ms`.
+//! The pending order kept across passes (issue 26, step 4): under
+//! `policy.priority.calc_period_ms`, and for keys that never move with time.
 //!
 //! Between two calculations a pending job keeps the key it got ([`super::calc_period`]), so
-//! the order changes only where a job became pending, left, or had its base priority set: the
-//! changes [`crate::state::ClusterState`] notes as they happen. The index keeps every pending
-//! job by its key, in order, and each pass applies those changes instead of keying, and then
-//! sorting, every pending job again. Without the period keys move with time (age, decayed
-//! fair-share) and every pass keys afresh: the index serves only a calculation, and a new one
-//! (the period ran out, a reconfiguration, a restore) builds it again from the state.
+//! the order changes only where a job became pending, left, or had its base priority or time
+//! limit set: the changes [`crate::state::ClusterState`] notes as they happen. The index keeps
+//! every pending job by its key, in order, and each pass applies those changes instead of
+//! keying, and then sorting, every pending job again. Without the period, keys that move with
+//! time (age, decayed fair-share) are computed afresh at every pass; the index then serves only
+//! a calculation, and a new one (the period ran out, a reconfiguration, a restore) builds it
+//! again from the state. Keys that read only the job and the configuration (submit order, base
+//! priority, partition and QoS factors, shortest-first: the scheduler's `keys_timeless`) are
+//! what a fresh computation would give at any pass, so an index of them serves every pass
+//! exactly until a reconfiguration or a restore.
 //!
 //! It also keeps what a pass must know of all pending jobs ([`PendingSummary`]): the next begin
 //! time or back-off end, exactly; and the least need and whether every job has a queue, as of
-//! every job indexed since the build. A job that left keeps counting in those two, so they may
-//! be lower and `false` where a walk would say higher and `true`: they only let a pass stop
-//! early ([`crate::scheduler::shortcuts::settled`]), which it then does less often, never
-//! wrongly.
+//! every job indexed since the build or since the index last emptied. A job that left keeps
+//! counting in those two, so they may be lower and `false` where a walk would say higher and
+//! `true`: they only let a pass stop early ([`crate::scheduler::shortcuts::settled`]), which
+//! it then does less often, never wrongly.
 //!
 //! In debug builds every pass checks the index against a walk of the pending jobs.
 
@@ -31,8 +36,8 @@ use crate::state::JobView;
 /// Every pending job by its key under one calculation.
 #[derive(Clone, Debug)]
 pub(in crate::scheduler) struct OrderIndex {
-    /// The calculation whose keys these are.
-    calc: Arc<PassFigures>,
+    /// The calculation whose keys these are; `None`: keys that never move with time.
+    calc: Option<Arc<PassFigures>>,
     /// Every indexed job, in the pass's order (in short runs: a pass copies all of them out,
     /// and only a few come and go between passes).
     order: SortedRuns<(OrderKey, JobId)>,
@@ -56,10 +61,11 @@ struct Entry {
 }
 
 impl OrderIndex {
-    /// An empty index for the calculation of `calc`.
-    pub(in crate::scheduler) fn new(calc: &Arc<PassFigures>) -> Self {
+    /// An empty index for the calculation of `calc` (`None`: for keys that never move with
+    /// time).
+    pub(in crate::scheduler) fn new(calc: Option<&Arc<PassFigures>>) -> Self {
         OrderIndex {
-            calc: Arc::clone(calc),
+            calc: calc.cloned(),
             order: SortedRuns::default(),
             entries: Vec::new(),
             begins: BTreeSet::new(),
@@ -69,9 +75,13 @@ impl OrderIndex {
         }
     }
 
-    /// Whether the index holds the keys of the calculation of `calc`.
-    pub(in crate::scheduler) fn serves(&self, calc: &Arc<PassFigures>) -> bool {
-        Arc::ptr_eq(&self.calc, calc)
+    /// Whether the index holds the keys of the calculation of `calc` (`None`: keys that never
+    /// move with time).
+    pub(in crate::scheduler) fn serves(&self, calc: Option<&Arc<PassFigures>>) -> bool {
+        match (&self.calc, calc) {
+            (Some(mine), Some(calc)) => Arc::ptr_eq(mine, calc),
+            (mine, calc) => mine.is_none() && calc.is_none(),
+        }
     }
 
     /// Indexes pending job `job` under `key` (in place of any entry it had).
@@ -100,6 +110,11 @@ impl OrderIndex {
         self.order.remove(&(entry.key, id));
         for begin in entry.begins.into_iter().flatten() {
             self.begins.remove(&(begin, id));
+        }
+        // With no job left, what every job indexed since says starts afresh.
+        if self.order.len() == 0 {
+            self.need = FreeTotals::floor();
+            self.all_queued = true;
         }
     }
 
@@ -164,7 +179,7 @@ mod tests {
     fn keeps_jobs_in_key_order_and_the_next_begin_exactly() {
         let state = state_with(&[("a", None), ("b", Some(5_000)), ("c", Some(9_000))]);
         let figures = Arc::new(PassFigures::new(&state, 0));
-        let mut index = OrderIndex::new(&figures);
+        let mut index = OrderIndex::new(Some(&figures));
         let ids: Vec<JobId> = state.pending.iter().copied().collect();
         for (n, &id) in ids.iter().enumerate() {
             index.insert(state.job_view(id).unwrap(), key(10 - n as i64));
@@ -180,12 +195,17 @@ mod tests {
         index.insert(state.job_view(ids[0]).unwrap(), key(1));
         let order: Vec<JobId> = index.keyed().into_iter().map(|(_, id)| id).collect();
         assert_eq!(order, [ids[1], ids[0]]);
-        assert!(index.serves(&figures));
-        assert!(!index.serves(&Arc::new(PassFigures::new(&state, 0))));
+        assert!(index.serves(Some(&figures)));
+        assert!(!index.serves(Some(&Arc::new(PassFigures::new(&state, 0)))));
+        assert!(!index.serves(None));
+        let timeless = OrderIndex::new(None);
+        assert!(timeless.serves(None));
+        assert!(!timeless.serves(Some(&figures)));
     }
 
     #[test]
-    fn every_job_has_a_queue_until_one_without_is_indexed_whatever_leaves_since() {
+    fn every_job_has_a_queue_until_one_without_is_indexed_whatever_leaves_since_until_none_is_left()
+    {
         let config: ClusterConfig = serde_json::from_str(
             r#"{"nodes": [{"name": "n1", "cpus": 4}], "queues": [{"name": "q"}]}"#,
         )
@@ -199,7 +219,7 @@ mod tests {
                 .unwrap();
         }
         let figures = Arc::new(PassFigures::new(&state, 0));
-        let mut index = OrderIndex::new(&figures);
+        let mut index = OrderIndex::new(Some(&figures));
         let view = |name: &str| state.job_view(state.job_id(name).unwrap()).unwrap();
         index.insert(view("queued"), key(1));
         assert!(index.summary(0).all_queued);
@@ -207,13 +227,19 @@ mod tests {
         assert!(!index.summary(0).all_queued);
         index.remove(state.job_id("plain").unwrap());
         assert!(!index.summary(0).all_queued);
+        // Emptied, it starts afresh.
+        index.remove(state.job_id("queued").unwrap());
+        assert!(index.summary(0).all_queued);
+        assert_eq!(index.summary(0).need, FreeTotals::floor());
+        index.insert(view("queued"), key(1));
+        assert!(index.summary(0).all_queued);
     }
 
     #[test]
     fn a_job_indexed_again_or_taken_out_before_a_pass_holds_at_most_one_place() {
         let state = state_with(&[("a", None), ("b", None), ("c", None)]);
         let figures = Arc::new(PassFigures::new(&state, 0));
-        let mut index = OrderIndex::new(&figures);
+        let mut index = OrderIndex::new(Some(&figures));
         let ids: Vec<JobId> = state.pending.iter().copied().collect();
         let view = |i: usize| state.job_view(ids[i]).unwrap();
         index.insert(view(0), key(5));
