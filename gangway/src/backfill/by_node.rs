@@ -72,7 +72,7 @@ impl<T> ByNode<T> {
     }
 
     /// The node's place, made when the vector is shorter.
-    fn slot(&mut self, id: NodeId) -> &mut Option<T> {
+    pub(super) fn slot(&mut self, id: NodeId) -> &mut Option<T> {
         if self.0.len() <= id.index() {
             self.0.resize_with(id.index() + 1, || None);
         }

@@ -36,10 +36,27 @@ impl Timeline {
         Timeline { steps }
     }
 
-    /// Nothing in use from `now` on, in this timeline's memory.
-    fn reset(mut self, now: u64) -> Self {
+    /// `amounts` in use over `[start, end)` and nothing else from `now` on, in this timeline's
+    /// memory: [`Timeline::new`] and one [`Timeline::add`], without its searches.
+    fn with_one_booking(
+        mut self,
+        now: u64,
+        (start, end): (u64, u64),
+        amounts: &NodeAmounts,
+    ) -> Self {
         self.steps.clear();
-        self.steps.push((now, NodeAmounts::default()));
+        if start < now {
+            self.steps.push((now, NodeAmounts::default()));
+            self.add(start, end, amounts);
+        } else if start < end {
+            if now < start {
+                self.steps.push((now, NodeAmounts::default()));
+            }
+            self.steps
+                .extend([(start, *amounts), (end, NodeAmounts::default())]);
+        } else {
+            self.steps.push((now, NodeAmounts::default()));
+        }
         self
     }
 
@@ -63,8 +80,9 @@ impl Timeline {
 
     /// The highest usage at any instant of `[start, end)` (`start` at or after now) of this
     /// timeline over the running jobs' usage of `node`. The running jobs' usage only steps
-    /// down, so the sum peaks at the window's start or where this timeline steps: it is read
-    /// there alone, by a binary search each.
+    /// down, so the sum peaks at the window's start or where this timeline steps up from
+    /// nothing booked: it is read there alone, by a binary search each (a step to nothing
+    /// booked holds no more than the running jobs' usage at the window's start).
     fn peak_over(
         &self,
         running: &RunningEnds,
@@ -73,7 +91,12 @@ impl Timeline {
     ) -> NodeAmounts {
         let first = self.step_at(start);
         let mut peak = NodeAmounts::default();
-        for &(at, booked) in self.steps[first..].iter().take_while(|s| s.0 < end) {
+        let steps = self.steps[first..].iter().take_while(|s| s.0 < end);
+        let nothing = NodeAmounts::default();
+        for (i, &(at, booked)) in steps.enumerate() {
+            if i > 0 && booked == nothing {
+                continue;
+            }
             let at = at.max(start);
             let mut usage = running.steps_after(node, now, at).0;
             usage.add(&booked);
@@ -421,12 +444,14 @@ impl Availability {
         }
         self.reserved_cpus_change(charges, (start, end), 1);
         for &(node, ref amounts) in charges {
-            let spare = &mut self.spare;
-            let timeline = self.booked.get_or_insert_with(node, || match spare.pop() {
-                Some(timeline) => timeline.reset(now),
-                None => Timeline::new(now),
-            });
-            timeline.add(start, end, amounts);
+            match self.booked.slot(node) {
+                Some(timeline) => timeline.add(start, end, amounts),
+                // Most nodes of a pass's first reservation: the booking's steps written at once.
+                none => {
+                    let memory = self.spare.pop().unwrap_or_else(|| Timeline::new(now));
+                    *none = Some(memory.with_one_booking(now, (start, end), amounts));
+                }
+            }
             // Charges come by node, mostly after every node reserved so far.
             match self.reserved.last() {
                 Some(&last) if last >= node => {
@@ -865,6 +890,24 @@ mod tests {
         assert_eq!(t.steps.len(), 7);
     }
 
+    /// A booking written at once into a used timeline's memory reads as a new timeline with
+    /// that one booking added.
+    #[test]
+    fn one_booking_written_at_once_equals_one_added_to_a_new_timeline() {
+        let used = || {
+            let mut t = Timeline::new(0);
+            t.add(1, 5, &cpus(3));
+            t.add(2, 9, &cpus(1));
+            t
+        };
+        for window in [(10, 20), (15, 20), (15, 15), (20, 15), (10, 11)] {
+            let mut added = Timeline::new(10);
+            added.add(window.0, window.1, &cpus(2));
+            let written = used().with_one_booking(10, window, &cpus(2));
+            assert_eq!(written, added, "{window:?}");
+        }
+    }
+
     #[test]
     fn a_node_s_peak_over_a_window_leaves_out_what_is_booked_from_its_end_on() {
         let mut t = Timeline::new(0);
@@ -881,6 +924,40 @@ mod tests {
         assert_eq!(peak(200, 300), 0);
         assert_eq!(peak(100, 301), 4);
         assert_eq!(peak(400, 500), 0);
+    }
+
+    /// The peak read at the window's start and the timeline's steps up is the highest usage
+    /// at any instant of the window, with running jobs ending within it.
+    #[test]
+    fn a_node_s_peak_over_a_window_is_the_highest_usage_at_any_instant() {
+        use crate::backfill::tests::numbers;
+        use crate::model::ids::JobId;
+        let mut next = numbers(5);
+        for _ in 0..500 {
+            let mut running = RunningEnds::default();
+            for job in 0..next(4) {
+                running.add(
+                    JobId(job as u32),
+                    [(NodeId(0), cpus(1 + next(3)))],
+                    next(60),
+                );
+            }
+            let mut t = Timeline::new(0);
+            for _ in 0..next(4) {
+                let start = next(50);
+                t.add(start, start + 1 + next(20), &cpus(next(3)));
+            }
+            let start = next(60);
+            let end = start + 1 + next(30);
+            let at_instant = |at: u64| {
+                let mut usage = running.steps_after(NodeId(0), 0, at).0;
+                usage.add(&t.steps[t.step_at(at)].1);
+                usage.cpu_milli
+            };
+            let highest = (start..end).map(at_instant).max().unwrap();
+            let peak = t.peak_over(&running, (NodeId(0), 0), (start, end));
+            assert_eq!(peak.cpu_milli, highest, "[{start}, {end})");
+        }
     }
 
     /// A rebuilt profile carries the licenses the running jobs hold: the totals of the
