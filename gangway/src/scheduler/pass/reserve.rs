@@ -2,6 +2,8 @@
 //! earliest time its whole gang fits, pinned busy first, and booked into the pass's profile
 //! (an overlay on the running jobs' ends) so that later jobs backfill around it.
 
+use std::borrow::Cow;
+
 use crate::backfill::{Availability, FutureView, IndexCandidates, earliest_fit_bound};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::job::PlacementMode;
@@ -85,16 +87,30 @@ impl Scheduler {
         // A plan searched afresh need not be what the next search returns (the last plan
         // breaks ties): only kept plans are sure to be kept again.
         pass.verdicts_stand &= stands;
-        let plan = match previous.as_ref().filter(|_| stands) {
-            Some(kept) => kept.clone(),
-            None if compress => self.compressed(&wanted, profile, pass.now, previous.as_ref())?,
-            None => self.earliest_start(&wanted, profile, pass.now, previous_search)?,
+        // A new plan, or `None` where the previous one is kept or taken at its start.
+        let fresh = match previous.as_ref().filter(|_| stands) {
+            Some(_) => None,
+            None if compress => {
+                Some(self.compressed(&wanted, profile, pass.now, previous.as_ref())?)
+            }
+            None => match self.earliest_start(&wanted, profile, pass.now, previous_search)? {
+                Cow::Borrowed(_) => None,
+                Cow::Owned(plan) => Some(plan),
+            },
+        };
+        let (plan, same) = match (fresh, previous) {
+            (Some(plan), previous) => {
+                let same = previous.as_ref() == Some(&plan);
+                (plan, same)
+            }
+            (None, Some(kept)) => (kept, true),
+            // A plan kept or taken at its start is the previous one: never here.
+            (None, None) => return None,
         };
         if plan.start_ms > crate::model::time::MAX_MS {
             // No tick reaches a start beyond the time range: it cannot be planned.
             return None;
         }
-        let same = previous.as_ref() == Some(&plan);
         pass.confirmed.searched_unplaced += usize::from(unplaced && same);
         // A fresh placement at the plan's start, with the plan as the previous one, picked it
         // again (a search returns the first start at which the placement succeeds), or would.
@@ -150,7 +166,7 @@ impl Scheduler {
             {
                 kept.clone()
             }
-            _ => found?,
+            _ => found?.into_owned(),
         };
         Some(Plan {
             end_ms: Some(plan.start_ms.saturating_add(wanted.limit)),
@@ -225,14 +241,14 @@ impl Scheduler {
     /// Within the busy and the idle class, the previous plan's resources come first, so that a
     /// plan stays put when the rule allows. With `previous` comes whether a placement at its
     /// start provably picks it again ([`Scheduler::placed_as_planned`]): then it is taken there
-    /// without one.
-    fn earliest_start(
+    /// without one, and returned as it is (borrowed).
+    fn earliest_start<'p>(
         &self,
         wanted: &Reservation<'_>,
         profile: &mut Availability,
         now: u64,
-        previous: Option<(&Plan, bool)>,
-    ) -> Option<Plan> {
+        previous: Option<(&'p Plan, bool)>,
+    ) -> Option<Cow<'p, Plan>> {
         let (previous, placed_as_planned) = match previous {
             Some((plan, placed)) => (Some(plan), placed),
             None => (None, false),
@@ -269,16 +285,16 @@ impl Scheduler {
                 continue;
             }
             if let Some(plan) = previous.filter(|p| placed_as_planned && p.start_ms == start) {
-                return Some(plan.clone());
+                return Some(Cow::Borrowed(plan));
             }
             let previous = previous.map_or(&[][..], |plan| &plan.assignments);
             let view = self.future_view(profile, (start, end), previous);
             if let Some(assignments) = self.pin(&view, wanted.gang) {
-                return Some(Plan {
+                return Some(Cow::Owned(Plan {
                     start_ms: start,
                     assignments,
                     end_ms: None,
-                });
+                }));
             }
         }
     }
