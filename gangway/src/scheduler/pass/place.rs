@@ -216,6 +216,7 @@ impl Scheduler {
             held,
             released,
             maintenance: &self.state.maintenance,
+            quick_rejects: self.shortcuts,
         }
     }
 
@@ -273,6 +274,7 @@ impl Scheduler {
             held: &NOTHING,
             released: &NOTHING,
             maintenance: &self.state.maintenance,
+            quick_rejects: self.shortcuts,
         };
         let gate = JobGate::of(&self.profile, self.last.figures.context(&self.state), id);
         let candidates = IndexCandidates {

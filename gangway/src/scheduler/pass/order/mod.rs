@@ -148,7 +148,7 @@ impl Scheduler {
         changes: Option<Vec<JobId>>,
     ) -> OrderIndex {
         let figures = calc.as_ref().map(|calc| Arc::clone(calc.figures()));
-        // Timeless keys read none of the figures: the pass's own serve.
+        // Timeless keys read none of the figures: the pass's own figures serve.
         let key_context = figures
             .as_ref()
             .unwrap_or(&self.last.figures)

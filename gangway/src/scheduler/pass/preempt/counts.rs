@@ -194,6 +194,7 @@ mod tests {
             held: &held,
             released: &released,
             maintenance: &state.maintenance,
+            quick_rejects: true,
         };
         let gang = state.gang_request(state.job(id).unwrap());
         f(state, TaskCounts::new(state, &view, &gang))
