@@ -54,11 +54,13 @@ pub struct Contention {
     pub shares: Vec<AccountShare>,
 }
 
-/// A change at one instant: of the resource one account holds, or of its waiting jobs.
-#[derive(Default)]
+/// A change at one instant to what one team (top-level account) holds, or to how many of its
+/// jobs wait.
 struct Change {
-    held: BTreeMap<usize, i128>,
-    waiting: BTreeMap<usize, i64>,
+    at: u64,
+    team: usize,
+    held: i128,
+    waiting: i64,
 }
 
 impl Contention {
@@ -70,14 +72,17 @@ impl Contention {
         } else {
             result.capacity_cpus_milli
         };
-        // Teams numbered in order of first appearance, found by name.
+        // Teams numbered in order of first appearance, each job's found by name once.
         let mut names: Vec<&str> = Vec::new();
         let mut numbers: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut teams: Vec<Option<usize>> = vec![None; result.jobs.len()];
         let mut team_of = |job: usize| {
-            let name = root_account(result, job);
-            *numbers.entry(name).or_insert_with(|| {
-                names.push(name);
-                names.len() - 1
+            *teams[job].get_or_insert_with(|| {
+                let name = root_account(result, job);
+                *numbers.entry(name).or_insert_with(|| {
+                    names.push(name);
+                    names.len() - 1
+                })
             })
         };
         let horizon = result
@@ -87,79 +92,77 @@ impl Contention {
             .chain(result.jobs.iter().map(|j| j.submit_ms))
             .max()
             .unwrap_or(0);
-        let mut changes: BTreeMap<u64, Change> = BTreeMap::new();
-        let mut runs: Vec<Vec<&Execution>> = vec![Vec::new(); result.jobs.len()];
+        let mut changes: Vec<Change> = Vec::with_capacity(4 * result.executions.len());
         for execution in &result.executions {
             let team = team_of(execution.job);
             let length = execution.end_ms - execution.start_ms;
             // The rate of the execution's resource-time: its amount held, in thousandths.
             let rate = held(execution).checked_div(u128::from(length)).unwrap_or(0) as i128;
-            *changes
-                .entry(execution.start_ms)
-                .or_default()
-                .held
-                .entry(team)
-                .or_default() += rate;
-            *changes
-                .entry(execution.end_ms)
-                .or_default()
-                .held
-                .entry(team)
-                .or_default() -= rate;
-            runs[execution.job].push(execution);
+            let held = |at, held| Change {
+                at,
+                team,
+                held,
+                waiting: 0,
+            };
+            changes.push(held(execution.start_ms, rate));
+            changes.push(held(execution.end_ms, -rate));
         }
+        // Each job's executions in start order (stable: as recorded where they tie).
+        let mut runs: Vec<&Execution> = result.executions.iter().collect();
+        runs.sort_by_key(|e| (e.job, e.start_ms));
+        let mut runs = runs.as_slice();
         for (index, job) in result.jobs.iter().enumerate() {
+            let own = runs.partition_point(|e| e.job <= index);
+            let (job_runs, rest) = runs.split_at(own);
+            runs = rest;
             if job.status == JobStatus::Rejected {
                 continue;
             }
             let team = team_of(index);
-            let mut runs = std::mem::take(&mut runs[index]);
-            runs.sort_by_key(|e| e.start_ms);
-            let mut from = job.submit_ms;
-            let mut add = |start: u64, end: u64| {
+            let mut wait = |start: u64, end: u64| {
                 if start < end {
-                    *changes
-                        .entry(start)
-                        .or_default()
-                        .waiting
-                        .entry(team)
-                        .or_default() += 1;
-                    *changes
-                        .entry(end)
-                        .or_default()
-                        .waiting
-                        .entry(team)
-                        .or_default() -= 1;
+                    let waiting = |at, waiting| Change {
+                        at,
+                        team,
+                        held: 0,
+                        waiting,
+                    };
+                    changes.push(waiting(start, 1));
+                    changes.push(waiting(end, -1));
                 }
             };
-            for run in &runs {
-                add(from, run.start_ms);
+            let mut from = job.submit_ms;
+            for run in job_runs {
+                wait(from, run.start_ms);
                 from = run.end_ms;
             }
             let until = match job.end_ms {
                 // Cancelled before it started.
-                Some(end) if runs.is_empty() => end,
+                Some(end) if job_runs.is_empty() => end,
                 // It ended with its last execution.
                 Some(_) => from,
                 // Never (re)started.
                 None => horizon,
             };
-            add(from, until);
+            wait(from, until);
         }
+        // The order of the changes at one instant does not matter: each applies in full before
+        // the next interval is measured.
+        changes.sort_unstable_by_key(|change| change.at);
         let teams = names.len();
         let mut held_by = vec![0i128; teams];
         let mut waiting = vec![0i64; teams];
         let mut used = vec![0u128; teams];
-        // Kept as the changes apply, so that each costs its own teams, not every team: the
+        // Kept as the changes apply, so that each costs its own team, not every team: the
         // total held, how many teams wait, and per team the contended time already counted
         // into its use (a team's holding is constant between its changes).
         let (mut busy, mut teams_waiting) = (0i128, 0usize);
         let mut counted_until = vec![0u64; teams];
         let (mut idle, mut contended) = (0u128, 0u64);
         let mut previous: Option<u64> = None;
-        for (&time, change) in &changes {
-            if let Some(start) = previous {
-                let length = time - start;
+        for change in &changes {
+            if let Some(start) = previous.filter(|&start| start < change.at) {
+                let length = change.at - start;
                 if teams_waiting >= 1 {
                     let free = (i128::from(capacity) - busy).max(0) as u128;
                     idle += free * u128::from(length);
@@ -168,23 +171,22 @@ impl Contention {
                     contended += length;
                 }
             }
-            for (&team, &delta) in &change.held {
+            let team = change.team;
+            if change.held != 0 {
                 let uncounted = contended - counted_until[team];
                 used[team] += held_by[team].max(0) as u128 * u128::from(uncounted);
                 counted_until[team] = contended;
-                held_by[team] += delta;
-                busy += delta;
+                held_by[team] += change.held;
+                busy += change.held;
             }
-            for (&team, &delta) in &change.waiting {
-                let was_waiting = waiting[team] > 0;
-                waiting[team] += delta;
-                match (was_waiting, waiting[team] > 0) {
-                    (false, true) => teams_waiting += 1,
-                    (true, false) => teams_waiting -= 1,
-                    _ => {}
-                }
+            let was_waiting = waiting[team] > 0;
+            waiting[team] += change.waiting;
+            match (was_waiting, waiting[team] > 0) {
+                (false, true) => teams_waiting += 1,
+                (true, false) => teams_waiting -= 1,
+                _ => {}
             }
-            previous = Some(time);
+            previous = Some(change.at);
         }
         for (team, used) in used.iter_mut().enumerate() {
             let uncounted = contended - counted_until[team];
@@ -277,5 +279,126 @@ mod tests {
             1_000 * 5,
             "x waited 0..5 with the GPU idle"
         );
+    }
+
+    /// Contention measured instant by instant (every ms of the run, and to the last cancel), as
+    /// the module docs define it: who waits, what each execution holds (its amount spread evenly over its length, in
+    /// whole thousandths per ms), what is idle.
+    fn by_instant(result: &SimResult) -> (u128, u64, BTreeMap<String, u128>) {
+        let capacity = result.capacity_gpus_milli;
+        let horizon = (result.executions.iter().map(|e| e.end_ms))
+            .chain(result.jobs.iter().map(|j| j.submit_ms))
+            .max()
+            .unwrap_or(0);
+        let rate = |e: &Execution| {
+            let length = u128::from(e.end_ms - e.start_ms);
+            e.gpu_milli_ms().checked_div(length).unwrap_or(0)
+        };
+        let (mut idle, mut contended) = (0u128, 0u64);
+        let mut used: BTreeMap<String, u128> = BTreeMap::new();
+        let last_end = result.jobs.iter().filter_map(|j| j.end_ms).max();
+        for t in 0..horizon.max(last_end.unwrap_or(0)) {
+            let runs_at = |job: usize| {
+                (result.executions.iter()).any(|e| e.job == job && e.start_ms <= t && t < e.end_ms)
+            };
+            let mut waiting: Vec<&str> = Vec::new();
+            for (index, job) in result.jobs.iter().enumerate() {
+                let mut runs: Vec<&Execution> = (result.executions.iter())
+                    .filter(|e| e.job == index)
+                    .collect();
+                runs.sort_by_key(|e| e.start_ms);
+                let until = match (job.end_ms, runs.last()) {
+                    (Some(end), None) => end,
+                    (Some(_), Some(last)) => last.end_ms,
+                    (None, _) => horizon,
+                };
+                let waits = job.status != JobStatus::Rejected
+                    && job.submit_ms <= t
+                    && t < until
+                    && !runs_at(index);
+                if waits {
+                    waiting.push(root_account(result, index));
+                }
+            }
+            waiting.sort_unstable();
+            waiting.dedup();
+            let held: u128 = (result.executions.iter())
+                .filter(|e| e.start_ms <= t && t < e.end_ms)
+                .map(rate)
+                .sum();
+            if !waiting.is_empty() {
+                idle += u128::from(capacity).saturating_sub(held);
+            }
+            if waiting.len() >= 2 {
+                contended += 1;
+                for e in (result.executions.iter()).filter(|e| e.start_ms <= t && t < e.end_ms) {
+                    *used
+                        .entry(root_account(result, e.job).to_string())
+                        .or_default() += rate(e);
+                }
+            }
+        }
+        (idle, contended, used)
+    }
+
+    /// Seeded random runs of three teams (preempted and requeued jobs run several times, some
+    /// never start, some are refused) measure alike instant by instant.
+    #[test]
+    fn contention_equals_its_measure_instant_by_instant() {
+        let mut seed = 7u64;
+        let mut next = |modulo: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % modulo
+        };
+        for round in 0..300 {
+            let (mut jobs, mut executions) = (Vec::new(), Vec::new());
+            for index in 0..1 + next(6) as usize {
+                let account = ["x", "y", "z"][next(3) as usize];
+                let submit = next(40);
+                let mut record = record(account, submit, None, None);
+                let mut from = submit;
+                for _ in 0..next(3) {
+                    let start = from + next(15);
+                    let end = start + 1 + next(20);
+                    executions.push(run(index, start, end, 1 + next(3)));
+                    record.first_start_ms.get_or_insert(start);
+                    record.end_ms = Some(end);
+                    from = end;
+                }
+                match next(5) {
+                    0 => record.status = JobStatus::Rejected,
+                    1 => record.end_ms = None,
+                    2 if record.first_start_ms.is_none() => record.end_ms = Some(submit + next(30)),
+                    _ => {}
+                }
+                jobs.push(record);
+            }
+            let result = SimResult {
+                jobs,
+                executions,
+                capacity_gpus_milli: 6_000,
+                ..SimResult::default()
+            };
+            let c = Contention::of(&result, Execution::gpu_milli_ms);
+            let (idle, contended, used) = by_instant(&result);
+            assert_eq!(
+                (c.idle_milli_ms, c.contended_ms),
+                (idle, contended),
+                "round {round}"
+            );
+            let total: u128 = used.values().sum();
+            for share in &c.shares {
+                let part = used.get(&share.account).copied().unwrap_or(0);
+                let expected = if total == 0 {
+                    0.0
+                } else {
+                    part as f64 / total as f64
+                };
+                assert!(
+                    (share.share - expected).abs() < 1e-9,
+                    "round {round}: {share:?}"
+                );
+            }
+        }
     }
 }
