@@ -397,13 +397,13 @@ pub(crate) fn idle_now(node: Option<&Node>) -> bool {
 /// The nodes a plan has tasks on, a bit per node id: a reservation asks about every node it
 /// visits.
 #[derive(Debug, Default)]
-struct PlannedNodes {
+pub(crate) struct PlannedNodes {
     words: Vec<u64>,
 }
 
 impl PlannedNodes {
     /// The nodes `plan` has tasks on.
-    fn of(plan: &[Assignment]) -> Self {
+    pub(crate) fn of(plan: &[Assignment]) -> Self {
         let mut words = Vec::new();
         for assignment in plan {
             let (word, bit) = (assignment.node.index() / 64, assignment.node.index() % 64);
@@ -415,7 +415,8 @@ impl PlannedNodes {
         PlannedNodes { words }
     }
 
-    fn contains(&self, id: NodeId) -> bool {
+    /// Whether the plan has tasks on `id`.
+    pub(crate) fn contains(&self, id: NodeId) -> bool {
         let (word, bit) = (id.index() / 64, id.index() % 64);
         self.words.get(word).is_some_and(|w| w >> bit & 1 == 1)
     }

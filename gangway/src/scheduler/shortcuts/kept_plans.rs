@@ -88,6 +88,7 @@ use crate::model::ids::{JobId, NodeId};
 use crate::model::job::PlacementMode;
 use crate::model::shape::{GpuNeed, TaskShape};
 use crate::placement::fit::tasks_fitting;
+use crate::placement::gang::PlannedNodes;
 use crate::placement::{CapacityView, GangRequest, idle_now};
 use crate::scheduler::{Plan, Scheduler};
 use crate::state::licenses::LicenseNeed;
@@ -342,7 +343,8 @@ impl Scheduler {
         };
         let stopped_early = one_task_a_node(shape, plan);
         let unreached = |node: NodeId| stopped_early && idle_now(state.node(node));
-        let in_plan = |node: NodeId| plan.assignments.iter().any(|a| a.node == node);
+        let planned = PlannedNodes::of(&plan.assignments);
+        let in_plan = |node: NodeId| planned.contains(node);
         let out_of_reach = |node: NodeId| !in_plan(node) && (unreached(node) || holds_none(node));
         // A node of the plan that still holds its task over the window is still taken: the
         // walk meets every node of the plan busy now before any other (they are all the
