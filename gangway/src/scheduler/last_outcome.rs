@@ -96,6 +96,14 @@ impl LastOutcome {
         }
     }
 
+    /// Keeps `profile`, a pass's profile that no later tick continues, as the spare the next
+    /// pass builds its profile in; without one, the spare kept so far stays.
+    pub(in crate::scheduler) fn spare(&mut self, profile: Option<crate::backfill::Availability>) {
+        if profile.is_some() {
+            self.spare_profile = profile;
+        }
+    }
+
     /// Drops the shortcuts' memory, so that the next pass runs in full.
     pub(in crate::scheduler) fn forget_shortcuts(&mut self) {
         self.deferred = None;

@@ -430,7 +430,7 @@ impl Scheduler {
         }
         self.last.plans.extend(plans);
         if !self.continuable(&pass) {
-            self.last.spare_profile = pass.profile.take();
+            self.last.spare(pass.profile.take());
         }
         self.last.resume.state = self.continuable(&pass).then(|| {
             Box::new(Resumable {

@@ -127,25 +127,25 @@ impl Scheduler {
         keyed: Vec<(OrderKey, JobId)>,
         denied: BTreeMap<JobId, String>,
     ) -> Result<Continued, Refused> {
-        let Some(last) = self.last.resume.state.take() else {
+        let Some(mut last) = self.last.resume.state.take() else {
             return Err((keyed, denied));
         };
         if !(quiet && self.nothing_came_due(now, last.epoch) && self.pins_stand(last.mix_epoch)) {
-            return Err((keyed, denied));
+            return self.refuse(last, (keyed, denied));
         }
-        let (old, taken) = match (last.keyed, self.last.deferred.take()) {
+        let (old, taken) = match (last.keyed.take(), self.last.deferred.take()) {
             (Some(old), _) => {
                 let taken = old.len();
                 (old, taken)
             }
             (None, Some(deferred)) => (deferred.keyed, deferred.from),
-            (None, None) => return Err((keyed, denied)),
+            (None, None) => return self.refuse(last, (keyed, denied)),
         };
         let Some(fresh) = new_jobs_last(&old, &keyed, last.waiting) else {
-            return Err((keyed, denied));
+            return self.refuse(last, (keyed, denied));
         };
         if !self.same_votes(&denied, &fresh) {
-            return Err((keyed, denied));
+            return self.refuse(last, (keyed, denied));
         }
         // The jobs the last pass started leave its order, and the positions close up.
         let mut report = std::mem::take(&mut self.last.report);
@@ -158,6 +158,12 @@ impl Scheduler {
         self.last.resume.continued += 1;
         let order = LazyOrder::resume(old, taken, fresh);
         Ok((pass, order, report))
+    }
+
+    /// Does not continue `last`: its profile's memory serves the next pass's.
+    fn refuse(&mut self, last: Box<Resumable>, refused: Refused) -> Result<Continued, Refused> {
+        self.last.spare(last.pass.profile);
+        Err(refused)
     }
 
     /// `keyed` without the jobs of its first `taken` (those a pass visited) that are not
