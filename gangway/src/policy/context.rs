@@ -44,17 +44,13 @@ impl PassFigures {
     }
 
     fn with_shares(state: &ClusterState, now_ms: u64, shares: Option<Arc<FactorTable>>) -> Self {
-        let (mut gpu_milli, mut cpu_milli) = (0, 0);
-        for node in state.nodes.iter().flatten() {
-            gpu_milli += node.gpu_count as u64 * 1000;
-            cpu_milli += node.capacity.cpu_milli;
-        }
+        let capacity = state.capacity();
         let job_factor = state.partitions.iter().map(|p| p.priority_job_factor);
         let qos_priority = state.config.qos.iter().map(|q| q.priority);
         PassFigures {
             now_ms,
-            gpu_milli,
-            cpu_milli,
+            gpu_milli: capacity.gpu_milli,
+            cpu_milli: capacity.cpu_milli,
             job_factor: f64::from(job_factor.max().unwrap_or(0)),
             qos_priority: f64::from(qos_priority.max().unwrap_or(0)),
             max_age: state.config.policy.priority.max_age_ms.max(1) as f64,

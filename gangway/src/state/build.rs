@@ -182,6 +182,7 @@ impl ClusterState {
             satisfiable: Default::default(),
             topology: None,
             quota: super::QuotaBook::default(),
+            capacity: Default::default(),
         };
         for (i, node) in config.nodes.iter().enumerate() {
             if state.node_names.contains_key(&node.name) {
@@ -330,6 +331,7 @@ impl ClusterState {
     pub(crate) fn insert_node(&mut self, node: Node) -> NodeId {
         self.satisfiable.clear();
         let id = NodeId(self.nodes.len() as u32);
+        self.capacity.change(&node, 1);
         self.node_names.insert(node.name.clone(), id);
         self.nodes.push(Some(node));
         id

@@ -160,6 +160,10 @@ pub struct ClusterState {
     /// Quota usage (derived; rebuilt on restore with [`ClusterState::rebuild_quota`]).
     #[serde(skip)]
     pub(crate) quota: QuotaBook,
+    /// The nodes' capacity summed (derived; kept where a node is added or removed; rebuilt on
+    /// restore). Read through [`ClusterState::capacity`].
+    #[serde(skip)]
+    capacity: totals::CapacityTotals,
 }
 
 /// A job the scheduler tracks (crate-internal: hosts and plug-ins read jobs through [`JobView`]).
@@ -367,9 +371,20 @@ impl ClusterState {
         self.node(id).map_or("", |n| n.name.as_str())
     }
 
+    /// The nodes' capacity summed; debug builds check it against a sum over the nodes.
+    pub(crate) fn capacity(&self) -> totals::CapacityTotals {
+        debug_assert_eq!(
+            self.capacity,
+            totals::CapacityTotals::of(&self.nodes),
+            "capacity totals stale"
+        );
+        self.capacity
+    }
+
     /// Rebuilds derived indexes (after a restore).
     pub(crate) fn rebuild_index(&mut self) {
         self.satisfiable.clear();
+        self.capacity = totals::CapacityTotals::of(&self.nodes);
         self.index = FreeIndex::build(&self.nodes, self.models.len());
         self.dependents = DependencyGraph::default();
         for (id, job) in self.jobs.iter() {

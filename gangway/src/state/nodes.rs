@@ -58,7 +58,9 @@ impl ClusterState {
             RequeueReason::NodeRemoved,
             KillReason::NodeRemoved,
         );
-        self.nodes[id.index()] = None;
+        if let Some(node) = self.nodes[id.index()].take() {
+            self.capacity.change(&node, -1);
+        }
         self.satisfiable.clear();
         self.node_names.remove(name);
         self.index.refresh(&self.nodes, id);

@@ -1,8 +1,46 @@
 //! What a job's task groups add up to, kept on the job so that a pass reads one small record
-//! per pending job instead of walking its groups.
+//! per pending job instead of walking its groups; and what the nodes add up to, kept on the
+//! state so that a pass does not walk every node for the cluster's size.
 
+use crate::model::node::Node;
 use crate::model::shape::TaskShape;
 use crate::placement::FreeTotals;
+
+/// The nodes' capacity summed: what the priority factors and shares divide by. Derived, kept
+/// wherever a node is added or removed (nothing else changes a node's capacity or GPU count),
+/// rebuilt on restore; [`crate::state::ClusterState::capacity`] checks it against a sum over
+/// the nodes in debug builds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CapacityTotals {
+    /// Every node's GPUs, thousandths (down devices included).
+    pub gpu_milli: u64,
+    /// Every node's cpus, thousandths.
+    pub cpu_milli: u64,
+}
+
+impl CapacityTotals {
+    /// The sum over `nodes`.
+    pub(crate) fn of(nodes: &[Option<Node>]) -> Self {
+        let mut totals = CapacityTotals::default();
+        for node in nodes.iter().flatten() {
+            totals.change(node, 1);
+        }
+        totals
+    }
+
+    /// Adds `node` (`sign` 1) or takes it away (-1).
+    pub(crate) fn change(&mut self, node: &Node, sign: i8) {
+        let gpu_milli = node.gpu_count as u64 * 1000;
+        let cpu_milli = node.capacity.cpu_milli;
+        if sign > 0 {
+            self.gpu_milli += gpu_milli;
+            self.cpu_milli += cpu_milli;
+        } else {
+            self.gpu_milli -= gpu_milli;
+            self.cpu_milli -= cpu_milli;
+        }
+    }
+}
 
 /// A job's summed amounts, derived from its task shapes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
