@@ -59,11 +59,15 @@
 //! plan's), then the plan's nodes idle now, then every other node idle now:
 //!
 //! - a node outside the plan is out of reach when it holds no task of the gang over the window,
-//!   or is idle now (it ranks behind every node of the plan);
+//!   or is idle now (it ranks behind every node of the plan), or when every node of the plan
+//!   was busy now when it was last placed and still is (the walk offers the nodes busy now of
+//!   the previous plan first: the plan's nodes, all of them, and it stops at the last);
 //! - a node of the plan is still taken when it still holds its task over the window and is busy
-//!   now (every node busy now of the plan's rank is the plan's), or idle now where a node of
-//!   the plan was idle when the plan was last placed (the walk then met every node busy then,
-//!   and those outside the plan held no task; those that changed since are checked one by one).
+//!   now (every node busy now of the plan's rank is the plan's), or idle now where no node busy
+//!   now outside the plan holds a task: where a node of the plan was idle when the plan was
+//!   last placed, the walk then met every node busy then, and those outside the plan held no
+//!   task (those that changed since are checked one by one); else every node busy now outside
+//!   the plan is asked, once.
 //!   Tasks with GPUs are left out (their devices follow what is in use now), and so are gangs
 //!   that take whole nodes.
 //!
@@ -341,21 +345,42 @@ impl Scheduler {
                         .is_none_or(|room| tasks_fitting(record, &room, shape) == 0)
             })
         };
+        // A spread walk that stopped at the plan's last node met no node idle now outside the
+        // plan; where every node of the plan was busy when it was last placed (and still is:
+        // the changed ones must be still taken below), it met no node outside the plan at all,
+        // the plan's nodes busy now being offered first.
         let stopped_early = one_task_a_node(shape, plan);
-        let unreached = |node: NodeId| stopped_early && idle_now(state.node(node));
+        let unreached =
+            |node: NodeId| stopped_early && (!placed.idle_in_plan || idle_now(state.node(node)));
         let planned = PlannedNodes::of(&plan.assignments);
         let in_plan = |node: NodeId| planned.contains(node);
         let out_of_reach = |node: NodeId| !in_plan(node) && (unreached(node) || holds_none(node));
+        // Whether no node busy now outside the plan holds a task over the window: asked once,
+        // of every node, where a node of a plan of busy nodes turned idle.
+        let busy_outside_hold_none = std::cell::OnceCell::new();
+        let busy_outside_hold_none = || {
+            *busy_outside_hold_none.get_or_init(|| {
+                let ids = (0..state.nodes.len() as u32).map(NodeId);
+                let mut busy_outside = ids.filter(|&id| !in_plan(id) && !idle_now(state.node(id)));
+                busy_outside.all(|id| {
+                    let quick = state
+                        .node(id)
+                        .is_some_and(|n| view.holds_no_task(id, n, shape));
+                    quick || holds_none(id)
+                })
+            })
+        };
         // A node of the plan that still holds its task over the window is still taken: the
         // walk meets every node of the plan busy now before any other (they are all the
         // plan's), and a node idle now after every node busy now, none of which outside the
-        // plan held a task when the walk last met them, if it did (a node of the plan was
-        // idle then). Its devices are chosen by what is in use: only tasks without GPUs are
-        // sure to be placed alike, and only a gang that does not need whole nodes.
+        // plan holds a task: where a node of the plan was idle when the walk last met them,
+        // none did then (those changed since are checked one by one), else every one is
+        // asked. Its devices are chosen by what is in use: only tasks without GPUs are sure
+        // to be placed alike, and only a gang that does not need whole nodes.
         let still_taken = |node: NodeId| {
             taken_alike(gang, shape, plan)
-                && (placed.idle_in_plan || !idle_now(state.node(node)))
                 && !holds_none(node)
+                && (placed.idle_in_plan || !idle_now(state.node(node)) || busy_outside_hold_none())
         };
         let since = kept
             .started_on
@@ -528,6 +553,39 @@ mod tests {
         assert_eq!(plan_nodes(&fast), [0, 2, 3]);
     }
 
+    #[test]
+    fn a_start_beside_a_plan_of_busy_nodes_leaves_it_unplaced() {
+        // n1 and n2 busy until 100 s, n3 until 200 s, n4 (8 cpus) idle: "head" (two nodes) is
+        // planned at 100 s on n1 and n2, both busy now. A short job of 8 cpus starts on n4 and
+        // ends before the plan's start: busy now and free then, but the walk offers the plan's
+        // nodes busy now first, takes both and stops.
+        let nodes: Vec<_> = (1..=4)
+            .map(|i| serde_json::json!({"name": format!("n{i}"), "cpus": if i == 4 { 8 } else { 4 }}))
+            .collect();
+        let cluster: ClusterConfig =
+            serde_json::from_value(serde_json::json!({ "nodes": nodes })).unwrap();
+        let mut s = Scheduler::new(cluster).unwrap();
+        let jobs = [
+            per_node("a", 100_000, 1, 4),
+            per_node("b", 100_000, 1, 4),
+            per_node("c", 200_000, 1, 4),
+            per_node("head", 100_000, 2, 4),
+        ];
+        s.tick(0, jobs.map(|job| Event::Submit { job }).to_vec())
+            .unwrap();
+        s.tick(1, Vec::new()).unwrap();
+        assert_eq!(plan_nodes(&s.last.plans), [0, 1]);
+        let short = per_node("short", 50_000, 1, 8);
+        let out = s.tick(2, vec![Event::Submit { job: short }]).unwrap();
+        assert_eq!(out.decisions.len(), 1, "{:?}", out.decisions);
+        let mut reference = s.with_reference_pass();
+        s.tick(3, Vec::new()).unwrap();
+        reference.tick(3, Vec::new()).unwrap();
+        assert_eq!(s.shortcuts_taken().1, (1, 1, 0), "kept without a placement");
+        assert_eq!(s.last.plans, reference.last.plans);
+        assert_eq!(plan_nodes(&s.last.plans), [0, 1]);
+    }
+
     /// The nodes of every plan in `plans`, by id.
     fn plan_nodes(plans: &BTreeMap<JobId, Plan>) -> Vec<u32> {
         plans
@@ -622,6 +680,17 @@ mod tests {
         assert!(!unplaced);
         assert_eq!(fast, reference);
         assert_eq!(plan_nodes(&fast), [1, 2]);
+    }
+
+    #[test]
+    fn a_release_on_a_node_of_a_plan_of_busy_nodes_none_beside_it_can_use_leaves_it_unplaced() {
+        // As above, but n3 is busy until 200 s, through the plan's window: when n1 turns idle,
+        // no node busy now outside the plan has room, and the walk comes to n1 after n2.
+        let (before, fast, reference, unplaced) = release_beside_a_plan(&[100, 100, 200], 2, &[0]);
+        assert_eq!(before, [0, 1]);
+        assert!(unplaced);
+        assert_eq!(fast, reference);
+        assert_eq!(plan_nodes(&fast), before);
     }
 
     #[test]
