@@ -496,25 +496,35 @@ mod tests {
     /// Four nodes of 4 cpus and n5 of 8, three busy: "a" and "c" until 100 s, "b" until
     /// 200 s. "head" needs three nodes: planned at 100 s on n1 and n3 (busy now first), then
     /// n4, and a tick later placed again so. Then `job` is submitted and starts (on n5, the
-    /// one node 8 cpus fit, or on n4 for 4 cpus, best fit), and a tick later the scheduler and
-    /// its reference twin pass again: the fast one's plans, the reference's, and whether the
-    /// fast one kept the plan without a placement.
+    /// one node 8 cpus fit, or on n4 for 4 cpus, best fit): [`start_beside_a_plan_on`].
     fn start_beside_a_plan(job: JobSpec) -> (BTreeMap<JobId, Plan>, BTreeMap<JobId, Plan>, bool) {
-        let nodes: Vec<_> = (1..=5)
-            .map(|i| (format!("n{i}"), if i == 5 { 8 } else { 4 }))
-            .map(|(name, cpus)| serde_json::json!({"name": name, "cpus": cpus}))
+        start_beside_a_plan_on(&[4, 4, 4, 4, 8], &[100, 200, 100], 3, job)
+    }
+
+    /// Nodes of `cpus` cpus each, the first `busy.len()` running a job of 4 cpus for as many
+    /// seconds; "head" needs `width` nodes of 4 cpus, is planned, and a tick later placed again.
+    /// Then `job` is submitted and starts, and a tick later the scheduler and its reference
+    /// twin pass again: the fast one's plans, the reference's, and whether the fast one kept
+    /// the plan without a placement.
+    fn start_beside_a_plan_on(
+        cpus: &[u32],
+        busy: &[u64],
+        width: u32,
+        job: JobSpec,
+    ) -> (BTreeMap<JobId, Plan>, BTreeMap<JobId, Plan>, bool) {
+        let nodes: Vec<_> = (1..)
+            .zip(cpus)
+            .map(|(i, cpus)| serde_json::json!({"name": format!("n{i}"), "cpus": cpus}))
             .collect();
         let cluster: ClusterConfig =
             serde_json::from_value(serde_json::json!({ "nodes": nodes })).unwrap();
         let mut s = Scheduler::new(cluster).unwrap();
-        let jobs = [
-            per_node("a", 100_000, 1, 4),
-            per_node("b", 200_000, 1, 4),
-            per_node("c", 100_000, 1, 4),
-            per_node("head", 100_000, 3, 4),
-        ];
-        s.tick(0, jobs.map(|job| Event::Submit { job }).to_vec())
-            .unwrap();
+        let mut jobs: Vec<_> = (busy.iter().enumerate())
+            .map(|(i, seconds)| per_node(&format!("j{i}"), seconds * 1_000, 1, 4))
+            .collect();
+        jobs.push(per_node("head", 100_000, width, 4));
+        let submits = jobs.into_iter().map(|job| Event::Submit { job }).collect();
+        s.tick(0, submits).unwrap();
         s.tick(1, Vec::new()).unwrap();
         let out = s.tick(2, vec![Event::Submit { job }]).unwrap();
         assert_eq!(out.decisions.len(), 1, "{:?}", out.decisions);
@@ -559,31 +569,12 @@ mod tests {
         // planned at 100 s on n1 and n2, both busy now. A short job of 8 cpus starts on n4 and
         // ends before the plan's start: busy now and free then, but the walk offers the plan's
         // nodes busy now first, takes both and stops.
-        let nodes: Vec<_> = (1..=4)
-            .map(|i| serde_json::json!({"name": format!("n{i}"), "cpus": if i == 4 { 8 } else { 4 }}))
-            .collect();
-        let cluster: ClusterConfig =
-            serde_json::from_value(serde_json::json!({ "nodes": nodes })).unwrap();
-        let mut s = Scheduler::new(cluster).unwrap();
-        let jobs = [
-            per_node("a", 100_000, 1, 4),
-            per_node("b", 100_000, 1, 4),
-            per_node("c", 200_000, 1, 4),
-            per_node("head", 100_000, 2, 4),
-        ];
-        s.tick(0, jobs.map(|job| Event::Submit { job }).to_vec())
-            .unwrap();
-        s.tick(1, Vec::new()).unwrap();
-        assert_eq!(plan_nodes(&s.last.plans), [0, 1]);
         let short = per_node("short", 50_000, 1, 8);
-        let out = s.tick(2, vec![Event::Submit { job: short }]).unwrap();
-        assert_eq!(out.decisions.len(), 1, "{:?}", out.decisions);
-        let mut reference = s.with_reference_pass();
-        s.tick(3, Vec::new()).unwrap();
-        reference.tick(3, Vec::new()).unwrap();
-        assert_eq!(s.shortcuts_taken().1, (1, 1, 0), "kept without a placement");
-        assert_eq!(s.last.plans, reference.last.plans);
-        assert_eq!(plan_nodes(&s.last.plans), [0, 1]);
+        let (fast, reference, unplaced) =
+            start_beside_a_plan_on(&[4, 4, 4, 8], &[100, 100, 200], 2, short);
+        assert!(unplaced);
+        assert_eq!(fast, reference);
+        assert_eq!(plan_nodes(&fast), [0, 1]);
     }
 
     /// The nodes of every plan in `plans`, by id.
