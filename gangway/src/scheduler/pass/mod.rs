@@ -313,7 +313,8 @@ impl Scheduler {
         let (mut pass, mut order, mut report) = match self.resume(now, quiet, keyed, denied) {
             Ok((pass, order, report)) => (pass, PassOrder::plain(order), report),
             Err((keyed, denied)) => {
-                let mut pass = Pass::new(now, self.state.backfill_depth(), always_plan, denied);
+                let depth = self.state.backfill_depth();
+                let mut pass = Box::new(Pass::new(now, depth, always_plan, denied));
                 pass.blocking.unready = self.admission_blocked();
                 self.book_kept(&mut pass);
                 (
@@ -397,7 +398,7 @@ impl Scheduler {
     /// Hands a finished pass's results to the scheduler: its deferred report, denials,
     /// filter details and plans; and keeps its state for the next tick when that may continue
     /// it ([`crate::scheduler::shortcuts::resume`]).
-    fn finish(&mut self, mut pass: Pass, order: PassOrder) {
+    fn finish(&mut self, mut pass: Box<Pass>, order: PassOrder) {
         let (keyed, taken) = order.into_parts(&self.state);
         let settled = taken < keyed.len();
         let keyed = if settled {

@@ -80,7 +80,7 @@ use crate::scheduler::pass::report::PendingEntry;
 #[derive(Debug)]
 pub(in crate::scheduler) struct Resumable {
     /// The pass's state at its end.
-    pub(in crate::scheduler) pass: Pass,
+    pub(in crate::scheduler) pass: Box<Pass>,
     /// Every job's key in the pass's order, when it visited all of them (a settled pass's
     /// keys are in its deferred report).
     pub(in crate::scheduler) keyed: Option<Vec<(OrderKey, JobId)>>,
@@ -111,7 +111,7 @@ impl Clone for LastPass {
 }
 
 /// A continued pass: its state, its order with the new jobs appended, and its report so far.
-pub(in crate::scheduler) type Continued = (Pass, LazyOrder<OrderKey>, Vec<PendingEntry>);
+pub(in crate::scheduler) type Continued = (Box<Pass>, LazyOrder<OrderKey>, Vec<PendingEntry>);
 
 /// The keys and denials a full pass needs, given back when the last pass cannot continue.
 pub(in crate::scheduler) type Refused = (Vec<(OrderKey, JobId)>, BTreeMap<JobId, String>);
@@ -127,25 +127,25 @@ impl Scheduler {
         keyed: Vec<(OrderKey, JobId)>,
         denied: BTreeMap<JobId, String>,
     ) -> Result<Continued, Refused> {
-        let Some(mut last) = self.last.resume.state.take() else {
+        let Some(last) = self.last.resume.state.take() else {
             return Err((keyed, denied));
         };
         if !(quiet && self.nothing_came_due(now, last.epoch) && self.pins_stand(last.mix_epoch)) {
-            return self.refuse(last, (keyed, denied));
+            return self.refuse(last.pass, (keyed, denied));
         }
-        let (old, taken) = match (last.keyed.take(), self.last.deferred.take()) {
+        let (old, taken) = match (last.keyed, self.last.deferred.take()) {
             (Some(old), _) => {
                 let taken = old.len();
                 (old, taken)
             }
             (None, Some(deferred)) => (deferred.keyed, deferred.from),
-            (None, None) => return self.refuse(last, (keyed, denied)),
+            (None, None) => return self.refuse(last.pass, (keyed, denied)),
         };
         let Some(fresh) = new_jobs_last(&old, &keyed, last.waiting) else {
-            return self.refuse(last, (keyed, denied));
+            return self.refuse(last.pass, (keyed, denied));
         };
         if !self.same_votes(&denied, &fresh) {
-            return self.refuse(last, (keyed, denied));
+            return self.refuse(last.pass, (keyed, denied));
         }
         // The jobs the last pass started leave its order, and the positions close up.
         let mut report = std::mem::take(&mut self.last.report);
@@ -160,9 +160,9 @@ impl Scheduler {
         Ok((pass, order, report))
     }
 
-    /// Does not continue `last`: its profile's memory serves the next pass's.
-    fn refuse(&mut self, last: Box<Resumable>, refused: Refused) -> Result<Continued, Refused> {
-        self.last.spare(last.pass.profile);
+    /// Does not continue the last `pass`: its profile's memory serves the next pass's.
+    fn refuse(&mut self, pass: Box<Pass>, refused: Refused) -> Result<Continued, Refused> {
+        self.last.spare(pass.profile);
         Err(refused)
     }
 
