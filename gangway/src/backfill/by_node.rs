@@ -60,11 +60,6 @@ impl<T> ByNode<T> {
         self.slot(id).get_or_insert_with(make)
     }
 
-    /// Takes the node's value out, if it has one.
-    pub(super) fn take(&mut self, id: NodeId) -> Option<T> {
-        self.0.get_mut(id.index())?.take()
-    }
-
     /// How many nodes' places the vector holds (with a value or none).
     #[cfg(test)]
     pub(super) fn places(&self) -> usize {
@@ -103,7 +98,7 @@ mod tests {
         *by_node.get_or_insert_with(NodeId(5), || 50) += 1;
         assert_eq!(*by_node.get_or_insert_with(NodeId(5), || 0), 51);
         assert_eq!(by_node.get_mut(NodeId(3)), None);
-        assert_eq!(by_node.take(NodeId(5)), Some(51));
+        assert_eq!(by_node.slot(NodeId(5)).take(), Some(51));
         let only_two: ByNode<u32> = [(NodeId(2), 20)].into_iter().collect();
         assert_eq!(by_node, only_two, "a dropped value equals none");
         assert_ne!(by_node, ByNode::default());

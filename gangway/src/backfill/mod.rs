@@ -10,6 +10,7 @@
 //! Both views offer nothing on a node whose maintenance window the job would overlap.
 
 mod answers;
+mod booked;
 mod by_node;
 mod cpu_total;
 pub(crate) mod licenses;

@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::answers::Answers;
+use super::booked::BookedTimelines;
 use super::by_node::ByNode;
 use super::cpu_total::FreeCpus;
 use super::licenses::LicenseProfile;
@@ -29,7 +30,7 @@ pub(super) struct Timeline {
 }
 
 impl Timeline {
-    fn new(now: u64) -> Self {
+    pub(super) fn new(now: u64) -> Self {
         // Room for one booking's two breakpoints without growing.
         let mut steps = Vec::with_capacity(3);
         steps.push((now, NodeAmounts::default()));
@@ -38,7 +39,7 @@ impl Timeline {
 
     /// `amounts` in use over `[start, end)` and nothing else from `now` on, in this timeline's
     /// memory: [`Timeline::new`] and one [`Timeline::add`], without its searches.
-    fn with_one_booking(
+    pub(super) fn with_one_booking(
         mut self,
         now: u64,
         (start, end): (u64, u64),
@@ -105,8 +106,16 @@ impl Timeline {
         peak
     }
 
+    /// Whether this timeline and `other` read the same from `now` on (`now` at or after
+    /// both first steps).
+    pub(super) fn agrees_from(&self, other: &Timeline, now: u64) -> bool {
+        let (mine, theirs) = (self.step_at(now), other.step_at(now));
+        self.steps[mine].1 == other.steps[theirs].1
+            && self.steps[mine + 1..] == other.steps[theirs + 1..]
+    }
+
     /// Adds `amounts` over `[start, end)`.
-    fn add(&mut self, start: u64, end: u64, amounts: &NodeAmounts) {
+    pub(super) fn add(&mut self, start: u64, end: u64, amounts: &NodeAmounts) {
         if end <= start {
             return;
         }
@@ -286,22 +295,18 @@ fn earliest_clear(
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Availability {
     now: u64,
-    /// The reservations on each node with some.
-    booked: ByNode<Timeline>,
+    /// The reservations on each node with some (and the nodes with some).
+    booked: BookedTimelines,
     /// For nodes with earmarks: the earmarked preemptors' future holdings (what is free now
     /// from now on, what their victims hold from the victims' grace deadline on, until the
     /// preemptor's time limit), over the running jobs' usage and the reservations. Future
     /// windows read it.
     earmarked: ByNode<Timeline>,
-    /// Nodes with reservations, sorted.
-    reserved: Vec<NodeId>,
     /// The reservations' cpus (thousandths), each summed over its nodes, as `(time, change)`
     /// of the free cpus: taken at its start, given back at its end (and the reverse for one
     /// taken back). The bookings' part of [`Availability::sum_free_cpus`], without a walk of
     /// every reserved node's timeline.
     reserved_cpus: Vec<(u64, i64)>,
-    /// Timelines of an earlier pass's profile, for reuse ([`Availability::rebuild`]).
-    spare: Vec<Timeline>,
     /// Times at which something other than a running job is released (reservations' and
     /// earmarks' ends, maintenance ends): with the running jobs' ends, the only start times
     /// worth trying.
@@ -341,24 +346,15 @@ impl Availability {
     }
 
     /// [`Availability::build`] in this profile's memory: a pass reuses the last one's, so that
-    /// booking a wide reservation allocates nothing.
+    /// booking a wide reservation allocates nothing, and may take up the last one's
+    /// reservation where it made one only ([`BookedTimelines`]).
     pub(crate) fn rebuild(self, state: &ClusterState, now: u64) -> Self {
-        let Availability {
-            mut booked,
-            mut reserved,
-            mut spare,
-            ..
-        } = self;
-        for &id in &reserved {
-            spare.extend(booked.take(id));
-        }
-        reserved.clear();
+        let Availability { mut booked, .. } = self;
+        booked.next_pass();
         let mut profile = Availability {
             now,
             licenses: LicenseProfile::of(state, now),
             booked,
-            reserved,
-            spare,
             ..Availability::default()
         };
         if !state.licenses.is_empty() {
@@ -431,10 +427,40 @@ impl Availability {
         self.reserve_all(&[(node, amounts)], start, end);
     }
 
+    /// Records a plan's reservation of `charges` (amounts by node) over `[start, end)`, as
+    /// [`Availability::reserve_all`] does: where it is the last pass's one reservation again,
+    /// that one's timelines are taken up instead of written anew.
+    pub(crate) fn reserve_plan(
+        &mut self,
+        charges: Vec<(NodeId, NodeAmounts)>,
+        start: u64,
+        end: u64,
+    ) {
+        self.book_sums(&charges, start, end);
+        if !self.booked.take_up(&charges, (start, end), self.now) {
+            self.book_timelines(&charges, (start, end));
+            self.booked.record(charges, (start, end), self.now);
+        }
+    }
+
     /// Records a reservation of `charges` (amounts by node) over `[start, end)`: one booking
     /// of their summed cpus in the cluster's free cpus, one release time.
     pub(crate) fn reserve_all(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
-        let now = self.now;
+        self.book_timelines(charges, (start, end));
+        self.book_sums(charges, start, end);
+        self.booked.record_other();
+    }
+
+    /// Books `charges` over `window` into the nodes' timelines.
+    fn book_timelines(&mut self, charges: &[(NodeId, NodeAmounts)], window: (u64, u64)) {
+        for &(node, ref amounts) in charges {
+            self.booked.book(node, self.now, window, amounts);
+        }
+    }
+
+    /// Books `charges` over `[start, end)` into what is kept beside the timelines: the summed
+    /// free cpus, the reservations' cpus, the release times.
+    fn book_sums(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
         if let Some(free_cpus) = self.free_cpus.as_mut() {
             free_cpus.book(
                 charges.iter().map(|(node, a)| (*node, a.cpu_milli)),
@@ -443,25 +469,6 @@ impl Availability {
             );
         }
         self.reserved_cpus_change(charges, (start, end), 1);
-        for &(node, ref amounts) in charges {
-            match self.booked.slot(node) {
-                Some(timeline) => timeline.add(start, end, amounts),
-                // Most nodes of a pass's first reservation: the booking's steps written at once.
-                none => {
-                    let memory = self.spare.pop().unwrap_or_else(|| Timeline::new(now));
-                    *none = Some(memory.with_one_booking(now, (start, end), amounts));
-                }
-            }
-            // Charges come by node, mostly after every node reserved so far.
-            match self.reserved.last() {
-                Some(&last) if last >= node => {
-                    if let Err(at) = self.reserved.binary_search(&node) {
-                        self.reserved.insert(at, node);
-                    }
-                }
-                _ => self.reserved.push(node),
-            }
-        }
         self.releases.insert(end);
     }
 
@@ -482,6 +489,7 @@ impl Availability {
             }
         }
         self.reserved_cpus_change(charges, (start, end), -1);
+        self.booked.record_other();
         for memo in &mut self.memo {
             memo.by_node.clear();
         }
@@ -540,7 +548,7 @@ impl Availability {
 
     /// The nodes any reservation touches, in id order.
     pub(crate) fn reserved_nodes(&self) -> &[NodeId] {
-        &self.reserved
+        self.booked.nodes()
     }
 
     /// Whether any reservation touches `node`.
@@ -715,14 +723,16 @@ impl Availability {
         changes.extend_from_slice(&self.reserved_cpus);
         // A plan kept from an earlier pass may hold a node that takes no work now (lost or
         // drained since): its bookings come off the sum again.
-        for &id in (self.reserved.iter()).filter(|id| counted.get(id.index()) != Some(&true)) {
+        let reserved = self.booked.nodes().iter();
+        for &id in reserved.filter(|id| counted.get(id.index()) != Some(&true)) {
             let Some(booked) = self.booked.get(id) else {
                 continue;
             };
             let mut before = 0i64;
             for (at, usage) in &booked.steps {
                 let used = usage.cpu_milli as i64;
-                changes.push((*at, used - before));
+                // A timeline taken up from the last pass starts at that pass's now.
+                changes.push(((*at).max(now), used - before));
                 before = used;
             }
         }
@@ -1076,9 +1086,7 @@ mod tests {
     }
 
     /// A rebuilt profile holds none of the last pass's reservations, in the last pass's memory:
-    /// the reserved nodes' timelines wait in `spare` for the next bookings, and the vectors of
-    /// booked nodes and of reserved nodes keep their room, so booking the same nodes again
-    /// allocates nothing.
+    /// the reserved nodes' timelines stay in their places, hidden, for the next bookings.
     #[test]
     fn a_rebuilt_profile_forgets_the_reservations_and_keeps_their_memory() {
         let s = one_running_job();
@@ -1094,16 +1102,10 @@ mod tests {
             rebuilt.next_release(s.state().running_ends(), 51),
             Some(100)
         );
-        assert_eq!(rebuilt.spare.len(), 2, "both timelines kept for reuse");
         assert_eq!(rebuilt.booked.places(), 3, "places for nodes 0 to 2 kept");
-        assert!(rebuilt.reserved.capacity() >= 2, "room for two nodes kept");
         let mut again = rebuilt;
         again.reserve(NodeId(2), cpus(2_000), 60, 70);
         again.reserve(NodeId(0), cpus(2_000), 60, 70);
-        assert!(
-            again.spare.is_empty(),
-            "the bookings took the kept timelines"
-        );
         assert_eq!(again.reserved_nodes(), [NodeId(0), NodeId(2)]);
         let node = test_node(0);
         let running = s.state().running_ends();
@@ -1112,6 +1114,92 @@ mod tests {
             free.cpu_milli, 6_000,
             "the booking of 2 cpus alone, from 50 on"
         );
+        let free = again.free_over(running, (NodeId(2), &node), (30, 40), false);
+        assert_eq!(free.cpu_milli, 8_000, "the last pass's booking is gone");
+    }
+
+    /// Asserts that `kept` and `fresh`, profiles at the same now with the same reservations
+    /// made, read the same on nodes 0 to 2 (node 0 running a job until 100).
+    fn read_alike(kept: &mut Availability, fresh: &mut Availability, s: &crate::Scheduler) {
+        let running = s.state().running_ends();
+        let node = test_node(0);
+        let nodes = vec![Some(test_node(0)); 3];
+        assert_eq!(kept.reserved_nodes(), fresh.reserved_nodes());
+        for id in (0..3).map(NodeId) {
+            assert_eq!(kept.is_reserved(id), fresh.is_reserved(id));
+            for window in [
+                (60, 70),
+                (90, 160),
+                (150, 250),
+                (200, 300),
+                (240, 400),
+                (300, 301),
+            ] {
+                for future in [false, true] {
+                    let free = |p: &Availability| p.free_over(running, (id, &node), window, future);
+                    assert_eq!(free(kept), free(fresh), "{id:?} over {window:?}");
+                }
+                let steps = |p: &Availability| {
+                    let steps = p.usage_steps(running, (id, true), window.0);
+                    steps.map(|s| s.collect::<Vec<_>>())
+                };
+                assert_eq!(steps(kept), steps(fresh), "{id:?} from {}", window.0);
+            }
+        }
+        for from in [61, 150, 251, 300] {
+            assert_eq!(
+                kept.next_release(running, from),
+                fresh.next_release(running, from)
+            );
+        }
+        for (cpu_milli, len) in [(6_000, 100), (14_000, 50), (20_000, 10), (24_000, 1)] {
+            assert_eq!(
+                kept.earliest_cpu_fit(running, &nodes, cpu_milli, 61, len),
+                fresh.earliest_cpu_fit(running, &nodes, cpu_milli, 61, len),
+                "{cpu_milli} cpus for {len}"
+            );
+        }
+    }
+
+    /// A pass whose first reservation is the last pass's one reservation, on the same charges
+    /// over the same window, takes up that one's timelines; every other reservation is written
+    /// anew. Either way the profile reads as one built afresh with the same reservations.
+    #[test]
+    fn a_pass_takes_up_the_last_pass_s_one_reservation_and_reads_as_if_booked_anew() {
+        let s = one_running_job();
+        let plan = || vec![(NodeId(0), cpus(1_000)), (NodeId(2), cpus(2_000))];
+        let other = || vec![(NodeId(1), cpus(3_000)), (NodeId(2), cpus(500))];
+        // Each pass: its reservations (window, and whether on the plan's charges), and
+        // whether the first is taken up.
+        type Pass = (Vec<(u64, u64, bool)>, bool);
+        let passes: [Pass; 7] = [
+            (vec![(150, 250, true)], false),
+            (vec![(150, 250, true)], true),
+            // Taken up, then another booked over the same nodes.
+            (vec![(150, 250, true), (200, 260, false)], true),
+            // The last pass made two: nothing to take up.
+            (vec![(150, 250, true)], false),
+            // Another window: written anew.
+            (vec![(150, 240, true)], false),
+            // Another reservation first: the last pass's is not taken up after it.
+            (vec![(100, 140, false), (150, 240, true)], false),
+            (vec![(150, 240, true)], false),
+        ];
+        let mut kept = Availability::build(s.state(), 0);
+        for (pass, (reservations, taken_up)) in passes.into_iter().enumerate() {
+            let now = 60 + pass as u64;
+            kept = kept.rebuild(s.state(), now);
+            let mut fresh = Availability::build(s.state(), now);
+            for (i, &(start, end, first)) in reservations.iter().enumerate() {
+                let charges = if first { plan() } else { other() };
+                kept.reserve_plan(charges.clone(), start, end);
+                fresh.reserve_plan(charges, start, end);
+                if i == 0 {
+                    assert_eq!(kept.booked.took_up(), taken_up, "pass {pass}");
+                }
+            }
+            read_alike(&mut kept, &mut fresh, &s);
+        }
     }
 
     /// A job past its time limit (limits not enforced) is taken to end now: the next instant

@@ -381,7 +381,7 @@ impl Bookings {
         licenses: &LicenseNeed,
     ) {
         let (start, end) = (plan.start_ms, plan.start_ms.saturating_add(limit));
-        profile.reserve_all(&charges, start, end);
+        profile.reserve_plan(charges, start, end);
         profile.licenses.reserve(licenses, start, end);
         self.plans.push((id, plan));
     }
