@@ -94,17 +94,14 @@ impl CapacityView for NowView<'_> {
         if !self.quick_rejects || self.released.contains_key(&id) {
             return false;
         }
-        let short = node.capacity.cpu_milli.saturating_sub(node.used.cpu_milli) < shape.cpu_milli
-            || node
-                .capacity
-                .memory_mib
-                .saturating_sub(node.used.memory_mib)
-                < shape.memory_mib;
+        let short = short_of_one_task(&node.capacity, &node.used, shape);
         debug_assert!(
             !short
-                || self.free(id, node).is_none_or(|free| {
-                    free.cpu_milli < shape.cpu_milli || free.memory_mib < shape.memory_mib
-                }),
+                || (self.free(id, node)).is_none_or(|free| short_of_one_task(
+                    &free,
+                    &NodeAmounts::default(),
+                    shape
+                )),
             "a node short of room now has room over the window"
         );
         short
@@ -177,11 +174,15 @@ impl CapacityView for FutureView<'_> {
         let start = self.start.max(self.profile.now());
         self.running
             .all_held_at(id, self.profile.now(), start)
-            .is_some_and(|held| {
-                node.capacity.cpu_milli.saturating_sub(held.cpu_milli) < shape.cpu_milli
-                    || node.capacity.memory_mib.saturating_sub(held.memory_mib) < shape.memory_mib
-            })
+            .is_some_and(|held| short_of_one_task(&node.capacity, &held, shape))
     }
+}
+
+/// Whether `amounts` less what is `held` of them leave too few cpus or too little memory for
+/// one task of `shape`: the two views' quick reject.
+fn short_of_one_task(amounts: &NodeAmounts, held: &NodeAmounts, shape: &TaskShape) -> bool {
+    amounts.cpu_milli.saturating_sub(held.cpu_milli) < shape.cpu_milli
+        || amounts.memory_mib.saturating_sub(held.memory_mib) < shape.memory_mib
 }
 
 /// A lower bound (at least `start`) on the start of any window of `len` milliseconds in which

@@ -55,9 +55,10 @@ pub(in crate::scheduler) struct LastOutcome {
     pub(in crate::scheduler) kept: Option<KeptPlans>,
     /// The pass's state, for the next tick to continue when it only brings new jobs.
     pub(in crate::scheduler) resume: LastPass,
-    /// The profile of a pass that cannot be continued: its memory, for the next pass to
-    /// rebuild its profile in ([`crate::backfill::Availability::rebuild`]), not its contents.
-    pub(in crate::scheduler) spare_profile: Option<crate::backfill::Availability>,
+    /// The profile of a pass that cannot be continued, for the next pass to rebuild its
+    /// profile in ([`crate::backfill::Availability::rebuild`]): its memory, and the one
+    /// reservation the next pass may take up.
+    pub(in crate::scheduler) spare_profile: SpareProfile,
     /// The victim orders of order-based preemption, for the next pass to bring up to date
     /// ([`crate::scheduler::pass::preempt::VictimOrders`]).
     pub(in crate::scheduler) victim_orders: VictimOrders,
@@ -69,6 +70,17 @@ pub(in crate::scheduler) struct LastOutcome {
     /// How many placements a quota verdict that no placement could change spared so far
     /// ([`crate::Scheduler::quota_rules_out_placement`]).
     pub(in crate::scheduler) placements_spared: u64,
+}
+
+/// A spare profile, which a clone leaves behind: it is memory and a shortcut, never part of
+/// what was decided, so a trial copy of the scheduler (`what_if`) does not copy it.
+#[derive(Debug, Default)]
+pub(in crate::scheduler) struct SpareProfile(Option<crate::backfill::Availability>);
+
+impl Clone for SpareProfile {
+    fn clone(&self) -> Self {
+        SpareProfile(None)
+    }
 }
 
 impl LastOutcome {
@@ -88,7 +100,7 @@ impl LastOutcome {
             deferred: None,
             kept: None,
             resume: LastPass::default(),
-            spare_profile: None,
+            spare_profile: SpareProfile::default(),
             victim_orders: VictimOrders::default(),
             preempt_taken: PreemptTaken::default(),
             quota_verdicts_reused: 0,
@@ -100,8 +112,13 @@ impl LastOutcome {
     /// pass builds its profile in; without one, the spare kept so far stays.
     pub(in crate::scheduler) fn spare(&mut self, profile: Option<crate::backfill::Availability>) {
         if profile.is_some() {
-            self.spare_profile = profile;
+            self.spare_profile = SpareProfile(profile);
         }
+    }
+
+    /// Takes the spare profile out, for a pass to rebuild its own in.
+    pub(in crate::scheduler) fn take_spare(&mut self) -> Option<crate::backfill::Availability> {
+        self.spare_profile.0.take()
     }
 
     /// Drops the shortcuts' memory, so that the next pass runs in full.
@@ -111,5 +128,18 @@ impl LastOutcome {
         self.kept = None;
         self.resume = LastPass::default();
         self.victim_orders = VictimOrders::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SpareProfile;
+    use crate::backfill::Availability;
+
+    #[test]
+    fn a_clone_leaves_the_spare_profile_behind() {
+        let spare = SpareProfile(Some(Availability::default()));
+        assert!(spare.clone().0.is_none(), "the copy has no spare");
+        assert!(spare.0.is_some(), "the original keeps its spare");
     }
 }

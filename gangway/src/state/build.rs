@@ -331,7 +331,7 @@ impl ClusterState {
     pub(crate) fn insert_node(&mut self, node: Node) -> NodeId {
         self.satisfiable.clear();
         let id = NodeId(self.nodes.len() as u32);
-        self.capacity.change(&node, 1);
+        self.capacity.add(&node);
         self.node_names.insert(node.name.clone(), id);
         self.nodes.push(Some(node));
         id

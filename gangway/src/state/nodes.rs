@@ -59,7 +59,7 @@ impl ClusterState {
             KillReason::NodeRemoved,
         );
         if let Some(node) = self.nodes[id.index()].take() {
-            self.capacity.change(&node, -1);
+            self.capacity.remove(&node);
         }
         self.satisfiable.clear();
         self.node_names.remove(name);

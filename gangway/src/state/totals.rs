@@ -23,23 +23,27 @@ impl CapacityTotals {
     pub(crate) fn of(nodes: &[Option<Node>]) -> Self {
         let mut totals = CapacityTotals::default();
         for node in nodes.iter().flatten() {
-            totals.change(node, 1);
+            totals.add(node);
         }
         totals
     }
 
-    /// Adds `node` (`sign` 1) or takes it away (-1).
-    pub(crate) fn change(&mut self, node: &Node, sign: i8) {
-        let gpu_milli = node.gpu_count as u64 * 1000;
-        let cpu_milli = node.capacity.cpu_milli;
-        if sign > 0 {
-            self.gpu_milli += gpu_milli;
-            self.cpu_milli += cpu_milli;
-        } else {
-            self.gpu_milli -= gpu_milli;
-            self.cpu_milli -= cpu_milli;
-        }
+    /// Counts `node` in.
+    pub(crate) fn add(&mut self, node: &Node) {
+        self.gpu_milli += gpu_milli(node);
+        self.cpu_milli += node.capacity.cpu_milli;
     }
+
+    /// Counts `node`, counted in before, out again.
+    pub(crate) fn remove(&mut self, node: &Node) {
+        self.gpu_milli -= gpu_milli(node);
+        self.cpu_milli -= node.capacity.cpu_milli;
+    }
+}
+
+/// `node`'s GPUs in thousandths (down devices included).
+fn gpu_milli(node: &Node) -> u64 {
+    node.gpu_count as u64 * 1000
 }
 
 /// A job's summed amounts, derived from its task shapes.

@@ -209,7 +209,7 @@ impl Scheduler {
         now: u64,
     ) -> &'p mut Availability {
         let spare = match slot {
-            None => self.last.spare_profile.take(),
+            None => self.last.take_spare(),
             Some(_) => None,
         };
         slot.get_or_insert_with(|| spare.unwrap_or_default().rebuild(&self.state, now))
