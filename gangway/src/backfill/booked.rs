@@ -164,35 +164,31 @@ impl BookedTimelines {
         }
     }
 
-    /// Books `amounts` on `node` over `[start, end)`, in a hidden timeline's memory where the
+    /// Books `charges` (amounts by node) over `window`, in a hidden timeline's memory where a
     /// node has no timeline shown.
-    pub(super) fn book(
-        &mut self,
-        node: NodeId,
-        now: u64,
-        window: (u64, u64),
-        amounts: &NodeAmounts,
-    ) {
+    pub(super) fn book(&mut self, charges: &[(NodeId, NodeAmounts)], now: u64, window: (u64, u64)) {
         let shown = self.shown;
-        match self.by_node.slot(node) {
-            Some((written, timeline)) if shown.shows(*written) => {
-                timeline.add(window.0, window.1, amounts);
-            }
-            // Most nodes of a pass's first reservation: the booking's steps written at once.
-            slot => {
-                let memory = slot.take().map_or_else(|| Timeline::new(now), |(_, t)| t);
-                let timeline = memory.with_one_booking(now, window, amounts);
-                *slot = Some((shown.generation, timeline));
-            }
-        }
-        // Charges come by node, mostly after every node reserved so far.
-        match self.nodes.last() {
-            Some(&last) if last >= node => {
-                if let Err(at) = self.nodes.binary_search(&node) {
-                    self.nodes.insert(at, node);
+        for &(node, ref amounts) in charges {
+            match self.by_node.slot(node) {
+                Some((written, timeline)) if shown.shows(*written) => {
+                    timeline.add(window.0, window.1, amounts);
+                }
+                // Most nodes of a pass's first reservation: the booking's steps written at once.
+                slot => {
+                    let memory = slot.take().map_or_else(|| Timeline::new(now), |(_, t)| t);
+                    let timeline = memory.with_one_booking(now, window, amounts);
+                    *slot = Some((shown.generation, timeline));
                 }
             }
-            _ => self.nodes.push(node),
+            // Charges come by node, mostly after every node reserved so far.
+            match self.nodes.last() {
+                Some(&last) if last >= node => {
+                    if let Err(at) = self.nodes.binary_search(&node) {
+                        self.nodes.insert(at, node);
+                    }
+                }
+                _ => self.nodes.push(node),
+            }
         }
     }
 

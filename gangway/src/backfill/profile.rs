@@ -438,7 +438,7 @@ impl Availability {
     ) {
         self.book_sums(&charges, start, end);
         if !self.booked.take_up(&charges, (start, end), self.now) {
-            self.book_timelines(&charges, (start, end));
+            self.booked.book(&charges, self.now, (start, end));
             self.booked.record(charges, (start, end), self.now);
         }
     }
@@ -446,16 +446,9 @@ impl Availability {
     /// Records a reservation of `charges` (amounts by node) over `[start, end)`: one booking
     /// of their summed cpus in the cluster's free cpus, one release time.
     pub(crate) fn reserve_all(&mut self, charges: &[(NodeId, NodeAmounts)], start: u64, end: u64) {
-        self.book_timelines(charges, (start, end));
+        self.booked.book(charges, self.now, (start, end));
         self.book_sums(charges, start, end);
         self.booked.record_other();
-    }
-
-    /// Books `charges` over `window` into the nodes' timelines.
-    fn book_timelines(&mut self, charges: &[(NodeId, NodeAmounts)], window: (u64, u64)) {
-        for &(node, ref amounts) in charges {
-            self.booked.book(node, self.now, window, amounts);
-        }
     }
 
     /// Books `charges` over `[start, end)` into what is kept beside the timelines: the summed

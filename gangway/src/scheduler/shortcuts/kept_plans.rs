@@ -85,8 +85,6 @@
 //! each one whose plan provably stands. Property tests tick random streams with and without it
 //! and compare every decision, plan and report.
 
-use std::collections::BTreeMap;
-
 use crate::backfill::Availability;
 use crate::model::ids::{JobId, NodeId};
 use crate::model::job::PlacementMode;
@@ -101,7 +99,7 @@ use crate::state::licenses::LicenseNeed;
 #[derive(Clone, Debug, Default)]
 pub(in crate::scheduler) struct KeptPlans {
     epoch: u64,
-    rank: BTreeMap<JobId, usize>,
+    rank: ByJob<usize>,
     /// How many of these plans were kept from the pass before without a search.
     pub(in crate::scheduler) kept: usize,
     /// How many of the kept plans were kept without a placement either (for the test kit).
@@ -113,7 +111,7 @@ pub(in crate::scheduler) struct KeptPlans {
     pub(in crate::scheduler) searched_unplaced: usize,
     /// The plans a fresh placement at their start picked again, by job, with the state's
     /// epochs when it did.
-    fixed: BTreeMap<JobId, Placed>,
+    fixed: ByJob<Placed>,
     /// The nodes the pass started jobs on, each with the state's start epoch after the start.
     started_on: Vec<(u64, NodeId)>,
 }
@@ -135,9 +133,8 @@ impl KeptPlans {
     /// The oldest release epoch a later pass asks about: that of the first placement recorded
     /// ([`Confirmed::placed_again`]), or the pass's own when there is none.
     pub(in crate::scheduler) fn oldest_epoch(&self) -> u64 {
-        self.fixed
-            .values()
-            .map(|placed| placed.epochs.0)
+        (self.fixed.0.iter())
+            .map(|(_, placed)| placed.epochs.0)
             .min()
             .unwrap_or(self.epoch)
     }
@@ -145,7 +142,7 @@ impl KeptPlans {
     /// The plans made in `order` by a pass that ended at release epoch `epoch`, `confirmed`
     /// saying which it kept without a search and which a fresh placement picked again.
     pub(in crate::scheduler) fn new(epoch: u64, order: &[JobId], confirmed: &Confirmed) -> Self {
-        let rank = order.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+        let rank = ByJob::of(order.iter().enumerate().map(|(i, &id)| (id, i)));
         KeptPlans {
             epoch,
             rank,
@@ -154,9 +151,39 @@ impl KeptPlans {
             unplaced: confirmed.unplaced,
             #[cfg(any(test, feature = "testkit"))]
             searched_unplaced: confirmed.searched_unplaced,
-            fixed: confirmed.fixed.iter().copied().collect(),
+            fixed: ByJob::of(confirmed.fixed.iter().copied()),
             started_on: confirmed.started_on.clone(),
         }
+    }
+}
+
+/// Values by job, sorted by job for a binary search: two small vectors a pass where two B-tree
+/// maps were built (under EASY, for one plan).
+#[derive(Clone, Debug)]
+struct ByJob<T>(Vec<(JobId, T)>);
+
+impl<T> Default for ByJob<T> {
+    fn default() -> Self {
+        ByJob(Vec::new())
+    }
+}
+
+impl<T: Copy> ByJob<T> {
+    /// `values` in any order; where a job comes more than once, its last value stands.
+    fn of(values: impl Iterator<Item = (JobId, T)>) -> Self {
+        let mut by_job: Vec<(JobId, T)> = values.collect();
+        // Last first, so that the stable sort keeps the last of a job's values first, and the
+        // dedup keeps that one.
+        by_job.reverse();
+        by_job.sort_by_key(|&(id, _)| id);
+        by_job.dedup_by_key(|&mut (id, _)| id);
+        ByJob(by_job)
+    }
+
+    /// The value of `id`, if it has one.
+    fn get(&self, id: JobId) -> Option<T> {
+        let at = self.0.binary_search_by_key(&id, |&(job, _)| job).ok()?;
+        Some(self.0[at].1)
     }
 }
 
@@ -211,7 +238,7 @@ impl Confirmed {
 impl Scheduler {
     /// `id`'s rank among the last pass's reservations.
     pub(in crate::scheduler) fn kept_rank(&self, id: JobId) -> Option<usize> {
-        self.last.kept.as_ref()?.rank.get(&id).copied()
+        self.last.kept.as_ref()?.rank.get(id)
     }
 
     /// Whether nothing freed capacity or changed a request since the last pass.
@@ -322,7 +349,7 @@ impl Scheduler {
         let Some(kept) = self.last.kept.as_ref() else {
             return false;
         };
-        let Some(&placed) = kept.fixed.get(&id) else {
+        let Some(placed) = kept.fixed.get(id) else {
             return false;
         };
         let (release, started, mix) = placed.epochs;
@@ -533,6 +560,16 @@ mod tests {
         reference.tick(3, Vec::new()).unwrap();
         let unplaced = s.shortcuts_taken().1 == (1, 1, 0);
         (s.last.plans.clone(), reference.last.plans.clone(), unplaced)
+    }
+
+    #[test]
+    fn values_by_job_are_found_by_job_and_the_last_of_a_job_stands() {
+        let by_job =
+            super::ByJob::of([(JobId(7), 'a'), (JobId(2), 'b'), (JobId(7), 'c')].into_iter());
+        assert_eq!(by_job.get(JobId(7)), Some('c'), "the later value of job 7");
+        assert_eq!(by_job.get(JobId(2)), Some('b'));
+        assert_eq!(by_job.get(JobId(3)), None);
+        assert_eq!(by_job.0.len(), 2);
     }
 
     #[test]
