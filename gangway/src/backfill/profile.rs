@@ -1112,7 +1112,8 @@ mod tests {
     }
 
     /// Asserts that `kept` and `fresh`, profiles at the same now with the same reservations
-    /// made, read the same on nodes 0 to 2 (node 0 running a job until 100).
+    /// made, read the same on nodes 0 to 2 (node 0 running a job until 100), over windows
+    /// from now on.
     fn read_alike(kept: &mut Availability, fresh: &mut Availability, s: &crate::Scheduler) {
         let running = s.state().running_ends();
         let node = test_node(0);
@@ -1128,6 +1129,8 @@ mod tests {
                 (240, 400),
                 (300, 301),
             ] {
+                let now = kept.now();
+                let window = (window.0.max(now), window.1.max(now + 1));
                 for future in [false, true] {
                     let free = |p: &Availability| p.free_over(running, (id, &node), window, future);
                     assert_eq!(free(kept), free(fresh), "{id:?} over {window:?}");
@@ -1147,8 +1150,8 @@ mod tests {
         }
         for (cpu_milli, len) in [(6_000, 100), (14_000, 50), (20_000, 10), (24_000, 1)] {
             assert_eq!(
-                kept.earliest_cpu_fit(running, &nodes, cpu_milli, 61, len),
-                fresh.earliest_cpu_fit(running, &nodes, cpu_milli, 61, len),
+                kept.earliest_cpu_fit(running, &nodes, cpu_milli, kept.now() + 1, len),
+                fresh.earliest_cpu_fit(running, &nodes, cpu_milli, kept.now() + 1, len),
                 "{cpu_milli} cpus for {len}"
             );
         }
@@ -1193,6 +1196,62 @@ mod tests {
             }
             read_alike(&mut kept, &mut fresh, &s);
         }
+    }
+
+    /// Passes of reservations drawn from a few, so that a pass often makes the last one's
+    /// again, some taken back (as compression does): a pass takes up the last one's
+    /// reservation exactly where that pass made one only, took none back, and this pass makes
+    /// it again first; and reads as a profile built afresh with its reservations.
+    #[test]
+    fn passes_take_up_the_last_pass_s_one_reservation_where_they_make_it_again_first() {
+        let s = one_running_job();
+        let mut next = numbers(35);
+        let pool: Vec<(Vec<(NodeId, NodeAmounts)>, (u64, u64))> = (0..5)
+            .map(|_| {
+                let mut charges = Vec::new();
+                for node in (0..3).map(NodeId) {
+                    if next(3) > 0 {
+                        charges.push((node, cpus(500 * (1 + next(4)))));
+                    }
+                }
+                let start = 200 + 10 * next(8);
+                (charges, (start, start + 10 * (1 + next(10))))
+            })
+            .collect();
+        let mut kept = Availability::build(s.state(), 0);
+        let mut last: Option<Vec<usize>> = None;
+        let mut taken_in_all = 0;
+        for pass in 0..600 {
+            // Every reservation from after now.
+            let now = 60 + pass / 6;
+            kept = kept.rebuild(s.state(), now);
+            let mut fresh = Availability::build(s.state(), now);
+            // Mostly the last pass's again, to a point, and then others.
+            let mut made: Vec<usize> = match &last {
+                Some(last) if next(4) > 0 => last[..next(last.len() as u64 + 1) as usize].to_vec(),
+                _ => Vec::new(),
+            };
+            made.extend((0..next(3)).map(|_| next(pool.len() as u64) as usize));
+            for &i in &made {
+                let (charges, (start, end)) = pool[i].clone();
+                kept.reserve_plan(charges.clone(), start, end);
+                fresh.reserve_plan(charges, start, end);
+            }
+            let taken_back = next(8) == 0 && !made.is_empty();
+            if taken_back {
+                let (charges, (start, end)) = &pool[made[0]];
+                kept.unreserve_all(charges, *start, *end);
+                fresh.unreserve_all(charges, *start, *end);
+            }
+            let again = last
+                .as_ref()
+                .is_some_and(|last| last.len() == 1 && made.first() == last.first());
+            assert_eq!(kept.booked.took_up(), again, "pass {pass}");
+            taken_in_all += usize::from(again);
+            read_alike(&mut kept, &mut fresh, &s);
+            last = (!taken_back).then_some(made);
+        }
+        assert!(taken_in_all > 50, "{taken_in_all} reservations taken up");
     }
 
     /// A job past its time limit (limits not enforced) is taken to end now: the next instant
