@@ -1206,7 +1206,9 @@ mod tests {
     fn passes_take_up_the_last_pass_s_one_reservation_where_they_make_it_again_first() {
         let s = one_running_job();
         let mut next = numbers(35);
-        let pool: Vec<(Vec<(NodeId, NodeAmounts)>, (u64, u64))> = (0..5)
+        // Reservations: charges by node, and a window.
+        type Booking = (Vec<(NodeId, NodeAmounts)>, (u64, u64));
+        let pool: Vec<Booking> = (0..5)
             .map(|_| {
                 let mut charges = Vec::new();
                 for node in (0..3).map(NodeId) {
