@@ -138,21 +138,18 @@ impl BookedTimelines {
         true
     }
 
-    /// Debug builds: the timelines taken up read as a fresh booking of the same charges would.
+    /// Debug builds: the timelines taken up read as a fresh booking of the same charges would
+    /// (booked by [`BookedTimelines::book`] on an empty set).
     fn check_taken_up(&self, now: u64) {
         let Made::One(booking) = &self.made else {
             return;
         };
-        let mut fresh: ByNode<Timeline> = ByNode::default();
-        for &(node, ref amounts) in &booking.charges {
-            let (start, end) = booking.window;
-            match fresh.slot(node) {
-                Some(timeline) => timeline.add(start, end, amounts),
-                none => {
-                    *none = Some(Timeline::new(now).with_one_booking(now, (start, end), amounts))
-                }
-            }
-        }
+        let mut fresh = BookedTimelines::default();
+        fresh.book(&booking.charges, now, booking.window);
+        assert_eq!(
+            fresh.nodes, self.nodes,
+            "the nodes taken up are the booking's"
+        );
         for &node in &self.nodes {
             let (Some(shown), Some(fresh)) = (self.get(node), fresh.get(node)) else {
                 panic!("node {node:?} taken up without its timeline");
