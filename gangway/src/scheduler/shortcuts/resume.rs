@@ -255,7 +255,63 @@ impl Scheduler {
 /// The jobs of `keyed` (this tick's keys) that the last pass did not know, by key, when every
 /// job it knew (`old`, of which `waiting` are still pending) has the same key and ranks before
 /// every new one; `None` otherwise.
+///
+/// Ticks key the pending jobs in the same order, so the jobs still pending usually come in
+/// `keyed` as in `old`, the new ones after them: one walk of both answers then
+/// ([`old_jobs_first`]). Where it does not, the jobs are matched by id.
 fn new_jobs_last(
+    old: &[(OrderKey, JobId)],
+    keyed: &[(OrderKey, JobId)],
+    waiting: usize,
+) -> Option<Vec<(OrderKey, JobId)>> {
+    if let Some(fresh) = old_jobs_first(old, keyed, waiting) {
+        debug_assert_eq!(
+            Some(&fresh),
+            new_jobs_last_by_id(old, keyed, waiting).as_ref(),
+            "a walk in order finds what matching by id does"
+        );
+        return Some(fresh);
+    }
+    new_jobs_last_by_id(old, keyed, waiting)
+}
+
+/// [`new_jobs_last`] where `keyed` starts with every job of `old` still pending, in `old`'s
+/// order and with its key, and holds only new jobs after them: `None` where it does not (or
+/// where the new jobs do not rank after the old). Exact where it answers: the `waiting` jobs
+/// matched are distinct jobs of `old` found in `keyed`, so they are all of `old` still
+/// pending, and every job after them is one the last pass did not know.
+fn old_jobs_first(
+    old: &[(OrderKey, JobId)],
+    keyed: &[(OrderKey, JobId)],
+    waiting: usize,
+) -> Option<Vec<(OrderKey, JobId)>> {
+    let mut rest = old.iter();
+    let mut last_known: Option<OrderKey> = None;
+    let mut matched = 0;
+    for &(key, id) in keyed {
+        // The old jobs before this one left the queue, or this one is new.
+        match rest.find(|(_, old_id)| *old_id == id) {
+            Some(&(old_key, _)) if old_key == key => {
+                matched += 1;
+                last_known = last_known.max(Some(key));
+            }
+            Some(_) => return None,
+            None => break,
+        }
+    }
+    if matched != waiting {
+        return None;
+    }
+    let fresh = &keyed[matched..];
+    let after = |key: &OrderKey| last_known.is_none_or(|last| *key > last);
+    fresh
+        .iter()
+        .all(|(key, _)| after(key))
+        .then(|| fresh.to_vec())
+}
+
+/// [`new_jobs_last`] by matching the jobs by id, in any order.
+fn new_jobs_last_by_id(
     old: &[(OrderKey, JobId)],
     keyed: &[(OrderKey, JobId)],
     waiting: usize,
@@ -277,4 +333,75 @@ fn new_jobs_last(
     }
     let after = |key: &OrderKey| last_known.is_none_or(|last| *key > last);
     (matched == waiting && fresh.iter().all(|(key, _)| after(key))).then_some(fresh)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cmp::Reverse;
+
+    use super::*;
+
+    /// A key ranking by `rank` alone.
+    fn key(rank: u64) -> OrderKey {
+        (Reverse(0), Reverse(Default::default()), rank, 0)
+    }
+
+    /// Whichever way the jobs come (the old ones in their order or not, some gone, some with a
+    /// new key, new ones after them or among them), the walk in order answers only where
+    /// matching by id answers the same; and it answers wherever the jobs still pending come
+    /// first in their order, with their keys, and the new ones after them rank after them.
+    #[test]
+    fn the_walk_in_order_answers_as_matching_by_id_where_it_answers() {
+        let mut next = crate::backfill::tests::numbers(26);
+        let (mut walked, mut both_some) = (0, 0);
+        for round in 0..3_000 {
+            let old: Vec<(OrderKey, JobId)> = (0..next(12))
+                .map(|i| (key(i * 10), JobId(i as u32)))
+                .collect();
+            let mut keyed: Vec<(OrderKey, JobId)> =
+                old.iter().copied().filter(|_| next(5) > 0).collect();
+            let waiting = keyed.len();
+            if next(6) == 0 && !keyed.is_empty() {
+                let at = next(keyed.len() as u64) as usize;
+                keyed[at].0 = key(next(200));
+            }
+            if next(6) == 0 && keyed.len() > 1 {
+                let last = keyed.len() - 1;
+                keyed.swap(0, last);
+            }
+            let last = old.len() as u64 * 10;
+            for j in 0..next(4) {
+                let rank = match next(5) {
+                    0 => next(last + 1),
+                    _ => last + 1 + next(50),
+                };
+                let at = match next(5) {
+                    0 => next(keyed.len() as u64 + 1) as usize,
+                    _ => keyed.len(),
+                };
+                keyed.insert(at, (key(rank), JobId(100 + j as u32)));
+            }
+            let by_id = new_jobs_last_by_id(&old, &keyed, waiting);
+            let in_order = old_jobs_first(&old, &keyed, waiting);
+            if let Some(fresh) = &in_order {
+                walked += 1;
+                assert_eq!(by_id.as_ref(), Some(fresh), "round {round}: {keyed:?}");
+            }
+            both_some += usize::from(by_id.is_some());
+            assert_eq!(new_jobs_last(&old, &keyed, waiting), by_id, "round {round}");
+            // The old jobs still pending first, in order, with their keys, the new ones after
+            // and ranking after them: the walk answers.
+            let first = keyed.iter().take_while(|(_, id)| id.0 < 100).count();
+            let in_place = keyed[..first].iter().all(|entry| old.contains(entry))
+                && keyed[..first].is_sorted_by_key(|(_, id)| *id)
+                && keyed[first..].iter().all(|(_, id)| id.0 >= 100);
+            if in_place && first == waiting && by_id.is_some() {
+                assert!(in_order.is_some(), "round {round}: {keyed:?}");
+            }
+        }
+        assert!(
+            walked > 500 && both_some > walked,
+            "{walked} walked of {both_some}"
+        );
+    }
 }
