@@ -106,13 +106,14 @@ impl ClusterState {
             self.running_ends
                 .add(id, charges.iter().copied(), release_ms);
         }
-        for (node_id, amounts) in charges {
+        for (node_id, amounts) in &charges {
             if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {
-                node.used.add(&amounts);
+                node.used.add(amounts);
                 node.running_jobs += 1;
             }
-            self.index.refresh(&self.nodes, node_id);
         }
+        self.index
+            .refresh_used(&self.nodes, charges.iter().map(|(node_id, _)| *node_id));
         self.release_earmark(id);
         self.charge_quota(id);
         self.penalize_admission(id, now_ms);
@@ -134,8 +135,9 @@ impl ClusterState {
                 node.used.sub(amounts);
                 node.running_jobs = node.running_jobs.saturating_sub(1);
             }
-            self.index.refresh(&self.nodes, *node_id);
         }
+        self.index
+            .refresh_used(&self.nodes, charges.iter().map(|(node_id, _)| *node_id));
         self.uncharge_quota(id, charges);
         if let Some(job) = self.jobs.get(id) {
             self.licenses.give_back(&job.licenses);

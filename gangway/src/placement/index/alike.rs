@@ -141,8 +141,7 @@ impl AlikeGroups {
     pub(super) fn join(&mut self, class: NodeClass, id: NodeId) -> Joined {
         let last = self.last_joined.filter(|&last| *self.class(last) == class);
         if let Some(group) = last.or_else(|| self.of_class.get(&class).copied()) {
-            self.last_joined = Some(group);
-            self.groups[group.0 as usize].1.insert(id);
+            self.join_group(group, id);
             return Joined::Existing(group);
         }
         let members = NodeSet::of(id);
@@ -159,6 +158,12 @@ impl AlikeGroups {
         self.of_class.insert(class, group);
         self.last_joined = Some(group);
         Joined::New(group)
+    }
+
+    /// Adds `id` to `group`, which has members: a node known to be of its class.
+    pub(super) fn join_group(&mut self, group: GroupId, id: NodeId) {
+        self.last_joined = Some(group);
+        self.groups[group.0 as usize].1.insert(id);
     }
 
     /// Takes `id` out of `group`; where that empties the group, gives back its class (the

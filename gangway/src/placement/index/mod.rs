@@ -344,6 +344,73 @@ impl FreeIndex {
         self.totals.add(&counted);
     }
 
+    /// [`FreeIndex::refresh`] for nodes `ids` (each at most once) whose only change since
+    /// their last refresh is what they use: the nodes of a job that starts or ends.
+    ///
+    /// A gang's nodes mostly move alike: from one group of alike nodes to the same free
+    /// amounts. Two such nodes were of one class before (same make and partitions, and
+    /// neither has MIG slices: those are alike only to themselves), and with what they use
+    /// the only change, they are of one class again after; so a node that leaves the group the
+    /// node before it left, with the same free amounts, joins the group that node joined,
+    /// without its class being built, compared or looked up.
+    pub(crate) fn refresh_used(
+        &mut self,
+        nodes: &[Option<Node>],
+        ids: impl IntoIterator<Item = NodeId>,
+    ) {
+        // The last node's move: the group it left, its free amounts, where it went and what
+        // it counts. Made by a full refresh; a group it names keeps its number meanwhile (the
+        // group left has this node as a member until it moves; the one joined keeps the node
+        // before it, which is not refreshed again).
+        let mut last: Option<(GroupId, NodeAmounts, Slot, FreeTotals)> = None;
+        for id in ids {
+            let node = nodes
+                .get(id.index())
+                .and_then(Option::as_ref)
+                .filter(|node| node.accepts_work());
+            let old = self.slots.get(id.index()).copied().flatten();
+            if let (Some(node), Some(old), Some((from, free, to, counted))) = (node, old, last)
+                && old.group == from
+                && node.free() == free
+            {
+                debug_assert_eq!(
+                    self.groups.class(to.group),
+                    &NodeClass::of(id, node, &free),
+                    "a node moving as the one before it is of its class"
+                );
+                self.settle(id, old, to);
+                let old = std::mem::replace(&mut self.counted[id.index()], counted);
+                self.totals.sub(&old);
+                self.totals.add(&counted);
+                continue;
+            }
+            self.refresh(nodes, id);
+            last = node
+                .zip(old)
+                .zip(self.slots[id.index()])
+                .map(|((node, old), to)| (old.group, node.free(), to, self.counted[id.index()]));
+        }
+    }
+
+    /// Moves node `id` from slot `old` to slot `to`, a group with members that its class is
+    /// known to be (buckets, groups and the emptied group's listing kept).
+    fn settle(&mut self, id: NodeId, old: Slot, to: Slot) {
+        if (old.class, old.level) != (to.class, to.level) {
+            let bucket = &mut self.classes[old.class][old.level];
+            bucket.remove(id);
+            if bucket.is_empty() {
+                self.occupied[old.level] &= !(1 << old.class);
+            }
+            self.classes[to.class][to.level].insert(id);
+            self.occupied[to.level] |= 1 << to.class;
+        }
+        if let Some(emptied) = self.groups.leave(old.group, id) {
+            self.alike[old.class][old.level].remove(&emptied);
+        }
+        self.groups.join_group(to.group, id);
+        self.slots[id.index()] = Some(to);
+    }
+
     /// Each node's bucket and class (for [`PartialEq`]).
     fn slots_by_class(&self) -> Vec<Option<(usize, usize, &NodeClass)>> {
         let slot = |s: &Slot| (s.class, s.level, self.groups.class(s.group));
@@ -537,6 +604,73 @@ mod tests {
             ))
         };
         (0..8).map(node).collect()
+    }
+
+    /// The nodes of starts and ends refreshed together, moving as the node before them where
+    /// it left the same group for the same free amounts, make the index a rebuild makes: over
+    /// nodes alike in all but their make or partitions (same free amounts, other classes),
+    /// GPU nodes of two models, gangs whose nodes move alike, apart, or back.
+    #[test]
+    fn nodes_refreshed_together_after_starts_and_ends_index_as_a_rebuild() {
+        use crate::model::ids::ModelId;
+        use crate::model::node::PartitionSet;
+        let cpus = |n: u64| NodeAmounts::full(n * 1_000, 16_000, 0);
+        let mut nodes: Vec<Option<Node>> = (0..14)
+            .map(|i| {
+                let node = match i {
+                    0..4 => Node::new("c4", cpus(4), 0, None),
+                    4..6 => Node::new("c4", cpus(4), 0, None).with_partitions(PartitionSet(2)),
+                    6..8 => Node::new("c8", cpus(8), 0, None),
+                    8..11 => Node::new(
+                        "g",
+                        NodeAmounts::full(8_000, 16_000, 4),
+                        4,
+                        Some(ModelId(0)),
+                    ),
+                    _ => Node::new(
+                        "h",
+                        NodeAmounts::full(8_000, 16_000, 4),
+                        4,
+                        Some(ModelId(1)),
+                    ),
+                };
+                Some(node)
+            })
+            .collect();
+        let mut index = FreeIndex::build(&nodes, 2);
+        let mut next = crate::backfill::tests::numbers(36);
+        let mut jobs: Vec<Vec<(NodeId, NodeAmounts)>> = Vec::new();
+        for round in 0..2_000 {
+            let ends = !jobs.is_empty() && next(2) == 0;
+            let charges = if ends {
+                let job = jobs.swap_remove(next(jobs.len() as u64) as usize);
+                for (id, amounts) in &job {
+                    nodes[id.index()].as_mut().unwrap().used.sub(amounts);
+                }
+                job
+            } else {
+                // A gang on some nodes, from a random first node on, one cpu each, or a whole
+                // GPU where the node has one free.
+                let (first, width) = (next(14) as usize, 1 + next(6) as usize);
+                let mut job = Vec::new();
+                for i in (first..first + width).map(|i| i % 14) {
+                    let node = nodes[i].as_mut().unwrap();
+                    let free = node.free();
+                    let mut amounts = NodeAmounts::full(1_000, 0, 0);
+                    if let Some(d) = (0..node.gpu_count).find(|&d| free.devices[d] == 1_000) {
+                        amounts.devices[d] = 1_000;
+                    }
+                    if free.covers(&amounts) {
+                        node.used.add(&amounts);
+                        job.push((NodeId(i as u32), amounts));
+                    }
+                }
+                jobs.push(job.clone());
+                job
+            };
+            index.refresh_used(&nodes, charges.iter().map(|(id, _)| *id));
+            assert_eq!(index, FreeIndex::build(&nodes, 2), "round {round}");
+        }
     }
 
     #[test]
