@@ -9,7 +9,7 @@
 //! its release time (a time limit not enforced) is held at `now` only, and released at the
 //! next instant, as the pass has always planned it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::by_node::ByNode;
 use crate::model::ids::{JobId, NodeId};
@@ -28,6 +28,12 @@ pub(crate) struct RunningEnds {
     nodes: ByNode<NodeEnds>,
     /// How many running jobs release at each time, and the cpus they release then.
     releases: BTreeMap<u64, Release>,
+    /// The running jobs by release time: those whose time has come, for the tick's time-limit
+    /// and grace checks ([`RunningEnds::released_by`]).
+    by_release: BTreeSet<(u64, JobId)>,
+    /// The running jobs told to stop, by grace deadline (which, after a time limit not
+    /// enforced, may be later than their release time).
+    stopping: BTreeSet<(u64, JobId)>,
     /// The cpus (thousandths) every holding holds, summed over the nodes.
     cpu_milli: u64,
 }
@@ -64,6 +70,8 @@ struct Holding {
 impl PartialEq for RunningEnds {
     fn eq(&self, other: &Self) -> bool {
         self.releases == other.releases
+            && self.by_release == other.by_release
+            && self.stopping == other.stopping
             && self.cpu_milli == other.cpu_milli
             && self.nodes.eq_where(&other.nodes, NodeEnds::holds)
     }
@@ -76,9 +84,13 @@ impl RunningEnds {
     pub(crate) fn of(state: &ClusterState) -> Self {
         let mut ends = RunningEnds::default();
         for &id in &state.running {
-            if let Some(release_ms) = state.job(id).and_then(|job| job.release_ms()) {
+            let Some(job) = state.job(id) else {
+                continue;
+            };
+            if let Some(release_ms) = job.release_ms() {
                 ends.add(id, state.node_charges(id), release_ms);
             }
+            ends.move_grace(id, None, job.grace_deadline_ms());
         }
         ends
     }
@@ -92,6 +104,7 @@ impl RunningEnds {
     ) {
         let release = self.releases.entry(release_ms).or_default();
         release.jobs += 1;
+        self.by_release.insert((release_ms, job));
         for (node, amounts) in charges {
             let ends = self.nodes.get_or_insert_with(node, NodeEnds::default);
             let holding = Holding {
@@ -115,6 +128,7 @@ impl RunningEnds {
         release_ms: u64,
     ) {
         let mut released = 0;
+        self.by_release.remove(&(release_ms, job));
         for (node, _) in charges {
             let Some(ends) = self.nodes.get_mut(node) else {
                 continue;
@@ -145,6 +159,41 @@ impl RunningEnds {
             .iter()
             .map(move |(&at, release)| (at.max(first_free), release.cpu_milli));
         (self.cpu_milli, releases)
+    }
+
+    /// The running jobs whose release time is at or before `at`, by release time.
+    pub(crate) fn released_by(&self, at: u64) -> impl Iterator<Item = JobId> + '_ {
+        (self.by_release.range(..=(at, JobId(u32::MAX)))).map(|&(_, job)| job)
+    }
+
+    /// Running job `job`'s grace deadline moves from `before` to `after` (`None`: not told to
+    /// stop).
+    pub(crate) fn move_grace(&mut self, job: JobId, before: Option<u64>, after: Option<u64>) {
+        if let Some(deadline) = before {
+            self.stopping.remove(&(deadline, job));
+        }
+        if let Some(deadline) = after {
+            self.stopping.insert((deadline, job));
+        }
+    }
+
+    /// The running jobs told to stop whose grace deadline is at or before `at`.
+    pub(crate) fn grace_over_by(&self, at: u64) -> impl Iterator<Item = JobId> + '_ {
+        (self.stopping.range(..=(at, JobId(u32::MAX)))).map(|&(_, job)| job)
+    }
+
+    /// The earliest grace deadline of a running job told to stop.
+    pub(crate) fn first_grace_deadline(&self) -> Option<u64> {
+        self.stopping.first().map(|&(deadline, _)| deadline)
+    }
+
+    /// The first release time after `at`.
+    pub(crate) fn first_release_after(&self, at: u64) -> Option<u64> {
+        let after = at.checked_add(1)?;
+        self.releases
+            .range(after..)
+            .next()
+            .map(|(&release, _)| release)
     }
 
     /// How many distinct release times the running jobs have.

@@ -1,6 +1,6 @@
 //! Job transitions: start, release, requeue, end, dependency resolution and forgetting.
 
-use super::{ClusterState, JobState, RunningJob};
+use super::{ClusterState, Job, JobState, RunningJob};
 use crate::decision::{CancelReason, Decision, KillReason, RequeueReason};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::job::Outcome;
@@ -59,9 +59,13 @@ impl ClusterState {
         id: JobId,
         change: impl FnOnce(&mut Self) -> T,
     ) -> T {
-        let before = self.job(id).and_then(|job| job.release_ms());
+        let grace = |state: &Self| state.job(id).and_then(Job::grace_deadline_ms);
+        let (grace_before, before) = (grace(self), self.job(id).and_then(|job| job.release_ms()));
         let changed = change(self);
-        let after = self.job(id).and_then(|job| job.release_ms());
+        let (grace_after, after) = (grace(self), self.job(id).and_then(|job| job.release_ms()));
+        if grace_before != grace_after {
+            self.running_ends.move_grace(id, grace_before, grace_after);
+        }
         if before != after {
             let charges: Vec<(NodeId, NodeAmounts)> = self.node_charges(id).collect();
             if let Some(before) = before {
@@ -126,10 +130,16 @@ impl ClusterState {
         let charges: Vec<(NodeId, NodeAmounts)> = self.node_charges(id).collect();
         self.releases
             .note_release(charges.iter().map(|(node, _)| *node));
-        if let Some(release_ms) = self.job(id).and_then(|job| job.release_ms()) {
+        let job = self.job(id);
+        let (grace, release_ms) = (
+            job.and_then(Job::grace_deadline_ms),
+            job.and_then(Job::release_ms),
+        );
+        if let Some(release_ms) = release_ms {
             self.running_ends
                 .remove(id, charges.iter().copied(), release_ms);
         }
+        self.running_ends.move_grace(id, grace, None);
         for (node_id, amounts) in &charges {
             if let Some(node) = self.nodes.get_mut(node_id.index()).and_then(Option::as_mut) {
                 node.used.sub(amounts);

@@ -323,6 +323,12 @@ impl Job {
         }
     }
 
+    /// When a running job told to stop is killed unless it stopped: its preemption's grace
+    /// deadline.
+    pub(crate) fn grace_deadline_ms(&self) -> Option<u64> {
+        Some(self.running()?.preemption?.deadline_ms)
+    }
+
     /// When a running job frees its resources at the latest, as backfill plans it: its time
     /// limit, or the grace deadline of a preemption when that comes first.
     pub(crate) fn release_ms(&self) -> Option<u64> {

@@ -26,22 +26,29 @@ impl Scheduler {
         decisions: &mut Vec<Decision>,
     ) {
         let enforce = self.state.config.policy.time_limit.enforce;
-        let mut expired: Vec<(JobId, String, Due)> = Vec::new();
-        for &id in &self.state.running {
-            let Some(job) = self.state.job(id) else {
-                continue;
-            };
-            let Some(run) = job.running() else { continue };
-            if let Some(p) = run.preemption
-                && p.deadline_ms <= now_ms
-            {
-                expired.push((id, job.spec.id.clone(), Due::Kill(KillReason::GraceExpired)));
-            } else if enforce && run.start_ms.saturating_add(job.spec.time_limit_ms) <= now_ms {
-                expired.push((id, job.spec.id.clone(), Due::Kill(KillReason::TimeLimit)));
-            } else if ready_deadline(job).is_some_and(|t| t <= now_ms) {
-                expired.push((id, job.spec.id.clone(), Due::NotReady));
+        let due = |id: JobId| {
+            let job = self.state.job(id)?;
+            let due = due_at(job, now_ms, enforce)?;
+            Some((id, job.spec.id.clone(), due))
+        };
+        let every = || -> Vec<_> {
+            self.state
+                .running
+                .iter()
+                .filter_map(|&id| due(id))
+                .collect()
+        };
+        let expired = match self.jobs_maybe_due(now_ms, enforce) {
+            Some(released) => {
+                let expired: Vec<_> = released.into_iter().filter_map(due).collect();
+                debug_assert!(
+                    expired.iter().map(|e| e.0).eq(every().iter().map(|e| e.0)),
+                    "the jobs released by now are every job that came due"
+                );
+                expired
             }
-        }
+            None => every(),
+        };
         for (id, job, due) in expired {
             match due {
                 Due::Kill(reason) => {
@@ -58,6 +65,25 @@ impl Scheduler {
         }
     }
 
+    /// The running jobs that may be due at `now`, in id order, where readiness is not watched:
+    /// with time limits enforced, those whose release time (time limit, or grace deadline when
+    /// earlier) has come (a time limit or a grace deadline reached is a release time reached);
+    /// without, those whose grace deadline has come. The others need not be read. `None`:
+    /// every running job must be (readiness watched, or the reference pass, which reads them
+    /// all).
+    fn jobs_maybe_due(&self, now: u64, enforce: bool) -> Option<Vec<JobId>> {
+        if !self.shortcuts || self.state.wait_for_ready().is_some() {
+            return None;
+        }
+        let ends = &self.state.running_ends;
+        let mut due: Vec<JobId> = match enforce {
+            true => ends.released_by(now).collect(),
+            false => ends.grace_over_by(now).collect(),
+        };
+        due.sort_unstable();
+        Some(due)
+    }
+
     /// The earliest future instant at which something happens without an event: a time limit, a
     /// grace deadline, a ready deadline, `next_begin` (the pass's earliest pending begin time or
     /// back-off end), or a window's end while jobs are pending (one it blocked may start then).
@@ -67,28 +93,50 @@ impl Scheduler {
         next_begin: Option<u64>,
     ) -> Option<u64> {
         let enforce = self.state.config.policy.time_limit.enforce;
+        let ahead = |times: &mut dyn Iterator<Item = u64>| times.filter(|&t| t > now_ms).min();
+        let job_times = |id: JobId| {
+            let job = self.state.job(id)?;
+            Some(wakeups(job, now_ms, enforce))
+        };
+        let every = || {
+            ahead(
+                &mut self
+                    .state
+                    .running
+                    .iter()
+                    .filter_map(|&id| job_times(id))
+                    .flatten(),
+            )
+        };
+        // Where readiness is not watched, a job whose release time is still ahead wakes the
+        // scheduler first at that time with time limits enforced (its time limit, or its grace
+        // deadline when earlier), and only at its grace deadline without: the earliest of them
+        // stands for them all, and only the jobs that may be due now are read one by one.
+        let running = match self.jobs_maybe_due(now_ms, enforce) {
+            Some(due) => {
+                let read = ahead(&mut due.into_iter().filter_map(job_times).flatten());
+                let ends = &self.state.running_ends;
+                let first = match enforce {
+                    true => ends.first_release_after(now_ms),
+                    false => (ends.first_grace_deadline()).map(|t| t.max(now_ms.saturating_add(1))),
+                };
+                let running = read.into_iter().chain(first).min();
+                debug_assert_eq!(
+                    running,
+                    every(),
+                    "the first release ahead stands for the running jobs it is ahead of"
+                );
+                running
+            }
+            None => every(),
+        };
         let mut next: Option<u64> = None;
         let mut consider = |t: u64| {
             if t > now_ms {
                 next = Some(next.map_or(t, |n| n.min(t)));
             }
         };
-        for &id in &self.state.running {
-            let Some(job) = self.state.job(id) else {
-                continue;
-            };
-            let Some(run) = job.running() else { continue };
-            if enforce {
-                consider(run.start_ms.saturating_add(job.spec.time_limit_ms));
-            }
-            if let Some(p) = run.preemption {
-                // A grace of 0 given in this tick expires at the next millisecond.
-                consider(p.deadline_ms.max(now_ms.saturating_add(1)));
-            }
-            if let Some(deadline) = ready_deadline(job) {
-                consider(deadline);
-            }
-        }
+        running.into_iter().for_each(&mut consider);
         if let Some(begin) = next_begin {
             consider(begin);
         }
@@ -99,6 +147,38 @@ impl Scheduler {
         }
         next
     }
+}
+
+/// What came due for running job `job` at `now` (`enforce`: time limits are enforced), if
+/// anything: its grace expired, its time limit reached, its ready deadline passed.
+fn due_at(job: &Job, now: u64, enforce: bool) -> Option<Due> {
+    let run = job.running()?;
+    if let Some(p) = run.preemption
+        && p.deadline_ms <= now
+    {
+        Some(Due::Kill(KillReason::GraceExpired))
+    } else if enforce && run.start_ms.saturating_add(job.spec.time_limit_ms) <= now {
+        Some(Due::Kill(KillReason::TimeLimit))
+    } else if ready_deadline(job).is_some_and(|t| t <= now) {
+        Some(Due::NotReady)
+    } else {
+        None
+    }
+}
+
+/// The instants at which running job `job` wakes the scheduler (those not after `now` are
+/// passed over by the caller): its time limit when `enforce`d, its grace deadline (a grace of 0
+/// given in this tick expires at the next millisecond), its ready deadline.
+fn wakeups(job: &Job, now: u64, enforce: bool) -> impl Iterator<Item = u64> {
+    let run = job.running();
+    let limit = run
+        .filter(|_| enforce)
+        .map(|run| run.start_ms.saturating_add(job.spec.time_limit_ms));
+    let grace = run
+        .and_then(|run| run.preemption)
+        .map(|p| p.deadline_ms.max(now.saturating_add(1)));
+    let ready = run.and(ready_deadline(job));
+    [limit, grace, ready].into_iter().flatten()
 }
 
 /// The ready deadline that evicts a running job: none once it has been told to stop (its grace
@@ -121,10 +201,10 @@ pub(super) mod tests {
         serde_json::from_value(json!({"type": "submit", "job": job})).unwrap()
     }
 
-    #[test]
-    fn a_preempted_job_past_its_grace_is_killed_and_requeued_where_requeueable() {
-        // Two teams of one 8-GPU node each; `a2`, borrowing `b`'s node, is reclaimed with a
-        // grace of 60 s and never stops.
+    /// Two teams of one 8-GPU node each, time limits enforced or not; `a2` (requeueable, with
+    /// `a2_limit_ms`), borrowing `b`'s node, is reclaimed at 1,000 with a grace of 60 s and
+    /// never stops.
+    fn a2_reclaimed(enforce: bool, a2_limit_ms: u64) -> Scheduler {
         let team = |name: &str| {
             json!({"name": name, "cohort": "lab",
                 "quota": {"gpu": {"nominal": 8, "borrowing_limit": 8}},
@@ -136,22 +216,28 @@ pub(super) mod tests {
                 .collect::<Vec<_>>(),
             "cohorts": [{"name": "lab"}],
             "queues": [team("team-a"), team("team-b")],
-            "policy": {"preemption": {"enabled": true}}}))
+            "policy": {"preemption": {"enabled": true}, "time_limit": {"enforce": enforce}}}))
         .unwrap();
-        let job = |id: &str, queue: &str, requeue: bool| {
-            submit(
-                json!({"id": id, "queue": queue, "time_limit_ms": 86_400_000,
-                "grace_ms": 60_000, "requeue": requeue, "groups": [{"count": 1, "gpus": 8}]}),
-            )
+        let job = |id: &str, queue: &str, requeue: bool, limit: u64| {
+            submit(json!({"id": id, "queue": queue, "time_limit_ms": limit,
+                "grace_ms": 60_000, "requeue": requeue, "groups": [{"count": 1, "gpus": 8}]}))
         };
         let mut s = Scheduler::new(cluster).unwrap();
-        s.tick(
-            0,
-            vec![job("a1", "team-a", false), job("a2", "team-a", true)],
-        )
-        .unwrap();
-        let out = s.tick(1_000, vec![job("b", "team-b", false)]).unwrap();
+        let (a1, a2) = (
+            job("a1", "team-a", false, 86_400_000),
+            job("a2", "team-a", true, a2_limit_ms),
+        );
+        s.tick(0, vec![a1, a2]).unwrap();
+        let out = s
+            .tick(1_000, vec![job("b", "team-b", false, 86_400_000)])
+            .unwrap();
         assert!(matches!(&out.decisions[..], [Decision::Preempt { job, .. }] if job == "a2"));
+        s
+    }
+
+    #[test]
+    fn a_preempted_job_past_its_grace_is_killed_and_requeued_where_requeueable() {
+        let mut s = a2_reclaimed(true, 86_400_000);
         // Nothing is due before the deadline.
         let out = s.tick(60_999, vec![]).unwrap();
         assert!(out.decisions.is_empty(), "{:?}", out.decisions);
@@ -162,6 +248,29 @@ pub(super) mod tests {
         );
         // Requeueable: pending again, not ended.
         assert!(s.state().job_by_name("a2").unwrap().is_pending());
+    }
+
+    /// Time limits not enforced: a job told to stop wakes the scheduler at its grace deadline,
+    /// after its time limit (its release time, as backfill plans it), and is killed then, not at
+    /// its time limit; limits not enforced wake nothing.
+    #[test]
+    fn without_time_limits_a_grace_past_the_limit_wakes_and_kills_at_its_deadline() {
+        let mut s = a2_reclaimed(false, 30_000);
+        let out = s.tick(2_000, vec![]).unwrap();
+        assert_eq!(out.next_wakeup_ms, Some(61_000));
+        let out = s.tick(30_000, vec![]).unwrap();
+        assert!(out.decisions.is_empty(), "{:?}", out.decisions);
+        assert_eq!(out.next_wakeup_ms, Some(61_000));
+        let out = s.tick(61_000, vec![]).unwrap();
+        assert!(
+            matches!(&out.decisions[0], Decision::Kill { job, reason: KillReason::GraceExpired }
+            if job == "a2"),
+            "{:?}",
+            out.decisions
+        );
+        // `a1` and `b` run on, their limits not enforced: nothing wakes the scheduler.
+        let out = s.tick(62_000, vec![]).unwrap();
+        assert_eq!(out.next_wakeup_ms, None, "{:?}", out.decisions);
     }
 
     /// One node whose jobs must report ready within 100 ms, and requeueable `a`, started on it
