@@ -497,17 +497,46 @@ fn seconds_to_ms(seconds: i64, line: u64, field: usize) -> Result<u64, SwfError>
         })
 }
 
+/// `prefix` and the digits of `id` (`u6`, `g15`), or nothing for an unknown (negative) id: a
+/// label per user and group of every job, written digit by digit (the formatting machinery
+/// cost a replay of HPC2N's 202,871 jobs some 300 M instructions).
 fn label(prefix: char, id: i64) -> String {
-    if id >= 0 {
-        format!("{prefix}{id}")
-    } else {
-        String::new()
+    let Ok(mut rest) = u64::try_from(id) else {
+        return String::new();
+    };
+    let mut digits = [0u8; 20];
+    let mut from = digits.len();
+    loop {
+        from -= 1;
+        digits[from] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
     }
+    let mut label = String::with_capacity(prefix.len_utf8() + digits.len() - from);
+    label.push(prefix);
+    label.extend(digits[from..].iter().map(|&digit| char::from(digit)));
+    label
 }
 
 #[cfg(test)]
 mod tests {
     use std::io::Write;
+
+    /// A label is the prefix and the id's decimal digits, every width of id alike; an unknown id
+    /// has none.
+    #[test]
+    fn a_label_is_the_prefix_and_the_decimal_id() {
+        let mut id: i64 = 0;
+        while id < i64::MAX / 7 {
+            assert_eq!(super::label('u', id), format!("u{id}"));
+            assert_eq!(super::label('g', id + 9), format!("g{}", id + 9));
+            id = id * 7 + 3;
+        }
+        assert_eq!(super::label('g', i64::MAX), format!("g{}", i64::MAX));
+        assert_eq!(super::label('u', -1), "");
+    }
 
     use flate2::Compression;
     use flate2::write::GzEncoder;
