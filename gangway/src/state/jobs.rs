@@ -53,7 +53,7 @@ impl ClusterState {
 
     /// Runs `change` on running job `id`, moving its holdings in [`ClusterState::running_ends`]
     /// when the change moves its release time (a preemption's grace deadline, a new time
-    /// limit).
+    /// limit), and its place among the jobs told to stop when it moves its grace deadline.
     pub(crate) fn change_release<T>(
         &mut self,
         id: JobId,
