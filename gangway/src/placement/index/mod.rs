@@ -304,21 +304,11 @@ impl FreeIndex {
             let moved =
                 old.map(|s| (s.class, s.level)) != place.as_ref().map(|(bucket, _)| *bucket);
             if let Some(old) = old {
-                if moved {
-                    let bucket = &mut self.classes[old.class][old.level];
-                    bucket.remove(id);
-                    if bucket.is_empty() {
-                        self.occupied[old.level] &= !(1 << old.class);
-                    }
-                }
-                if let Some(emptied) = self.groups.leave(old.group, id) {
-                    self.alike[old.class][old.level].remove(&emptied);
-                }
+                self.vacate(id, old, moved);
             }
             self.slots[id.index()] = place.map(|((class, level), alike)| {
                 if moved {
-                    self.classes[class][level].insert(id);
-                    self.occupied[level] |= 1 << class;
+                    self.enter_bucket(id, (class, level));
                 }
                 let group = match self.groups.join(alike, id) {
                     Joined::Existing(group) => group,
@@ -339,6 +329,32 @@ impl FreeIndex {
             (Some((node, free)), true) => FreeTotals::of_free(node, &free),
             _ => FreeTotals::default(),
         };
+        self.count(id, counted);
+    }
+
+    /// Takes node `id` out of slot `old`'s group, and out of its bucket where it `moved`
+    /// to another (the emptied group's and bucket's listings kept).
+    fn vacate(&mut self, id: NodeId, old: Slot, moved: bool) {
+        if moved {
+            let bucket = &mut self.classes[old.class][old.level];
+            bucket.remove(id);
+            if bucket.is_empty() {
+                self.occupied[old.level] &= !(1 << old.class);
+            }
+        }
+        if let Some(emptied) = self.groups.leave(old.group, id) {
+            self.alike[old.class][old.level].remove(&emptied);
+        }
+    }
+
+    /// Puts node `id` in bucket `(class, level)`.
+    fn enter_bucket(&mut self, id: NodeId, (class, level): (usize, usize)) {
+        self.classes[class][level].insert(id);
+        self.occupied[level] |= 1 << class;
+    }
+
+    /// Records that node `id` has `counted` free, in its entry and the totals.
+    fn count(&mut self, id: NodeId, counted: FreeTotals) {
         let old = std::mem::replace(&mut self.counted[id.index()], counted);
         self.totals.sub(&old);
         self.totals.add(&counted);
@@ -379,9 +395,7 @@ impl FreeIndex {
                     "a node moving as the one before it is of its class"
                 );
                 self.settle(id, old, to);
-                let old = std::mem::replace(&mut self.counted[id.index()], counted);
-                self.totals.sub(&old);
-                self.totals.add(&counted);
+                self.count(id, counted);
                 continue;
             }
             self.refresh(nodes, id);
@@ -395,17 +409,10 @@ impl FreeIndex {
     /// Moves node `id` from slot `old` to slot `to`, a group with members that its class is
     /// known to be (buckets, groups and the emptied group's listing kept).
     fn settle(&mut self, id: NodeId, old: Slot, to: Slot) {
-        if (old.class, old.level) != (to.class, to.level) {
-            let bucket = &mut self.classes[old.class][old.level];
-            bucket.remove(id);
-            if bucket.is_empty() {
-                self.occupied[old.level] &= !(1 << old.class);
-            }
-            self.classes[to.class][to.level].insert(id);
-            self.occupied[to.level] |= 1 << to.class;
-        }
-        if let Some(emptied) = self.groups.leave(old.group, id) {
-            self.alike[old.class][old.level].remove(&emptied);
+        let moved = (old.class, old.level) != (to.class, to.level);
+        self.vacate(id, old, moved);
+        if moved {
+            self.enter_bucket(id, (to.class, to.level));
         }
         self.groups.join_group(to.group, id);
         self.slots[id.index()] = Some(to);
