@@ -190,7 +190,8 @@ impl Twins {
             .map_err(|e| format!("reference, at {now_ms} ms: {e}"))?;
         if fast != reference {
             return Err(format!(
-                "at {now_ms} ms the decisions differ:\n fast      {fast:?}\n reference {reference:?}"
+                "at {now_ms} ms the decisions differ:\n fast      {fast:?}\n reference {reference:?}{}",
+                self.started_by_one(&fast, &reference)
             ));
         }
         self.same().map_err(|e| format!("at {now_ms} ms: {e}"))?;
@@ -202,6 +203,36 @@ impl Twins {
         self.taken.kept_unplaced += unplaced;
         self.taken.searched_unplaced += searched_unplaced;
         Ok(Ok(fast))
+    }
+
+    /// For each job that one twin started in a tick and the other did not, the other's view
+    /// of it (reason, estimate, detail): the first clue to a disagreement.
+    fn started_by_one(&self, fast: &TickOutcome, reference: &TickOutcome) -> String {
+        let started = |outcome: &TickOutcome| -> Vec<String> {
+            (outcome.decisions.iter())
+                .filter_map(|d| match d {
+                    crate::Decision::Start { job, .. } => Some(job.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let (by_fast, by_reference) = (started(fast), started(reference));
+        let mut clues = String::new();
+        for (twin, name, others) in [
+            (&self.fast, "fast", &by_reference),
+            (&self.reference, "reference", &by_fast),
+        ] {
+            let ours = if name == "fast" {
+                &by_fast
+            } else {
+                &by_reference
+            };
+            for job in others.iter().filter(|j| !ours.contains(j)) {
+                let view = twin.explain().pending.into_iter().find(|p| &p.job == job);
+                clues.push_str(&format!("\n {name} left {job} pending: {view:?}"));
+            }
+        }
+        clues
     }
 
     /// Both answer [`Scheduler::what_if`] for `job` alike (the same start and placement, or the

@@ -119,8 +119,7 @@ impl Scheduler {
                 .licenses
                 .unreserve(&booking.licenses, booking.start, booking.end);
         }
-        // Failures to fit remembered this pass assumed the usage only grows.
-        pass.fits_now = Default::default();
+        pass.forget_placement_memos();
     }
 
     /// Under compression, at job `id`'s turn (its own booking taken back), before it is placed
@@ -206,8 +205,7 @@ impl Scheduler {
                 }
             }
         }
-        // Failures to fit remembered this pass assumed the usage only grows.
-        pass.fits_now = Default::default();
+        pass.forget_placement_memos();
     }
 
     /// Every reservation booked in the pass's profile: the kept bookings of the jobs whose

@@ -247,6 +247,14 @@ impl Pass {
         self.resumed = true;
     }
 
+    /// Forgets what the placement memos (now, and around the earmarks) remember: they assume
+    /// that capacity only shrinks during a pass, and a booking taken back or moved in the
+    /// profile just gave some back.
+    pub(in crate::scheduler) fn forget_placement_memos(&mut self) {
+        self.fits_now = FitMemo::default();
+        self.fits_earmarked = EarmarkedFits::default();
+    }
+
     /// The memo of placements now for a view that holds `held` for preemptors: the pass's own
     /// where nothing is held, else the one kept around every earmark, as of the state's earmark
     /// `changes` ([`EarmarkedFits::at`]).

@@ -10,8 +10,7 @@
 //! as many tasks for at most as long, until capacity shrinks again ([`FitMemo::forget_fits`]).
 //! The memo answers only what the placement would have answered: decisions are unchanged. Where
 //! preemptors hold earmarks, every job without one of its own sees the view around all of them:
-//! [`EarmarkedFits`] remembers that view's failures until an earmark is dropped (a new earmark
-//! only holds more, so its failures stand; what fitted is forgotten).
+//! [`EarmarkedFits`] remembers that view's outcomes while the earmarks stay as they are.
 
 use crate::model::ids::PartitionId;
 use crate::model::shape::{GpuNeed, ModelMask, TaskShape};
@@ -164,10 +163,11 @@ impl FitMemo {
 }
 
 /// A [`FitMemo`] of placements now around every earmark (those of jobs without an earmark of
-/// their own, which all see the same view). Its failures hold while no earmark is dropped: a
-/// new earmark holds more (its planned charges less what its victims, still running, use on
-/// the same nodes: never less than before), and telling victims to stop frees nothing now.
-/// What fitted holds only while the earmarks stay as they were.
+/// their own, which all see the same view), kept while the earmarks stay as they are. Not
+/// across a new earmark either: it holds more now, but its victims, told to stop, release by
+/// their grace deadlines, earlier than their time limits, and a placement now whose window
+/// reaches past a deadline may find room there that a reservation had taken (the reference
+/// pass found such a start).
 #[derive(Debug, Default)]
 pub(in crate::scheduler) struct EarmarkedFits {
     /// The state's counts of earmark changes and of earmark releases the memo belongs to.
@@ -177,15 +177,12 @@ pub(in crate::scheduler) struct EarmarkedFits {
 
 impl EarmarkedFits {
     /// The memo for the earmarks as they stand after `changes` changes, `releases` of them
-    /// drops: emptied where an earmark was dropped since, its fits forgotten where one was
-    /// made.
-    pub(in crate::scheduler) fn at(&mut self, (changes, releases): (u64, u64)) -> &mut FitMemo {
-        if self.changes.1 != releases {
+    /// drops: emptied where one was made or dropped since.
+    pub(in crate::scheduler) fn at(&mut self, changes: (u64, u64)) -> &mut FitMemo {
+        if self.changes != changes {
             self.memo = FitMemo::default();
-        } else if self.changes.0 != changes {
-            self.memo.forget_fits();
         }
-        self.changes = (changes, releases);
+        self.changes = changes;
         &mut self.memo
     }
 }
@@ -248,20 +245,21 @@ mod tests {
     }
 
     #[test]
-    fn earmarked_failures_outlast_new_earmarks_but_not_a_dropped_one() {
+    fn earmarked_outcomes_last_while_the_earmarks_stay_as_they_are() {
         let mix = ShapeMix::default();
         let big = [shape(4, 1000)];
         let small = [shape(2, 1000)];
         let mut memo = EarmarkedFits::default();
         memo.at((1, 0)).record(&gang(&big, &mix), 100, false);
         memo.at((1, 0)).record(&gang(&small, &mix), 100, true);
-        // An earmark made: the failure stands, the fit is forgotten.
+        // Nothing changed: both stand.
+        assert_eq!(memo.at((1, 0)).known(&gang(&big, &mix), 100), Some(false));
+        assert_eq!(memo.at((1, 0)).known(&gang(&small, &mix), 100), Some(true));
+        // An earmark made: its victims release early, so neither stands.
         let after_new = memo.at((2, 0));
-        assert_eq!(after_new.known(&gang(&big, &mix), 100), Some(false));
+        assert_eq!(after_new.known(&gang(&big, &mix), 100), None);
         assert_eq!(after_new.known(&gang(&small, &mix), 100), None);
         after_new.record(&gang(&small, &mix), 100, true);
-        // Nothing changed: both stand.
-        assert_eq!(memo.at((2, 0)).known(&gang(&small, &mix), 100), Some(true));
         // An earmark dropped: capacity may be back, nothing is known.
         let after_drop = memo.at((3, 1));
         assert_eq!(after_drop.known(&gang(&big, &mix), 100), None);
