@@ -5,7 +5,7 @@ use indexmap::{IndexMap, IndexSet};
 use super::keys::ResourceKeys;
 use super::tree::{Node, QueueInfo, QuotaTree, UNLIMITED};
 use super::vector::{KeyMask, QuotaVec};
-use crate::config::{CohortConfig, QueueConfig, QuotaConfig};
+use crate::config::{CohortConfig, QueueConfig, QuotaConfig, ReclaimWithinCohort};
 use crate::error::ConfigError;
 
 /// One node's quota as read from the configuration, before the tree sums it up.
@@ -25,8 +25,9 @@ impl QuotaTree {
     ///
     /// Errors name the offending field: duplicate queue or cohort names, a queue's unknown
     /// cohort, a cohort's unknown parent or a cycle of parents, an unknown resource key (only
-    /// `cpu`, `memory_mib`, `gpu` and `gpu:MODEL` exist), too many distinct keys, or a queue's
-    /// `lending_limit` above its `nominal` (as Kueue refuses).
+    /// `cpu`, `memory_mib`, `gpu` and `gpu:MODEL` exist), too many distinct keys, a queue's
+    /// `lending_limit` above its `nominal`, or a queue's `borrow_within_cohort` without a
+    /// `reclaim_within_cohort` (both as Kueue refuses).
     pub(crate) fn new(
         cohorts: &[CohortConfig],
         queues: &[QueueConfig],
@@ -64,6 +65,16 @@ impl QuotaTree {
                         format!("{limit} is more than the nominal quota {}", config.nominal),
                     ));
                 }
+            }
+            let preemption = &queue.preemption;
+            if preemption.reclaim_within_cohort == ReclaimWithinCohort::Never
+                && !preemption.borrow_within_cohort.is_never()
+            {
+                // Borrowing within the cohort widens what a reclaim policy may take.
+                return Err(ConfigError::new(
+                    format!("queues[{i}].preemption.borrow_within_cohort"),
+                    "needs a reclaim_within_cohort other than never",
+                ));
             }
             raw.push(quota);
             user_caps.push(read_user_caps(&queue.max_per_user, i, &mut keys)?);

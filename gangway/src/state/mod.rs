@@ -201,7 +201,8 @@ pub(crate) struct Job {
     /// The fair-share association it is charged to; `None` without configured accounts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assoc: Option<AssocId>,
-    /// The arrival numbers of the jobs that have preempted it: it never preempts them in turn.
+    /// The arrival numbers of the jobs that have preempted it, and of those that had preempted
+    /// them when they did (and so on): it never preempts them in turn.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preempted_by: Vec<u64>,
     /// The queues whose jobs have preempted it by fair sharing: with `anti_thrash`, no job of

@@ -248,8 +248,8 @@ impl ClusterState {
     }
 
     /// Tells running job `victim` to stop for pending job `preemptor` within its grace: it is
-    /// marked as being preempted, with its deadline, and remembers `preemptor`, which it will
-    /// never preempt in turn. Returns the `preempt` decision; `None` (nothing changed) when
+    /// marked as being preempted, with its deadline, and remembers `preemptor` and the jobs
+    /// that preempted `preemptor` (directly or so on), which it will never preempt in turn. Returns the `preempt` decision; `None` (nothing changed) when
     /// either job is unknown or `victim` is not running.
     pub(crate) fn mark_preempted(&mut self, victim: JobId, preemptor: JobId) -> Option<Decision> {
         self.change_release(victim, |state| state.set_preempted(victim, preemptor))
@@ -257,9 +257,9 @@ impl ClusterState {
 
     /// [`ClusterState::mark_preempted`] but for the running jobs' ends, which its caller moves.
     fn set_preempted(&mut self, victim: JobId, preemptor: JobId) -> Option<Decision> {
-        let (for_job, arrival) = self
+        let (for_job, arrival, inherited) = self
             .job(preemptor)
-            .map(|p| (p.spec.id.clone(), p.arrival))?;
+            .map(|p| (p.spec.id.clone(), p.arrival, p.preempted_by.clone()))?;
         let fair_queue = self
             .job_queue(preemptor)
             .filter(|&q| self.quota.tree.as_ref().is_some_and(|t| t.fair_sharing(q)))
@@ -275,8 +275,13 @@ impl ClusterState {
             deadline_ms: deadline_from.saturating_add(grace_ms),
         });
         job.history.preemptions = job.history.preemptions.saturating_add(1);
-        if !job.preempted_by.contains(&arrival) {
-            job.preempted_by.push(arrival);
+        // The victim inherits the jobs that preempted its preemptor: with `anti_thrash` it
+        // never preempts any of them, so no ring of preemptions repeats (A takes B, then B
+        // takes C: C holds B and A, and never takes A).
+        for displacer in std::iter::once(arrival).chain(inherited) {
+            if !job.preempted_by.contains(&displacer) {
+                job.preempted_by.push(displacer);
+            }
         }
         if let Some(queue) = fair_queue.filter(|q| !job.preempted_by_fair_queue(q)) {
             let mut queues = job

@@ -359,7 +359,12 @@ fn partition_tiers_reach_jobs_of_any_queue() {
 /// q1 and q2 (4 cpus nominal each); `b` (priority 0, 6 cpus) borrows 2 in q2; `a` (6 cpus,
 /// `priority`) in q1 would borrow 2 too, so reclaiming is not allowed for it.
 fn borrow(policy: Value, priority: i32) -> Vec<Decision> {
-    let mut q1 = queue("q1", 4, "never", "any");
+    borrow_reclaiming(policy, priority, "any")
+}
+
+/// [`borrow`] with q1's `reclaim_within_cohort` as given.
+fn borrow_reclaiming(policy: Value, priority: i32, reclaim: &str) -> Vec<Decision> {
+    let mut q1 = queue("q1", 4, "never", reclaim);
     q1["preemption"]["borrow_within_cohort"] = policy;
     let mut s = scheduler(
         json!([q1, queue("q2", 4, "never", "never")]),
@@ -388,6 +393,23 @@ fn borrow_within_cohort_preempts_lower_priority_borrowers_while_borrowing() {
         borrow(threshold(-1), 10).is_empty(),
         "b is above the threshold"
     );
+}
+
+#[test]
+fn borrow_within_cohort_widens_a_reclaim_policy_and_never_replaces_it() {
+    let lower = json!({"policy": "lower_priority"});
+    assert_eq!(
+        preempted(&borrow_reclaiming(lower.clone(), 1, "lower_priority")),
+        [("b", "a")]
+    );
+    // As Kueue's webhook does, a queue that borrows within the cohort without a reclaim
+    // policy is refused, and nothing is configured.
+    let mut q1 = queue("q1", 4, "never", "never");
+    q1["preemption"]["borrow_within_cohort"] = lower;
+    let cluster = json!({"nodes": [{"name": "n1", "cpus": 100, "memory_mib": 100000}],
+                         "cohorts": [{"name": "co"}], "queues": [q1]});
+    let refused = Scheduler::new(build::config(cluster)).unwrap_err();
+    assert_eq!(refused.field, "queues[0].preemption.borrow_within_cohort");
 }
 
 #[test]

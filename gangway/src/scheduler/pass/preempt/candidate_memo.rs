@@ -297,9 +297,9 @@ mod tests {
         assert_eq!(s.candidate_key(a2), Some((qa, partition, Some(7))));
         policy(&mut s, "qa").reclaim_within_cohort = ReclaimWithinCohort::Any;
         assert_eq!(s.candidate_key(a2), Some((qa, partition, None)));
-        *policy(&mut s, "qa") = Default::default();
         policy(&mut s, "qa").borrow_within_cohort.policy = BorrowPolicy::LowerPriority;
         assert_eq!(s.candidate_key(a2), Some((qa, partition, Some(7))));
+        policy(&mut s, "qf").reclaim_within_cohort = ReclaimWithinCohort::Any;
         policy(&mut s, "qf").borrow_within_cohort.policy = BorrowPolicy::LowerPriority;
         assert_eq!(s.candidate_key(f1), Some((qf, partition, None)));
         policy(&mut s, "qf").within_queue = WithinQueue::LowerPriority;

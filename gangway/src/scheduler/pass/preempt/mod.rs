@@ -6,7 +6,8 @@
 //! Who may be a victim of pending job `P` — never a non-preemptible job, one already told to
 //! stop, one that started in this tick (it was ahead of `P` in the order), nor, with
 //! `policy.preemption.anti_thrash` (the default), a job that `P` was itself preempted by
-//! earlier (no two jobs preempt each other in turn), nor, when `P`'s queue has fair sharing on,
+//! earlier, or that had preempted `P`'s preemptor when it did, and so on (no two jobs preempt
+//! each other in turn, and no ring of preemptions repeats), nor, when `P`'s queue has fair sharing on,
 //! a job that a job of `P`'s queue preempted by fair sharing before (no job is preempted twice
 //! by the same queue, which bounds preemptions between queues); then a basis:
 //!
@@ -15,8 +16,8 @@
 //! - in `P`'s own queue, as its `within_queue` policy says;
 //! - in another queue of `P`'s cohort tree that uses more than its nominal quota, as the
 //!   `reclaim_within_cohort` policy says, while `P` stays within its own nominal quota; or, with
-//!   `borrow_within_cohort`, jobs of lower priority (and at most its threshold) even while `P`
-//!   borrows;
+//!   `borrow_within_cohort` (only beside a reclaim policy: the configuration refuses it alone,
+//!   as Kueue does), jobs of lower priority (and at most its threshold) even while `P` borrows;
 //! - with `policy.preemption.order_based`, any running job whose order (partition tier, then
 //!   the profile's order keys) is strictly lower than `P`'s.
 //!
@@ -784,6 +785,7 @@ impl Scheduler {
             return None;
         }
         let fair = tree.fair_sharing(q);
+        // Only beside a reclaim policy (the configuration refuses it alone, as Kueue does).
         if !fair && policy.borrow_within_cohort.allows(priority, other) {
             return Some(Basis::Free);
         }
@@ -1255,9 +1257,9 @@ mod tests {
     }
 
     /// A 4-cpu node; cohort `c` holds `qa` (1 cpu nominal; borrowing within the cohort from
-    /// priorities up to 1, reclaiming from any borrower where `reclaim`) and `qb` (3). At 0
-    /// `b1` and `b2` (priority 1) start in `qb`, at 1 `b3` and `b4` (priority 3): `qb` borrows
-    /// a cpu. The victims are the newest first. At 2 `p` (`qa`, priority 5) asks for `cpus`
+    /// priorities up to 1, reclaiming from any borrower where `reclaim`, else from lower
+    /// priorities) and `qb` (3). At 0 `b1` and `b2` (priority 1) start in `qb`, at 1 `b3` and
+    /// `b4` (priority 5): `qb` borrows a cpu. The victims are the newest first. At 2 `p` (`qa`, priority 5) asks for `cpus`
     /// cpus. The victims decided at 2, and how many searches for the first placeable prefix
     /// ran in that pass.
     fn borrow_or_reclaim(cpus: u64, reclaim: bool, reference: bool) -> (Vec<String>, u64) {
@@ -1288,7 +1290,7 @@ mod tests {
         qa.borrow_within_cohort.max_priority_threshold = Some(1);
         qa.reclaim_within_cohort = match reclaim {
             true => ReclaimWithinCohort::Any,
-            false => ReclaimWithinCohort::Never,
+            false => ReclaimWithinCohort::LowerPriority,
         };
         let profile = Profile::builder().plugin(NewestFirst).build().unwrap();
         let mut s = Scheduler::with_profile(cluster, profile).unwrap();
@@ -1297,7 +1299,7 @@ mod tests {
         }
         s.tick(0, vec![queued("b1", "qb", 1), queued("b2", "qb", 1)])
             .unwrap();
-        s.tick(1, vec![queued("b3", "qb", 3), queued("b4", "qb", 3)])
+        s.tick(1, vec![queued("b3", "qb", 5), queued("b4", "qb", 5)])
             .unwrap();
         assert_eq!(s.state.running.len(), 4);
         let preemptors = names
@@ -1336,7 +1338,7 @@ mod tests {
                 borrow_or_reclaim(2, true, reference).0,
                 names(&["b2", "b1"])
             );
-            // Without reclaiming they are the only candidates: one search.
+            // Reclaiming lower priorities only, they are the only candidates: one search.
             assert_eq!(
                 borrow_or_reclaim(2, false, reference).0,
                 names(&["b2", "b1"])
@@ -1371,8 +1373,8 @@ mod tests {
 
     /// A full 9-cpu node; preemption off, so that nothing moves. Cohort `c` holds `qa` (4 cpus
     /// nominal; lower or newer equal priority within the queue, reclaiming lower priorities),
-    /// `qb` (2; lower priority within) and `qc` (4; borrowing lower priorities within the
-    /// cohort, never reclaiming); cohort `d` holds `qd` (1) and `qe` (2). At 0 one-cpu jobs
+    /// `qb` (2; lower priority within) and `qc` (4; reclaiming and borrowing lower priorities
+    /// within the cohort); cohort `d` holds `qd` (1) and `qe` (2). At 0 one-cpu jobs
     /// start, named by queue and priority: `a1`, `a5`, `a9`; `b1`, `b5`, `b9` (`qb` borrows
     /// 1); `c1`; `d1` and `d1x` (`qd` borrows 1 of `qe`'s). At 1 `pa`, `pb` and `pc`
     /// (priority 5) of `qa`, `qb` and `qc` wait.
@@ -1386,7 +1388,8 @@ mod tests {
                            {"name": "qb", "cohort": "c", "quota": {"cpu": {"nominal": 2}},
                             "preemption": {"within_queue": "lower_priority"}},
                            {"name": "qc", "cohort": "c", "quota": {"cpu": {"nominal": 4}},
-                            "preemption": {"borrow_within_cohort": {"policy": "lower_priority"}}},
+                            "preemption": {"reclaim_within_cohort": "lower_priority",
+                                           "borrow_within_cohort": {"policy": "lower_priority"}}},
                            {"name": "qd", "cohort": "d", "quota": {"cpu": {"nominal": 1}}},
                            {"name": "qe", "cohort": "d", "quota": {"cpu": {"nominal": 2}}}]}"#,
         )
@@ -1440,7 +1443,8 @@ mod tests {
             each(&s, "pa", &["b1", "b5", "b9", "c1", "d1"]),
             [Some(Basis::Reclaim), None, None, None, None]
         );
-        // `qc` takes the lower priorities of a borrower while borrowing, and reclaims nothing;
+        // `qc` takes the lower priorities of a borrower on the borrowing basis (which holds
+        // while it borrows too), and nothing else;
         // `qb` takes nothing of the other queues.
         assert_eq!(each(&s, "pc", &["b1", "b5", "d1"]), [free, None, None]);
         assert_eq!(each(&s, "pb", &["a1", "c1", "d1"]), [None, None, None]);
