@@ -71,6 +71,12 @@ impl<'a> JobGate<'a> {
         !self.hooks.shapes_plans() && self.hooks.shape_only
     }
 
+    /// Whether a placement through the gate asks the profile's scorers, of nodes or of
+    /// topology domains: a placement the reference pass makes may then report their faults.
+    pub(in crate::scheduler) fn asks_scorers(&self) -> bool {
+        !self.hooks.scorers.is_empty() || !self.hooks.domain_scorers.is_empty()
+    }
+
     /// Whether the gate decides which nodes or domains a placement uses.
     pub(in crate::scheduler) fn shapes_plans(&self) -> bool {
         self.hooks.shapes_plans()

@@ -130,9 +130,9 @@ impl Scheduler {
         }
         // Where the quota rules out every placement (known without one), none is tried; nor,
         // below, for a gang short of cpus in all. Both are shortcuts: the reference pass places,
-        // and asks the profile's scorers, which may report faults; so with scorers, as with
-        // filters, the placement is made.
-        let ranked = gate.as_ref().is_some_and(JobGate::ranks);
+        // and asks the profile's scorers (of nodes or of topology domains), which may report
+        // faults; so with scorers, as with filters, the placement is made.
+        let ranked = gate.as_ref().is_some_and(JobGate::asks_scorers);
         if purpose == Purpose::Turn
             && !filtered
             && !ranked
