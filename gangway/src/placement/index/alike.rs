@@ -141,7 +141,7 @@ impl AlikeGroups {
     pub(super) fn join(&mut self, class: NodeClass, id: NodeId) -> Joined {
         let last = self.last_joined.filter(|&last| *self.class(last) == class);
         if let Some(group) = last.or_else(|| self.of_class.get(&class).copied()) {
-            self.join_group(group, id);
+            self.join_group(group, &[id]);
             return Joined::Existing(group);
         }
         let members = NodeSet::of(id);
@@ -160,17 +160,29 @@ impl AlikeGroups {
         Joined::New(group)
     }
 
-    /// Adds `id` to `group`, which has members: a node known to be of its class.
-    pub(super) fn join_group(&mut self, group: GroupId, id: NodeId) {
+    /// Adds `ids` (in id order, none a member) to `group`, which has members: nodes known to
+    /// be of its class.
+    pub(super) fn join_group(&mut self, group: GroupId, ids: &[NodeId]) {
         self.last_joined = Some(group);
-        self.groups[group.0 as usize].1.insert(id);
+        self.groups[group.0 as usize].1.insert_sorted(ids);
     }
 
     /// Takes `id` out of `group`; where that empties the group, gives back its class (the
     /// caller takes it off its bucket's list) and frees its number.
     pub(super) fn leave(&mut self, group: GroupId, id: NodeId) -> Option<NodeClass> {
-        let (class, members) = &mut self.groups[group.0 as usize];
-        members.remove(id);
+        self.groups[group.0 as usize].1.remove(id);
+        self.after_leaving(group)
+    }
+
+    /// [`AlikeGroups::leave`] for `ids` (in id order, every one a member).
+    pub(super) fn leave_all(&mut self, group: GroupId, ids: &[NodeId]) -> Option<NodeClass> {
+        self.groups[group.0 as usize].1.remove_sorted(ids);
+        self.after_leaving(group)
+    }
+
+    /// Where members just left `group` and none is left: its class, and its number freed.
+    fn after_leaving(&mut self, group: GroupId) -> Option<NodeClass> {
+        let (class, members) = &self.groups[group.0 as usize];
         if !members.is_empty() {
             return None;
         }

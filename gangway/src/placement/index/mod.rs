@@ -41,6 +41,9 @@ pub struct FreeIndex {
     counted: Vec<FreeTotals>,
     /// The sum of `counted`.
     totals: FreeTotals,
+    /// Scratch for [`FreeIndex::refresh_used`]: the nodes making one move together (empty
+    /// between calls).
+    moving: Vec<NodeId>,
 }
 
 /// Which of the index's nodes a visit offers ([`FreeIndex::visit`]).
@@ -268,6 +271,7 @@ impl FreeIndex {
             slots: Vec::new(),
             counted: Vec::new(),
             totals: FreeTotals::default(),
+            moving: Vec::new(),
         };
         for i in 0..nodes.len() {
             index.refresh(nodes, NodeId(i as u32));
@@ -368,17 +372,20 @@ impl FreeIndex {
     /// neither has MIG slices: those are alike only to themselves), and with what they use
     /// the only change, they are of one class again after; so a node that leaves the group the
     /// node before it left, with the same free amounts, joins the group that node joined,
-    /// without its class being built, compared or looked up.
+    /// without its class being built, compared or looked up; and the nodes that make one
+    /// move together leave and join their groups (and buckets) at once, in one pass over each
+    /// (a gang's nodes are many, a group's members more).
     pub(crate) fn refresh_used(
         &mut self,
         nodes: &[Option<Node>],
         ids: impl IntoIterator<Item = NodeId>,
     ) {
-        // The last node's move: the group it left, its free amounts, where it went and what
-        // it counts. Made by a full refresh; a group it names keeps its number meanwhile (the
-        // group left has this node as a member until it moves; the one joined keeps the node
-        // before it, which is not refreshed again).
-        let mut last: Option<(GroupId, NodeAmounts, Slot, FreeTotals)> = None;
+        // The last node's move: the slot it left, its free amounts, where it went and what it
+        // counts. Made by a full refresh; the nodes making the same move wait in `moving`
+        // until the run ends, so the group left keeps its members (and its number) meanwhile,
+        // and the one joined keeps the node that made the move first.
+        let mut last: Option<(Slot, NodeAmounts, Slot, FreeTotals)> = None;
+        let mut moving = std::mem::take(&mut self.moving);
         for id in ids {
             let node = nodes
                 .get(id.index())
@@ -386,7 +393,7 @@ impl FreeIndex {
                 .filter(|node| node.accepts_work());
             let old = self.slots.get(id.index()).copied().flatten();
             if let (Some(node), Some(old), Some((from, free, to, counted))) = (node, old, last)
-                && old.group == from
+                && old.group == from.group
                 && node.free() == free
             {
                 debug_assert_eq!(
@@ -394,28 +401,52 @@ impl FreeIndex {
                     &NodeClass::of(id, node, &free),
                     "a node moving as the one before it is of its class"
                 );
-                self.settle(id, old, to);
+                // A node whose class did not change (nothing used) stays where it is.
+                if from.group != to.group {
+                    moving.push(id);
+                }
                 self.count(id, counted);
                 continue;
+            }
+            if let Some((from, _, to, _)) = last {
+                self.settle(&mut moving, from, to);
             }
             self.refresh(nodes, id);
             last = node
                 .zip(old)
                 .zip(self.slots[id.index()])
-                .map(|((node, old), to)| (old.group, node.free(), to, self.counted[id.index()]));
+                .map(|((node, old), to)| (old, node.free(), to, self.counted[id.index()]));
         }
+        if let Some((from, _, to, _)) = last {
+            self.settle(&mut moving, from, to);
+        }
+        self.moving = moving;
     }
 
-    /// Moves node `id` from slot `old` to slot `to`, a group with members that its class is
-    /// known to be (buckets, groups and the emptied group's listing kept).
-    fn settle(&mut self, id: NodeId, old: Slot, to: Slot) {
-        let moved = (old.class, old.level) != (to.class, to.level);
-        self.vacate(id, old, moved);
-        if moved {
-            self.enter_bucket(id, (to.class, to.level));
+    /// Moves the nodes `moving` (emptied) from slot `from` to slot `to`, a group with members
+    /// that their class is known to be (buckets, groups and the emptied group's listing
+    /// kept).
+    fn settle(&mut self, moving: &mut Vec<NodeId>, from: Slot, to: Slot) {
+        if moving.is_empty() {
+            return;
         }
-        self.groups.join_group(to.group, id);
-        self.slots[id.index()] = Some(to);
+        moving.sort_unstable();
+        if (from.class, from.level) != (to.class, to.level) {
+            let bucket = &mut self.classes[from.class][from.level];
+            bucket.remove_sorted(moving);
+            if bucket.is_empty() {
+                self.occupied[from.level] &= !(1 << from.class);
+            }
+            self.classes[to.class][to.level].insert_sorted(moving);
+            self.occupied[to.level] |= 1 << to.class;
+        }
+        if let Some(emptied) = self.groups.leave_all(from.group, moving) {
+            self.alike[from.class][from.level].remove(&emptied);
+        }
+        self.groups.join_group(to.group, moving);
+        for id in moving.drain(..) {
+            self.slots[id.index()] = Some(to);
+        }
     }
 
     /// Each node's bucket and class (for [`PartialEq`]).
