@@ -16,7 +16,8 @@ use crate::model::resources::NodeAmounts;
 #[derive(Clone, Debug, Default)]
 pub(super) struct FreeCpus {
     steps: Vec<(u64, u64)>,
-    counted: Vec<bool>,
+    /// Which nodes count, by node id; `None`: every node.
+    counted: Option<Vec<bool>>,
     memo: BTreeMap<u64, Answers>,
     /// The least free cpus of each run of [`BLOCK`] steps, built when a window is first asked
     /// about and dropped by any change to the steps.
@@ -57,16 +58,16 @@ impl FreeCpus {
                 before = free;
             }
         }
-        Self::from_changes(now, base, changes, counted)
+        Self::from_changes(now, base, changes, Some(counted))
     }
 
     /// The sum from `base` free at `now` and the `(time, change)` of the free cpus after it
-    /// (in any order), over the nodes `counted` (by node id).
+    /// (in any order), over the nodes `counted` (by node id; `None`: every node).
     pub(super) fn from_changes(
         now: u64,
         base: u64,
         mut changes: Vec<(u64, i64)>,
-        counted: Vec<bool>,
+        counted: Option<Vec<bool>>,
     ) -> Self {
         changes.sort_unstable_by_key(|(at, _)| *at);
         let mut steps = Vec::with_capacity(changes.len() + 1);
@@ -92,7 +93,9 @@ impl FreeCpus {
     /// nodes it counts (bookings always fit their node, so the per-node free amounts never go
     /// below zero).
     pub(super) fn book(&mut self, held: impl Iterator<Item = (NodeId, u64)>, start: u64, end: u64) {
-        let counted = |node: NodeId| self.counted.get(node.index()).copied().unwrap_or(false);
+        let counted = |node: NodeId| {
+            (self.counted.as_ref()).is_none_or(|counted| counted.get(node.index()) == Some(&true))
+        };
         let cpu_milli: u64 = held
             .filter(|(node, _)| counted(*node))
             .map(|(_, cpu_milli)| cpu_milli)
@@ -238,7 +241,7 @@ mod tests {
     /// Free cpus of 4 from 0, 1 over `[100, 200)`, 4 again, 1 over `[300, 350)`, then 4.
     fn two_dips() -> FreeCpus {
         let changes = vec![(100, -3_000), (200, 3_000), (300, -3_000), (350, 3_000)];
-        FreeCpus::from_changes(0, 4_000, changes, vec![true])
+        FreeCpus::from_changes(0, 4_000, changes, Some(vec![true]))
     }
 
     #[test]
@@ -246,7 +249,7 @@ mod tests {
         // 4 cpus free over 70 steps of 10 ms, none from 700 on.
         let mut changes: Vec<(u64, i64)> = (1..70).map(|t| (t * 10, 0)).collect();
         changes.push((700, -4_000));
-        let mut free = FreeCpus::from_changes(0, 4_000, changes, vec![true]);
+        let mut free = FreeCpus::from_changes(0, 4_000, changes, Some(vec![true]));
         assert_eq!(free.steps.len(), 71);
         assert!(!free.short_within(4_000, 0, 700));
         assert!(free.short_within(4_000, 0, 701));
@@ -258,7 +261,7 @@ mod tests {
         let mut changes: Vec<(u64, i64)> = (1..140).map(|t| (t * 10, 0)).collect();
         changes[35].1 = -4_000;
         changes[39].1 = 4_000;
-        let mut free = FreeCpus::from_changes(0, 4_000, changes, vec![true]);
+        let mut free = FreeCpus::from_changes(0, 4_000, changes, Some(vec![true]));
         assert!(!free.short_within(4_000, 400, 900));
         assert!(free.short_within(4_000, 390, 900));
     }
@@ -267,7 +270,7 @@ mod tests {
     fn changes_at_one_instant_make_one_step() {
         // At 100 one node's cpus are booked as another's are released: 1 cpu free throughout.
         let changes = vec![(100, -1_000), (100, 1_000)];
-        let mut free = FreeCpus::from_changes(0, 1_000, changes, vec![true, true]);
+        let mut free = FreeCpus::from_changes(0, 1_000, changes, Some(vec![true, true]));
         assert_eq!(free.steps, [(0, 1_000), (100, 1_000)]);
         assert!(!free.short_within(1_000, 50, 100));
         assert_eq!(free.earliest(1_000, 50, 100), 50);
@@ -332,7 +335,7 @@ mod tests {
         let changes: Vec<(u64, i64)> = (0..600)
             .map(|_| (1 + next(10_000), next(4_000) as i64 - 1_500))
             .collect();
-        let mut free = FreeCpus::from_changes(0, 64_000, changes, vec![true; 4]);
+        let mut free = FreeCpus::from_changes(0, 64_000, changes, Some(vec![true; 4]));
         let mut windows = 0;
         for round in 0..3_000 {
             if round % 50 == 0 {

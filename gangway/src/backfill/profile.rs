@@ -322,6 +322,10 @@ pub(crate) struct Availability {
     /// Free cpus summed over the nodes taking work: built by [`Availability::earliest_cpu_fit`],
     /// then kept current by every booking and start.
     free_cpus: Option<FreeCpus>,
+    /// The cpus of the nodes taking work, summed, as the free index keeps them, where every
+    /// node takes work ([`crate::placement::FreeIndex::working_cpus`]); `None` otherwise, or
+    /// not known: the sum of free cpus walks the nodes then.
+    working_cpus: Option<u64>,
 }
 
 /// What one task needs: cpus (thousandths), memory (MiB), whole GPUs.
@@ -355,6 +359,7 @@ impl Availability {
             now,
             licenses: LicenseProfile::of(state, now),
             booked,
+            working_cpus: state.index.working_cpus(),
             ..Availability::default()
         };
         if !state.licenses.is_empty() {
@@ -688,27 +693,34 @@ impl Availability {
 
     /// The cluster's free cpus over time: the nodes taking work, less what the running jobs
     /// hold (their sums kept across ticks, [`RunningEnds::cpu_releases`]) and what this pass
-    /// has reserved ([`Availability::reserved_cpus`]). A walk of the nodes, not of every
-    /// node's steps; where a node taking no work still runs jobs (draining), the running sums
-    /// count it, and the sum is built node by node ([`FreeCpus::build`]).
+    /// has reserved ([`Availability::reserved_cpus`]). Where every node takes work, the free
+    /// index's sum of their cpus ([`Availability::working_cpus`]); else a walk of the nodes,
+    /// not of every node's steps, and where a node taking no work still runs jobs (draining),
+    /// the running sums count it, and the sum is built node by node ([`FreeCpus::build`]).
     fn sum_free_cpus(&self, running: &RunningEnds, nodes: &[Option<Node>]) -> FreeCpus {
         let now = self.now;
-        let mut available = 0;
-        let mut counted = vec![false; nodes.len()];
-        for (i, node) in nodes.iter().enumerate() {
-            match node.as_ref().filter(|n| n.accepts_work()) {
-                Some(node) => {
-                    counted[i] = true;
-                    available += node.available_cpu_milli();
+        let (available, counted) = match self.working_cpus {
+            Some(cpu_milli) => (cpu_milli, None),
+            None => {
+                let mut available = 0;
+                let mut counted = vec![false; nodes.len()];
+                for (i, node) in nodes.iter().enumerate() {
+                    match node.as_ref().filter(|n| n.accepts_work()) {
+                        Some(node) => {
+                            counted[i] = true;
+                            available += node.available_cpu_milli();
+                        }
+                        None if running.holds_on(NodeId(i as u32)) => {
+                            return FreeCpus::build(nodes, now, |id| {
+                                self.usage_steps(running, (id, false), now)
+                            });
+                        }
+                        None => {}
+                    }
                 }
-                None if running.holds_on(NodeId(i as u32)) => {
-                    return FreeCpus::build(nodes, now, |id| {
-                        self.usage_steps(running, (id, false), now)
-                    });
-                }
-                None => {}
+                (available, Some(counted))
             }
-        }
+        };
         let (held, releases) = running.cpu_releases(now);
         let mut changes: Vec<(u64, i64)> =
             Vec::with_capacity(running.release_count() + self.reserved_cpus.len());
@@ -716,8 +728,13 @@ impl Availability {
         changes.extend_from_slice(&self.reserved_cpus);
         // A plan kept from an earlier pass may hold a node that takes no work now (lost or
         // drained since): its bookings come off the sum again.
-        let reserved = self.booked.nodes().iter();
-        for &id in reserved.filter(|id| counted.get(id.index()) != Some(&true)) {
+        // (None where every node takes work.)
+        let uncounted = |id: &&NodeId| {
+            counted
+                .as_ref()
+                .is_some_and(|counted| counted.get(id.index()) != Some(&true))
+        };
+        for &id in self.booked.nodes().iter().filter(uncounted) {
             let Some(booked) = self.booked.get(id) else {
                 continue;
             };
@@ -1452,7 +1469,8 @@ mod tests {
 
     /// The free cpus summed from the running jobs' kept sums and the reservations answer as a
     /// build node by node: random holdings (some released, some past their release time),
-    /// bookings that fit, and now and then a draining node that still runs jobs.
+    /// bookings that fit, now and then a draining node that still runs jobs, and now and then a
+    /// node gone; where every node takes work, from the free index's sum of their cpus.
     #[test]
     fn free_cpus_from_the_kept_sums_equal_a_build_node_by_node() {
         use crate::model::ids::JobId;
@@ -1465,7 +1483,9 @@ mod tests {
             {
                 node.state = NodeState::Draining;
             }
-            nodes[3] = None;
+            if next(2) == 0 {
+                nodes[3] = None;
+            }
             let mut running = RunningEnds::default();
             let mut held = [0u64; 3];
             let mut started = Vec::new();
@@ -1484,7 +1504,10 @@ mod tests {
             if let Some(&(job, charge, release)) = started.first().filter(|_| next(2) == 0) {
                 running.remove(JobId(job), charge, release);
             }
-            let mut profile = Availability::default();
+            let mut profile = Availability {
+                working_cpus: crate::placement::FreeIndex::build(&nodes, 0).working_cpus(),
+                ..Availability::default()
+            };
             for _ in 0..next(6) {
                 let id = NodeId(next(3) as u32);
                 let (amount, start) = (next(3) * 1_000, 1 + next(40) * 10);

@@ -44,6 +44,13 @@ pub struct FreeIndex {
     /// Scratch for [`FreeIndex::refresh_used`]: the nodes making one move together (empty
     /// between calls).
     moving: Vec<NodeId>,
+    /// Per node, its cpus (thousandths) where it takes work; `None` where it does not or is
+    /// gone.
+    working: Vec<Option<u64>>,
+    /// The sum of `working`'s cpus.
+    working_cpu_milli: u64,
+    /// How many of `working`'s nodes take no work.
+    not_working: usize,
 }
 
 /// Which of the index's nodes a visit offers ([`FreeIndex::visit`]).
@@ -254,6 +261,9 @@ impl PartialEq for FreeIndex {
             && self.occupied == other.occupied
             && self.counted == other.counted
             && self.totals == other.totals
+            && self.working == other.working
+            && (self.working_cpu_milli, self.not_working)
+                == (other.working_cpu_milli, other.not_working)
             && self.slots_by_class() == other.slots_by_class()
             && self.groups_by_bucket() == other.groups_by_bucket()
             && self.groups.by_class() == other.groups.by_class()
@@ -272,6 +282,9 @@ impl FreeIndex {
             counted: Vec::new(),
             totals: FreeTotals::default(),
             moving: Vec::new(),
+            working: Vec::new(),
+            working_cpu_milli: 0,
+            not_working: 0,
         };
         for i in 0..nodes.len() {
             index.refresh(nodes, NodeId(i as u32));
@@ -285,11 +298,14 @@ impl FreeIndex {
         if self.slots.len() < nodes.len() {
             self.slots.resize(nodes.len(), None);
             self.counted.resize(nodes.len(), FreeTotals::default());
+            self.not_working += nodes.len() - self.working.len();
+            self.working.resize(nodes.len(), None);
         }
         let node = nodes
             .get(id.index())
             .and_then(Option::as_ref)
             .filter(|node| node.accepts_work());
+        self.work(id, node.map(|node| node.available_cpu_milli()));
         // What the node has free, computed once for its bucket, class and totals.
         let node = node.map(|node| (node, node.free()));
         let place = node.as_ref().and_then(|(node, free)| {
@@ -355,6 +371,28 @@ impl FreeIndex {
     fn enter_bucket(&mut self, id: NodeId, (class, level): (usize, usize)) {
         self.classes[class][level].insert(id);
         self.occupied[level] |= 1 << class;
+    }
+
+    /// Records that node `id` takes work with `cpu_milli` cpus, or takes none, in its entry and
+    /// the sums.
+    fn work(&mut self, id: NodeId, cpu_milli: Option<u64>) {
+        let Some(entry) = self.working.get_mut(id.index()) else {
+            return;
+        };
+        match std::mem::replace(entry, cpu_milli) {
+            Some(old) => self.working_cpu_milli -= old,
+            None => self.not_working -= 1,
+        }
+        match cpu_milli {
+            Some(new) => self.working_cpu_milli += new,
+            None => self.not_working += 1,
+        }
+    }
+
+    /// The cpus (thousandths) of the nodes taking work, summed, where every node the index
+    /// holds takes work; `None` where some node is drained, down or gone.
+    pub(crate) fn working_cpus(&self) -> Option<u64> {
+        (self.not_working == 0).then_some(self.working_cpu_milli)
     }
 
     /// Records that node `id` has `counted` free, in its entry and the totals.
@@ -734,5 +772,42 @@ mod tests {
             Joined::Existing(_)
         ));
         assert_ne!(wrong, fresh);
+    }
+
+    #[test]
+    fn the_working_cpus_are_summed_while_every_node_takes_work() {
+        use crate::model::node::NodeState;
+        let mut nodes = nodes();
+        let all: u64 = nodes.iter().flatten().map(|n| n.capacity.cpu_milli).sum();
+        let mut index = FreeIndex::build(&nodes, 0);
+        assert_eq!(index.working_cpus(), Some(all));
+        // A drained node, then a node gone: no sum until every node takes work again.
+        nodes[2].as_mut().unwrap().state = NodeState::Draining;
+        index.refresh(&nodes, NodeId(2));
+        assert_eq!(index.working_cpus(), None);
+        nodes[2].as_mut().unwrap().state = NodeState::Up;
+        index.refresh(&nodes, NodeId(2));
+        assert_eq!(index.working_cpus(), Some(all));
+        let gone = nodes[4].take().unwrap().capacity.cpu_milli;
+        index.refresh(&nodes, NodeId(4));
+        assert_eq!(index.working_cpus(), None);
+        assert_eq!(index, FreeIndex::build(&nodes, 0));
+        // A node added where the gone one was, and one after the last.
+        nodes[4] = Some(Node::new(
+            "new",
+            NodeAmounts::full(3_000, 1_000, 0),
+            0,
+            None,
+        ));
+        index.refresh(&nodes, NodeId(4));
+        nodes.push(Some(Node::new(
+            "last",
+            NodeAmounts::full(5_000, 1_000, 0),
+            0,
+            None,
+        )));
+        index.refresh(&nodes, NodeId(nodes.len() as u32 - 1));
+        assert_eq!(index.working_cpus(), Some(all - gone + 3_000 + 5_000));
+        assert_eq!(index, FreeIndex::build(&nodes, 0));
     }
 }

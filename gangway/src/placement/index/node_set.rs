@@ -230,6 +230,20 @@ mod tests {
     use super::*;
     use crate::backfill::tests::numbers;
 
+    /// Checks `set`'s form against its bounds, and counts it in `forms` (vectors, trees).
+    fn count_form(set: &NodeSet, forms: &mut (usize, usize)) {
+        match set {
+            NodeSet::Few(ids) => {
+                assert!(ids.len() <= MOST_IN_VECTOR && ids.is_sorted());
+                forms.0 += 1;
+            }
+            NodeSet::Many(many) => {
+                assert!(many.len() >= FEWEST_IN_TREE);
+                forms.1 += 1;
+            }
+        }
+    }
+
     #[test]
     fn a_node_set_holds_what_a_tree_would_through_growth_and_shrinking() {
         let mut next = numbers(7);
@@ -246,16 +260,7 @@ mod tests {
                     true => (set.insert(id), tree.insert(id)),
                     false => (set.remove(id), tree.remove(&id)),
                 };
-                match &set {
-                    NodeSet::Few(ids) => {
-                        assert!(ids.len() <= MOST_IN_VECTOR);
-                        forms.0 += 1;
-                    }
-                    NodeSet::Many(many) => {
-                        assert!(many.len() >= FEWEST_IN_TREE);
-                        forms.1 += 1;
-                    }
-                }
+                count_form(&set, &mut forms);
                 assert_eq!(set.len(), tree.len());
                 assert_eq!(set.is_empty(), tree.is_empty());
                 assert_eq!(set.first(), tree.first().copied());
@@ -308,16 +313,7 @@ mod tests {
                     tree.remove(id);
                 });
             }
-            match &set {
-                NodeSet::Few(ids) => {
-                    assert!(ids.len() <= MOST_IN_VECTOR && ids.is_sorted());
-                    forms.0 += 1;
-                }
-                NodeSet::Many(many) => {
-                    assert!(many.len() >= FEWEST_IN_TREE);
-                    forms.1 += 1;
-                }
-            }
+            count_form(&set, &mut forms);
             assert!(set.iter().eq(tree.iter().copied()), "round {round}");
         }
         assert!(
