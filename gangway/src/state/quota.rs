@@ -249,7 +249,8 @@ impl ClusterState {
 
     /// Tells running job `victim` to stop for pending job `preemptor` within its grace: it is
     /// marked as being preempted, with its deadline, and remembers `preemptor` and the jobs
-    /// that preempted `preemptor` (directly or so on), which it will never preempt in turn. Returns the `preempt` decision; `None` (nothing changed) when
+    /// that preempted `preemptor` (and those that preempted them, and so on), which it will
+    /// never preempt in turn. Returns the `preempt` decision; `None` (nothing changed) when
     /// either job is unknown or `victim` is not running.
     pub(crate) fn mark_preempted(&mut self, victim: JobId, preemptor: JobId) -> Option<Decision> {
         self.change_release(victim, |state| state.set_preempted(victim, preemptor))

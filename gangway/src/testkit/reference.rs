@@ -218,15 +218,10 @@ impl Twins {
         };
         let (by_fast, by_reference) = (started(fast), started(reference));
         let mut clues = String::new();
-        for (twin, name, others) in [
-            (&self.fast, "fast", &by_reference),
-            (&self.reference, "reference", &by_fast),
+        for (twin, name, ours, others) in [
+            (&self.fast, "fast", &by_fast, &by_reference),
+            (&self.reference, "reference", &by_reference, &by_fast),
         ] {
-            let ours = if name == "fast" {
-                &by_fast
-            } else {
-                &by_reference
-            };
             for job in others.iter().filter(|j| !ours.contains(j)) {
                 let view = twin.explain().pending.into_iter().find(|p| &p.job == job);
                 clues.push_str(&format!("\n {name} left {job} pending: {view:?}"));

@@ -7,9 +7,9 @@
 //! stop, one that started in this tick (it was ahead of `P` in the order), nor, with
 //! `policy.preemption.anti_thrash` (the default), a job that `P` was itself preempted by
 //! earlier, or that had preempted `P`'s preemptor when it did, and so on (no two jobs preempt
-//! each other in turn, and no ring of preemptions repeats), nor, when `P`'s queue has fair sharing on,
-//! a job that a job of `P`'s queue preempted by fair sharing before (no job is preempted twice
-//! by the same queue, which bounds preemptions between queues); then a basis:
+//! each other in turn, and no ring of preemptions repeats), nor, when `P`'s queue has fair
+//! sharing on, a job that a job of `P`'s queue preempted by fair sharing before (no job is
+//! preempted twice by the same queue, which bounds preemptions between queues); then a basis:
 //!
 //! - with `policy.preemption.partition_tiers`, any running job of a lower partition
 //!   `priority_tier`, in any queue or none (Slurm's `preempt/partition_prio`);
@@ -1259,9 +1259,9 @@ mod tests {
     /// A 4-cpu node; cohort `c` holds `qa` (1 cpu nominal; borrowing within the cohort from
     /// priorities up to 1, reclaiming from any borrower where `reclaim`, else from lower
     /// priorities) and `qb` (3). At 0 `b1` and `b2` (priority 1) start in `qb`, at 1 `b3` and
-    /// `b4` (priority 5): `qb` borrows a cpu. The victims are the newest first. At 2 `p` (`qa`, priority 5) asks for `cpus`
-    /// cpus. The victims decided at 2, and how many searches for the first placeable prefix
-    /// ran in that pass.
+    /// `b4` (priority 5): `qb` borrows a cpu. The victims are the newest first. At 2 `p` (`qa`,
+    /// priority 5) asks for `cpus` cpus. The victims decided at 2, and how many searches for
+    /// the first placeable prefix ran in that pass.
     fn borrow_or_reclaim(cpus: u64, reclaim: bool, reference: bool) -> (Vec<String>, u64) {
         let (victims, bisections, _) = borrow_or_reclaim_by(&["p"], cpus, reclaim, reference);
         (victims, bisections)
