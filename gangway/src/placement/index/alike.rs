@@ -167,22 +167,12 @@ impl AlikeGroups {
         self.groups[group.0 as usize].1.insert_sorted(ids);
     }
 
-    /// Takes `id` out of `group`; where that empties the group, gives back its class (the
-    /// caller takes it off its bucket's list) and frees its number.
-    pub(super) fn leave(&mut self, group: GroupId, id: NodeId) -> Option<NodeClass> {
-        self.groups[group.0 as usize].1.remove(id);
-        self.after_leaving(group)
-    }
-
-    /// [`AlikeGroups::leave`] for `ids` (in id order, every one a member).
-    pub(super) fn leave_all(&mut self, group: GroupId, ids: &[NodeId]) -> Option<NodeClass> {
-        self.groups[group.0 as usize].1.remove_sorted(ids);
-        self.after_leaving(group)
-    }
-
-    /// Where members just left `group` and none is left: its class, and its number freed.
-    fn after_leaving(&mut self, group: GroupId) -> Option<NodeClass> {
-        let (class, members) = &self.groups[group.0 as usize];
+    /// Takes `ids` (in id order, every one a member) out of `group`; where that empties the
+    /// group, gives back its class (the caller takes it off its bucket's list) and frees its
+    /// number.
+    pub(super) fn leave(&mut self, group: GroupId, ids: &[NodeId]) -> Option<NodeClass> {
+        let (class, members) = &mut self.groups[group.0 as usize];
+        members.remove_sorted(ids);
         if !members.is_empty() {
             return None;
         }
@@ -282,8 +272,8 @@ mod tests {
             [(&busy, &ids(&[2])), (&idle, &ids(&[1, 3, 5]))]
         );
         // Leaving gives the class back only when the group empties.
-        assert_eq!(groups.leave(first, NodeId(3)), None);
-        assert_eq!(groups.leave(second, NodeId(2)), Some(busy.clone()));
+        assert_eq!(groups.leave(first, &[NodeId(3)]), None);
+        assert_eq!(groups.leave(second, &[NodeId(2)]), Some(busy.clone()));
         assert_eq!(groups.by_class(), [(&idle, &ids(&[1, 5]))]);
         // The emptied number serves the next new class, and the emptied class is new again.
         let half = class_with(4);

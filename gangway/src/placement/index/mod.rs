@@ -324,11 +324,11 @@ impl FreeIndex {
             let moved =
                 old.map(|s| (s.class, s.level)) != place.as_ref().map(|(bucket, _)| *bucket);
             if let Some(old) = old {
-                self.vacate(id, old, moved);
+                self.vacate(&[id], old, moved);
             }
             self.slots[id.index()] = place.map(|((class, level), alike)| {
                 if moved {
-                    self.enter_bucket(id, (class, level));
+                    self.enter_bucket(&[id], (class, level));
                 }
                 let group = match self.groups.join(alike, id) {
                     Joined::Existing(group) => group,
@@ -352,24 +352,24 @@ impl FreeIndex {
         self.count(id, counted);
     }
 
-    /// Takes node `id` out of slot `old`'s group, and out of its bucket where it `moved`
-    /// to another (the emptied group's and bucket's listings kept).
-    fn vacate(&mut self, id: NodeId, old: Slot, moved: bool) {
+    /// Takes nodes `ids` (in id order) out of slot `old`'s group, and out of its bucket where
+    /// they `moved` to another (the emptied group's and bucket's listings kept).
+    fn vacate(&mut self, ids: &[NodeId], old: Slot, moved: bool) {
         if moved {
             let bucket = &mut self.classes[old.class][old.level];
-            bucket.remove(id);
+            bucket.remove_sorted(ids);
             if bucket.is_empty() {
                 self.occupied[old.level] &= !(1 << old.class);
             }
         }
-        if let Some(emptied) = self.groups.leave(old.group, id) {
+        if let Some(emptied) = self.groups.leave(old.group, ids) {
             self.alike[old.class][old.level].remove(&emptied);
         }
     }
 
-    /// Puts node `id` in bucket `(class, level)`.
-    fn enter_bucket(&mut self, id: NodeId, (class, level): (usize, usize)) {
-        self.classes[class][level].insert(id);
+    /// Puts nodes `ids` (in id order) in bucket `(class, level)`.
+    fn enter_bucket(&mut self, ids: &[NodeId], (class, level): (usize, usize)) {
+        self.classes[class][level].insert_sorted(ids);
         self.occupied[level] |= 1 << class;
     }
 
@@ -469,17 +469,10 @@ impl FreeIndex {
             return;
         }
         moving.sort_unstable();
-        if (from.class, from.level) != (to.class, to.level) {
-            let bucket = &mut self.classes[from.class][from.level];
-            bucket.remove_sorted(moving);
-            if bucket.is_empty() {
-                self.occupied[from.level] &= !(1 << from.class);
-            }
-            self.classes[to.class][to.level].insert_sorted(moving);
-            self.occupied[to.level] |= 1 << to.class;
-        }
-        if let Some(emptied) = self.groups.leave_all(from.group, moving) {
-            self.alike[from.class][from.level].remove(&emptied);
+        let moved = (from.class, from.level) != (to.class, to.level);
+        self.vacate(moving, from, moved);
+        if moved {
+            self.enter_bucket(moving, (to.class, to.level));
         }
         self.groups.join_group(to.group, moving);
         for id in moving.drain(..) {
@@ -764,7 +757,7 @@ mod tests {
         let fresh = FreeIndex::build(&nodes, 0);
         let mut wrong = fresh.clone();
         let (full, idle) = (wrong.slots[0].unwrap().group, wrong.slots[2].unwrap().group);
-        assert!(wrong.groups.leave(full, NodeId(5)).is_none());
+        assert!(wrong.groups.leave(full, &[NodeId(5)]).is_none());
         assert!(matches!(
             wrong
                 .groups

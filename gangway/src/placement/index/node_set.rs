@@ -131,6 +131,9 @@ impl NodeSet {
     /// between two of them moves once; more, one pass keeps the others.
     pub(super) fn remove_sorted(&mut self, ids: &[NodeId]) {
         debug_assert!(ids.is_sorted() && ids.iter().all(|&id| self.contains(id)));
+        if let [id] = ids {
+            return self.remove(*id);
+        }
         match self {
             NodeSet::Few(members) if few_among(ids.len(), members.len()) => {
                 // `kept` members are in place; the stretch from `next` up to the next id moves
