@@ -63,6 +63,37 @@ struct Change {
     waiting: i64,
 }
 
+/// Every job's executions, in start order (as recorded where they tie).
+struct RunsByJob<'a> {
+    /// The executions, job by job.
+    runs: Vec<&'a Execution>,
+    /// Where each job's executions begin in `runs`, and one more: where the last one's end.
+    first: Vec<usize>,
+}
+
+/// The executions of `result` grouped by job: counted per job, placed in recorded order, each
+/// job's few then put in start order.
+fn runs_by_job(result: &SimResult) -> RunsByJob<'_> {
+    let mut first = vec![0usize; result.jobs.len() + 1];
+    for execution in &result.executions {
+        first[execution.job + 1] += 1;
+    }
+    for job in 0..result.jobs.len() {
+        first[job + 1] += first[job];
+    }
+    let mut next = first.clone();
+    let mut runs: Vec<Option<&Execution>> = vec![None; result.executions.len()];
+    for execution in &result.executions {
+        runs[next[execution.job]] = Some(execution);
+        next[execution.job] += 1;
+    }
+    let mut runs: Vec<&Execution> = runs.into_iter().flatten().collect();
+    for job in 0..result.jobs.len() {
+        runs[first[job]..first[job + 1]].sort_by_key(|e| e.start_ms);
+    }
+    RunsByJob { runs, first }
+}
+
 impl Contention {
     /// The contention of `result`, measuring executions with `held` (resource-time in
     /// thousandths × ms; capacity is the GPUs, or the cpus when the cluster has none).
@@ -107,14 +138,9 @@ impl Contention {
             changes.push(held(execution.start_ms, rate));
             changes.push(held(execution.end_ms, -rate));
         }
-        // Each job's executions in start order (stable: as recorded where they tie).
-        let mut runs: Vec<&Execution> = result.executions.iter().collect();
-        runs.sort_by_key(|e| (e.job, e.start_ms));
-        let mut runs = runs.as_slice();
+        let runs = runs_by_job(result);
         for (index, job) in result.jobs.iter().enumerate() {
-            let own = runs.partition_point(|e| e.job <= index);
-            let (job_runs, rest) = runs.split_at(own);
-            runs = rest;
+            let job_runs = &runs.runs[runs.first[index]..runs.first[index + 1]];
             if job.status == JobStatus::Rejected {
                 continue;
             }
@@ -147,8 +173,11 @@ impl Contention {
             wait(from, until);
         }
         // The order of the changes at one instant does not matter: each applies in full before
-        // the next interval is measured.
-        changes.sort_unstable_by_key(|change| change.at);
+        // the next interval is measured. Sorted as (time, place) pairs, lighter to move.
+        let mut order: Vec<(u64, u32)> = (changes.iter().enumerate())
+            .map(|(place, change)| (change.at, place as u32))
+            .collect();
+        order.sort_unstable_by_key(|&(at, _)| at);
         let teams = names.len();
         let mut held_by = vec![0i128; teams];
         let mut waiting = vec![0i64; teams];
@@ -160,7 +189,7 @@ impl Contention {
         let mut counted_until = vec![0u64; teams];
         let (mut idle, mut contended) = (0u128, 0u64);
         let mut previous: Option<u64> = None;
-        for change in &changes {
+        for change in order.iter().map(|&(_, place)| &changes[place as usize]) {
             if let Some(start) = previous.filter(|&start| start < change.at) {
                 let length = change.at - start;
                 if teams_waiting >= 1 {

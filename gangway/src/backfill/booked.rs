@@ -11,7 +11,7 @@
 
 use super::by_node::ByNode;
 use super::profile::Timeline;
-use crate::model::ids::NodeId;
+use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
 
 /// Timelines of reservations by node, each shown only to the pass that booked it or that
@@ -55,9 +55,10 @@ enum Made {
     Other,
 }
 
-/// Charges by node over a window.
+/// A job's plan's charges by node over a window.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Booking {
+    owner: JobId,
     charges: Vec<(NodeId, NodeAmounts)>,
     window: (u64, u64),
 }
@@ -108,42 +109,67 @@ impl BookedTimelines {
         &self.nodes
     }
 
-    /// Takes up the last pass's one booking, where it was `charges` over `window` (from after
-    /// `now`) and this pass has booked nothing yet: its timelines show again, unwritten, and
-    /// it is recorded as this pass's. `false`: nothing taken up (nothing recorded).
+    /// Takes up the last pass's one booking, where it was `charges` over `window` (from
+    /// after `now`) and this pass has booked nothing yet: its timelines show again, unwritten,
+    /// and it is recorded as this pass's, job `owner`'s. `false`: nothing taken up (nothing
+    /// recorded).
     pub(super) fn take_up(
         &mut self,
+        owner: JobId,
         charges: &[(NodeId, NodeAmounts)],
         window: (u64, u64),
         now: u64,
     ) -> bool {
-        let matches = |carried: &Carried| {
-            carried.booking.window == window && carried.booking.charges == charges
+        let Some(booking) = self.revive(window, now, |b| b.charges == charges) else {
+            return false;
         };
+        self.made = Made::One(Booking { owner, ..booking });
+        true
+    }
+
+    /// Takes up the last pass's one booking, where it was job `owner`'s over `window` (from
+    /// after `now`) and this pass has booked nothing yet, without comparing charges: the
+    /// caller knows that the owner's plan, and so its charges, are unchanged since. Its
+    /// timelines show again, unwritten; its charges come back for the caller to book into the
+    /// sums and [`BookedTimelines::record`]. `None`: nothing taken up.
+    pub(super) fn take_up_unchanged(
+        &mut self,
+        owner: JobId,
+        window: (u64, u64),
+        now: u64,
+    ) -> Option<Vec<(NodeId, NodeAmounts)>> {
+        let booking = self.revive(window, now, |b| b.owner == owner)?;
+        Some(booking.charges)
+    }
+
+    /// Shows the last pass's one booking again, where it was over `window` (from after
+    /// `now`), `matches`, and this pass has booked nothing yet; hands it back.
+    fn revive(
+        &mut self,
+        window: (u64, u64),
+        now: u64,
+        matches: impl Fn(&Booking) -> bool,
+    ) -> Option<Booking> {
+        let takes =
+            |carried: &Carried| carried.booking.window == window && matches(&carried.booking);
         if !matches!(self.made, Made::Nothing)
             || window.0 <= now
-            || !self.carried.as_ref().is_some_and(matches)
+            || !self.carried.as_ref().is_some_and(takes)
         {
-            return false;
+            return None;
         }
-        let Some(carried) = self.carried.take() else {
-            return false;
-        };
+        let carried = self.carried.take()?;
         self.shown.revived = Some(carried.generation);
         self.nodes = carried.nodes;
-        self.made = Made::One(carried.booking);
         if cfg!(debug_assertions) {
-            self.check_taken_up(now);
+            self.check_taken_up(&carried.booking, now);
         }
-        true
+        Some(carried.booking)
     }
 
     /// Debug builds: the timelines taken up read as a fresh booking of the same charges would
     /// (booked by [`BookedTimelines::book`] on an empty set).
-    fn check_taken_up(&self, now: u64) {
-        let Made::One(booking) = &self.made else {
-            return;
-        };
+    fn check_taken_up(&self, booking: &Booking, now: u64) {
         let mut fresh = BookedTimelines::default();
         fresh.book(&booking.charges, now, booking.window);
         assert_eq!(
@@ -189,15 +215,21 @@ impl BookedTimelines {
         }
     }
 
-    /// Records that this pass booked `charges` over `window` (from after `now` or not).
+    /// Records that this pass booked job `owner`'s `charges` over `window` (from after `now`
+    /// or not).
     pub(super) fn record(
         &mut self,
+        owner: JobId,
         charges: Vec<(NodeId, NodeAmounts)>,
         window: (u64, u64),
         now: u64,
     ) {
         self.made = match self.made {
-            Made::Nothing if now < window.0 => Made::One(Booking { charges, window }),
+            Made::Nothing if now < window.0 => Made::One(Booking {
+                owner,
+                charges,
+                window,
+            }),
             _ => Made::Other,
         };
     }

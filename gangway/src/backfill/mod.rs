@@ -145,6 +145,13 @@ pub(crate) struct FutureView<'a> {
     pub quick_rejects: bool,
 }
 
+impl FutureView<'_> {
+    /// The window's first instant the profile reads: its start, or the profile's now.
+    pub(crate) fn first_instant(&self) -> u64 {
+        self.start.max(self.profile.now())
+    }
+}
+
 impl CapacityView for FutureView<'_> {
     fn free(&self, id: NodeId, node: &Node) -> Option<NodeAmounts> {
         (node.accepts_work() && !self.maintenance.blocks(id, self.start, self.end)).then(|| {
@@ -171,9 +178,8 @@ impl CapacityView for FutureView<'_> {
         if !self.quick_rejects {
             return false;
         }
-        let start = self.start.max(self.profile.now());
         self.running
-            .all_held_at(id, self.profile.now(), start)
+            .all_held_at(id, self.profile.now(), self.first_instant())
             .is_some_and(|held| short_of_one_task(&node.capacity, &held, shape))
     }
 }
@@ -308,6 +314,25 @@ impl Candidates for IndexCandidates<'_> {
         let lists = (departures, self.preferred);
         let all_levels = self.reach == Reach::Every;
         let _ = self.index.visit_unalike(shape, all_levels, lists, f);
+    }
+}
+
+/// A reservation's candidates from a later time on: the free index's nodes at every level,
+/// less those that hold no task now and where no running job releases anything by then
+/// ([`FreeIndex::visit_later`]).
+pub(crate) struct LaterCandidates<'a> {
+    /// The index.
+    pub index: &'a FreeIndex,
+    /// The running jobs' holdings.
+    pub running: &'a RunningEnds,
+    /// The time.
+    pub at: u64,
+}
+
+impl Candidates for LaterCandidates<'_> {
+    fn visit(&self, shape: &TaskShape, f: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
+        let releases = |id| self.running.releases_on_by(id, self.at);
+        let _ = self.index.visit_later(shape, &releases, f);
     }
 }
 

@@ -17,7 +17,7 @@ use super::by_node::ByNode;
 use super::cpu_total::FreeCpus;
 use super::licenses::LicenseProfile;
 use super::running::{NodeSteps, RunningEnds};
-use crate::model::ids::NodeId;
+use crate::model::ids::{JobId, NodeId};
 use crate::model::node::Node;
 use crate::model::resources::NodeAmounts;
 use crate::state::ClusterState;
@@ -432,19 +432,37 @@ impl Availability {
         self.reserve_all(&[(node, amounts)], start, end);
     }
 
-    /// Records a plan's reservation of `charges` (amounts by node) over `[start, end)`, as
-    /// [`Availability::reserve_all`] does: where it is the last pass's one reservation again,
-    /// that one's timelines are taken up instead of written anew.
+    /// Records job `owner`'s plan's reservation of `charges()` (amounts by node) over
+    /// `[start, end)`, as [`Availability::reserve_all`] does: where it is the last pass's one
+    /// reservation again, that one's timelines are taken up instead of written anew. With
+    /// `unchanged` (the owner's plan, and so its charges, are those of the last pass) the
+    /// last pass's is taken up where it was the owner's over the window, without `charges`.
     pub(crate) fn reserve_plan(
         &mut self,
-        charges: Vec<(NodeId, NodeAmounts)>,
+        owner: JobId,
+        (charges, unchanged): (impl FnOnce() -> Vec<(NodeId, NodeAmounts)>, bool),
         start: u64,
         end: u64,
     ) {
+        let (window, now) = ((start, end), self.now);
+        let taken_up = match unchanged {
+            true => self.booked.take_up_unchanged(owner, window, now),
+            false => None,
+        };
+        if let Some(taken_up) = taken_up {
+            debug_assert!(
+                taken_up == charges(),
+                "an unchanged plan's charges are the same"
+            );
+            self.book_sums(&taken_up, start, end);
+            self.booked.record(owner, taken_up, window, now);
+            return;
+        }
+        let charges = charges();
         self.book_sums(&charges, start, end);
-        if !self.booked.take_up(&charges, (start, end), self.now) {
-            self.booked.book(&charges, self.now, (start, end));
-            self.booked.record(charges, (start, end), self.now);
+        if !self.booked.take_up(owner, &charges, window, now) {
+            self.booked.book(&charges, now, window);
+            self.booked.record(owner, charges, window, now);
         }
     }
 
@@ -1204,9 +1222,15 @@ mod tests {
             kept = kept.rebuild(s.state(), now);
             let mut fresh = Availability::build(s.state(), now);
             for (i, &(start, end, first)) in reservations.iter().enumerate() {
-                let charges = if first { plan() } else { other() };
-                kept.reserve_plan(charges.clone(), start, end);
-                fresh.reserve_plan(charges, start, end);
+                let (owner, charges) = if first {
+                    (JobId(1), plan())
+                } else {
+                    (JobId(2), other())
+                };
+                // The plan, booked again, is known unchanged in every other pass.
+                let unchanged = first && pass % 2 == 1;
+                kept.reserve_plan(owner, (|| charges.clone(), unchanged), start, end);
+                fresh.reserve_plan(owner, (|| charges.clone(), unchanged), start, end);
                 if i == 0 {
                     assert_eq!(kept.booked.took_up(), taken_up, "pass {pass}");
                 }
@@ -1252,9 +1276,11 @@ mod tests {
             };
             made.extend((0..next(3)).map(|_| next(pool.len() as u64) as usize));
             for &i in &made {
-                let (charges, (start, end)) = pool[i].clone();
-                kept.reserve_plan(charges.clone(), start, end);
-                fresh.reserve_plan(charges, start, end);
+                // Each drawn reservation is one job's plan: half of them known unchanged.
+                let (charges, (start, end)) = &pool[i];
+                let (owner, unchanged) = (JobId(i as u32), next(2) == 0);
+                kept.reserve_plan(owner, (|| charges.clone(), unchanged), *start, *end);
+                fresh.reserve_plan(owner, (|| charges.clone(), unchanged), *start, *end);
             }
             let taken_back = next(8) == 0 && !made.is_empty();
             if taken_back {

@@ -253,6 +253,13 @@ impl RunningEnds {
         (held, steps)
     }
 
+    /// Whether some running job releases holdings on `node` at or before `at`.
+    pub(crate) fn releases_on_by(&self, node: NodeId, at: u64) -> bool {
+        self.ends(node)
+            .and_then(|ends| ends.holdings.first())
+            .is_some_and(|first| first.release_ms <= at)
+    }
+
     /// What the running jobs hold on `node` in all, when all of it is still held at `at` (at or
     /// after `now`: no holding is released by then); `None` when some is released by `at`.
     pub(crate) fn all_held_at(&self, node: NodeId, now: u64, at: u64) -> Option<NodeAmounts> {

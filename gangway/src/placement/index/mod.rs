@@ -593,6 +593,36 @@ impl FreeIndex {
         ControlFlow::Continue(())
     }
 
+    /// The nodes [`FreeIndex::visit`] offers at every level ([`Reach::Every`]), in its order,
+    /// less those that hold no task of `shape` at a later time: a node whose free cpus and
+    /// memory now hold none is offered only where it `releases` (some running job there
+    /// releases its holdings by then). The others hold then what they hold now, so a
+    /// placement whose room on a node is at most what the running jobs leave free there finds
+    /// none on them. A bucket whose nodes all hold a task now is walked as by the visit.
+    pub(crate) fn visit_later(
+        &self,
+        shape: &TaskShape,
+        releases: &dyn Fn(NodeId) -> bool,
+        f: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let holds_one = |id: NodeId| self.counted[id.index()].holds_one(shape);
+        // The members of a group have the same free amounts: its first stands for all.
+        let group_holds_one =
+            |group: &GroupId| self.groups.members(*group).first().is_some_and(holds_one);
+        for (class, level) in self.buckets(shape, true) {
+            let bucket = &self.classes[class][level];
+            if self.alike[class][level].values().all(group_holds_one) {
+                bucket.try_for_each(&mut *f)?;
+            } else {
+                bucket.try_for_each(|id| match holds_one(id) || releases(id) {
+                    true => f(id),
+                    false => ControlFlow::Continue(()),
+                })?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     /// The state classes of the nodes [`FreeIndex::visit`] offers for `shape`: per bucket it
     /// walks, one node of each class and how many nodes the class holds. Nodes of a class
     /// have the same make, partitions and free amounts, so a fit that reads only those is
@@ -740,6 +770,50 @@ mod tests {
             index.refresh_used(&nodes, charges.iter().map(|(id, _)| *id));
             assert_eq!(index, FreeIndex::build(&nodes, 2), "round {round}");
         }
+    }
+
+    /// A later visit offers the nodes of a visit at every level, in its order, less exactly
+    /// those whose free cpus now hold no task and that do not release: over random usage,
+    /// shapes of one and of three cpus, and random releasing nodes.
+    #[test]
+    fn a_later_visit_offers_the_visit_s_nodes_less_those_short_now_that_release_nothing() {
+        let mut nodes = nodes();
+        let mut next = crate::backfill::tests::numbers(38);
+        let (mut passed_over, mut walked_whole) = (0, 0);
+        for round in 0..300 {
+            for node in nodes.iter_mut().flatten() {
+                node.used.cpu_milli = 1_000 * next(5);
+            }
+            let index = FreeIndex::build(&nodes, 0);
+            let releasing: Vec<bool> = (0..nodes.len()).map(|_| next(3) == 0).collect();
+            let releases = |id: NodeId| releasing[id.index()];
+            for cpus in [1, 3] {
+                let shape = TaskShape::new(cpus * 1_000, 0, GpuNeed::None);
+                let (mut later, mut every) = (Vec::new(), Vec::new());
+                let _ = index.visit_later(&shape, &releases, &mut |id| {
+                    later.push(id);
+                    ControlFlow::Continue(())
+                });
+                let _ = index.visit(&shape, Reach::Every, &mut |id| {
+                    every.push(id);
+                    ControlFlow::Continue(())
+                });
+                let holds_one = |id: &NodeId| {
+                    let free = nodes[id.index()].as_ref().unwrap().free();
+                    free.cpu_milli >= shape.cpu_milli
+                };
+                let expected: Vec<NodeId> = (every.iter().copied())
+                    .filter(|id| holds_one(id) || releases(*id))
+                    .collect();
+                assert_eq!(later, expected, "round {round}, {cpus} cpus");
+                passed_over += every.len() - later.len();
+                walked_whole += usize::from(every.iter().all(holds_one));
+            }
+        }
+        assert!(
+            passed_over > 300 && walked_whole > 30,
+            "{passed_over} {walked_whole}"
+        );
     }
 
     #[test]

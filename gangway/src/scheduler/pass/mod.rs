@@ -325,11 +325,10 @@ impl Scheduler {
                 let mut pass = Box::new(Pass::new(now, depth, always_plan, denied));
                 pass.blocking.unready = self.admission_blocked();
                 self.book_kept(&mut pass);
-                (
-                    pass,
-                    PassOrder::fresh(keyed, sorted, &self.state),
-                    Vec::new(),
-                )
+                // The last report's memory, for this one's entries.
+                let mut report = std::mem::take(&mut self.last.report);
+                report.clear();
+                (pass, PassOrder::fresh(keyed, sorted, &self.state), report)
             }
         };
         self.last.deferred = None;

@@ -21,8 +21,9 @@ pub(in crate::scheduler) struct JobGate<'a> {
     state: &'a ClusterState,
     context: PassContext<'a>,
     job: JobId,
-    /// Per group: how many nodes passed, and the nodes rejected by (plug-in, reason).
-    seen: RefCell<BTreeMap<usize, Seen>>,
+    /// By group: how many nodes passed, and the nodes rejected by (plug-in, reason). Made
+    /// only where a filter runs (most gates only choose devices).
+    seen: RefCell<Vec<Seen>>,
 }
 
 /// What the filters did to one group's candidates. A placement may visit a node more than
@@ -50,7 +51,7 @@ impl<'a> JobGate<'a> {
             state,
             context,
             job,
-            seen: RefCell::new(BTreeMap::new()),
+            seen: RefCell::new(Vec::new()),
         })
     }
 
@@ -85,9 +86,8 @@ impl<'a> JobGate<'a> {
     /// Why no node passed the filters for some group, when none did.
     pub(in crate::scheduler) fn nothing_passed(&self) -> Option<String> {
         let seen = self.seen.borrow();
-        let (group, blocked) = seen
-            .iter()
-            .find(|(_, s)| s.passed == 0 && !s.rejected.is_empty())?;
+        let (group, blocked) =
+            (seen.iter().enumerate()).find(|(_, s)| s.passed == 0 && !s.rejected.is_empty())?;
         let reasons: Vec<String> = blocked
             .rejected
             .iter()
@@ -149,7 +149,10 @@ impl NodeGate for JobGate<'_> {
             .profile
             .filter(self.hooks, (job, group), node, &self.context);
         let mut seen = self.seen.borrow_mut();
-        let seen = seen.entry(group).or_default();
+        if seen.len() <= group {
+            seen.resize_with(group + 1, Seen::default);
+        }
+        let seen = &mut seen[group];
         match verdict {
             Ok(()) => {
                 seen.passed += 1;

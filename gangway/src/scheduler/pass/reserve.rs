@@ -3,14 +3,19 @@
 //! (an overlay on the running jobs' ends) so that later jobs backfill around it.
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 
-use crate::backfill::{Availability, FutureView, IndexCandidates, earliest_fit_bound};
+use crate::backfill::{
+    Availability, FutureView, IndexCandidates, LaterCandidates, earliest_fit_bound,
+};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::job::PlacementMode;
 use crate::model::resources::NodeAmounts;
 use crate::model::shape::{GpuNeed, TaskShape};
+use crate::placement::fit::tasks_fitting;
 use crate::placement::{
-    Assignment, GangRequest, NodeGate, Reach, assignments_fit, idle_now, place_gang,
+    Assignment, Candidates, CapacityView, GangRequest, NodeGate, Reach, assignments_fit, idle_now,
+    place_gang,
 };
 use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::node_gate::JobGate;
@@ -125,10 +130,18 @@ impl Scheduler {
             pass.confirmed.made_again(rank);
         }
         let start = plan.start_ms;
-        let charges = self.state.charges_of(&plan.assignments, job.spec.exclusive);
+        let exclusive = job.spec.exclusive;
+        let charges = |plan: &Plan| self.state.charges_of(&plan.assignments, exclusive);
+        // The plan booked in the last pass, on the same amounts: exclusive ones read the nodes.
+        let unchanged = (stands || same) && !exclusive;
         let limit = wanted.limit;
-        pass.bookings
-            .book(profile, (id, plan), charges, limit, wanted.licenses);
+        pass.bookings.book(
+            profile,
+            (id, plan),
+            (charges, unchanged),
+            limit,
+            wanted.licenses,
+        );
         Some(start)
     }
 
@@ -308,13 +321,63 @@ impl Scheduler {
         view: &FutureView<'_>,
         gang: GangRequest<'_>,
     ) -> Option<Vec<Assignment>> {
-        let candidates = self.planning_candidates();
-        let mut assignments = place_gang(&self.state.nodes, &candidates, view, gang)?;
+        let nodes = &self.state.nodes;
+        // Where no plug-in is asked about every node, the nodes that hold no task now and
+        // release nothing by the window's start are passed over: a placement finds no room
+        // there. The reference pass walks every node.
+        let asks_plugins = gang.gate.is_some_and(|gate| gate.filters() || gate.ranks());
+        let mut assignments = if self.shortcuts && !asks_plugins && gang.topology.is_none() {
+            let later = LaterCandidates {
+                index: &self.state.index,
+                running: &self.state.running_ends,
+                at: view.first_instant(),
+            };
+            if cfg!(debug_assertions) {
+                self.check_passed_over(view, gang.shapes, &later);
+            }
+            place_gang(nodes, &later, view, gang)?
+        } else {
+            place_gang(nodes, &self.planning_candidates(), view, gang)?
+        };
         assignments.sort_by_key(|a| (a.group, a.node));
         for assignment in &mut assignments {
             sort_task_devices(assignment);
         }
         Some(assignments)
+    }
+
+    /// Debug builds: every node a pin over `view` passes over (on `later`) has no room there
+    /// for a task of any of `shapes`.
+    fn check_passed_over(
+        &self,
+        view: &FutureView<'_>,
+        shapes: &[TaskShape],
+        later: &LaterCandidates<'_>,
+    ) {
+        let offered = |candidates: &dyn Candidates, shape: &TaskShape| {
+            let mut offered = Vec::new();
+            candidates.visit(shape, &mut |id| {
+                offered.push(id);
+                ControlFlow::Continue(())
+            });
+            offered.sort_unstable();
+            offered
+        };
+        for shape in shapes {
+            let kept = offered(later, shape);
+            let every = offered(&self.planning_candidates(), shape);
+            for id in every
+                .into_iter()
+                .filter(|id| kept.binary_search(id).is_err())
+            {
+                let node = self.state.node(id).expect("an indexed node exists");
+                let room = view.free(id, node);
+                assert!(
+                    room.is_none_or(|room| tasks_fitting(node, &room, shape) == 0),
+                    "node {id:?} passed over by a pin has room for a task"
+                );
+            }
+        }
     }
 
     /// The candidates a reservation is placed on: every node of an allowed model, in the free
@@ -371,17 +434,18 @@ impl Bookings {
     }
 
     /// Books `plan` for job `id`: its per-node `charges` and its licenses are reserved in
-    /// `profile` over its window, and it becomes one of the next pass's plans.
+    /// `profile` over its window, and it becomes one of the next pass's plans. `unchanged`:
+    /// the plan and its charges are those booked for the job in the last pass.
     fn book(
         &mut self,
         profile: &mut Availability,
         (id, plan): (JobId, Plan),
-        charges: Vec<(NodeId, NodeAmounts)>,
+        (charges, unchanged): (impl FnOnce(&Plan) -> Vec<(NodeId, NodeAmounts)>, bool),
         limit: u64,
         licenses: &LicenseNeed,
     ) {
         let (start, end) = (plan.start_ms, plan.start_ms.saturating_add(limit));
-        profile.reserve_plan(charges, start, end);
+        profile.reserve_plan(id, (|| charges(&plan), unchanged), start, end);
         profile.licenses.reserve(licenses, start, end);
         self.plans.push((id, plan));
     }
