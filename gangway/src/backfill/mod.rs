@@ -325,7 +325,7 @@ pub(crate) struct LaterCandidates<'a> {
     pub index: &'a FreeIndex,
     /// The running jobs' holdings.
     pub running: &'a RunningEnds,
-    /// The time.
+    /// The window's first instant: a node releasing by then is offered.
     pub at: u64,
 }
 

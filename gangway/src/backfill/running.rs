@@ -256,8 +256,7 @@ impl RunningEnds {
     /// Whether some running job releases holdings on `node` at or before `at`.
     pub(crate) fn releases_on_by(&self, node: NodeId, at: u64) -> bool {
         self.ends(node)
-            .and_then(|ends| ends.holdings.first())
-            .is_some_and(|first| first.release_ms <= at)
+            .is_some_and(|ends| ends.first_release() <= at)
     }
 
     /// What the running jobs hold on `node` in all, when all of it is still held at `at` (at or
@@ -266,8 +265,7 @@ impl RunningEnds {
         let Some(ends) = self.ends(node) else {
             return Some(NodeAmounts::default());
         };
-        let first = ends.holdings.first().map_or(u64::MAX, |h| h.release_ms);
-        (at <= now || first > at).then_some(ends.total)
+        (at <= now || ends.first_release() > at).then_some(ends.total)
     }
 
     /// The earliest time at or after `at` (at or after `now`) from which the running jobs'
@@ -300,6 +298,11 @@ impl NodeEnds {
     /// Whether any running job holds something on the node.
     fn holds(&self) -> bool {
         !self.holdings.is_empty()
+    }
+
+    /// The first time a holding is released (`u64::MAX` without holdings).
+    fn first_release(&self) -> u64 {
+        self.holdings.first().map_or(u64::MAX, |h| h.release_ms)
     }
 
     /// The index of the first holding still held after `at` (at or after `now`), and what is
