@@ -50,7 +50,7 @@ use crate::scheduler::pass::order::slots::PassOrder;
 use crate::scheduler::pass::preempt::RunningByQueue;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::shortcuts::fit_memo::{EarmarkedFits, FitMemo};
-use crate::scheduler::shortcuts::kept_plans::{Confirmed, KeptPlans};
+use crate::scheduler::shortcuts::kept_plans::Confirmed;
 use crate::scheduler::shortcuts::resume::Resumable;
 use crate::scheduler::shortcuts::settled::{AfterSettling, DeferredReport};
 use crate::state::Job;
@@ -430,7 +430,8 @@ impl Scheduler {
         let plans = std::mem::take(&mut pass.bookings.plans);
         pass.bookings.order.extend(plans.iter().map(|(id, _)| *id));
         let epoch = self.state.releases.epoch();
-        let kept = KeptPlans::new(epoch, &pass.bookings.order, &pass.confirmed);
+        let mut kept = self.last.kept.take().unwrap_or_default();
+        kept.renew(epoch, &pass.bookings.order, &pass.confirmed);
         self.state.releases.forget_through(kept.oldest_epoch());
         self.last.kept = Some(kept);
         if !pass.resumed {

@@ -139,21 +139,27 @@ impl KeptPlans {
             .unwrap_or(self.epoch)
     }
 
-    /// The plans made in `order` by a pass that ended at release epoch `epoch`, `confirmed`
-    /// saying which it kept without a search and which a fresh placement picked again.
-    pub(in crate::scheduler) fn new(epoch: u64, order: &[JobId], confirmed: &Confirmed) -> Self {
-        let rank = ByJob::of(order.iter().enumerate().map(|(i, &id)| (id, i)));
-        KeptPlans {
-            epoch,
-            rank,
-            kept: confirmed.kept,
-            #[cfg(any(test, feature = "testkit"))]
-            unplaced: confirmed.unplaced,
-            #[cfg(any(test, feature = "testkit"))]
-            searched_unplaced: confirmed.searched_unplaced,
-            fixed: ByJob::of(confirmed.fixed.iter().copied()),
-            started_on: confirmed.started_on.clone(),
+    /// Becomes the plans made in `order` by a pass that ended at release epoch `epoch`,
+    /// `confirmed` saying which it kept without a search and which a fresh placement picked
+    /// again; in the memory of the plans it held.
+    pub(in crate::scheduler) fn renew(
+        &mut self,
+        epoch: u64,
+        order: &[JobId],
+        confirmed: &Confirmed,
+    ) {
+        self.epoch = epoch;
+        self.rank
+            .refill(order.iter().enumerate().map(|(i, &id)| (id, i)));
+        self.kept = confirmed.kept;
+        #[cfg(any(test, feature = "testkit"))]
+        {
+            self.unplaced = confirmed.unplaced;
+            self.searched_unplaced = confirmed.searched_unplaced;
         }
+        self.fixed.refill(confirmed.fixed.iter().copied());
+        self.started_on.clear();
+        self.started_on.extend_from_slice(&confirmed.started_on);
     }
 }
 
@@ -169,15 +175,17 @@ impl<T> Default for ByJob<T> {
 }
 
 impl<T: Copy> ByJob<T> {
-    /// `values` in any order; where a job comes more than once, its last value stands.
-    fn of(values: impl Iterator<Item = (JobId, T)>) -> Self {
-        let mut by_job: Vec<(JobId, T)> = values.collect();
+    /// Holds `values` (in any order) instead of its own; where a job comes more than once,
+    /// its last value stands.
+    fn refill(&mut self, values: impl Iterator<Item = (JobId, T)>) {
+        let by_job = &mut self.0;
+        by_job.clear();
+        by_job.extend(values);
         // Last first, so that the stable sort keeps the last of a job's values first, and the
         // dedup keeps that one.
         by_job.reverse();
         by_job.sort_by_key(|&(id, _)| id);
         by_job.dedup_by_key(|&mut (id, _)| id);
-        ByJob(by_job)
     }
 
     /// The value of `id`, if it has one.
@@ -564,11 +572,14 @@ mod tests {
 
     #[test]
     fn values_by_job_are_found_by_job_and_the_last_of_a_job_stands() {
-        let by_job =
-            super::ByJob::of([(JobId(7), 'a'), (JobId(2), 'b'), (JobId(7), 'c')].into_iter());
+        let mut by_job = super::ByJob::default();
+        by_job.refill([(JobId(9), 'x'), (JobId(3), 'y')].into_iter());
+        // Refilled: the values held before are gone.
+        by_job.refill([(JobId(7), 'a'), (JobId(2), 'b'), (JobId(7), 'c')].into_iter());
         assert_eq!(by_job.get(JobId(7)), Some('c'), "the later value of job 7");
         assert_eq!(by_job.get(JobId(2)), Some('b'));
         assert_eq!(by_job.get(JobId(3)), None);
+        assert_eq!(by_job.get(JobId(9)), None);
         assert_eq!(by_job.0.len(), 2);
     }
 
