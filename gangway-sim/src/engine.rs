@@ -188,6 +188,9 @@ struct Live {
     failed_look: Option<u64>,
     /// `ssh` host: the job waits for its next look (counted in [`Simulator::between_looks`]).
     between_looks: bool,
+    /// The number of the last take of due events ([`Simulator::takes`]) that took an end of
+    /// the job's execution (0: none): one end per execution and take.
+    claimed_in: u64,
 }
 
 /// A discrete-event simulation of one workload on one cluster.
@@ -234,6 +237,11 @@ pub struct Simulator {
     /// The memory of each tick's batch of due events, kept for the next tick's (empty between
     /// ticks): a replay takes tens of thousands of batches.
     batch: Vec<(Event, Due)>,
+    /// The memory of each tick's list of what was sent, kept for the next tick's (empty between
+    /// ticks).
+    sent: Vec<Sent>,
+    /// How many times due events were taken ([`Simulator::take_due`]).
+    takes: u64,
     /// `ssh` host: jobs waiting for their next look, not in the scheduler's queue, but waiting
     /// all the same: the samples' `pending` counts them.
     between_looks: usize,
@@ -338,6 +346,8 @@ impl Simulator {
             releases: 0,
             withdrawals: Vec::new(),
             batch: Vec::new(),
+            sent: Vec::new(),
+            takes: 0,
             between_looks: 0,
         };
         simulator.collisions = simulator
@@ -405,8 +415,10 @@ impl Simulator {
                 (Some(a), Some(b)) => a.min(b),
                 (Some(a), None) | (None, Some(a)) => a,
             };
-            let (events, sent) = self.take_due(now_ms);
+            let (events, mut sent) = self.take_due(now_ms);
             if events.is_empty() && wakeup != Some(now_ms) {
+                sent.clear();
+                self.sent = sent;
                 continue;
             }
             if self.options.record_ticks {
@@ -446,6 +458,8 @@ impl Simulator {
             if self.options.looks.is_some() {
                 self.withdraw_unstarted(&sent, &refused, &collided);
             }
+            sent.clear();
+            self.sent = sent;
             self.note_reservations();
             self.result.samples.push(Sample {
                 time_ms: now_ms,
@@ -473,11 +487,11 @@ impl Simulator {
     /// workload's end are dropped.
     fn take_due(&mut self, now_ms: u64) -> (Vec<Event>, Vec<Sent>) {
         let mut batch = std::mem::take(&mut self.batch);
-        let mut claimed: BTreeSet<usize> = BTreeSet::new();
+        self.takes += 1;
         // The `ssh` host's withdrawals come first, neither reordered nor sent twice by the
         // faults: they are the host's own follow-up of the last tick.
         let mut events = Vec::new();
-        let mut sent = Vec::new();
+        let mut sent = std::mem::take(&mut self.sent);
         for index in std::mem::take(&mut self.withdrawals) {
             self.workload_due -= 1;
             events.push(Event::Cancel {
@@ -490,7 +504,7 @@ impl Simulator {
         }
         if self.options.one_event_per_tick {
             if events.is_empty() {
-                batch.extend(self.take_first_due(now_ms, &mut claimed));
+                batch.extend(self.take_first_due(now_ms));
             }
         } else {
             while let Some(Reverse((time, _, due))) = self.due.peek().copied()
@@ -505,7 +519,7 @@ impl Simulator {
                     break;
                 }
                 self.due.pop();
-                if let Some(event) = self.event_of(due, now_ms, &mut claimed) {
+                if let Some(event) = self.event_of(due, now_ms) {
                     batch.push((event, due));
                 }
             }
@@ -545,9 +559,9 @@ impl Simulator {
     }
 
     /// The event of `due`, taken off the queue at `now_ms`; `None` when it is dropped (a stale
-    /// completion, a second end of one execution in `claimed`, a lost acknowledgement, a
+    /// completion, a second end of one execution in this take, a lost acknowledgement, a
     /// failure after the workload's end, a look that would fail again).
-    fn event_of(&mut self, due: Due, now_ms: u64, claimed: &mut BTreeSet<usize>) -> Option<Event> {
+    fn event_of(&mut self, due: Due, now_ms: u64) -> Option<Event> {
         if due.is_workload() {
             self.workload_due -= 1;
         }
@@ -572,9 +586,11 @@ impl Simulator {
             },
             Due::Finish(index, generation) | Due::Stop(index, generation) => {
                 // One end per execution: a completion and a stop can fall on one instant.
-                if self.live[index].generation != generation || !claimed.insert(index) {
+                let live = &mut self.live[index];
+                if live.generation != generation || live.claimed_in == self.takes {
                     return None;
                 }
+                live.claimed_in = self.takes;
                 let job = self.jobs[index].spec.id.clone();
                 if matches!(due, Due::Finish(..)) {
                     Event::Finished {
@@ -621,11 +637,7 @@ impl Simulator {
     /// [`SimOptions::one_event_per_tick`]: takes the first event due at `now_ms` in the
     /// documented order, dropping what comes before it and has no event, and leaves the rest
     /// due at `now_ms`.
-    fn take_first_due(
-        &mut self,
-        now_ms: u64,
-        claimed: &mut BTreeSet<usize>,
-    ) -> Option<(Event, Due)> {
+    fn take_first_due(&mut self, now_ms: u64) -> Option<(Event, Due)> {
         let submit_rank = if self.options.submits_first { 5 } else { 50 };
         let mut now: Vec<(u8, &str, u64, Due)> = Vec::new();
         while let Some(Reverse((time, sequence, due))) = self.due.peek().copied()
@@ -648,7 +660,7 @@ impl Simulator {
         for (sequence, due) in order {
             if first.is_some() {
                 self.due.push(Reverse((now_ms, sequence, due)));
-            } else if let Some(event) = self.event_of(due, now_ms, claimed) {
+            } else if let Some(event) = self.event_of(due, now_ms) {
                 first = Some((event, due));
             }
         }
