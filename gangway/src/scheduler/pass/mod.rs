@@ -312,15 +312,15 @@ impl Scheduler {
         let figures = Arc::clone(&self.last.figures);
         self.profile.prepare(&figures.context(&self.state), events);
         let order::KeyedPending {
-            keyed,
-            sorted,
+            order,
             summary: pending,
             denied,
         } = self.keyed_pending(now);
         let quiet = always_plan.is_none() && decisions.is_empty();
-        let (mut pass, mut order, mut report) = match self.resume(now, quiet, keyed, denied) {
+        let (mut pass, mut order, mut report) = match self.resume(now, quiet, order, denied) {
             Ok((pass, order, report)) => (pass, PassOrder::plain(order), report),
-            Err((keyed, denied)) => {
+            Err((order, denied)) => {
+                let (keyed, sorted) = self.listed(order);
                 let depth = self.state.backfill_depth();
                 let mut pass = Box::new(Pass::new(now, depth, always_plan, denied));
                 pass.blocking.unready = self.admission_blocked();

@@ -72,8 +72,9 @@ use crate::model::ids::JobId;
 use crate::quota::QuotaTree;
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
-use crate::scheduler::pass::order::OrderKey;
 use crate::scheduler::pass::order::lazy::LazyOrder;
+use crate::scheduler::pass::order::order_index::LastPassOrder;
+use crate::scheduler::pass::order::{OrderKey, PendingOrder};
 use crate::scheduler::pass::report::PendingEntry;
 
 /// What a finished pass leaves for the next tick to continue.
@@ -113,25 +114,25 @@ impl Clone for LastPass {
 /// A continued pass: its state, its order with the new jobs appended, and its report so far.
 pub(in crate::scheduler) type Continued = (Box<Pass>, LazyOrder<OrderKey>, Vec<PendingEntry>);
 
-/// The keys and denials a full pass needs, given back when the last pass cannot continue.
-pub(in crate::scheduler) type Refused = (Vec<(OrderKey, JobId)>, BTreeMap<JobId, String>);
+/// The order and denials a full pass needs, given back when the last pass cannot continue.
+pub(in crate::scheduler) type Refused = (PendingOrder, BTreeMap<JobId, String>);
 
 impl Scheduler {
-    /// Continues the last pass at `now` when every trigger of the module docs holds: `keyed`
-    /// and `denied` are this tick's keys and denials of every pending job, and `quiet` says
+    /// Continues the last pass at `now` when every trigger of the module docs holds: `order`
+    /// and `denied` are this tick's order and denials of every pending job, and `quiet` says
     /// that the tick made no decision before its pass and plans no what-if job.
     pub(in crate::scheduler) fn resume(
         &mut self,
         now: u64,
         quiet: bool,
-        keyed: Vec<(OrderKey, JobId)>,
+        mut order: PendingOrder,
         denied: BTreeMap<JobId, String>,
     ) -> Result<Continued, Refused> {
         let Some(last) = self.last.resume.state.take() else {
-            return Err((keyed, denied));
+            return Err((order, denied));
         };
         if !(quiet && self.nothing_came_due(now, last.epoch) && self.pins_stand(last.mix_epoch)) {
-            return self.refuse(last.pass, (keyed, denied));
+            return self.refuse(last.pass, (order, denied));
         }
         let (old, taken) = match (last.keyed, self.last.deferred.take()) {
             (Some(old), _) => {
@@ -139,13 +140,13 @@ impl Scheduler {
                 (old, taken)
             }
             (None, Some(deferred)) => (deferred.keyed, deferred.from),
-            (None, None) => return self.refuse(last.pass, (keyed, denied)),
+            (None, None) => return self.refuse(last.pass, (order, denied)),
         };
-        let Some(fresh) = new_jobs_last(&old, &keyed, last.waiting) else {
-            return self.refuse(last.pass, (keyed, denied));
+        let Some(fresh) = self.new_jobs_last(&old, &mut order, last.waiting) else {
+            return self.refuse(last.pass, (order, denied));
         };
         if !self.same_votes(&denied, &fresh) {
-            return self.refuse(last.pass, (keyed, denied));
+            return self.refuse(last.pass, (order, denied));
         }
         // The jobs the last pass started leave its order, and the positions close up.
         let mut report = std::mem::take(&mut self.last.report);
@@ -158,6 +159,33 @@ impl Scheduler {
         self.last.resume.continued += 1;
         let order = LazyOrder::resume(old, taken, fresh);
         Ok((pass, order, report))
+    }
+
+    /// The jobs of `order` (this tick's) that the last pass did not know, in order, when every
+    /// job it knew (`old`, of which `waiting` are still pending) has the same key and ranks
+    /// before every new one; `None` otherwise. The order index answers from its changes
+    /// ([`crate::scheduler::pass::order::order_index::OrderIndex::since_last_pass`]); a list keyed afresh is compared with `old`.
+    fn new_jobs_last(
+        &self,
+        old: &[(OrderKey, JobId)],
+        order: &mut PendingOrder,
+        waiting: usize,
+    ) -> Option<Vec<(OrderKey, JobId)>> {
+        let since = match order {
+            PendingOrder::Listed { keyed, .. } => return new_jobs_last(old, keyed, waiting),
+            PendingOrder::Indexed(since) => std::mem::replace(since, LastPassOrder::Reordered),
+        };
+        let fresh = match since {
+            LastPassOrder::NewJobsLast { kept, came } => (kept == waiting).then_some(came),
+            LastPassOrder::Reordered => None,
+            LastPassOrder::Unknown => return new_jobs_last(old, &self.indexed_order(), waiting),
+        };
+        debug_assert_eq!(
+            fresh,
+            new_jobs_last_by_id(old, &self.indexed_order(), waiting),
+            "the order index's changes tell what comparing the orders does"
+        );
+        fresh
     }
 
     /// Does not continue the last `pass`: its profile's memory serves the next pass's.
@@ -311,7 +339,7 @@ fn old_jobs_first(
 }
 
 /// [`new_jobs_last`] by matching the jobs by id, in any order.
-fn new_jobs_last_by_id(
+pub(in crate::scheduler) fn new_jobs_last_by_id(
     old: &[(OrderKey, JobId)],
     keyed: &[(OrderKey, JobId)],
     waiting: usize,

@@ -21,7 +21,7 @@ use crate::policy::{OrderKeys, PassContext};
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::order::admission_fair_sharing::FairQueues;
 use crate::scheduler::pass::order::calc_period::PriorityCalc;
-use crate::scheduler::pass::order::order_index::OrderIndex;
+use crate::scheduler::pass::order::order_index::{LastPassOrder, OrderIndex};
 use crate::scheduler::shortcuts::settled::PendingSummary;
 use crate::state::JobView;
 
@@ -31,15 +31,26 @@ pub(in crate::scheduler) type OrderKey = (Reverse<i32>, Reverse<OrderKeys>, u64,
 
 /// What a pass knows of the pending jobs before it visits any.
 pub(in crate::scheduler) struct KeyedPending {
-    /// Every pending job with its sort key.
-    pub(in crate::scheduler) keyed: Vec<(OrderKey, JobId)>,
-    /// Whether `keyed` comes sorted (from the order index); otherwise the pass sorts only as far
-    /// as it reads ([`crate::scheduler::pass::order::lazy::LazyOrder`]).
-    pub(in crate::scheduler) sorted: bool,
+    /// Every pending job's place.
+    pub(in crate::scheduler) order: PendingOrder,
     /// What the pass needs to know of them all.
     pub(in crate::scheduler) summary: PendingSummary,
     /// The admission plug-ins' denials.
     pub(in crate::scheduler) denied: BTreeMap<JobId, String>,
+}
+
+/// Where a pass finds every pending job with its sort key.
+#[derive(Debug)]
+pub(in crate::scheduler) enum PendingOrder {
+    /// Keyed for this pass: `sorted`, or not (then the pass sorts only as far as it reads:
+    /// [`crate::scheduler::pass::order::lazy::LazyOrder`]).
+    Listed {
+        keyed: Vec<(OrderKey, JobId)>,
+        sorted: bool,
+    },
+    /// In the order index kept across passes ([`order_index`]), sorted; with what it says of
+    /// the order next to the last pass's, so that a continued pass need not copy it.
+    Indexed(LastPassOrder),
 }
 
 impl Scheduler {
@@ -53,15 +64,15 @@ impl Scheduler {
         let kept_order = self.last.order_index.take();
         if self.indexes_order() && (calc.is_some() || self.keys_timeless()) {
             let mut index = self.updated_order_index(calc.as_mut(), kept_order, changes);
-            let keyed = index.keyed();
+            let since = index.since_last_pass();
+            index.serve();
             let summary = index.summary(now_ms);
             #[cfg(debug_assertions)]
-            self.check_order_index(calc.as_ref(), &keyed, &summary, now_ms);
+            self.check_order_index(calc.as_ref(), &index.keyed(), &summary, now_ms);
             self.last.order_index = Some(index);
             self.last.priority_calc = calc;
             return KeyedPending {
-                keyed,
-                sorted: true,
+                order: PendingOrder::Indexed(since),
                 summary,
                 denied: BTreeMap::new(),
             };
@@ -107,11 +118,34 @@ impl Scheduler {
             }
         }
         KeyedPending {
-            keyed,
-            sorted: false,
+            order: PendingOrder::Listed {
+                keyed,
+                sorted: false,
+            },
             summary,
             denied,
         }
+    }
+
+    /// Every pending job with its sort key, and whether they come sorted, as `order` places
+    /// them.
+    pub(in crate::scheduler) fn listed(
+        &self,
+        order: PendingOrder,
+    ) -> (Vec<(OrderKey, JobId)>, bool) {
+        match order {
+            PendingOrder::Listed { keyed, sorted } => (keyed, sorted),
+            PendingOrder::Indexed(_) => (self.indexed_order(), true),
+        }
+    }
+
+    /// Every job of the order index, in order.
+    pub(in crate::scheduler) fn indexed_order(&self) -> Vec<(OrderKey, JobId)> {
+        self.last
+            .order_index
+            .as_ref()
+            .map(OrderIndex::keyed)
+            .expect("the order index is kept for the pass it serves")
     }
 
     /// Whether the pending order is kept across passes ([`order_index`]) where its keys allow
@@ -160,13 +194,13 @@ impl Scheduler {
         match (kept, changes) {
             (Some(mut index), Some(changes)) if index.serves(figures.as_ref()) => {
                 for id in changes {
-                    index.remove(id);
-                    if let Some(view) = self
+                    match self
                         .state
                         .job_view(id)
                         .filter(|_| self.state.pending.contains(&id))
                     {
-                        index.insert(view, key(view));
+                        Some(view) => index.insert(view, key(view)),
+                        None => index.remove(id),
                     }
                 }
                 index
@@ -432,16 +466,16 @@ mod tests {
             ];
             submit(&mut s, 5_000, &jobs);
             let pending = s.keyed_pending(5_000);
-            assert_eq!(pending.sorted, indexed);
             assert_eq!(pending.summary.next_begin_ms, Some(7_000));
             assert!(pending.summary.all_queued);
+            let (mut keyed, sorted) = s.listed(pending.order);
+            assert_eq!(sorted, indexed);
             let context = s.last.figures.context(&s.state);
             let mut expected: Vec<_> = s
                 .state
                 .pending()
                 .map(|job| (s.pass_key(job, &context), job.id()))
                 .collect();
-            let mut keyed = pending.keyed;
             keyed.sort_unstable();
             expected.sort_unstable();
             assert_eq!(keyed.len(), 5);
@@ -474,8 +508,9 @@ mod tests {
             .to_vec();
         s.tick(1_000, jobs).unwrap();
         let order = |s: &mut Scheduler, now: u64| -> Vec<String> {
-            s.keyed_pending(now)
-                .keyed
+            let pending = s.keyed_pending(now);
+            s.listed(pending.order)
+                .0
                 .iter()
                 .map(|&(_, id)| s.state.job_name(id).unwrap().to_string())
                 .collect()

@@ -20,7 +20,17 @@
 //! `true`: they only let a pass stop early ([`crate::scheduler::shortcuts::settled`]), which
 //! it then does less often, never wrongly.
 //!
-//! In debug builds every pass checks the index against a walk of the pending jobs.
+//! And it tells a continued pass ([`crate::scheduler::shortcuts::resume`]) how the order stands
+//! next to the one it last served ([`OrderIndex::since_last_pass`]): whether every job that
+//! pass knew still has its key, and which jobs came since, when they all rank after the others.
+//! Each entry notes how many passes the index had served when it came in, and a job the last
+//! pass knew that is taken out keeps its slot until the next pass, so the answer costs the jobs
+//! that came, not a walk of every job against the last pass's order. It is exact where the
+//! changes are applied as each job stands at the pass (one insertion or removal per change, as
+//! the scheduler applies them); a job keyed anew and back between two passes counts as moved.
+//!
+//! In debug builds every pass checks the index against a walk of the pending jobs, and a
+//! continued pass checks its answer against a comparison of the two orders.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -38,10 +48,10 @@ use crate::state::JobView;
 pub(in crate::scheduler) struct OrderIndex {
     /// The calculation whose keys these are; `None`: keys that never move with time.
     calc: Option<Arc<PassFigures>>,
-    /// Every indexed job, in the pass's order (in short runs: a pass copies all of them out,
-    /// and only a few come and go between passes).
+    /// Every indexed job, in the pass's order (in short runs: a full pass copies all of them
+    /// out, and only a few come and go between passes).
     order: SortedRuns<(OrderKey, JobId)>,
-    /// Each indexed job's entry, by job index.
+    /// Each job's slot, by job index: indexed, or taken out since the last pass served.
     entries: Vec<Option<Entry>>,
     /// The begin times and back-off ends of the indexed jobs.
     begins: BTreeSet<(u64, JobId)>,
@@ -50,14 +60,53 @@ pub(in crate::scheduler) struct OrderIndex {
     /// Every job indexed since the build had a queue.
     all_queued: bool,
     /// Passes served since the build.
-    passes: u64,
+    served: u64,
+    /// What changed since the last pass served.
+    since: SinceServed,
 }
 
-/// What the index holds for one job, to take it out again.
+/// What the index holds for one job: its entry, or what a pass it served knew of a job taken
+/// out since.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     key: OrderKey,
     begins: [Option<u64>; 2],
+    /// How many passes the index had served when the job came in under `key`: the last pass
+    /// knew the job under `key` where this is below [`OrderIndex::served`].
+    since: u64,
+    /// Taken out since the last pass served, which knew it (kept until the next pass, to tell
+    /// a job that comes back from a new one).
+    left: bool,
+}
+
+/// The changes since the last pass served, as far as a continued pass asks
+/// ([`OrderIndex::since_last_pass`]).
+#[derive(Clone, Debug, Default)]
+struct SinceServed {
+    /// Jobs that came in: indexed now, and unknown to the last pass (or known under another
+    /// key).
+    came: usize,
+    /// A job the last pass knew is indexed under another key.
+    moved: bool,
+    /// The jobs taken out that the last pass knew (their slots are kept until the next pass).
+    left: Vec<JobId>,
+}
+
+/// The pending order at a pass, next to the one the index last served
+/// ([`OrderIndex::since_last_pass`]).
+#[derive(Debug, PartialEq)]
+pub(in crate::scheduler) enum LastPassOrder {
+    /// The index served no pass since it was built.
+    Unknown,
+    /// Every job the last pass knew that is still indexed has its key, and the jobs that came
+    /// since all rank after them: `kept` of the first are indexed, and `came` are the others,
+    /// in order.
+    NewJobsLast {
+        kept: usize,
+        came: Vec<(OrderKey, JobId)>,
+    },
+    /// A job the last pass knew has another key, or one that came ranks before one it knew.
+    Reordered,
 }
 
 impl OrderIndex {
@@ -71,7 +120,8 @@ impl OrderIndex {
             begins: BTreeSet::new(),
             need: FreeTotals::floor(),
             all_queued: true,
-            passes: 0,
+            served: 0,
+            since: SinceServed::default(),
         }
     }
 
@@ -86,31 +136,69 @@ impl OrderIndex {
 
     /// Indexes pending job `job` under `key` (in place of any entry it had).
     pub(in crate::scheduler) fn insert(&mut self, job: JobView<'_>, key: OrderKey) {
-        self.remove(job.id());
+        let id = job.id();
         let record = job.record();
         let begins = [record.spec.begin_ms, record.ready.backoff_until_ms];
-        for begin in begins.into_iter().flatten() {
-            self.begins.insert((begin, job.id()));
-        }
-        self.order.insert((key, job.id()));
         self.need.include(&record.totals.need);
         self.all_queued &= record.queue.is_some();
-        let index = job.id().index();
+        let held = self.entries.get(id.index()).copied().flatten();
+        let since = match held {
+            // In its place already: only its begin times may have moved.
+            Some(held) if !held.left && held.key == key => {
+                self.forget_begins(id, held.begins);
+                held.since
+            }
+            _ => {
+                if let Some(held) = held.filter(|held| !held.left) {
+                    self.order.remove(&(held.key, id));
+                    self.forget_begins(id, held.begins);
+                    self.since.came -= usize::from(held.since == self.served);
+                }
+                self.order.insert((key, id));
+                match held {
+                    // Back under the key the last pass knew.
+                    Some(held) if held.since < self.served && held.key == key => held.since,
+                    known => {
+                        self.since.moved |= known.is_some_and(|held| held.since < self.served);
+                        self.since.came += 1;
+                        self.served
+                    }
+                }
+            }
+        };
+        for begin in begins.into_iter().flatten() {
+            self.begins.insert((begin, id));
+        }
+        let index = id.index();
         if self.entries.len() <= index {
             self.entries.resize(index + 1, None);
         }
-        self.entries[index] = Some(Entry { key, begins });
+        self.entries[index] = Some(Entry {
+            key,
+            begins,
+            since,
+            left: false,
+        });
     }
 
     /// Takes job `id` out, if indexed.
     pub(in crate::scheduler) fn remove(&mut self, id: JobId) {
-        let Some(entry) = self.entries.get_mut(id.index()).and_then(Option::take) else {
+        let Some(slot) = self.entries.get_mut(id.index()) else {
             return;
         };
-        self.order.remove(&(entry.key, id));
-        for begin in entry.begins.into_iter().flatten() {
-            self.begins.remove(&(begin, id));
+        let Some(held) = slot.filter(|held| !held.left) else {
+            return;
+        };
+        if held.since < self.served {
+            // Known to the last pass: kept until the next, in case it comes back.
+            *slot = Some(Entry { left: true, ..held });
+            self.since.left.push(id);
+        } else {
+            *slot = None;
+            self.since.came -= 1;
         }
+        self.order.remove(&(held.key, id));
+        self.forget_begins(id, held.begins);
         // With no job left, what every job indexed since says starts afresh.
         if self.order.len() == 0 {
             self.need = FreeTotals::floor();
@@ -118,9 +206,52 @@ impl OrderIndex {
         }
     }
 
-    /// Every indexed job with its key, in order, for a pass (counted).
-    pub(in crate::scheduler) fn keyed(&mut self) -> Vec<(OrderKey, JobId)> {
-        self.passes += 1;
+    fn forget_begins(&mut self, id: JobId, begins: [Option<u64>; 2]) {
+        for begin in begins.into_iter().flatten() {
+            self.begins.remove(&(begin, id));
+        }
+    }
+
+    /// The order now next to the one the index last served (its changes since: they are
+    /// noted as they are applied, so this costs the jobs that came, not every job).
+    pub(in crate::scheduler) fn since_last_pass(&self) -> LastPassOrder {
+        if self.served == 0 {
+            return LastPassOrder::Unknown;
+        }
+        if self.since.moved {
+            return LastPassOrder::Reordered;
+        }
+        let mut came = Vec::with_capacity(self.since.came);
+        self.order.copy_last_into(self.since.came, &mut came);
+        // Every one of the last `came` came since: they all rank after the jobs known.
+        let came_last = came.iter().all(|&(_, id)| {
+            self.entries[id.index()].is_some_and(|entry| entry.since == self.served)
+        });
+        if !came_last {
+            return LastPassOrder::Reordered;
+        }
+        LastPassOrder::NewJobsLast {
+            kept: self.order.len() - came.len(),
+            came,
+        }
+    }
+
+    /// Marks a pass served: the jobs indexed now are those it knows.
+    pub(in crate::scheduler) fn serve(&mut self) {
+        self.served += 1;
+        for id in self.since.left.drain(..) {
+            if let Some(slot) = self.entries.get_mut(id.index()) {
+                if slot.is_some_and(|entry| entry.left) {
+                    *slot = None;
+                }
+            }
+        }
+        self.since.came = 0;
+        self.since.moved = false;
+    }
+
+    /// Every indexed job with its key, in order.
+    pub(in crate::scheduler) fn keyed(&self) -> Vec<(OrderKey, JobId)> {
         let mut keyed = Vec::with_capacity(self.order.len());
         self.order.copy_into(&mut keyed);
         keyed
@@ -130,7 +261,7 @@ impl OrderIndex {
     /// across passes, with only the changes applied.
     #[cfg(any(test, feature = "testkit"))]
     pub(in crate::scheduler) fn carried_over(&self) -> bool {
-        self.passes > 1
+        self.served > 1
     }
 
     /// What a pass at `now_ms` knows of all pending jobs (module docs).
@@ -262,5 +393,77 @@ mod tests {
             [(key(6), ids[1]), (key(4), ids[2]), (key(2), ids[0])]
         );
         assert_eq!(index.keyed(), keyed);
+    }
+
+    /// Whatever comes, leaves, moves or comes back between two passes, the index's account of
+    /// the order next to the last pass's is what comparing the two orders job by job says.
+    #[test]
+    fn the_changes_since_the_last_pass_tell_what_comparing_the_two_orders_does() {
+        use crate::scheduler::shortcuts::resume::new_jobs_last_by_id;
+        let names: Vec<String> = (0..12).map(|i| format!("j{i}")).collect();
+        let jobs: Vec<(&str, Option<u64>)> = names.iter().map(|n| (n.as_str(), None)).collect();
+        let state = state_with(&jobs);
+        let ids: Vec<JobId> = state.pending.iter().copied().collect();
+        let mut next = crate::backfill::tests::numbers(39);
+        let mut index = OrderIndex::new(None);
+        // Each job's key while pending; a lower number ranks later.
+        let mut keys: Vec<Option<i64>> = vec![None; ids.len()];
+        let mut last_rank = 1_000_000i64;
+        let mut old: Option<Vec<(OrderKey, JobId)>> = None;
+        let (mut answered, mut reordered) = (0, 0);
+        for round in 0..3_000 {
+            // Jobs leave, come back, move, or come with a key that ranks last; each change is
+            // then applied as the job is at the pass, as the scheduler applies them.
+            let mut changes = Vec::new();
+            for _ in 0..next(5) {
+                let job = next(ids.len() as u64) as usize;
+                keys[job] = match next(8) {
+                    0 | 1 => None,
+                    2 | 3 => keys[job].or(Some(next(1_000_000) as i64)),
+                    4 => Some(next(1_000_000) as i64),
+                    _ => {
+                        last_rank -= 1;
+                        Some(last_rank)
+                    }
+                };
+                changes.push(job);
+            }
+            for job in changes {
+                match keys[job] {
+                    Some(rank) => index.insert(state.job_view(ids[job]).unwrap(), key(rank)),
+                    None => index.remove(ids[job]),
+                }
+            }
+            let now = index.keyed();
+            match (index.since_last_pass(), &old) {
+                (LastPassOrder::Unknown, None) => {}
+                (LastPassOrder::NewJobsLast { kept, came }, Some(old)) => {
+                    answered += 1;
+                    assert_eq!(
+                        new_jobs_last_by_id(old, &now, kept),
+                        Some(came),
+                        "round {round}"
+                    );
+                    assert_eq!(new_jobs_last_by_id(old, &now, kept + 1), None);
+                }
+                (LastPassOrder::Reordered, Some(old)) => {
+                    reordered += 1;
+                    for waiting in 0..=old.len() {
+                        assert_eq!(
+                            new_jobs_last_by_id(old, &now, waiting),
+                            None,
+                            "round {round}"
+                        );
+                    }
+                }
+                (answer, _) => panic!("round {round}: {answer:?} after {old:?}"),
+            }
+            index.serve();
+            old = Some(now);
+        }
+        assert!(
+            answered > 500 && reordered > 500,
+            "{answered} answered, {reordered} reordered"
+        );
     }
 }

@@ -113,6 +113,24 @@ impl<T: Ord + Copy> SortedRuns<T> {
         }
     }
 
+    /// The last `count` values (all of them where it holds fewer), in order, appended to
+    /// `out`.
+    pub(in crate::scheduler) fn copy_last_into(&self, count: usize, out: &mut Vec<T>) {
+        let count = count.min(self.len);
+        out.reserve(count);
+        let (mut first, mut held) = (self.runs.len(), 0);
+        while held < count {
+            first -= 1;
+            held += self.runs[first].len();
+        }
+        if let Some((run, later)) = self.runs[first..].split_first() {
+            out.extend_from_slice(&run[held - count..]);
+            for run in later {
+                out.extend_from_slice(run);
+            }
+        }
+    }
+
     /// The run `value` belongs in: the first whose last value is not below it, else the last
     /// run; `None` when there is none.
     fn run_for(&self, value: &T) -> Option<usize> {
@@ -286,7 +304,7 @@ mod tests {
 
     proptest! {
         /// Any sequence of insertions and removals leaves the runs holding what a B-tree set
-        /// holds, in the same order.
+        /// holds, in the same order, and the last of them are the set's last.
         #[test]
         fn matches_a_btree_set(ops in prop::collection::vec((any::<bool>(), 0u32..400), 0..2_000)) {
             let mut runs = SortedRuns::default();
@@ -300,7 +318,13 @@ mod tests {
             }
             prop_assert!(runs.well_formed());
             prop_assert_eq!(runs.len(), set.len());
-            prop_assert_eq!(values(&runs), set.into_iter().collect::<Vec<_>>());
+            let all: Vec<u32> = set.into_iter().collect();
+            for count in [0, 1, all.len() / 3, all.len().saturating_sub(1), all.len(), all.len() + 5] {
+                let mut last = Vec::new();
+                runs.copy_last_into(count, &mut last);
+                prop_assert_eq!(&last[..], &all[all.len().saturating_sub(count)..]);
+            }
+            prop_assert_eq!(values(&runs), all);
         }
     }
 }
