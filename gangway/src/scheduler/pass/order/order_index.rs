@@ -240,10 +240,12 @@ impl OrderIndex {
     pub(in crate::scheduler) fn serve(&mut self) {
         self.served += 1;
         for id in self.since.left.drain(..) {
-            if let Some(slot) = self.entries.get_mut(id.index()) {
-                if slot.is_some_and(|entry| entry.left) {
-                    *slot = None;
-                }
+            if let Some(slot) = self
+                .entries
+                .get_mut(id.index())
+                .filter(|slot| slot.is_some_and(|entry| entry.left))
+            {
+                *slot = None;
             }
         }
         self.since.came = 0;
