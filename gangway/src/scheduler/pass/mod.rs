@@ -318,9 +318,8 @@ impl Scheduler {
         } = self.keyed_pending(now);
         let quiet = always_plan.is_none() && decisions.is_empty();
         let (mut pass, mut order, mut report) = match self.resume(now, quiet, order, denied) {
-            Ok((pass, order, report)) => (pass, PassOrder::plain(order), report),
+            Ok((pass, list, report)) => (pass, PassOrder::plain(list), report),
             Err((order, denied)) => {
-                let (keyed, sorted) = self.listed(order);
                 let depth = self.state.backfill_depth();
                 let mut pass = Box::new(Pass::new(now, depth, always_plan, denied));
                 pass.blocking.unready = self.admission_blocked();
@@ -328,7 +327,7 @@ impl Scheduler {
                 // The last report's memory, for this one's entries.
                 let mut report = std::mem::take(&mut self.last.report);
                 report.clear();
-                (pass, PassOrder::fresh(keyed, sorted, &self.state), report)
+                (pass, self.pass_order(order), report)
             }
         };
         self.last.deferred = None;
@@ -406,11 +405,11 @@ impl Scheduler {
     /// filter details and plans; and keeps its state for the next tick when that may continue
     /// it ([`crate::scheduler::shortcuts::resume`]).
     fn finish(&mut self, mut pass: Box<Pass>, order: PassOrder) {
-        let (keyed, taken) = order.into_parts(&self.state);
-        let settled = taken < keyed.len();
-        let keyed = if settled {
+        let (visited, taken) = order.into_parts(&self.state);
+        let settled = taken < visited.len();
+        let visited = if settled {
             self.last.deferred = Some(DeferredReport {
-                keyed,
+                visited,
                 from: taken,
                 now: pass.now,
                 blocked: pass.blocking.blocked,
@@ -419,7 +418,7 @@ impl Scheduler {
             });
             None
         } else {
-            Some(keyed)
+            Some(visited)
         };
         self.last.details = std::mem::take(&mut pass.details);
         self.last.victim_orders = std::mem::take(&mut pass.victim_orders);
@@ -438,13 +437,14 @@ impl Scheduler {
             self.last.plans.clear();
         }
         self.last.plans.extend(plans);
-        if !self.continuable(&pass) {
+        let continuable = self.continuable(&pass);
+        if !continuable {
             self.last.spare(pass.profile.take());
         }
-        self.last.resume.state = self.continuable(&pass).then(|| {
+        self.last.resume.state = continuable.then(|| {
             Box::new(Resumable {
                 pass,
-                keyed,
+                visited,
                 waiting: self.state.pending_count(),
                 epoch,
                 mix_epoch: self.state.mix_epoch,

@@ -74,6 +74,7 @@ use crate::scheduler::Scheduler;
 use crate::scheduler::pass::Pass;
 use crate::scheduler::pass::order::lazy::LazyOrder;
 use crate::scheduler::pass::order::order_index::LastPassOrder;
+use crate::scheduler::pass::order::slots::{PassList, VisitedOrder};
 use crate::scheduler::pass::order::{OrderKey, PendingOrder};
 use crate::scheduler::pass::report::PendingEntry;
 
@@ -82,9 +83,9 @@ use crate::scheduler::pass::report::PendingEntry;
 pub(in crate::scheduler) struct Resumable {
     /// The pass's state at its end.
     pub(in crate::scheduler) pass: Box<Pass>,
-    /// Every job's key in the pass's order, when it visited all of them (a settled pass's
-    /// keys are in its deferred report).
-    pub(in crate::scheduler) keyed: Option<Vec<(OrderKey, JobId)>>,
+    /// The pass's order, when it visited every job of it (a settled pass's is in its deferred
+    /// report).
+    pub(in crate::scheduler) visited: Option<VisitedOrder>,
     /// How many jobs were still pending when the pass ended.
     pub(in crate::scheduler) waiting: usize,
     /// The release epoch the pass ended at.
@@ -112,7 +113,7 @@ impl Clone for LastPass {
 }
 
 /// A continued pass: its state, its order with the new jobs appended, and its report so far.
-pub(in crate::scheduler) type Continued = (Box<Pass>, LazyOrder<OrderKey>, Vec<PendingEntry>);
+pub(in crate::scheduler) type Continued = (Box<Pass>, PassList, Vec<PendingEntry>);
 
 /// The order and denials a full pass needs, given back when the last pass cannot continue.
 pub(in crate::scheduler) type Refused = (PendingOrder, BTreeMap<JobId, String>);
@@ -134,12 +135,12 @@ impl Scheduler {
         if !(quiet && self.nothing_came_due(now, last.epoch) && self.pins_stand(last.mix_epoch)) {
             return self.refuse(last.pass, (order, denied));
         }
-        let (old, taken) = match (last.keyed, self.last.deferred.take()) {
+        let (old, taken) = match (last.visited, self.last.deferred.take()) {
             (Some(old), _) => {
                 let taken = old.len();
                 (old, taken)
             }
-            (None, Some(deferred)) => (deferred.keyed, deferred.from),
+            (None, Some(deferred)) => (deferred.visited, deferred.from),
             (None, None) => return self.refuse(last.pass, (order, denied)),
         };
         let Some(fresh) = self.new_jobs_last(&old, &mut order, last.waiting) else {
@@ -148,43 +149,82 @@ impl Scheduler {
         if !self.same_votes(&denied, &fresh) {
             return self.refuse(last.pass, (order, denied));
         }
-        // The jobs the last pass started leave its order, and the positions close up.
+        let list = match old {
+            VisitedOrder::Listed(old) => {
+                // The jobs the last pass started leave its order.
+                let (old, taken) = self.without_started(old, taken);
+                PassList::Listed(LazyOrder::resume(old, taken, fresh))
+            }
+            VisitedOrder::Indexed { len } => {
+                // Every job the last pass knew is pending with its key, ahead of the jobs that
+                // came: those it visited and left waiting lead the index, as in its order.
+                let (Some(index), Some(visited)) = (
+                    self.last.order_index.as_ref(),
+                    last.waiting.checked_sub(len - taken),
+                ) else {
+                    return self.refuse(last.pass, (order, denied));
+                };
+                debug_assert!(
+                    index
+                        .keyed()
+                        .iter()
+                        .map(|&(_, id)| id)
+                        .take(visited)
+                        .eq(self.last.report.iter().map(|entry| entry.job)),
+                    "the index leads with the jobs the last pass left waiting"
+                );
+                PassList::Indexed {
+                    place: index.place_at(visited),
+                    len: index.len(),
+                }
+            }
+        };
+        // The positions close up over the jobs the last pass started.
         let mut report = std::mem::take(&mut self.last.report);
-        let (old, taken) = self.without_started(old, taken);
         for (i, entry) in report.iter_mut().enumerate() {
             entry.position = i + 1;
         }
         let mut pass = last.pass;
         pass.continue_at(now, denied, std::mem::take(&mut self.last.details));
         self.last.resume.continued += 1;
-        let order = LazyOrder::resume(old, taken, fresh);
-        Ok((pass, order, report))
+        Ok((pass, list, report))
     }
 
     /// The jobs of `order` (this tick's) that the last pass did not know, in order, when every
     /// job it knew (`old`, of which `waiting` are still pending) has the same key and ranks
     /// before every new one; `None` otherwise. The order index answers from its changes
-    /// ([`crate::scheduler::pass::order::order_index::OrderIndex::since_last_pass`]); a list keyed afresh is compared with `old`.
+    /// ([`crate::scheduler::pass::order::order_index::OrderIndex::since_last_pass`]), since it
+    /// served the last pass; a list keyed afresh is compared with the last pass's.
     fn new_jobs_last(
         &self,
-        old: &[(OrderKey, JobId)],
+        old: &VisitedOrder,
         order: &mut PendingOrder,
         waiting: usize,
     ) -> Option<Vec<(OrderKey, JobId)>> {
         let since = match order {
-            PendingOrder::Listed { keyed, .. } => return new_jobs_last(old, keyed, waiting),
+            PendingOrder::Listed { keyed, .. } => {
+                let VisitedOrder::Listed(old) = old else {
+                    return None;
+                };
+                return new_jobs_last(old, keyed, waiting);
+            }
             PendingOrder::Indexed(since) => std::mem::replace(since, LastPassOrder::Reordered),
         };
-        let fresh = match since {
-            LastPassOrder::NewJobsLast { kept, came } => (kept == waiting).then_some(came),
-            LastPassOrder::Reordered => None,
-            LastPassOrder::Unknown => return new_jobs_last(old, &self.indexed_order(), waiting),
+        let fresh = match (since, old) {
+            (LastPassOrder::NewJobsLast { kept, came }, _) => (kept == waiting).then_some(came),
+            (LastPassOrder::Reordered, _)
+            | (LastPassOrder::Unknown, VisitedOrder::Indexed { .. }) => None,
+            (LastPassOrder::Unknown, VisitedOrder::Listed(old)) => {
+                return new_jobs_last(old, &self.indexed_order(), waiting);
+            }
         };
-        debug_assert_eq!(
-            fresh,
-            new_jobs_last_by_id(old, &self.indexed_order(), waiting),
-            "the order index's changes tell what comparing the orders does"
-        );
+        if let VisitedOrder::Listed(old) = old {
+            debug_assert_eq!(
+                fresh,
+                new_jobs_last_by_id(old, &self.indexed_order(), waiting),
+                "the order index's changes tell what comparing the orders does"
+            );
+        }
         fresh
     }
 
@@ -225,12 +265,7 @@ impl Scheduler {
             && self.last.next_wakeup_ms.is_none_or(|t| t > now)
             && !self.profile.any_silenced()
             && self.last.plans.values().all(|plan| plan.start_ms > now)
-            && self.state.running.iter().all(|&id| {
-                self.state
-                    .job(id)
-                    .and_then(|job| job.release_ms())
-                    .is_some_and(|end| end > now)
-            })
+            && self.state.running_ends.released_by(now).next().is_none()
     }
 
     /// Whether the last pass's reservations, made at shape-mix epoch `mix_epoch`, would be

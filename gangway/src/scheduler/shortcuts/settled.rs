@@ -32,7 +32,7 @@ use crate::model::ids::JobId;
 use crate::placement::NeedFloor;
 use crate::quota::QueueId;
 use crate::scheduler::Scheduler;
-use crate::scheduler::pass::order::OrderKey;
+use crate::scheduler::pass::order::slots::VisitedOrder;
 use crate::scheduler::pass::quota::PromisedQuota;
 use crate::scheduler::pass::report::PendingEntry;
 use crate::scheduler::pass::{Blocking, Pass, waiting_reason};
@@ -53,8 +53,8 @@ pub(in crate::scheduler) struct PendingSummary {
 /// The jobs a settled pass did not visit, with what their reasons depend on.
 #[derive(Clone, Debug)]
 pub(in crate::scheduler) struct DeferredReport {
-    /// Every pending job's key; `keyed[from..]` are the ones not visited, in no order.
-    pub(in crate::scheduler) keyed: Vec<(OrderKey, JobId)>,
+    /// The pass's order: its jobs from `from` on are the ones not visited.
+    pub(in crate::scheduler) visited: VisitedOrder,
     /// How many jobs the pass visited (the last visited one's position).
     pub(in crate::scheduler) from: usize,
     /// The pass's time.
@@ -137,8 +137,21 @@ impl Scheduler {
         let Some(deferred) = &self.last.deferred else {
             return Vec::new();
         };
-        let mut rest = deferred.keyed[deferred.from..].to_vec();
-        rest.sort_unstable_by_key(|(key, _)| *key);
+        let rest = match &deferred.visited {
+            VisitedOrder::Listed(keyed) => {
+                let mut rest = keyed[deferred.from..].to_vec();
+                rest.sort_unstable_by_key(|(key, _)| *key);
+                rest
+            }
+            // The index stands as the pass read it until the next pass's update, and is
+            // forgotten with the deferred report.
+            VisitedOrder::Indexed { .. } => self
+                .last
+                .order_index
+                .as_ref()
+                .map(|index| index.keyed_from(deferred.from))
+                .unwrap_or_default(),
+        };
         let mut blocking = Blocking {
             blocked: deferred.blocked,
             blocked_queues: deferred.blocked_queues.clone(),
@@ -291,6 +304,13 @@ mod tests {
             let deferred = settling.last.deferred.as_ref().expect("the pass settled");
             // EASY visits the head to plan it; without backfill nothing needs visiting at all.
             assert_eq!(deferred.from, usize::from(mode == "easy"), "{mode}");
+            // Keys that never move with time: the pass read the order index in place, and the
+            // report of the jobs it did not visit reads them from it.
+            assert!(
+                matches!(deferred.visited, VisitedOrder::Indexed { len: 8 }),
+                "{mode}: {:?}",
+                deferred.visited
+            );
             let reasons: Vec<(String, PendingReason)> = settling
                 .explain()
                 .pending

@@ -22,6 +22,7 @@ use crate::scheduler::Scheduler;
 use crate::scheduler::pass::order::admission_fair_sharing::FairQueues;
 use crate::scheduler::pass::order::calc_period::PriorityCalc;
 use crate::scheduler::pass::order::order_index::{LastPassOrder, OrderIndex};
+use crate::scheduler::pass::order::slots::{PassList, PassOrder};
 use crate::scheduler::shortcuts::settled::PendingSummary;
 use crate::state::JobView;
 
@@ -48,8 +49,9 @@ pub(in crate::scheduler) enum PendingOrder {
         keyed: Vec<(OrderKey, JobId)>,
         sorted: bool,
     },
-    /// In the order index kept across passes ([`order_index`]), sorted; with what it says of
-    /// the order next to the last pass's, so that a continued pass need not copy it.
+    /// In the order index kept across passes ([`order_index`]), sorted, for the pass to read in
+    /// place; with what the index says of the order next to the last pass's, for a continued
+    /// pass.
     Indexed(LastPassOrder),
 }
 
@@ -137,6 +139,21 @@ impl Scheduler {
             PendingOrder::Listed { keyed, sorted } => (keyed, sorted),
             PendingOrder::Indexed(_) => (self.indexed_order(), true),
         }
+    }
+
+    /// The order a full pass visits the pending jobs of `order` in: read in place from the
+    /// order index where no slot rule can apply, else listed.
+    pub(in crate::scheduler) fn pass_order(&self, order: PendingOrder) -> PassOrder {
+        if let (PendingOrder::Indexed(_), Some(index)) = (&order, &self.last.order_index)
+            && !PassOrder::reorders(&self.state)
+        {
+            return PassOrder::plain(PassList::Indexed {
+                place: index.place_at(0),
+                len: index.len(),
+            });
+        }
+        let (keyed, sorted) = self.listed(order);
+        PassOrder::fresh(keyed, sorted, &self.state)
     }
 
     /// Every job of the order index, in order.

@@ -39,7 +39,7 @@ use crate::model::ids::JobId;
 use crate::placement::{FreeTotals, NeedFloor};
 use crate::policy::PassFigures;
 use crate::scheduler::pass::order::OrderKey;
-use crate::scheduler::pass::order::sorted_runs::SortedRuns;
+use crate::scheduler::pass::order::sorted_runs::{RunsPlace, SortedRuns};
 use crate::scheduler::shortcuts::settled::PendingSummary;
 use crate::state::JobView;
 
@@ -48,8 +48,8 @@ use crate::state::JobView;
 pub(in crate::scheduler) struct OrderIndex {
     /// The calculation whose keys these are; `None`: keys that never move with time.
     calc: Option<Arc<PassFigures>>,
-    /// Every indexed job, in the pass's order (in short runs: a full pass copies all of them
-    /// out, and only a few come and go between passes).
+    /// Every indexed job, in the pass's order (in short runs: a pass reads them in place, and
+    /// only a few come and go between passes).
     order: SortedRuns<(OrderKey, JobId)>,
     /// Each job's slot, by job index: indexed, or taken out since the last pass served.
     entries: Vec<Option<Entry>>,
@@ -90,6 +90,15 @@ struct SinceServed {
     moved: bool,
     /// The jobs taken out that the last pass knew (their slots are kept until the next pass).
     left: Vec<JobId>,
+}
+
+/// A pass's place in the order, reading it from the index instead of a copy (valid while the
+/// index does not change: between two passes' updates).
+#[derive(Clone, Copy, Debug, Default)]
+pub(in crate::scheduler) struct IndexPlace {
+    runs: RunsPlace,
+    /// How many jobs come before it.
+    pub(in crate::scheduler) position: usize,
 }
 
 /// The pending order at a pass, next to the one the index last served
@@ -257,6 +266,34 @@ impl OrderIndex {
         let mut keyed = Vec::with_capacity(self.order.len());
         self.order.copy_into(&mut keyed);
         keyed
+    }
+
+    /// The indexed jobs with their keys from the one at `position` on, in order.
+    pub(in crate::scheduler) fn keyed_from(&self, position: usize) -> Vec<(OrderKey, JobId)> {
+        let mut keyed = Vec::with_capacity(self.order.len().saturating_sub(position));
+        self.order
+            .copy_from_into(self.order.place_of(position), &mut keyed);
+        keyed
+    }
+
+    /// How many jobs are indexed.
+    pub(in crate::scheduler) fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// A pass's place in the order, at the job `position` jobs after the first.
+    pub(in crate::scheduler) fn place_at(&self, position: usize) -> IndexPlace {
+        IndexPlace {
+            runs: self.order.place_of(position),
+            position,
+        }
+    }
+
+    /// The job at `place`, moving `place` on to the next; `None` past the last.
+    pub(in crate::scheduler) fn read(&self, place: &mut IndexPlace) -> Option<JobId> {
+        let (_, id) = self.order.read(&mut place.runs)?;
+        place.position += 1;
+        Some(id)
     }
 
     /// Whether the index served a pass before the last one: that pass took the order kept

@@ -9,18 +9,52 @@
 //! Each is chosen when the slot is reached, with every start of the pass so far counted.
 
 use crate::model::ids::JobId;
+use crate::quota::QuotaTree;
 use crate::scheduler::Scheduler;
 use crate::scheduler::pass::order::OrderKey;
 use crate::scheduler::pass::order::admission_fair_sharing::FairQueues;
 use crate::scheduler::pass::order::fair_sharing::FairTurns;
 use crate::scheduler::pass::order::lazy::LazyOrder;
+use crate::scheduler::pass::order::order_index::IndexPlace;
 use crate::scheduler::pass::quota::PromisedQuota;
 use crate::state::ClusterState;
+
+/// The global order a pass reads.
+#[derive(Debug)]
+pub(in crate::scheduler) enum PassList {
+    /// Keyed for the pass (sorted as far as it is read).
+    Listed(LazyOrder<OrderKey>),
+    /// Read in place from the order index kept across passes
+    /// ([`crate::scheduler::pass::order::order_index`]), which holds `len` jobs and does not
+    /// change until the next pass's update.
+    Indexed { place: IndexPlace, len: usize },
+}
+
+/// What a pass's order leaves for the next tick: every job it had, of which it handed out the
+/// first ones (how many comes with it).
+#[derive(Clone, Debug)]
+pub(in crate::scheduler) enum VisitedOrder {
+    /// Every job with its key: those handed out in order, then the rest in no order (see
+    /// [`PassOrder::into_parts`]).
+    Listed(Vec<(OrderKey, JobId)>),
+    /// The order index's `len` jobs, in order, as they stand until the next pass's update.
+    Indexed { len: usize },
+}
+
+impl VisitedOrder {
+    /// How many jobs the order had.
+    pub(in crate::scheduler) fn len(&self) -> usize {
+        match self {
+            VisitedOrder::Listed(keyed) => keyed.len(),
+            VisitedOrder::Indexed { len } => *len,
+        }
+    }
+}
 
 /// The pass's order with its slot rules.
 #[derive(Debug)]
 pub(in crate::scheduler) struct PassOrder {
-    lazy: LazyOrder<OrderKey>,
+    list: PassList,
     /// Admission fair sharing's queues, by tenant.
     tenants: Option<FairQueues>,
     /// Fair sharing's trees.
@@ -44,26 +78,38 @@ impl PassOrder {
             FairTurns::new(tree, &keyed, |id| state.job_queue(id), tenants.as_ref())
         });
         PassOrder {
-            lazy: if sorted {
+            list: PassList::Listed(if sorted {
                 LazyOrder::sorted(keyed)
             } else {
                 LazyOrder::new(keyed)
-            },
+            }),
             tenants,
             cohorts,
             visited: Vec::new(),
         }
     }
 
-    /// A continued pass's order, as it is: a pass continues only without slot rules
-    /// ([`crate::scheduler::shortcuts::resume`]).
-    pub(in crate::scheduler) fn plain(lazy: LazyOrder<OrderKey>) -> Self {
+    /// The order of `list` as it is, without slot rules: an order read from the index where
+    /// no slot rule can apply ([`PassOrder::reorders`]), or a continued pass's (a pass
+    /// continues only without slot rules: [`crate::scheduler::shortcuts::resume`]).
+    pub(in crate::scheduler) fn plain(list: PassList) -> Self {
         PassOrder {
-            lazy,
+            list,
             tenants: None,
             cohorts: None,
             visited: Vec::new(),
         }
+    }
+
+    /// Whether a slot rule may apply in `state`: admission fair sharing, or a fair-sharing
+    /// tree.
+    pub(in crate::scheduler) fn reorders(state: &ClusterState) -> bool {
+        state.admission_fair_sharing()
+            || state
+                .quota
+                .tree
+                .as_ref()
+                .is_some_and(QuotaTree::any_fair_sharing)
     }
 
     /// Whether a slot rule applies.
@@ -75,20 +121,22 @@ impl PassOrder {
     /// `taken` name the jobs visited, the rest the jobs not visited, each queue's in its order
     /// (the rest's keys sort them as a pass would have reached them, but for a fair-sharing
     /// tree's, which go by their own keys: its tournament depends on starts that never came).
-    pub(in crate::scheduler) fn into_parts(
-        self,
-        state: &ClusterState,
-    ) -> (Vec<(OrderKey, JobId)>, usize) {
+    pub(in crate::scheduler) fn into_parts(self, state: &ClusterState) -> (VisitedOrder, usize) {
         let reordered = self.reordered();
         let PassOrder {
-            lazy,
+            list,
             mut tenants,
             cohorts,
             visited,
         } = self;
-        let (mut keyed, taken) = lazy.into_parts();
+        let (mut keyed, taken) = match list {
+            PassList::Listed(lazy) => lazy.into_parts(),
+            PassList::Indexed { place, len } => {
+                return (VisitedOrder::Indexed { len }, place.position);
+            }
+        };
         if !reordered {
-            return (keyed, taken);
+            return (VisitedOrder::Listed(keyed), taken);
         }
         for (entry, &id) in keyed.iter_mut().zip(&visited) {
             entry.1 = id;
@@ -121,7 +169,7 @@ impl PassOrder {
             }
             keyed.extend(cohorts.into_rest());
         }
-        (keyed, taken)
+        (VisitedOrder::Listed(keyed), taken)
     }
 }
 
@@ -134,7 +182,10 @@ impl Scheduler {
         order: &mut PassOrder,
         promised: &mut PromisedQuota,
     ) -> Option<JobId> {
-        let token = order.lazy.next()?;
+        let token = match &mut order.list {
+            PassList::Listed(lazy) => lazy.next()?,
+            PassList::Indexed { place, .. } => self.last.order_index.as_ref()?.read(place)?,
+        };
         if !order.reordered() {
             return Some(token);
         }

@@ -1,13 +1,12 @@
 //! A sorted set kept as a list of short sorted runs, for the order index
-//! ([`super::order_index`]): a pass copies every pending job's entry out of it in order, and
-//! between passes only a few jobs come and go.
+//! ([`super::order_index`]): a pass reads the pending jobs out of it in order, from a place
+//! ([`RunsPlace`]), and between passes only a few jobs come and go.
 //!
 //! A B-tree set answers the few insertions and removals in O(log n), but walking its `n`
 //! entries costs some fifty instructions each (the tree's navigation); a plain sorted vector
-//! copies out as a plain slice, but each insertion moves half of it. Runs of at most
-//! [`MAX_RUN`] entries do both: an insertion or removal finds its run by binary search and
-//! moves at most a run, and a copy reads the runs slice after slice (about 16 instructions an
-//! entry of the order index, a third of the B-tree's walk).
+//! reads as a plain slice, but each insertion moves half of it. Runs of at most [`MAX_RUN`]
+//! entries do both: an insertion or removal finds its run by binary search and moves at most a
+//! run, and a read steps through a run's slice.
 
 /// The most entries a run holds: a run that grows past it is split in two.
 const MAX_RUN: usize = 128;
@@ -19,6 +18,14 @@ const MIN_RUN: usize = MAX_RUN / 4;
 /// allocation, so its memory stays within twice what its values need.
 fn new_run<T>() -> Vec<T> {
     Vec::with_capacity(MAX_RUN + 1)
+}
+
+/// A place among the values of [`SortedRuns`]: a run and an offset in it (past the last run:
+/// the end). It stays valid while the runs do not change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(in crate::scheduler) struct RunsPlace {
+    run: usize,
+    at: usize,
 }
 
 /// Distinct values in ascending order, as consecutive non-empty sorted runs.
@@ -125,6 +132,45 @@ impl<T: Ord + Copy> SortedRuns<T> {
         }
         if let Some((run, later)) = self.runs[first..].split_first() {
             out.extend_from_slice(&run[held - count..]);
+            for run in later {
+                out.extend_from_slice(run);
+            }
+        }
+    }
+
+    /// The place of the value `position` values after the first (the end past the last).
+    pub(in crate::scheduler) fn place_of(&self, position: usize) -> RunsPlace {
+        let mut rest = position;
+        for (run, values) in self.runs.iter().enumerate() {
+            if rest < values.len() {
+                return RunsPlace { run, at: rest };
+            }
+            rest -= values.len();
+        }
+        RunsPlace {
+            run: self.runs.len(),
+            at: 0,
+        }
+    }
+
+    /// The value at `place`, moving `place` on to the next; `None` at the end.
+    pub(in crate::scheduler) fn read(&self, place: &mut RunsPlace) -> Option<T> {
+        let values = self.runs.get(place.run)?;
+        let value = *values.get(place.at)?;
+        place.at += 1;
+        if place.at == values.len() {
+            *place = RunsPlace {
+                run: place.run + 1,
+                at: 0,
+            };
+        }
+        Some(value)
+    }
+
+    /// The values from `place` on, in order, appended to `out`.
+    pub(in crate::scheduler) fn copy_from_into(&self, place: RunsPlace, out: &mut Vec<T>) {
+        if let Some((run, later)) = self.runs.get(place.run..).and_then(<[_]>::split_first) {
+            out.extend_from_slice(run.get(place.at..).unwrap_or_default());
             for run in later {
                 out.extend_from_slice(run);
             }
@@ -304,7 +350,8 @@ mod tests {
 
     proptest! {
         /// Any sequence of insertions and removals leaves the runs holding what a B-tree set
-        /// holds, in the same order, and the last of them are the set's last.
+        /// holds, in the same order; the last of them are the set's last, and a read or a copy from
+        /// a place goes on in the set's order.
         #[test]
         fn matches_a_btree_set(ops in prop::collection::vec((any::<bool>(), 0u32..400), 0..2_000)) {
             let mut runs = SortedRuns::default();
@@ -323,6 +370,16 @@ mod tests {
                 let mut last = Vec::new();
                 runs.copy_last_into(count, &mut last);
                 prop_assert_eq!(&last[..], &all[all.len().saturating_sub(count)..]);
+                // Read from the place `count` values in, and copied from there.
+                let mut place = runs.place_of(count);
+                let mut read = Vec::new();
+                while let Some(value) = runs.read(&mut place) {
+                    read.push(value);
+                }
+                prop_assert_eq!(&read[..], all.get(count..).unwrap_or_default());
+                let mut copied = Vec::new();
+                runs.copy_from_into(runs.place_of(count), &mut copied);
+                prop_assert_eq!(copied, read);
             }
             prop_assert_eq!(values(&runs), all);
         }
