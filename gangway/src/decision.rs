@@ -1,6 +1,8 @@
 //! Decisions: all the scheduler tells the host (docs/protocol.md, section Decisions), and the
 //! `explain` report.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::EventError;
@@ -12,8 +14,9 @@ use crate::error::EventError;
 pub struct PlacementEntry {
     /// Task group index.
     pub group: usize,
-    /// Node name.
-    pub node: String,
+    /// Node name: the scheduler's own, shared (a start names its nodes without copying their
+    /// names; on the wire, a string as any other).
+    pub node: Arc<str>,
     /// Tasks of the group on this node.
     pub tasks: u32,
     /// Device indices: whole devices once each; for fractional tasks one index per task; empty

@@ -44,7 +44,7 @@
 //! job.groups[0].topology = Some(gangway::model::TopologyRequest::Required("rack".into()));
 //! let out = s.tick(0, vec![Event::Submit { job }]).unwrap();
 //! let Decision::Start { placement, .. } = &out.decisions[0] else { panic!() };
-//! let nodes: Vec<&str> = placement.iter().map(|p| p.node.as_str()).collect();
+//! let nodes: Vec<&str> = placement.iter().map(|p| &*p.node).collect();
 //! assert_eq!(nodes, ["n1", "n3"]); // both in rack r1
 //! ```
 

@@ -39,7 +39,7 @@ impl Scheduler {
     /// s.tick(0, vec![Event::Submit { job: JobSpec::new("a", 1_000, 4) }]).unwrap();
     /// let answer = s.what_if(JobSpec::new("b", 500, 2)).unwrap();
     /// assert_eq!(answer.start_ms, Some(1_000)); // when "a" reaches its limit
-    /// assert_eq!(answer.placement[0].node, "n1");
+    /// assert_eq!(&*answer.placement[0].node, "n1");
     /// assert_eq!(s.state().pending_count(), 0); // nothing was submitted
     /// ```
     pub fn what_if(&self, job: JobSpec) -> Result<WhatIf, EventError> {

@@ -154,7 +154,7 @@ impl ClusterState {
             partitions,
             default_partition,
             nodes: Vec::new(),
-            node_names: BTreeMap::new(),
+            node_names: Default::default(),
             jobs: Default::default(),
             free_slots: Vec::new(),
             job_names: Default::default(),
@@ -185,7 +185,7 @@ impl ClusterState {
             capacity: Default::default(),
         };
         for (i, node) in config.nodes.iter().enumerate() {
-            if state.node_names.contains_key(&node.name) {
+            if state.node_names.contains(&node.name) {
                 return Err(ConfigError::new(
                     format!("nodes[{i}].name"),
                     format!("duplicate node name \"{}\"", node.name),
@@ -332,7 +332,7 @@ impl ClusterState {
         self.satisfiable.clear();
         let id = NodeId(self.nodes.len() as u32);
         self.capacity.add(&node);
-        self.node_names.insert(node.name.clone(), id);
+        self.node_names.insert(&node.name, id);
         self.nodes.push(Some(node));
         id
     }

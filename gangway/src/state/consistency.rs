@@ -171,6 +171,9 @@ impl ClusterState {
         if !self.job_names.indexes(&self.jobs) {
             return Err("the job-name index differs from the jobs table".into());
         }
+        if !self.node_names.indexes(&self.nodes) {
+            return Err("the node names differ from the node table".into());
+        }
         Ok(())
     }
 

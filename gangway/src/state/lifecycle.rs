@@ -34,11 +34,10 @@ impl ClusterState {
                 let mut job = self.compile_job(job, now_ms)?;
                 self.remember_satisfiable(&job);
                 job.assoc = self.associate(&job.spec)?;
-                let name = job.spec.id.clone();
                 let id = self.insert_job(job);
                 if self.resolve_ended_dependencies(id) {
                     decisions.push(Decision::Cancel {
-                        job: name,
+                        job: self.job_name(id).unwrap_or_default().to_string(),
                         reason: CancelReason::DependencyNeverSatisfied,
                     });
                     self.end_job(id, Outcome::CancelledPending, now_ms, decisions);

@@ -167,7 +167,7 @@ impl ClusterState {
         }
         let mut ids = Vec::with_capacity(nodes.len());
         for (j, name) in nodes.iter().enumerate() {
-            let id = self.node_names.get(name).copied().ok_or_else(|| {
+            let id = self.node_names.get(name).ok_or_else(|| {
                 (
                     ErrorKind::UnknownNode,
                     format!("nodes[{j}]"),

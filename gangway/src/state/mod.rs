@@ -14,6 +14,7 @@ pub(crate) mod licenses;
 mod lifecycle;
 mod maintenance;
 mod mig;
+mod node_names;
 mod nodes;
 mod pending_changes;
 mod quota;
@@ -65,8 +66,8 @@ pub struct ClusterState {
     pub(crate) default_partition: PartitionId,
     /// Nodes by id; `None` once removed.
     pub(crate) nodes: Vec<Option<Node>>,
-    /// Node names to ids.
-    pub(crate) node_names: BTreeMap<String, NodeId>,
+    /// Node names to ids, and the shared name of each node.
+    pub(crate) node_names: node_names::NodeNames,
     /// Jobs by id; `None` for free slots.
     pub(crate) jobs: job_table::JobTable,
     /// Free job slots, reused last-freed first.
@@ -391,6 +392,7 @@ impl ClusterState {
     /// Rebuilds derived indexes (after a restore).
     pub(crate) fn rebuild_index(&mut self) {
         self.satisfiable.clear();
+        self.node_names.rebuild(&self.nodes);
         self.capacity = totals::CapacityTotals::of(&self.nodes);
         self.index = FreeIndex::build(&self.nodes, self.models.len());
         self.dependents = DependencyGraph::default();

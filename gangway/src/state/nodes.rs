@@ -10,7 +10,7 @@ use crate::model::node::NodeState;
 
 impl ClusterState {
     pub(crate) fn add_node(&mut self, cfg: NodeConfig) -> Result<(), EventError> {
-        if self.node_names.contains_key(&cfg.name) {
+        if self.node_names.contains(&cfg.name) {
             return Err(EventError::new(
                 ErrorKind::Invalid,
                 format!("node_add {}: a node with this name exists", cfg.name),
@@ -156,7 +156,7 @@ impl ClusterState {
     }
 
     fn node_id(&self, name: &str, what: &str) -> Result<NodeId, EventError> {
-        self.node_names.get(name).copied().ok_or_else(|| {
+        self.node_names.get(name).ok_or_else(|| {
             EventError::new(
                 ErrorKind::UnknownNode,
                 format!("{what}: no node \"{name}\""),

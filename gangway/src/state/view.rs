@@ -501,7 +501,7 @@ impl ClusterState {
 
     /// The node named `name`.
     pub fn node_by_name(&self, name: &str) -> Option<NodeView<'_>> {
-        self.node_view(*self.node_names.get(name)?)
+        self.node_view(self.node_names.get(name)?)
     }
 
     /// The quota queues in configuration order (none without queues).

@@ -58,7 +58,7 @@ pub fn check_tick(scheduler: &Scheduler, outcome: &TickOutcome) -> Result<(), St
                 let node = state
                     .node(a.node)
                     .ok_or_else(|| format!("{name} on a missing node"))?;
-                if entry.node != node.name || entry.tasks != a.tasks || entry.gpus != a.gpus {
+                if *entry.node != *node.name || entry.tasks != a.tasks || entry.gpus != a.gpus {
                     return Err(format!(
                         "start of {name}: entry {entry:?} differs from the books"
                     ));

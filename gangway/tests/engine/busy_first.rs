@@ -30,7 +30,7 @@ fn started_on(outcome: &TickOutcome, id: &str) -> Option<Vec<(String, Vec<u32>)>
         Decision::Start { job, placement } if job == id => Some(
             placement
                 .iter()
-                .map(|p| (p.node.clone(), p.gpus.clone()))
+                .map(|p| (p.node.to_string(), p.gpus.clone()))
                 .collect(),
         ),
         _ => None,

@@ -27,7 +27,7 @@ fn starts(out: &TickOutcome) -> Vec<(String, String, Vec<u32>)> {
         .into_iter()
         .map(|(job, placement)| {
             let first = &placement[0];
-            (job.to_string(), first.node.clone(), first.gpus.clone())
+            (job.to_string(), first.node.to_string(), first.gpus.clone())
         })
         .collect()
 }

@@ -30,7 +30,7 @@ fn placement_of(decisions: &[Decision], id: &str) -> Vec<(String, u32, Vec<u32>)
     placement(decisions, id)
         .unwrap_or_default()
         .iter()
-        .map(|p| (p.node.clone(), p.tasks, p.gpus.clone()))
+        .map(|p| (p.node.to_string(), p.tasks, p.gpus.clone()))
         .collect()
 }
 

@@ -28,7 +28,7 @@ fn submit(id: &str, limit: u64, priority: i32) -> Event {
 fn started(decisions: &[Decision]) -> Vec<(String, String)> {
     starts(decisions)
         .into_iter()
-        .map(|(job, placement)| (job.to_string(), placement[0].node.clone()))
+        .map(|(job, placement)| (job.to_string(), placement[0].node.to_string()))
         .collect()
 }
 

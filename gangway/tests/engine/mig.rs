@@ -76,7 +76,7 @@ fn seven_1g_tasks_fill_an_all_1g_a100_and_the_eighth_is_reserved_at_the_first_en
         assert!(
             placement
                 .iter()
-                .all(|e| e.gpus.is_empty() && e.node == "m1")
+                .all(|e| e.gpus.is_empty() && &*e.node == "m1")
         );
         for (gpu, slice, profile) in slices(placement) {
             assert_eq!((gpu, profile.as_str()), (0, "1g.10gb"));
@@ -211,7 +211,7 @@ fn gpu_models_still_filter_the_device_model_of_mig_tasks() {
     let mut job = mig_job("on-h100", HOUR, "1g.10gb", 1);
     job.groups[0].gpu_models = Some(vec!["h100-80gb".into()]);
     let out = checked_tick(&mut s, 0, vec![submit(job)]).unwrap();
-    assert_eq!(placements(&out)["on-h100"][0].node, "h");
+    assert_eq!(&*placements(&out)["on-h100"][0].node, "h");
 }
 
 #[test]

@@ -84,7 +84,7 @@ fn in_partition(id: &str, partition: &str, gpu_count: u64) -> Event {
 
 fn node_of<'a>(out: &'a TickOutcome, job: &str) -> &'a str {
     let placement = placement(&out.decisions, job).unwrap_or_else(|| panic!("{job} not started"));
-    placement[0].node.as_str()
+    &placement[0].node
 }
 
 fn preempts(out: &TickOutcome) -> Vec<(&str, &str)> {

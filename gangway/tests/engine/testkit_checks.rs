@@ -65,7 +65,7 @@ fn first_tick(profile: Profile, jobs: usize) -> TickOutcome {
 }
 
 fn node_of(out: &TickOutcome, job: &str) -> String {
-    placement(&out.decisions, job).unwrap()[0].node.clone()
+    placement(&out.decisions, job).unwrap()[0].node.to_string()
 }
 
 // ---------------------------------------------------------------------------------------------

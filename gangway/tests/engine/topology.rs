@@ -69,7 +69,7 @@ fn nodes_of(out: &TickOutcome, id: &str) -> Vec<String> {
 }
 
 fn nodes(placement: &[PlacementEntry]) -> Vec<String> {
-    placement.iter().map(|p| p.node.clone()).collect()
+    placement.iter().map(|p| p.node.to_string()).collect()
 }
 
 #[test]

@@ -46,7 +46,7 @@ use crate::state::{JobView, NodeView};
 /// let job = |id: &str| Event::Submit { job: JobSpec::new(id, 60_000, 1).with_gpus(Milli::from_units(1)) };
 /// let out = s.tick(0, vec![job("a"), job("b")]).unwrap();
 /// let nodes: Vec<&str> = out.decisions.iter().map(|d| match d {
-///     Decision::Start { placement, .. } => placement[0].node.as_str(), _ => "" }).collect();
+///     Decision::Start { placement, .. } => &*placement[0].node, _ => "" }).collect();
 /// assert_eq!(nodes, ["n1", "n1"]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

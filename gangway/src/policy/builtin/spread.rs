@@ -33,7 +33,7 @@ fn free_fraction(node: NodeView<'_>) -> f64 {
 /// let job = |id: &str| Event::Submit { job: JobSpec::new(id, 60_000, 1).with_gpus(Milli::from_units(1)) };
 /// let out = s.tick(0, vec![job("a"), job("b")]).unwrap();
 /// let nodes: Vec<&str> = out.decisions.iter().map(|d| match d {
-///     Decision::Start { placement, .. } => placement[0].node.as_str(), _ => "" }).collect();
+///     Decision::Start { placement, .. } => &*placement[0].node, _ => "" }).collect();
 /// assert_eq!(nodes, ["n1", "n2"]); // best fit would have put both on n1
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

@@ -441,14 +441,12 @@ impl Scheduler {
         if !continuable {
             self.last.spare(pass.profile.take());
         }
-        self.last.resume.state = continuable.then(|| {
-            Box::new(Resumable {
-                pass,
-                visited,
-                waiting: self.state.pending_count(),
-                epoch,
-                mix_epoch: self.state.mix_epoch,
-            })
+        self.last.resume.state = continuable.then(|| Resumable {
+            pass,
+            visited,
+            waiting: self.state.pending_count(),
+            epoch,
+            mix_epoch: self.state.mix_epoch,
         });
     }
 

@@ -360,7 +360,10 @@ pub(in crate::scheduler) fn placement_entries(
         .iter()
         .map(|a| PlacementEntry {
             group: a.group,
-            node: state.node_name(a.node).to_string(),
+            node: state
+                .node_names
+                .shared(a.node)
+                .map_or_else(|| Arc::from(""), Arc::clone),
             tasks: a.tasks,
             gpus: a.gpus.clone(),
             mig: state

@@ -97,7 +97,7 @@ pub(in crate::scheduler) struct Resumable {
 /// The last pass's state, kept for the next tick only, and how many passes were continued.
 #[derive(Debug, Default)]
 pub(in crate::scheduler) struct LastPass {
-    pub(in crate::scheduler) state: Option<Box<Resumable>>,
+    pub(in crate::scheduler) state: Option<Resumable>,
     pub(in crate::scheduler) continued: u64,
 }
 
