@@ -415,10 +415,9 @@ impl Simulator {
                 (Some(a), Some(b)) => a.min(b),
                 (Some(a), None) | (None, Some(a)) => a,
             };
-            let (events, mut sent) = self.take_due(now_ms);
+            let (events, sent) = self.take_due(now_ms);
             if events.is_empty() && wakeup != Some(now_ms) {
-                sent.clear();
-                self.sent = sent;
+                self.keep_sent_memory(sent);
                 continue;
             }
             if self.options.record_ticks {
@@ -458,8 +457,7 @@ impl Simulator {
             if self.options.looks.is_some() {
                 self.withdraw_unstarted(&sent, &refused, &collided);
             }
-            sent.clear();
-            self.sent = sent;
+            self.keep_sent_memory(sent);
             self.note_reservations();
             self.result.samples.push(Sample {
                 time_ms: now_ms,
@@ -485,6 +483,12 @@ impl Simulator {
     /// Pops everything due at `now_ms` and turns it into events (with the faults' copies, in
     /// the faults' order); stale completions, lost acknowledgements and failures after the
     /// workload's end are dropped.
+    /// Keeps the memory of a tick's list of what it sent, emptied, for the next tick's.
+    fn keep_sent_memory(&mut self, mut sent: Vec<Sent>) {
+        sent.clear();
+        self.sent = sent;
+    }
+
     fn take_due(&mut self, now_ms: u64) -> (Vec<Event>, Vec<Sent>) {
         let mut batch = std::mem::take(&mut self.batch);
         self.takes += 1;
