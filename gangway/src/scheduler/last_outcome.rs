@@ -70,6 +70,8 @@ pub(in crate::scheduler) struct LastOutcome {
     /// How many placements a quota verdict that no placement could change spared so far
     /// ([`crate::Scheduler::quota_rules_out_placement`]).
     pub(in crate::scheduler) placements_spared: u64,
+    /// How many turns counts ended at once so far ([`crate::Scheduler::short_now`]).
+    pub(in crate::scheduler) turns_counted_out: u64,
 }
 
 /// A spare profile, which a clone leaves behind: it is memory and a shortcut, never part of
@@ -105,6 +107,7 @@ impl LastOutcome {
             preempt_taken: PreemptTaken::default(),
             quota_verdicts_reused: 0,
             placements_spared: 0,
+            turns_counted_out: 0,
         }
     }
 

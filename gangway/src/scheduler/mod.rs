@@ -237,7 +237,7 @@ impl Scheduler {
     /// candidates of an earlier one; and whether it took the pending order kept from the pass
     /// before.
     #[cfg(any(test, feature = "testkit"))]
-    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize, usize), u64, [u64; 9], bool) {
+    pub(crate) fn shortcuts_taken(&self) -> (bool, (usize, usize, usize), u64, [u64; 10], bool) {
         let kept = self.last.kept.as_ref();
         let preempt = &self.last.preempt_taken;
         (
@@ -254,6 +254,7 @@ impl Scheduler {
                 preempt.counted_fill_backs,
                 preempt.candidates_reused,
                 self.last.placements_spared,
+                self.last.turns_counted_out,
             ],
             self.last
                 .order_index

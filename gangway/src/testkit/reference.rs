@@ -76,6 +76,9 @@ pub struct ShortcutsTaken {
     /// Placements not tried because the job's quota ruled out every one: its quota verdict
     /// is the same wherever it would be placed, and says no.
     pub placements_spared: u64,
+    /// Waiting jobs' turns that the free totals ended at once: the job's minimum exceeds what
+    /// every node has free summed, and nothing else in the turn could change its verdict.
+    pub turns_counted_out: u64,
 }
 
 /// A scheduler and its reference twin, ticked together.
@@ -116,6 +119,7 @@ impl Twins {
                 counted_fill_backs,
                 candidates_reused,
                 placements_spared,
+                turns_counted_out,
             ],
             _,
         ) = self.fast.shortcuts_taken();
@@ -130,6 +134,7 @@ impl Twins {
             counted_fill_backs: self.before.counted_fill_backs + counted_fill_backs,
             candidates_reused: self.before.candidates_reused + candidates_reused,
             placements_spared: self.before.placements_spared + placements_spared,
+            turns_counted_out: self.before.turns_counted_out + turns_counted_out,
             ..self.taken
         }
     }

@@ -723,6 +723,7 @@ fn add(total: &mut ShortcutsTaken, taken: ShortcutsTaken) {
     total.counted_fill_backs += taken.counted_fill_backs;
     total.candidates_reused += taken.candidates_reused;
     total.placements_spared += taken.placements_spared;
+    total.turns_counted_out += taken.turns_counted_out;
 }
 
 /// The comparisons are not vacuous: over a fixed sample of cases of each family most
@@ -797,6 +798,8 @@ fn the_cases_reach_every_shortcut() {
     assert!(total.candidates_reused >= 3_000, "{total:?}");
     // The order kept across passes under a calculation period (about 315 passes).
     assert!(total.kept_order >= 150, "{total:?}");
+    // Waiting jobs' turns ended at once by the free totals (about 1,600).
+    assert!(total.turns_counted_out >= 800, "{total:?}");
     // The head rules, the submit-order candidates, a user backfill rule and the pinned head
     // are reached: jobs that fit are held behind a head (about 120, 65, 30 and 35 ticks).
     assert!(reached.head_rule_held >= 60, "{reached:?}");

@@ -156,6 +156,8 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) verdicts_stand: bool,
     /// Whether a job was left waiting.
     waited: bool,
+    /// Turns that counts ended at once ([`Scheduler::short_now`]).
+    counted_out: u64,
     /// Whether this pass continues the last one (which keeps its plans).
     pub(in crate::scheduler) resumed: bool,
     /// The running jobs by queue, gathered at the pass's first preemption search.
@@ -210,6 +212,7 @@ impl Pass {
             details: BTreeMap::new(),
             verdicts_stand: true,
             waited: false,
+            counted_out: 0,
             resumed: false,
             running_by_queue: None,
             running_keys: preempt::RunningKeys::default(),
@@ -424,6 +427,7 @@ impl Scheduler {
         self.last.victim_orders = std::mem::take(&mut pass.victim_orders);
         self.last.quota_verdicts_reused += pass.unplaced_fits.take_reused();
         self.last.placements_spared += pass.unplaced_fits.take_spared();
+        self.last.turns_counted_out += std::mem::take(&mut pass.counted_out);
         self.last.head = pass.head.take().filter(|_| self.keeps_head());
         self.last.denied = pass.denied.clone();
         let plans = std::mem::take(&mut pass.bookings.plans);
@@ -473,6 +477,10 @@ impl Scheduler {
         }
         self.repin_for_turn(id, pass);
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
+        if self.short_now(id, job, pass) {
+            pass.counted_out += 1;
+            return Ok(Verdict::waits(PendingReason::Resources));
+        }
         let end = pass.now.saturating_add(job.spec.time_limit_ms);
         let held = pass.holds.except(&self.state, id);
         let placed = self.place_now(id, pass, end, &held, &place::NOTHING, Purpose::Turn);

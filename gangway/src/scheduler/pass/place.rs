@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::backfill::{Availability, IndexCandidates, NowView};
+use crate::config::BackfillMode;
 use crate::decision::{Decision, MigPlacement, PendingReason, PlacementEntry};
 use crate::model::ids::{JobId, NodeId};
 use crate::model::resources::NodeAmounts;
@@ -230,6 +231,34 @@ impl Scheduler {
             true => Reach::OneTaskFree,
             false => Reach::FreeGpus,
         }
+    }
+
+    /// Counts first for a turn: whether job `id`'s turn can only leave it waiting for
+    /// resources, known before its gate, gang request or quota verdict is built. The nodes
+    /// taking work do not have the gang's minimum free even summed over all of them
+    /// ([`crate::placement::FreeIndex::could_hold`]), so its placement now fails at that
+    /// check, before anything it would record, and so does the reason's fit on what is free
+    /// ([`Scheduler::blocked_reason`]: `resources`). What else the turn does then gives
+    /// nothing else: no reservation is left to give it (the backfill depth is used up and it is
+    /// not the what-if job), EASY and conservative give no head, pin or block to a job
+    /// without one, no quota queue can say `quota`, no earmark of its own has victims
+    /// stopping, and preemption is off. A shortcut: the reference pass takes every turn in
+    /// full.
+    pub(in crate::scheduler) fn short_now(&self, id: JobId, job: &Job, pass: &Pass) -> bool {
+        let policy = &self.state.config.policy;
+        self.shortcuts
+            && !self.state.index.totals().covers(&job.totals.need)
+            && pass.reservations >= pass.depth
+            && pass.always_plan != Some(id)
+            && matches!(
+                policy.backfill.mode,
+                BackfillMode::Easy | BackfillMode::Conservative
+            )
+            && !policy.preemption.enabled
+            && job.queue.is_none()
+            && !self.state.earmarks.contains_key(&id)
+            && !self.tracks_head()
+            && !self.compresses()
     }
 
     /// Whether job `id`'s gang, at its groups' minimal counts, needs more cpus than the nodes
