@@ -70,7 +70,7 @@ pub(in crate::scheduler) struct LastOutcome {
     /// How many placements a quota verdict that no placement could change spared so far
     /// ([`crate::Scheduler::quota_rules_out_placement`]).
     pub(in crate::scheduler) placements_spared: u64,
-    /// How many turns counts ended at once so far ([`crate::Scheduler::short_now`]).
+    /// How many turns counts ended at once so far ([`crate::Scheduler::counted_turn`]).
     pub(in crate::scheduler) turns_counted_out: u64,
 }
 

@@ -156,7 +156,7 @@ pub(in crate::scheduler) struct Pass {
     pub(in crate::scheduler) verdicts_stand: bool,
     /// Whether a job was left waiting.
     waited: bool,
-    /// Turns that counts ended at once ([`Scheduler::short_now`]).
+    /// Turns that counts ended at once ([`Scheduler::counted_turn`]).
     counted_out: u64,
     /// Whether this pass continues the last one (which keeps its plans).
     pub(in crate::scheduler) resumed: bool,
@@ -477,9 +477,9 @@ impl Scheduler {
         }
         self.repin_for_turn(id, pass);
         let job = self.state.job(id).ok_or(NoSuchJob(id))?;
-        if self.short_now(id, job, pass) {
+        if let Some(reason) = self.counted_turn(id, job, pass) {
             pass.counted_out += 1;
-            return Ok(Verdict::waits(PendingReason::Resources));
+            return Ok(Verdict::waits(reason));
         }
         let end = pass.now.saturating_add(job.spec.time_limit_ms);
         let held = pass.holds.except(&self.state, id);

@@ -233,22 +233,61 @@ impl Scheduler {
         }
     }
 
-    /// Counts first for a turn: whether job `id`'s turn can only leave it waiting for
-    /// resources, known before its gate, gang request or quota verdict is built. The nodes
-    /// taking work do not have the gang's minimum free even summed over all of them
-    /// ([`crate::placement::FreeIndex::could_hold`]), so its placement now fails at that
-    /// check, before anything it would record, and so does the reason's fit on what is free
-    /// ([`Scheduler::blocked_reason`]: `resources`). What else the turn does then gives
-    /// nothing else: no reservation is left to give it (the backfill depth is used up and it is
-    /// not the what-if job), EASY and conservative give no head, pin or block to a job
-    /// without one, no quota queue can say `quota`, no earmark of its own has victims
-    /// stopping, and preemption is off. A shortcut: the reference pass takes every turn in
-    /// full.
-    pub(in crate::scheduler) fn short_now(&self, id: JobId, job: &Job, pass: &Pass) -> bool {
+    /// Counts first for a turn: job `id`'s reason, where counts tell that its turn can do no
+    /// more than read it; `None` where the turn must run in full. A shortcut: the reference
+    /// pass takes every turn in full.
+    ///
+    /// Where the nodes taking work do not have the gang's minimum free even summed over all of
+    /// them ([`crate::placement::FreeIndex::could_hold`]), its placement now fails at that
+    /// check, before anything it would record, and so does the reason's fit on what is free:
+    /// `resources`. Else, for a job of one group without topology whose node gate neither
+    /// filters nor scores and with no plan of its own starting now, where the pass's free cpus
+    /// fall short of its minimum at some instant of its window
+    /// ([`Scheduler::short_of_cpus`]), its placement now fails at that check, and every check
+    /// before it either fails too or changes nothing (the pass's `verdicts_stand` holds for
+    /// such a job; a plan of its own starting now, which could place it, is ruled out), so the
+    /// reason is read as the full turn reads it ([`Scheduler::unplanned_reason`]).
+    /// Either way nothing else the turn does applies ([`Scheduler::turn_reads_only_reason`]).
+    pub(in crate::scheduler) fn counted_turn(
+        &self,
+        id: JobId,
+        job: &Job,
+        pass: &mut Pass,
+    ) -> Option<PendingReason> {
+        if !self.shortcuts || !self.turn_reads_only_reason(id, job, pass) {
+            return None;
+        }
+        if !self.state.index.totals().covers(&job.totals.need) {
+            return Some(PendingReason::Resources);
+        }
+        let plain = job.shapes.len() == 1
+            && job.topology.iter().all(Option::is_none)
+            && self
+                .profile
+                .partition(job.partition.index())
+                .is_none_or(|hooks| {
+                    !hooks.gates()
+                        || (hooks.filters.is_empty()
+                            && hooks.scorers.is_empty()
+                            && hooks.domain_scorers.is_empty())
+                })
+            && self
+                .last
+                .plans
+                .get(&id)
+                .is_none_or(|plan| plan.start_ms > pass.now);
+        let end = pass.now.saturating_add(job.spec.time_limit_ms);
+        (plain && self.short_of_cpus(id, pass, end))
+            .then(|| self.unplanned_reason(id, job, pass.now, true, &mut pass.blocking))
+    }
+
+    /// Whether a turn whose placement now fails can do no more than read job `id`'s reason: no
+    /// reservation is left to give it (the backfill depth is used up and it is not the what-if
+    /// job), EASY and conservative give no head, pin or block to a job without one, no quota
+    /// queue can refuse it, no earmark of its own has victims stopping, and preemption is off.
+    fn turn_reads_only_reason(&self, id: JobId, job: &Job, pass: &Pass) -> bool {
         let policy = &self.state.config.policy;
-        self.shortcuts
-            && !self.state.index.totals().covers(&job.totals.need)
-            && pass.reservations >= pass.depth
+        pass.reservations >= pass.depth
             && pass.always_plan != Some(id)
             && matches!(
                 policy.backfill.mode,
